@@ -1,0 +1,172 @@
+"""What the app plots beyond the raw trace: summaries computed from it, one formula each.
+
+The app does no math of its own; every derived number it shows comes from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention import softmax
+from .config import EncoderConfig
+from .patches import patch_centres
+
+
+def attention_rollout(attns: list[np.ndarray] | tuple[np.ndarray, ...]) -> np.ndarray:
+    """Attention rollout (Abnar & Zuidema 2020): R = Â_L ⋯ Â_1, Â_l = ½·mean_h(attn_l) + ½·I.
+
+    Args:
+        attns: per layer, attn [h, N, N] (rows sum to 1).
+    Returns:
+        R [N, N] float64; row i is query patch i's map over the input patches (sums to 1).
+    """
+    N = attns[0].shape[-1]
+    R = np.eye(N)
+    for attn in attns:
+        A_hat = 0.5 * attn.mean(axis=0, dtype=np.float64) + 0.5 * np.eye(N)  # [N, N]
+        R = A_hat @ R  # later layers multiply on the left
+    return R
+
+
+def mean_attention_distance(attn: np.ndarray, grid_size: int, patch_size: int) -> np.ndarray:
+    """Per head: Σ_j attn[i, j]·‖c_i − c_j‖₂ averaged over queries i, c = patch centres in pixels.
+
+    Args:
+        attn: [h, N, N]
+    Returns:
+        [h] distances in pixels of the resized image (as in the ViT paper's Figure 7).
+    """
+    c = patch_centres(grid_size, patch_size)  # [N, 2]
+    dist = np.sqrt(((c[:, None, :] - c[None, :, :]) ** 2).sum(-1))  # [N, N]
+    return (attn * dist).sum(axis=-1).mean(axis=-1)  # [h, N, N] -> [h]
+
+
+def row_entropy(p: np.ndarray) -> np.ndarray:
+    """H = −Σ_j p_j ln p_j of each row, in nats (0·ln 0 = 0). [..., N] -> [...]."""
+    p64 = p.astype(np.float64)
+    logp = np.log(np.where(p64 > 0, p64, 1.0))
+    return -(p64 * logp).sum(axis=-1)
+
+
+def attention_entropy(attn: np.ndarray) -> np.ndarray:
+    """Per head, the mean over query rows of the row entropy, in nats. [h, N, N] -> [h]."""
+    return row_entropy(attn).mean(axis=-1)
+
+
+@dataclass(frozen=True)
+class ScalingCase:
+    name: str  # "d_k", "d_model" or "none"
+    divisor: float  # s in softmax(Q·Kᵀ / s)
+    attn: np.ndarray  # [h, N, N] softmax rows at this scaling
+    entropy: np.ndarray  # [h, N] row entropy in nats
+
+
+def scaling_demo(q: np.ndarray, k: np.ndarray, d_model: int) -> list[ScalingCase]:
+    """The same Q·Kᵀ divided by √d_head, √d_model and 1, softmaxed: sharper or flatter rows.
+
+    Args:
+        q, k: [h, N, d_head] of one layer.
+    Returns:
+        Three ScalingCase, in the order √d_head (the paper), √d_model (the note), none.
+    """
+    d_head = q.shape[-1]
+    raw = q.astype(np.float32) @ k.transpose(0, 2, 1)  # [h, N, N]
+    cases = []
+    for name, s in (("d_k", d_head**0.5), ("d_model", d_model**0.5), ("none", 1.0)):
+        attn = softmax(raw / np.float32(s))
+        cases.append(ScalingCase(name=name, divisor=float(s), attn=attn,
+                                 entropy=row_entropy(attn)))
+    return cases
+
+
+def cosine_similarity(x: np.ndarray) -> np.ndarray:
+    """cos(x_i, x_j) = x_i·x_j / (‖x_i‖‖x_j‖) for every pair of rows. [N, d] -> [N, N]."""
+    x64 = x.astype(np.float64)
+    norms = np.linalg.norm(x64, axis=-1, keepdims=True)
+    unit = x64 / np.where(norms > 0, norms, 1.0)
+    return unit @ unit.T
+
+
+def head_contributions(heads: np.ndarray, W_O: np.ndarray) -> np.ndarray:
+    """What each head adds to attn_out: head_h · W_O[h·d_head:(h+1)·d_head, :].
+
+    concat · W_O = Σ_h head_h · W_O[rows of h], so the contributions sum to attn_out.
+    Args:
+        heads: [h, N, d_head]; W_O: [d_model, d_model]
+    Returns:
+        [h, N, d_model]
+    """
+    h, _, d_head = heads.shape
+    W_O_rows = W_O.reshape(h, d_head, W_O.shape[1])  # [h, d_head, d_model]
+    return heads @ W_O_rows  # [h, N, d_head] @ [h, d_head, d_model] -> [h, N, d_model]
+
+
+def relu_zero_share(hidden: np.ndarray) -> float:
+    """The share of FFN hidden activations that the ReLU set to 0."""
+    return float(np.mean(hidden <= 0))
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str  # the step, in the note's words
+    formula: str  # plain-text formula
+    shape: str  # the product with actual shapes, e.g. "(196 × 256) · (256 × 512) = 196 × 512"
+    n_params: int  # trainable parameters of this step (per layer for layer steps)
+
+
+def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
+    """Every step of the pipeline at these settings: formula, shapes, parameter count."""
+    N, d, h, dh, dff = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.d_ff
+    C, S = cfg.channels, cfg.image_size
+    steps = [
+        Step("patches", "(h p1)(w p2) c -> (h w)(p1 p2 c)",
+             f"{S} × {S} × {C} -> {N} × {cfg.patch_dim}", 0),
+        Step("input embedding", "X = patches · W_E",
+             f"({N} × {cfg.patch_dim}) · ({cfg.patch_dim} × {d}) = {N} × {d}", cfg.patch_dim * d),
+        Step("positional encoding", "x0 = X + PE" if cfg.use_pe else "x0 = X (PE off)",
+             f"{N} × {d} + {N} × {d} = {N} × {d}", 0),
+        Step("Q, K, V", "Q = x · W_Q, K = x · W_K, V = x · W_V",
+             f"({N} × {d}) · ({d} × {d}) = {N} × {d} -> {h} heads × {N} × {dh}", 3 * d * d),
+        Step("scores", f"Q_h · K_hᵀ / {score_divisor_text(cfg)}",
+             f"({N} × {dh}) · ({dh} × {N}) = {N} × {N}, × {h} heads", 0),
+        Step("softmax", "attn = softmax(scores) row by row", f"{h} × {N} × {N}", 0),
+        Step("heads", "head_h = attn_h · V_h",
+             f"({N} × {N}) · ({N} × {dh}) = {N} × {dh}, × {h} heads", 0),
+        Step("concat · W_O", "attn_out = [head_1 … head_h] · W_O",
+             f"({N} × {d}) · ({d} × {d}) = {N} × {d}", d * d),
+        Step("Add & Norm 1", "LayerNorm(x + attn_out) = γ ⊙ (x − μ)/√(σ² + ε) + β",
+             f"{N} × {d}", 2 * d),
+    ]
+    if cfg.use_ffn:
+        steps += [
+            Step("feed-forward", "max(0, x · W_1 + b_1) · W_2 + b_2",
+                 f"({N} × {d}) · ({d} × {dff}) · ({dff} × {d}) = {N} × {d}",
+                 d * dff + dff + dff * d + d),
+            Step("Add & Norm 2", "LayerNorm(x + FFN(x))", f"{N} × {d}", 2 * d),
+        ]
+    steps.append(Step("encoder output", f"{cfg.n_layers} layers stacked", f"{N} × {d}", 0))
+    return steps
+
+
+def score_divisor_text(cfg: EncoderConfig) -> str:
+    """The divisor of the scores as written: √d_k = √64, √d_model = √512, or 1."""
+    return {"d_k": f"√d_k (√{cfg.d_head})", "d_model": f"√d_model (√{cfg.d_model})",
+            "none": "1"}[cfg.scale]
+
+
+def parameter_count(cfg: EncoderConfig) -> int:
+    """All trainable parameters: W_E plus n_layers × (attention + norms [+ FFN])."""
+    steps = pipeline_steps(cfg)
+    layer = sum(s.n_params for s in steps if s.name not in ("input embedding",))
+    return cfg.patch_dim * cfg.d_model + cfg.n_layers * layer
+
+
+def forward_flops(cfg: EncoderConfig) -> int:
+    """Multiply-add FLOPs (2 per MAC) of the matrix products of one forward pass."""
+    N, d, dff = cfg.n_tokens, cfg.d_model, cfg.d_ff
+    embed = 2 * N * cfg.patch_dim * d
+    attn = 2 * N * d * d * 4 + 2 * 2 * N * N * d  # Q, K, V, W_O; Q·Kᵀ and attn·V over heads
+    ffn = 2 * 2 * N * d * dff if cfg.use_ffn else 0
+    return embed + cfg.n_layers * (attn + ffn)

@@ -1,0 +1,148 @@
+"""The trainable parameters: W_E and, per layer, attention, Add & Norm and FFN weights.
+
+Every weight is drawn from its own random stream keyed by (seed, layer, name), so changing
+n_layers leaves the existing layers untouched and changing n_heads changes no weight at all
+(all heads of a layer live side by side in one [d_model, d_model] matrix).
+Saved to `.npz` under the keys `params/W_E` and `params/layer{l}/{name}`, never with pickle.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, fields
+from os import PathLike
+from typing import IO
+
+import numpy as np
+
+from .config import EncoderConfig
+
+LAYER_WEIGHTS = ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2")
+LAYER_VECTORS = ("gamma_1", "beta_1", "b_1", "b_2", "gamma_2", "beta_2")
+
+
+class ParamsError(ValueError):
+    """Parameters that do not fit the configuration, or a file that holds none."""
+
+
+@dataclass(frozen=True)
+class LayerParams:
+    W_Q: np.ndarray  # [d_model, d_model] queries, head h = columns h*d_head:(h+1)*d_head
+    W_K: np.ndarray  # [d_model, d_model] keys
+    W_V: np.ndarray  # [d_model, d_model] values
+    W_O: np.ndarray  # [d_model, d_model] output projection of the concatenated heads
+    gamma_1: np.ndarray  # [d_model] scale of the first layer norm
+    beta_1: np.ndarray  # [d_model] shift of the first layer norm
+    W_1: np.ndarray  # [d_model, d_ff] FFN expansion
+    b_1: np.ndarray  # [d_ff]
+    W_2: np.ndarray  # [d_ff, d_model] FFN projection back
+    b_2: np.ndarray  # [d_model]
+    gamma_2: np.ndarray  # [d_model] scale of the second layer norm
+    beta_2: np.ndarray  # [d_model] shift of the second layer norm
+
+
+@dataclass(frozen=True)
+class EncoderParams:
+    W_E: np.ndarray  # [P·P·C, d_model] input embedding
+    layers: tuple[LayerParams, ...]  # one per encoder layer
+
+
+def expected_shapes(cfg: EncoderConfig) -> dict[str, tuple[int, ...]]:
+    """The shape of every parameter for `cfg`, by name (layer fields without the layer)."""
+    d, d_ff = cfg.d_model, cfg.d_ff
+    return {
+        "W_E": (cfg.patch_dim, d),
+        "W_Q": (d, d), "W_K": (d, d), "W_V": (d, d), "W_O": (d, d),
+        "gamma_1": (d,), "beta_1": (d,),
+        "W_1": (d, d_ff), "b_1": (d_ff,), "W_2": (d_ff, d), "b_2": (d,),
+        "gamma_2": (d,), "beta_2": (d,),
+    }  # fmt: skip
+
+
+def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.ndarray:
+    """Glorot/Xavier uniform U(−a, a), a = √(6 / (fan_in + fan_out)). Returns [fan_in, fan_out]."""
+    limit = np.float32(np.sqrt(6.0 / (fan_in + fan_out)))
+    u = rng.random((fan_in, fan_out), dtype=np.float32)  # U[0, 1)
+    return (2 * u - 1) * limit
+
+
+def weight_stream(seed: int, layer: int, name: str) -> np.random.Generator:
+    """The random stream of one weight, keyed by (seed, layer, name); layer 0 is W_E."""
+    return np.random.default_rng([seed, layer, zlib.crc32(name.encode())])
+
+
+def init_params(cfg: EncoderConfig) -> EncoderParams:
+    """Seeded parameters: Glorot-uniform weights, γ = 1, β = 0, zero biases."""
+    shapes = expected_shapes(cfg)
+    W_E = glorot_uniform(weight_stream(cfg.seed, 0, "W_E"), *shapes["W_E"])
+    layers = []
+    for layer in range(1, cfg.n_layers + 1):
+        values = {name: glorot_uniform(weight_stream(cfg.seed, layer, name), *shapes[name])
+                  for name in LAYER_WEIGHTS}
+        for name in LAYER_VECTORS:
+            fill = 1.0 if name.startswith("gamma") else 0.0
+            values[name] = np.full(shapes[name], fill, dtype=np.float32)
+        layers.append(LayerParams(**values))
+    return freeze_params(EncoderParams(W_E=W_E, layers=tuple(layers)))
+
+
+def freeze_params(params: EncoderParams) -> EncoderParams:
+    """Make every array float32, C-contiguous and read-only (safe to share across callers)."""
+    def ro(a: np.ndarray) -> np.ndarray:
+        a = np.array(a, dtype=np.float32, order="C")  # a private copy the caller cannot change
+        a.flags.writeable = False
+        return a
+
+    layers = tuple(LayerParams(**{f.name: ro(getattr(lp, f.name)) for f in fields(LayerParams)})
+                   for lp in params.layers)
+    return EncoderParams(W_E=ro(params.W_E), layers=layers)
+
+
+def params_to_arrays(params: EncoderParams) -> dict[str, np.ndarray]:
+    """The flat `.npz` key scheme: `params/W_E`, `params/layer{l}/{name}` (l from 0)."""
+    arrays = {"params/W_E": params.W_E}
+    for l, lp in enumerate(params.layers):
+        for f in fields(LayerParams):
+            arrays[f"params/layer{l}/{f.name}"] = getattr(lp, f.name)
+    return arrays
+
+
+def params_from_arrays(arrays: dict[str, np.ndarray] | np.lib.npyio.NpzFile,
+                       cfg: EncoderConfig) -> EncoderParams:
+    """Rebuild EncoderParams from the key scheme, checking every shape against `cfg`."""
+    shapes = expected_shapes(cfg)
+    problems: list[str] = []
+
+    def take(key: str, name: str) -> np.ndarray:
+        if key not in arrays:
+            problems.append(f"missing {key}")
+            return np.zeros(shapes[name], np.float32)
+        a = np.asarray(arrays[key])
+        if a.shape != shapes[name]:
+            problems.append(f"{key} has shape {a.shape}, the configuration needs {shapes[name]}")
+        return a
+
+    W_E = take("params/W_E", "W_E")
+    layers = [LayerParams(**{f.name: take(f"params/layer{l}/{f.name}", f.name)
+                             for f in fields(LayerParams)}) for l in range(cfg.n_layers)]
+    if problems:
+        shown = "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "")
+        raise ParamsError(f"These parameters do not fit the configuration: {shown}.")
+    return freeze_params(EncoderParams(W_E=W_E, layers=tuple(layers)))
+
+
+def save_params(path: str | PathLike | IO[bytes], params: EncoderParams) -> None:
+    """Write the parameters to an `.npz` file (plain arrays, no pickle)."""
+    np.savez(path, **params_to_arrays(params))
+
+
+def load_params(path: str | PathLike | IO[bytes], cfg: EncoderConfig) -> EncoderParams:
+    """Read parameters written by `save_params` (or the CLI export) and check them against cfg."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return params_from_arrays({k: npz[k] for k in npz.files if k.startswith("params/")},
+                                      cfg)
+    except ParamsError:
+        raise
+    except (OSError, ValueError, EOFError) as err:
+        raise ParamsError(f"Cannot read parameters from {path!r}: {err}") from None
