@@ -129,3 +129,19 @@ def validation_problems(cfg: EncoderConfig) -> list[str]:
             "use fewer layers, fewer heads or fewer tokens."
         )
     return problems
+
+
+def valid_patch_sizes(image_size: int) -> list[int]:
+    """Patch sizes that divide image_size and give at most MAX_TOKENS tokens (and ≥ 4 tokens)."""
+    return [p for p in range(2, image_size // 2 + 1)
+            if image_size % p == 0 and 4 <= (image_size // p) ** 2 <= MAX_TOKENS]
+
+
+def valid_head_counts(cfg: EncoderConfig) -> list[int]:
+    """Values of n_heads that divide d_model and keep the attention arrays within 1 GiB."""
+    heads = []
+    for h in range(1, cfg.d_model + 1):
+        if cfg.d_model % h == 0:
+            if cfg.n_layers * h * cfg.n_tokens**2 * 2 * 4 <= MAX_ATTENTION_BYTES:
+                heads.append(h)
+    return heads
