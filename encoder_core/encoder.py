@@ -14,7 +14,7 @@ from .config import EncoderConfig
 from .embedding import embed
 from .ffn import feed_forward
 from .norm import layer_norm
-from .params import EncoderParams, LayerParams, init_params
+from .params import EncoderParams, LayerParams, check_params, init_params
 from .patches import patchify
 from .positional import positional_encoding
 from .trace import EncoderTrace, LayerTrace, freeze
@@ -52,15 +52,15 @@ def encode(image: np.ndarray, cfg: EncoderConfig,
     Args:
         image: [image_size, image_size, channels] in [0, 1] (see `load_image`).
         cfg: the settings.
-        params: the weights; None draws them with `init_params(cfg)`.
+        params: the weights (shapes checked against cfg: ParamsError); None draws them with
+            `init_params(cfg)`.
     Returns:
         EncoderTrace, every array float32 and read-only.
     """
     S, C = cfg.image_size, cfg.channels
     if image.shape != (S, S, C):
         raise ValueError(f"image has shape {image.shape}; this configuration needs {(S, S, C)}.")
-    if params is None:
-        params = init_params(cfg)
+    params = init_params(cfg) if params is None else check_params(params, cfg)
     image = np.array(image, dtype=np.float32)  # a private copy
     patches = patchify(image, cfg.patch_size)  # [N, P·P·C]
     embedded = embed(patches, params.W_E)  # [N, d]
@@ -68,7 +68,7 @@ def encode(image: np.ndarray, cfg: EncoderConfig,
     x0 = embedded + pe if cfg.use_pe else embedded.copy()
     layers = []
     x = x0
-    for p in params.layers[: cfg.n_layers]:
+    for p in params.layers:
         layer = encoder_layer(x, p, cfg)
         layers.append(layer)
         x = layer.out

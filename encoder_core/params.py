@@ -98,6 +98,22 @@ def freeze_params(params: EncoderParams) -> EncoderParams:
     return EncoderParams(W_E=ro(params.W_E), layers=layers)
 
 
+def check_params(params: EncoderParams, cfg: EncoderConfig) -> EncoderParams:
+    """`params` as float32 read-only arrays, after checking every shape against `cfg`.
+
+    Returns the same object when it already is frozen float32 (the usual case: no copy).
+    Raises ParamsError naming each parameter that does not fit.
+    """
+    if len(params.layers) != cfg.n_layers:
+        raise ParamsError(f"These parameters have {len(params.layers)} layers; "
+                          f"the configuration has n_layers = {cfg.n_layers}.")
+    arrays = params_to_arrays(params)
+    params_from_arrays(arrays, cfg, freeze=False)  # raises ParamsError on a shape mismatch
+    if all(a.dtype == np.float32 and not a.flags.writeable for a in arrays.values()):
+        return params
+    return freeze_params(params)
+
+
 def params_to_arrays(params: EncoderParams) -> dict[str, np.ndarray]:
     """The flat `.npz` key scheme: `params/W_E`, `params/layer{l}/{name}` (l from 0)."""
     arrays = {"params/W_E": params.W_E}
@@ -108,7 +124,7 @@ def params_to_arrays(params: EncoderParams) -> dict[str, np.ndarray]:
 
 
 def params_from_arrays(arrays: dict[str, np.ndarray] | np.lib.npyio.NpzFile,
-                       cfg: EncoderConfig) -> EncoderParams:
+                       cfg: EncoderConfig, freeze: bool = True) -> EncoderParams:
     """Rebuild EncoderParams from the key scheme, checking every shape against `cfg`."""
     shapes = expected_shapes(cfg)
     problems: list[str] = []
@@ -128,7 +144,8 @@ def params_from_arrays(arrays: dict[str, np.ndarray] | np.lib.npyio.NpzFile,
     if problems:
         shown = "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "")
         raise ParamsError(f"These parameters do not fit the configuration: {shown}.")
-    return freeze_params(EncoderParams(W_E=W_E, layers=tuple(layers)))
+    params = EncoderParams(W_E=W_E, layers=tuple(layers))
+    return freeze_params(params) if freeze else params
 
 
 def save_params(path: str | PathLike | IO[bytes], params: EncoderParams) -> None:

@@ -1,0 +1,143 @@
+"""A classification head on the encoder, the trained weights that ship with the app, and how
+well their attention sits on the object.
+
+    pooled = mean over tokens of the encoder output          [N, d_model] -> [d_model]
+    logits = pooled · W_cls + b_cls                           [d_model] -> [n_classes]
+    probs  = softmax(logits)
+
+The trained weights (`assets/shapes_encoder.npz`, made by `python -m training.train`) are one
+`.npz` read with `allow_pickle=False`: the configuration as JSON in a 0-d string array under
+`config`, the encoder under `params/W_E` and `params/layer{l}/{name}` (as `load_params` reads
+them), and the head under `W_cls`, `b_cls` and `class_names` (a 1-d string array).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from .analysis import attention_rollout
+from .attention import softmax
+from .config import EncoderConfig
+from .params import EncoderParams, ParamsError, params_from_arrays, params_to_arrays
+from .trace import EncoderTrace
+
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent / "assets" / "shapes_encoder.npz"
+
+
+@dataclass(frozen=True)
+class ClassifierHead:
+    W_cls: np.ndarray  # [d_model, n_classes] from the pooled token to the class scores
+    b_cls: np.ndarray  # [n_classes] class biases
+    class_names: tuple[str, ...]  # n_classes names, in logit order
+
+    def __post_init__(self) -> None:
+        W_cls = np.array(self.W_cls, dtype=np.float32, order="C")  # a private, read-only copy
+        b_cls = np.array(self.b_cls, dtype=np.float32, order="C")
+        n_classes = len(self.class_names)
+        if W_cls.ndim != 2 or W_cls.shape[1] != n_classes or b_cls.shape != (n_classes,):
+            raise ParamsError(
+                f"W_cls {W_cls.shape} and b_cls {b_cls.shape} do not fit {n_classes} classes: "
+                "W_cls must be [d_model, n_classes] and b_cls [n_classes]."
+            )
+        W_cls.flags.writeable = False
+        b_cls.flags.writeable = False
+        object.__setattr__(self, "W_cls", W_cls)
+        object.__setattr__(self, "b_cls", b_cls)
+        object.__setattr__(self, "class_names", tuple(str(c) for c in self.class_names))
+
+
+def mean_pool(x: np.ndarray) -> np.ndarray:
+    """pooled = (1/N) Σ_pos x_pos, the mean over tokens. [..., N, d_model] -> [..., d_model]."""
+    return x.mean(axis=-2)
+
+
+def class_logits(pooled: np.ndarray, W_cls: np.ndarray, b_cls: np.ndarray) -> np.ndarray:
+    """logits = pooled · W_cls + b_cls. [..., d_model] -> [..., n_classes]."""
+    return pooled @ W_cls + b_cls  # [..., d] @ [d, n_classes] -> [..., n_classes]
+
+
+def classify(trace: EncoderTrace, head: ClassifierHead) -> tuple[np.ndarray, np.ndarray]:
+    """The head on one encoder pass.
+
+    Returns:
+        (logits [n_classes], probs [n_classes]) float32; probs = softmax(logits) sums to 1.
+    """
+    pooled = mean_pool(trace.output)  # [N, d] -> [d]
+    logits = class_logits(pooled, head.W_cls, head.b_cls)  # [n_classes]
+    return logits, softmax(logits.copy())
+
+
+def save_trained(path: str | PathLike | IO[bytes], cfg: EncoderConfig, params: EncoderParams,
+                 head: ClassifierHead) -> None:
+    """Write configuration, encoder parameters and head to one `.npz` (plain arrays, no pickle)."""
+    if head.W_cls.shape[0] != cfg.d_model:
+        raise ParamsError(f"W_cls has {head.W_cls.shape[0]} rows, d_model is {cfg.d_model}.")
+    arrays = params_to_arrays(params)
+    arrays["config"] = np.array(json.dumps(cfg.to_dict(), sort_keys=True))  # 0-d unicode
+    arrays["W_cls"] = head.W_cls
+    arrays["b_cls"] = head.b_cls
+    arrays["class_names"] = np.array(head.class_names, dtype=np.str_)  # [n_classes] unicode
+    np.savez(path, **arrays)
+
+
+def load_trained(path: str | PathLike | IO[bytes] = DEFAULT_WEIGHTS,
+                 ) -> tuple[EncoderConfig, EncoderParams, ClassifierHead]:
+    """Read what `save_trained` wrote: (config, encoder parameters, head), all checked."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError, EOFError) as err:
+        raise ParamsError(f"Cannot read trained weights from {path!r}: {err}") from None
+    missing = [k for k in ("config", "W_cls", "b_cls", "class_names") if k not in arrays]
+    if missing:
+        raise ParamsError(f"{path!r} holds no trained classifier: missing {', '.join(missing)}.")
+    cfg = EncoderConfig(**json.loads(str(arrays["config"])))
+    params = params_from_arrays({k: v for k, v in arrays.items() if k.startswith("params/")}, cfg)
+    head = ClassifierHead(W_cls=arrays["W_cls"], b_cls=arrays["b_cls"],
+                          class_names=tuple(arrays["class_names"].tolist()))
+    if head.W_cls.shape[0] != cfg.d_model:
+        raise ParamsError(f"W_cls has {head.W_cls.shape[0]} rows, d_model is {cfg.d_model}.")
+    return cfg, params, head
+
+
+def object_patch_mask(mask: np.ndarray, patch_size: int, min_share: float = 0.25) -> np.ndarray:
+    """The patches that hold the object: at least `min_share` of their pixels in `mask`.
+
+    Args:
+        mask: [S, S] bool, True on the object's pixels.
+        patch_size: P.
+    Returns:
+        [N] bool in patch order (row-major, as `patchify`).
+    """
+    S, G = mask.shape[0], mask.shape[0] // patch_size
+    share = mask.reshape(G, patch_size, G, patch_size).mean(axis=(1, 3))  # [G, G]
+    return (share >= min_share).reshape(G * G)  # [N]
+
+
+def rollout_map(trace: EncoderTrace) -> np.ndarray:
+    """m = mean over query rows of the attention rollout R: where the whole image looks. [N]."""
+    R = attention_rollout([layer.attn for layer in trace.layers])  # [N, N]
+    return R.mean(axis=0)  # [N], sums to 1
+
+
+def localisation_ratio(trace: EncoderTrace, mask: np.ndarray, min_share: float = 0.25) -> float:
+    """How much more rollout mass sits on the object than its size predicts.
+
+    ratio = Σ_{object patches} m / (n_object_patches / N), m = `rollout_map(trace)`.
+    1 = attention spread as if blind to the object; larger = attention on the object.
+    Args:
+        trace: one encoder pass; mask: [S, S] bool object pixels of the same image.
+    Returns:
+        The ratio (nan when no patch holds the object).
+    """
+    on_object = object_patch_mask(mask, trace.config.patch_size, min_share)  # [N]
+    if not on_object.any():
+        return float("nan")
+    m = rollout_map(trace)  # [N]
+    return float(m[on_object].sum() / on_object.mean())
