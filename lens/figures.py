@@ -1,0 +1,266 @@
+"""Arrays -> PNG bytes. Pure functions: no Streamlit, no state, matplotlib's OO API only.
+
+Conventions (issue 3): every heatmap has a title with its name and shape, labelled axes and a
+colourbar; signed values use a diverging map centred at 0, probabilities a sequential one;
+matrices with a side over 256 are block-averaged (the factor is returned for the caption);
+a constant matrix still gets a sensible colour scale. Attention over the image is
+nearest-upsampled to the image and alpha-blended on it. Grids are one figure with one scale.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import matplotlib
+import numpy as np
+from matplotlib import font_manager
+from matplotlib.figure import Figure
+
+matplotlib.use("Agg")
+
+SIGNED_CMAP = "RdBu_r"  # diverging, centred at 0
+PROB_CMAP = "viridis"  # sequential, for probabilities and other non-negative values
+OVERLAY_CMAP = "inferno"
+MAX_SIDE = 256  # a matrix side above this is block-averaged for display
+DPI = 100
+
+
+def _font_families() -> list[str]:
+    """DejaVu Sans, plus a CJK font when one is installed, so 中文 labels render."""
+    names = {f.name for f in font_manager.fontManager.ttflist}
+    cjk = [n for n in ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei",
+                       "Droid Sans Fallback") if n in names]
+    return ["DejaVu Sans", *cjk[:1]]
+
+
+FONTS = _font_families()
+HAS_CJK_FONT = len(FONTS) > 1
+matplotlib.rcParams["font.family"] = FONTS
+matplotlib.rcParams["axes.titlesize"] = 10
+matplotlib.rcParams["axes.labelsize"] = 9
+
+
+def block_average(m: np.ndarray, max_side: int = MAX_SIDE) -> tuple[np.ndarray, tuple[int, int]]:
+    """Average k×k blocks so that no side exceeds max_side. Returns (matrix, (k_rows, k_cols))."""
+    kr = -(-m.shape[0] // max_side)
+    kc = -(-m.shape[1] // max_side)
+    if kr == 1 and kc == 1:
+        return m, (1, 1)
+    rows, cols = m.shape[0] // kr * kr, m.shape[1] // kc * kc
+    trimmed = m[:rows, :cols]
+    return trimmed.reshape(rows // kr, kr, cols // kc, kc).mean(axis=(1, 3)), (kr, kc)
+
+
+def colour_limits(m: np.ndarray, signed: bool) -> tuple[float, float]:
+    """vmin, vmax: symmetric around 0 for signed data; never an empty range."""
+    finite = m[np.isfinite(m)]
+    if finite.size == 0:
+        return (-1.0, 1.0) if signed else (0.0, 1.0)
+    if signed:
+        a = float(np.abs(finite).max())
+        a = a if a > 0 else 1.0
+        return -a, a
+    lo, hi = float(finite.min()), float(finite.max())
+    if hi - lo < 1e-12:
+        lo, hi = lo - 0.5, hi + 0.5
+    return lo, hi
+
+
+def to_png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)  # layout="constrained" already fits the labels
+    return buf.getvalue()
+
+
+def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
+            colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
+            highlight_row: int | None = None, highlight_col: int | None = None) -> bytes:
+    """One matrix as a heatmap with title, axis labels and colourbar. m: [rows, cols] (1-D ok)."""
+    m = np.atleast_2d(np.asarray(m, dtype=np.float32))
+    shown, (kr, kc) = block_average(m)
+    vmin, vmax = colour_limits(shown, signed)
+    fig = Figure(figsize=size, layout="constrained")
+    ax = fig.add_subplot()
+    im = ax.imshow(shown, cmap=SIGNED_CMAP if signed else PROB_CMAP, vmin=vmin, vmax=vmax,
+                   aspect="auto", interpolation="nearest",
+                   extent=(-0.5, m.shape[1] - 0.5, m.shape[0] - 0.5, -0.5))
+    ax.set_title(title)
+    ax.set_xlabel(xlabel + (f"  (mean of {kc})" if kc > 1 else ""))
+    ax.set_ylabel(ylabel + (f"  (mean of {kr})" if kr > 1 else ""))
+    if highlight_row is not None:
+        ax.axhline(highlight_row - 0.5, color="k", lw=0.8)
+        ax.axhline(highlight_row + 0.5, color="k", lw=0.8)
+    if highlight_col is not None:
+        ax.axvline(highlight_col - 0.5, color="k", lw=0.8)
+        ax.axvline(highlight_col + 0.5, color="k", lw=0.8)
+    fig.colorbar(im, ax=ax, label=colorbar_label, shrink=0.9)
+    return to_png(fig)
+
+
+def _show_image(ax, image: np.ndarray) -> None:
+    """image [S, S, C] in [0, 1]: grey with the grey map, RGB as is."""
+    if image.shape[-1] == 1:
+        ax.imshow(image[..., 0], cmap="gray", vmin=0, vmax=1, interpolation="nearest")
+    else:
+        ax.imshow(np.clip(image, 0, 1), interpolation="nearest")
+
+
+def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
+                    highlight: int | None = None, size: float = 5.0) -> bytes:
+    """The model's image with the patch grid, patch numbers (row-major) and one patch outlined."""
+    S = image.shape[0]
+    G = S // patch_size
+    fig = Figure(figsize=(size, size), layout="constrained")
+    ax = fig.add_subplot()
+    _show_image(ax, image)
+    for k in range(1, G):
+        ax.axhline(k * patch_size - 0.5, color="#ffcc00", lw=0.6)
+        ax.axvline(k * patch_size - 0.5, color="#ffcc00", lw=0.6)
+    if numbers and G <= 16:
+        for pos in range(G * G):
+            r, c = divmod(pos, G)
+            ax.text((c + 0.5) * patch_size - 0.5, (r + 0.5) * patch_size - 0.5, str(pos),
+                    ha="center", va="center", fontsize=max(4, 90 // G), color="#ffcc00")
+    if highlight is not None:
+        r, c = divmod(highlight, G)
+        ax.add_patch(matplotlib.patches.Rectangle(
+            (c * patch_size - 0.5, r * patch_size - 0.5), patch_size, patch_size,
+            fill=False, ec="#00e5ff", lw=2.0))
+    ax.set_title(title)
+    ax.set_xlabel("x (pixels)")
+    ax.set_ylabel("y (pixels)")
+    return to_png(fig)
+
+
+def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str]) -> bytes:
+    """The upload as it is beside the image the model receives."""
+    fig = Figure(figsize=(8, 4), layout="constrained")
+    for i, (img, title) in enumerate(zip((original, model_input), titles, strict=True)):
+        ax = fig.add_subplot(1, 2, i + 1)
+        _show_image(ax, img)
+        ax.set_title(f"{title}  [{img.shape[0]} × {img.shape[1]} × {img.shape[2]}]")
+        ax.set_xlabel("x (pixels)")
+        ax.set_ylabel("y (pixels)")
+    return to_png(fig)
+
+
+def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: str,
+                  max_patches: int = 64) -> bytes:
+    """The first patches as small tiles, numbered. patches: [N, P·P·C] in [0, 1]."""
+    n = min(len(patches), max_patches)
+    cols = int(np.ceil(np.sqrt(n)))
+    rows = int(np.ceil(n / cols))
+    fig = Figure(figsize=(cols * 0.75 + 0.5, rows * 0.8 + 0.6), layout="constrained")
+    fig.suptitle(title)
+    for i in range(rows * cols):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        ax.set_axis_off()
+        if i < n:
+            _show_image(ax, patches[i].reshape(patch_size, patch_size, channels))
+            ax.set_title(str(i), fontsize=7, pad=1)
+    return to_png(fig)
+
+
+def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], title: str,
+                   *, ncols: int = 4, query: int | None = None, alpha: float = 0.6,
+                   row_labels: Sequence[str] | None = None,
+                   colorbar_label: str = "attention weight") -> bytes:
+    """Attention maps over the image, one figure with one shared colour scale.
+
+    Args:
+        image: [S, S, C] in [0, 1]
+        maps: [k, G, G] weights per patch (e.g. one query's row of each head, reshaped)
+        titles: k subplot titles; query: the query patch to outline (row-major index)
+        row_labels: when given, ncols is the row length and each row gets this label
+    """
+    k, G, _ = maps.shape
+    S = image.shape[0]
+    P = S // G
+    ncols = min(ncols, k)
+    nrows = int(np.ceil(k / ncols))
+    vmax = float(maps.max()) if maps.size and maps.max() > 0 else 1.0
+    grey = image.mean(axis=-1) if image.shape[-1] > 1 else image[..., 0]
+    fig = Figure(figsize=(2.3 * ncols + 1.0, 2.3 * nrows + 0.6), layout="constrained")
+    fig.suptitle(title)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    im = None
+    for i, ax in enumerate(axes.flat):
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if i >= k:
+            ax.set_axis_off()
+            continue
+        up = np.kron(maps[i], np.ones((P, P)))  # nearest upsampling to the image
+        ax.imshow(grey, cmap="gray", vmin=0, vmax=1, interpolation="nearest")
+        im = ax.imshow(up, cmap=OVERLAY_CMAP, alpha=alpha, vmin=0, vmax=vmax,
+                       interpolation="nearest")
+        ax.set_title(titles[i], fontsize=8)
+        if row_labels is not None and i % ncols == 0:
+            ax.set_ylabel(row_labels[i // ncols], fontsize=8)
+        if query is not None:
+            r, c = divmod(query, G)
+            ax.add_patch(matplotlib.patches.Rectangle((c * P - 0.5, r * P - 0.5), P, P,
+                                                      fill=False, ec="#00e5ff", lw=1.5))
+    if im is not None:
+        fig.colorbar(im, ax=axes, label=colorbar_label, shrink=0.8)
+    return to_png(fig)
+
+
+def bars(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
+         ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> bytes:
+    """Bar charts stacked vertically (e.g. one score row before and after softmax)."""
+    fig = Figure(figsize=(7, 2.0 * len(values) + 0.5), layout="constrained")
+    fig.suptitle(suptitle)
+    axes = fig.subplots(len(values), 1, squeeze=False)[:, 0]
+    for ax, v, t, yl in zip(axes, values, titles, ylabels, strict=True):
+        colours = ["#4c72b0"] * len(v)
+        if highlight is not None and 0 <= highlight < len(v):
+            colours[highlight] = "#dd8452"
+        ax.bar(np.arange(len(v)), v, color=colours, width=1.0)
+        ax.set_title(t, fontsize=9)
+        ax.set_ylabel(yl)
+        ax.set_xlabel(xlabel)
+        ax.set_xlim(-0.5, len(v) - 0.5)
+    return to_png(fig)
+
+
+def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
+          xlabel: str, ylabel: str) -> bytes:
+    """A few curves on one axis with a legend (e.g. PE columns against pos)."""
+    fig = Figure(figsize=(7, 3), layout="constrained")
+    ax = fig.add_subplot()
+    for y, label in zip(ys, labels, strict=True):
+        ax.plot(x, y, label=label, lw=1.2)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(alpha=0.3)
+    return to_png(fig)
+
+
+def value_grid(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = False,
+               fmt: str = "{:.2f}", row0: int = 0, col0: int = 0) -> bytes:
+    """A small matrix (≤ 32 × 32) as a heatmap with tick labels starting at row0/col0."""
+    m = np.atleast_2d(np.asarray(m, dtype=np.float32))
+    vmin, vmax = colour_limits(m, signed)
+    fig = Figure(figsize=(max(3.0, 0.28 * m.shape[1] + 1.5), max(2.5, 0.28 * m.shape[0] + 1)),
+                 layout="constrained")
+    ax = fig.add_subplot()
+    im = ax.imshow(m, cmap=SIGNED_CMAP if signed else PROB_CMAP, vmin=vmin, vmax=vmax,
+                   interpolation="nearest", aspect="auto")
+    step_r = max(1, m.shape[0] // 8)
+    step_c = max(1, m.shape[1] // 8)
+    rows, cols = range(0, m.shape[0], step_r), range(0, m.shape[1], step_c)
+    ax.set_yticks(rows, [str(row0 + i) for i in rows])
+    ax.set_xticks(cols, [str(col0 + i) for i in cols])
+    if m.size <= 256:
+        for (i, j), v in np.ndenumerate(m):
+            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=6,
+                    color="white" if (v - vmin) / (vmax - vmin + 1e-12) < 0.5 else "black")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    fig.colorbar(im, ax=ax, shrink=0.9)
+    return to_png(fig)

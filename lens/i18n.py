@@ -1,0 +1,110 @@
+"""English / 中文: every label, caption and explanation goes through `translate`.
+
+Texts are pairs (English, 中文). Code identifiers and symbols (W_Q, d_model, softmax) stay as
+they are in both languages. Each page keeps its own texts next to its layout; the words every
+page shares live here.
+"""
+
+from __future__ import annotations
+
+LANGS: dict[str, str] = {"en": "English", "zh": "中文"}
+
+Texts = dict[str, tuple[str, str]]
+
+COMMON: Texts = {
+    "app_title": ("Encoder Lens", "Encoder Lens 编码器透镜"),
+    "language": ("Language / 语言", "Language / 语言"),
+    "image": ("Image", "图像"),
+    "image_source": ("Image source", "图像来源"),
+    "source_default": ("Built-in photo", "内置照片"),
+    "source_upload": ("Upload your own", "上传图像"),
+    "source_sample": ("Generated shape (trained model)", "生成的形状（训练模型）"),
+    "upload": ("Upload an image (PNG, JPEG, WebP, BMP, TIFF, GIF)",
+               "上传图像（PNG、JPEG、WebP、BMP、TIFF、GIF）"),
+    "upload_hint": ("Upload a file in the sidebar; until then the built-in photo is shown.",
+                    "请在侧边栏上传文件；在此之前显示内置照片。"),
+    "bad_upload": ("That upload could not be used: {msg} The app keeps showing {name}.",
+                   "无法使用该上传文件：{msg} 应用继续显示 {name}。"),
+    "model": ("Model", "模型"),
+    "weights": ("Weights", "权重"),
+    "weights_random": ("random (seeded)", "随机（固定种子）"),
+    "weights_trained": ("trained on shapes", "在形状数据上训练"),
+    "trained_locked": (
+        "Trained weights fix the architecture to the one they were trained with ({arch}); "
+        "the architecture controls are locked.",
+        "训练好的权重决定了模型结构（{arch}），结构相关的控件已锁定。"),
+    "colour": ("Colour", "颜色"),
+    "grey": ("grey (1 channel, as in the note)", "灰度（1 通道，同笔记）"),
+    "rgb": ("RGB (3 channels)", "RGB（3 通道）"),
+    "image_size": ("Image size S (image_size)", "图像边长 S (image_size)"),
+    "patch_size": ("Patch size P (patch_size)", "图像块边长 P (patch_size)"),
+    "d_model": ("d_model — width of each token vector", "d_model — 每个向量的维度"),
+    "n_heads": ("h — number of heads (n_heads)", "h — 头数 (n_heads)"),
+    "n_layers": ("N_layers — encoder layers (n_layers)", "层数 (n_layers)"),
+    "d_ff_info": ("d_ff = 4·d_model = {d_ff} (inner width of the FFN)",
+                  "d_ff = 4·d_model = {d_ff}（前馈网络内部宽度）"),
+    "use_ffn": ("Feed-forward sub-layer (the paper; the note's day 01 has none)",
+                "前馈子层（论文有；笔记第一天没有）"),
+    "scale": ("Score scaling: divide Q·Kᵀ by", "注意力分数缩放：Q·Kᵀ 除以"),
+    "scale_d_k": ("√d_k = √(d_model/h) — the paper", "√d_k = √(d_model/h) — 论文"),
+    "scale_d_model": ("√d_model — as written in the note", "√d_model — 笔记的写法"),
+    "scale_none": ("1 — no scaling (demo)", "1 — 不缩放（演示）"),
+    "use_pe": ("Add the positional encoding", "加上位置编码"),
+    "seed": ("Seed of the random weights", "随机权重的种子"),
+    "heads_snapped": ("h = {old} does not divide d_model = {d}; using h = {new}.",
+                      "h = {old} 不能整除 d_model = {d}；改用 h = {new}。"),
+    "patch_snapped": ("Patch size {old} does not fit image size {s}; using {new}.",
+                      "图像块边长 {old} 不适合图像边长 {s}；改用 {new}。"),
+    "computing": ("Running the encoder…", "正在运行编码器…"),
+    "random_caption": (
+        "Weights are random (seed {seed}): the pictures show the mechanism faithfully, "
+        "not learned meaning.",
+        "权重是随机的（种子 {seed}）：图像如实展示计算机制，但没有学到的含义。"),
+    "trained_caption": (
+        "Weights trained on generated shapes (circle, square, triangle, cross): attention has "
+        "learned to find the shape; on a photo it can only look for shape-like things.",
+        "权重在生成的形状（圆、正方形、三角形、十字）上训练：注意力学会了寻找形状；"
+        "对照片它只能寻找类似形状的东西。"),
+    "step_of": ("Step {k} of {n}", "第 {k} 步，共 {n} 步"),
+    "prev": ("← Previous step", "← 上一步"),
+    "next": ("Next step →", "下一步 →"),
+    "reset": ("Reset to defaults", "恢复默认设置"),
+    "layer": ("Layer", "层"),
+    "head": ("Head", "头"),
+    "query": ("Query patch i", "查询图像块 i"),
+    "query_row": ("Query row", "查询块所在行"),
+    "query_col": ("Query column", "查询块所在列"),
+    "click_hint": ("Click a patch on the image to make it the query.",
+                   "点击图像上的某个图像块，将其设为查询。"),
+    "tokens": ("token (patch) i", "词元（图像块）i"),
+    "keys": ("key token j", "键词元 j"),
+    "features": ("feature", "特征维度"),
+    "value": ("value", "数值"),
+    "block_avg": ("Shown block-averaged {kr}×{kc} (the matrix has a side over 256).",
+                  "按 {kr}×{kc} 分块平均显示（矩阵某边超过 256）。"),
+    "note_original": ("The note, original text (中文)", "笔记原文"),
+    "window": ("Inspect the numbers: a 32 × 32 window", "查看数值：32 × 32 窗口"),
+    "window_rows": ("first row", "起始行"),
+    "window_cols": ("first column", "起始列"),
+    "download_png": ("Download PNG", "下载 PNG"),
+    "export": ("Export", "导出"),
+    "export_build": ("Prepare the trace (.npz)", "生成中间结果文件 (.npz)"),
+    "export_download": ("Download trace.npz ({mb:.1f} MB)", "下载 trace.npz（{mb:.1f} MB）"),
+    "url_bad": ("Some settings in the link were not valid and fell back to defaults: {keys}.",
+                "链接中的部分设置无效，已恢复默认值：{keys}。"),
+    "url_upload": ("This link was made with an uploaded image, which a link cannot carry; "
+                   "showing the built-in photo. Upload the image again to continue.",
+                   "该链接使用的是上传的图像，链接无法携带图像；现显示内置照片。请重新上传图像。"),
+    "no_ffn": ("The feed-forward sub-layer is switched off (the note's day-01 layer). "
+               "Switch it on in the sidebar to see this step.",
+               "前馈子层已关闭（笔记第一天的结构）。请在侧边栏打开以查看此步骤。"),
+}
+
+
+def translate(key: str, lang: str, texts: Texts | None = None, **values: object) -> str:
+    """The text for `key` in `lang`, from the page's texts first, then COMMON, formatted."""
+    pair = (texts or {}).get(key) or COMMON.get(key)
+    if pair is None:
+        raise KeyError(f"no text for {key!r}")
+    text = pair[1] if lang == "zh" else pair[0]
+    return text.format(**values) if values else text

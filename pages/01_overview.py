@@ -1,0 +1,107 @@
+"""Step 1 of 10 — the whole pipeline at the current settings."""
+
+import streamlit as st
+
+from encoder_core.analysis import parameter_count, pipeline_steps
+from lens import widgets
+from lens.state import page
+
+TEXT = {
+    "intro": (
+        "A Transformer encoder reads an image as a sequence of patches. Each step below is a "
+        "page; here is the whole pipeline with the real shapes at the current settings.",
+        "Transformer 编码器把图像当作一串图像块来读取。下面的每一步都是一个页面；这里是当前设置下"
+        "整个流程及其真实形状。"),
+    "pipeline": ("The pipeline", "计算流程"),
+    "col_step": ("step", "步骤"), "col_formula": ("formula", "公式"),
+    "col_shape": ("shapes", "形状"), "col_params": ("parameters", "参数量"),
+    "per_layer": ("per layer", "每层"),
+    "total": ("Total trainable parameters: {n:,} ({L} layers).",
+              "可训练参数总数：{n:,}（{L} 层）。"),
+    "images": ("The image", "图像"),
+    "original": ("your image", "原始图像"), "received": ("what the model receives", "模型收到的图像"),
+    "images_caption": (
+        "Centre-cropped to a square, resized to {S} × {S} with a bicubic filter, {colour}.",
+        "居中裁剪为正方形，用双三次滤波缩放到 {S} × {S}，{colour}。"),
+    "grey_luma": ("grey by the ITU-R 601 luma (as Pillow's \"L\")", "按 ITU-R 601 亮度转为灰度"),
+    "rgb_kept": ("colour kept (3 channels)", "保留颜色（3 通道）"),
+    "deviations": ("Where the app differs from the note", "本应用与笔记的不同之处"),
+    "dev_scale": (
+        "**Scaling.** The note divides the scores by √d_model; the 2017 paper by √d_k = "
+        "√(d_model/h). The difference is a softmax temperature of √h. Now: divide by {now}.",
+        "**缩放。** 笔记把分数除以 √d_model；2017 年的论文除以 √d_k = √(d_model/h)。两者相差一个"
+        "√h 的 softmax 温度。当前：除以 {now}。"),
+    "dev_ffn": (
+        "**Feed-forward.** The note's day 01 stops after Add & Norm; the paper adds a "
+        "position-wise feed-forward network and a second Add & Norm. Now: {now}.",
+        "**前馈网络。** 笔记第一天在残差与层归一化之后结束；论文还有逐位置前馈网络和第二个残差与"
+        "层归一化。当前：{now}。"),
+    "dev_wq": (
+        "**W_Q, W_K, W_V shapes.** The note writes (sequence length, d_model); a weight never "
+        "depends on the sequence length: each is d_model × d_model (all heads side by side).",
+        "**W_Q、W_K、W_V 的形状。** 笔记写作（序列长度, d_model）；权重的形状与序列长度无关："
+        "每个都是 d_model × d_model（所有头并排）。"),
+    "dev_cls": (
+        "**No [CLS] token, no √d_model on the embedding.** The note has neither; ViT prepends a "
+        "[CLS] token and the paper scales token embeddings by √d_model.",
+        "**没有 [CLS] 词元，嵌入也不乘 √d_model。** 笔记两者都没有；ViT 会加 [CLS] 词元，论文会"
+        "把词元嵌入乘以 √d_model。"),
+    "on": ("on", "开启"), "off": ("off", "关闭"),
+    "use_note": ("Use the note's variant", "使用笔记的写法"),
+    "use_paper": ("Use the paper's variant", "使用论文的写法"),
+}
+
+
+def set_state(**values):
+    for k, v in values.items():
+        st.session_state[k] = v
+
+
+ctx = page("overview", TEXT)
+cfg = ctx.cfg
+st.write(ctx.t("intro"))
+widgets.note_original(ctx)
+
+st.subheader(ctx.t("pipeline"))
+layer_steps = {"Q, K, V", "scores", "softmax", "heads", "concat · W_O", "Add & Norm 1",
+               "feed-forward", "Add & Norm 2"}
+rows = [{ctx.t("col_step"): s.name, ctx.t("col_formula"): s.formula,
+         ctx.t("col_shape"): s.shape,
+         ctx.t("col_params"): (f"{s.n_params:,}" + (f" ({ctx.t('per_layer')})"
+                                                    if s.name in layer_steps and s.n_params
+                                                    else ""))}
+        for s in pipeline_steps(cfg)]
+st.dataframe(rows, hide_index=True, width="stretch")
+st.caption(ctx.t("total", n=parameter_count(cfg), L=cfg.n_layers))
+
+st.subheader(ctx.t("images"))
+left, right = st.columns([3, 2])
+with left:
+    widgets.picture(ctx, "image_pair", ctx.original, ctx.trace.image,
+                    (ctx.t("original"), ctx.t("received")), key="images")
+    colour = ctx.t("grey_luma") if cfg.channels == 1 else ctx.t("rgb_kept")
+    st.caption(ctx.t("images_caption", S=cfg.image_size, colour=colour))
+with right:
+    st.latex(r"\text{image}\;[%d \times %d \times %d] \rightarrow \text{patches}\;[%d \times %d]"
+             % (cfg.image_size, cfg.image_size, cfg.channels, cfg.n_tokens, cfg.patch_dim))
+    st.latex(r"x_0 = \text{patches}\cdot W_E + PE")
+    st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
+    if cfg.use_ffn:
+        st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")
+    st.latex(r"\text{output}\;[%d \times %d]" % (cfg.n_tokens, cfg.d_model))
+
+st.subheader(ctx.t("deviations"))
+divisor = {"d_k": f"√d_k = √{cfg.d_head}", "d_model": f"√d_model = √{cfg.d_model}",
+           "none": "1"}[cfg.scale]
+c1, c2 = st.columns(2)
+with c1:
+    st.markdown(ctx.t("dev_scale", now=divisor))
+    note_scale = cfg.scale == "d_model"
+    st.button(ctx.t("use_paper") if note_scale else ctx.t("use_note"), key="dev_scale_btn",
+              on_click=set_state, kwargs={"scale": "d_k" if note_scale else "d_model"})
+with c2:
+    st.markdown(ctx.t("dev_ffn", now=ctx.t("on") if cfg.use_ffn else ctx.t("off")))
+    st.button(ctx.t("use_note") if cfg.use_ffn else ctx.t("use_paper"), key="dev_ffn_btn",
+              on_click=set_state, kwargs={"use_ffn": not cfg.use_ffn})
+st.markdown(ctx.t("dev_wq"))
+st.markdown(ctx.t("dev_cls"))

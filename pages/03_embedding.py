@@ -1,0 +1,5 @@
+"""Placeholder (being written)."""
+
+from lens.state import page
+
+ctx = page("embedding")
