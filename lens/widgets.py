@@ -7,15 +7,16 @@ arrays costs a hash, not a redraw.
 
 from __future__ import annotations
 
-from pathlib import Path
+import io
 
 import numpy as np
 import streamlit as st
+from PIL import Image
 
 from . import figures
-from .state import ROOT, Page
+from .note import note_markdown
+from .state import Page
 
-NOTE_DIR = ROOT / "assets" / "note_zh"
 WINDOW = 32  # side of the number window
 
 
@@ -103,7 +104,7 @@ def query_picker(ctx: Page, where=None) -> int:
     png = render("image_with_grid", ctx.trace.image, cfg.patch_size,
                  f"{ctx.t('query')} = {query}", numbers=G <= 16, highlight=query, size=4.0)
     with where.container():
-        streamlit_image_coordinates(png, key="query_click", width=320)
+        streamlit_image_coordinates(Image.open(io.BytesIO(png)), key="query_click", width=320)
         st.caption(ctx.t("click_hint"))
         c1, c2 = st.columns(2)
         c1.number_input(ctx.t("query_row"), 0, G - 1, step=1, key="query_row",
@@ -114,9 +115,8 @@ def query_picker(ctx: Page, where=None) -> int:
 
 
 def note_original(ctx: Page, where=None) -> None:
-    """The note's original Chinese text for this step, collapsible, when the step has one."""
+    """The note's original Chinese text for this step, collapsible, beside the explanation."""
     where = where or st
-    path = Path(NOTE_DIR) / f"{ctx.step}.md"
-    if path.exists():
-        with where.expander(ctx.t("note_original")):
-            st.markdown(path.read_text(encoding="utf-8"))
+    text = note_markdown(ctx.step)
+    with where.expander(ctx.t("note_original")):
+        st.markdown(text if text else ctx.t("note_none"))

@@ -1,0 +1,73 @@
+"""Command line: run the encoder on an image and export every intermediate.
+
+    python -m encoder_core IMAGE [--d-model 512 --n-heads 8 …] --out trace.npz
+
+Prints the steps with their shapes. Bad input: one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import fields
+
+from .analysis import parameter_count, pipeline_steps
+from .config import ConfigError, EncoderConfig
+from .encoder import encode
+from .export import save_trace
+from .image import ImageError, load_image
+from .params import ParamsError, load_params
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    d = EncoderConfig()
+    p = argparse.ArgumentParser(prog="python -m encoder_core", description=__doc__.split("\n")[0])
+    p.add_argument("image", help="an image file (PNG, JPEG, WebP, BMP, TIFF, GIF)")
+    p.add_argument("--out", help="write the trace to this .npz file")
+    p.add_argument("--params", help="load the weights from this .npz (else seeded random)")
+    for f in fields(EncoderConfig):
+        if f.type in ("bool",) or isinstance(f.default, bool):
+            p.add_argument(f"--{f.name.replace('_', '-')}", type=_bool, default=f.default,
+                           metavar="{on,off}", help=f"default: {'on' if f.default else 'off'}")
+        else:
+            kind = type(getattr(d, f.name))
+            p.add_argument(f"--{f.name.replace('_', '-')}", type=kind, default=f.default,
+                           help=f"default: {f.default}")
+    return p.parse_args(argv)
+
+
+def _bool(s: str) -> bool:
+    if s.lower() in ("on", "true", "1", "yes"):
+        return True
+    if s.lower() in ("off", "false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected on or off, got {s!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        cfg = EncoderConfig(**{f.name: getattr(args, f.name) for f in fields(EncoderConfig)})
+        params = load_params(args.params, cfg) if args.params else None
+        trace = encode(load_image(args.image, cfg), cfg, params)
+        if args.out:
+            save_trace(args.out, trace)
+    except (ConfigError, ImageError, ParamsError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"error: cannot write {args.out}: {err.strerror}", file=sys.stderr)
+        return 2
+    steps = pipeline_steps(cfg)
+    w = max(len(s.name) for s in steps)
+    print(f"{'step':<{w}}  {'shapes':<58}  parameters")
+    for s in steps:
+        print(f"{s.name:<{w}}  {s.shape:<58}  {s.n_params:>10,}")
+    print(f"total parameters: {parameter_count(cfg):,}  (layers: {cfg.n_layers})")
+    if args.out:
+        print(f"trace written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""The study note's original Chinese text, cut into the app's steps.
+
+assets/note_zh/day01-encode.txt is the note exactly as written (from shared/seed). Each step
+page shows the lines that belong to it; the overview shows the whole note.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .state import ROOT
+
+NOTE_FILE = ROOT / "assets" / "note_zh" / "day01-encode.txt"
+
+# step id -> line ranges of the note (1-based, inclusive)
+NOTE_LINES: dict[str, tuple[tuple[int, int], ...]] = {
+    "overview": ((1, 94),),
+    "patches": ((5, 8),),
+    "embedding": ((5, 13),),
+    "positional": ((15, 26),),
+    "qkv": ((27, 35),),
+    "scores": ((36, 48),),
+    "multihead": ((49, 59),),
+    "addnorm": ((60, 90),),
+    "stack": ((27, 28), (91, 94)),
+}
+
+
+def note_lines(step: str) -> list[str]:
+    """The note's lines for a step, verbatim ([] when the note has none, e.g. the FFN)."""
+    ranges = NOTE_LINES.get(step)
+    if not ranges or not NOTE_FILE.exists():
+        return []
+    lines = NOTE_FILE.read_text(encoding="utf-8").splitlines()
+    return [line for a, b in ranges for line in lines[a - 1:b]]
+
+
+def note_markdown(step: str) -> str:
+    """The step's lines as Markdown: bullets kept with their nesting, \\( \\) math as $ $."""
+    out = []
+    for line in note_lines(step):
+        stripped = line.lstrip(" ")
+        indent = (len(line) - len(stripped)) // 2
+        if stripped.startswith(("•", "- ")):
+            text = stripped.lstrip("•-").strip()
+            line = "    " * indent + "- " + text
+        elif stripped and not out:
+            line = f"**{stripped}**"
+        elif stripped and indent == 0:
+            line = f"\n**{stripped}**\n"
+        out.append(line)
+    text = "\n".join(out)
+    text = re.sub(r"\\\((.+?)\\\)", lambda m: f"${m.group(1).strip()}$", text)
+    return text.replace("$ $", "$\u2009$")
