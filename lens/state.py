@@ -27,6 +27,7 @@ from encoder_core import (
     to_model_input,
 )
 from encoder_core.config import valid_head_counts, valid_patch_sizes
+from encoder_core.export import trace_npz_bytes
 
 from .cache import LRUCache
 from .i18n import LANGS, Texts, translate
@@ -429,10 +430,29 @@ def page(step: str, texts: Texts | None = None) -> Page:
     with st.spinner(t("computing")):
         trace = trace_for(image_key, model_input, cfg, params, weights)
     _write_url()
+    _export(t, trace, image_key, weights)
     ctx = Page(step=step, lang=lang, cfg=cfg, trace=trace, original=original,
                image_name=name, weights=weights, texts=texts, head_model=head)
     _header(ctx)
     return ctx
+
+
+def _export(t: Callable[..., str], trace: EncoderTrace, image_key: str, weights: str) -> None:
+    """Sidebar: build the trace's .npz only when asked (a large trace must not slow reruns)."""
+    sb = st.sidebar
+    sb.subheader(t("export"))
+    ident = (image_key, trace.config, weights)
+    ready = st.session_state.get("_export")
+    if ready is not None and ready[0] != ident:
+        st.session_state["_export"] = ready = None  # settings changed: the old file is stale
+    if ready is None:
+        if sb.button(t("export_build"), key="export_build"):
+            with sb.status(t("export_build")):
+                st.session_state["_export"] = ready = (ident, trace_npz_bytes(trace))
+    if ready is not None:
+        sb.download_button(t("export_download", mb=len(ready[1]) / 2**20), ready[1],
+                           file_name="trace.npz", mime="application/octet-stream",
+                           key="export_download", on_click="ignore")
 
 
 def _header(ctx: Page) -> None:

@@ -206,3 +206,21 @@ def test_every_text_has_an_english_and_a_chinese_version():
                 text = ast.literal_eval(node.value)
                 for key, (en, zh) in text.items():
                     assert en.strip() and zh.strip(), (path, key)
+
+
+def test_the_trace_export_is_built_on_demand_and_loads_without_pickle():
+    at = new_app(**SMALL)
+    at.run()
+    assert not [b for b in at.sidebar.get("download_button")]  # nothing built before asked
+    at.sidebar.button(key="export_build").click().run()
+    assert_clean(at)
+    ident, data = at.session_state["_export"]
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        keys = set(npz.files)
+        assert {"patches", "embedded", "pe", "x0", "output", "config", "params/W_E"} <= keys
+        for l in range(2):
+            for f in ("q", "k", "v", "scores", "attn", "heads", "concat", "attn_out",
+                      "resid_1", "ln_1/mean", "ln_1/var", "ln_1/normed", "ln_1/out",
+                      "ffn_hidden", "ffn_out", "resid_2", "ln_2/out", "out"):
+                assert f"layer{l}/{f}" in keys, f"layer{l}/{f}"
+        assert npz["layer1/attn"].shape == (2, 16, 16)
