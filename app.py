@@ -1,16 +1,13 @@
 """Encoder Lens — walk a Transformer encoder step by step on an image.
 
-Run with `scripts/app` (or `streamlit run app.py`). This entry script only sets up the page
-and the navigation; each step is a page in pages/, and every page sets up its own controls
-through lens.state.page(), so it works however it is started.
+Run with `scripts/app` (or `streamlit run app.py`). Each step of the note is a page in pages/
+(Streamlit's multipage folder, so every step has its own URL, e.g. /multihead). Every page sets
+itself up through lens.state.page() — controls, image, trace, navigation — so it works however
+it is reached; this entry script only forwards to the first step, keeping the URL's settings.
 """
 
 import streamlit as st
 
-from lens.state import STEPS, current_lang
+from lens.state import STEPS
 
-st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
-lang = current_lang()
-pages = [st.Page(path, title=zh if lang == "zh" else en, url_path=step, default=(i == 0))
-         for i, (step, path, en, zh) in enumerate(STEPS)]
-st.navigation(pages).run()
+st.switch_page(STEPS[0][1], query_params=st.query_params.to_dict())

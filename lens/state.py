@@ -206,12 +206,6 @@ def _clamp(key: str, lo: int, hi: int) -> None:
     st.session_state[key] = int(min(max(value, lo), hi))
 
 
-def current_lang() -> str:
-    """The language before the page has run: the session's, else the URL's, else English."""
-    lang = st.session_state.get("lang") or st.query_params.get("lang", "en")
-    return lang if lang in LANGS else "en"
-
-
 def _persist_widgets() -> None:
     """Keep widget values when the page changes (Streamlit drops a page's widget state)."""
     for key in SETTINGS:
@@ -403,9 +397,11 @@ def _trained_cached():
 
 def page(step: str, texts: Texts | None = None) -> Page:
     """Set up a page: controls, image, trace; header with the step and its navigation."""
+    st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
     _init_from_url()
     _persist_widgets()
     lang = st.session_state["lang"]
+    _navigation(lang)
     texts = texts or {}
 
     def t(key: str, **values: object) -> str:  # binds lang now: format_funcs outlive the run
@@ -435,6 +431,14 @@ def page(step: str, texts: Texts | None = None) -> Page:
                image_name=name, weights=weights, texts=texts, head_model=head)
     _header(ctx)
     return ctx
+
+
+def _navigation(lang: str) -> None:
+    """The steps in the note's order, with translated titles, at the top of the sidebar."""
+    nav = st.sidebar.container()
+    for i, (_, path, en, zh) in enumerate(STEPS):
+        nav.page_link(path, label=f"{i + 1}. {zh if lang == 'zh' else en}")
+    st.sidebar.divider()
 
 
 def _export(t: Callable[..., str], trace: EncoderTrace, image_key: str, weights: str) -> None:
