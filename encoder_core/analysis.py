@@ -170,3 +170,56 @@ def forward_flops(cfg: EncoderConfig) -> int:
     attn = 2 * N * d * d * 4 + 2 * 2 * N * N * d  # Q, K, V, W_O; Q·Kᵀ and attn·V over heads
     ffn = 2 * 2 * N * d * dff if cfg.use_ffn else 0
     return embed + cfg.n_layers * (attn + ffn)
+
+
+def rollout_mean_over_queries(R: np.ndarray) -> np.ndarray:
+    """The mean of the rollout rows, (1/N)·Σ_i R[i, :]: how much each input patch feeds the
+    output on average over all query positions. R: [N, N] -> [N] (sums to 1)."""
+    return R.mean(axis=0)
+
+
+def uniform_attention_reference(grid_size: int, patch_size: int) -> tuple[float, float]:
+    """(mean attention distance in pixels, entropy in nats) of uniform attention, 1/N everywhere.
+
+    The baseline for a head that looks everywhere alike; the entropy equals ln N, its maximum.
+    """
+    N = grid_size * grid_size
+    uniform = np.full((1, N, N), 1.0 / N)  # [1, N, N]
+    distance = float(mean_attention_distance(uniform, grid_size, patch_size)[0])
+    return distance, float(attention_entropy(uniform)[0])
+
+
+def contribution_norms(contributions: np.ndarray) -> np.ndarray:
+    """‖head_h · W_O[rows of h]‖₂ of each head at each position: how much each head moves
+    attn_out there. contributions: [h, N, d_model] (from head_contributions) -> [h, N]."""
+    return np.linalg.norm(contributions.astype(np.float64), axis=-1)
+
+
+def head_sum_gap(heads: np.ndarray, W_O: np.ndarray, attn_out: np.ndarray) -> float:
+    """max |Σ_h head_h · W_O[rows of h] − attn_out| over all entries: the check that
+    concat · W_O is the sum of the heads' contributions (≈ float32 rounding, not 0).
+
+    Accumulates one head at a time (memory [N, d_model], not [h, N, d_model]).
+    Args:
+        heads: [h, N, d_head]; W_O: [d_model, d_model]; attn_out: [N, d_model] (concat · W_O)
+    """
+    h, _, d_head = heads.shape
+    total = np.zeros(attn_out.shape, dtype=np.float64)  # [N, d_model]
+    for g in range(h):
+        rows = W_O[g * d_head:(g + 1) * d_head].astype(np.float64)  # [d_head, d_model]
+        total += heads[g].astype(np.float64) @ rows  # [N, d_head] @ [d_head, d_model]
+    return float(np.abs(total - attn_out).max())
+
+
+def permutation_gap(out_shuffled: np.ndarray, out: np.ndarray, perm: np.ndarray) -> float:
+    """max |out(shuffled input) − out[perm]|: 0 (to rounding) when the encoder cannot see order.
+
+    Args:
+        out_shuffled, out: [N, d]; perm: [N], patch n of the shuffled input was patch perm[n].
+    """
+    return float(np.abs(out_shuffled - out[perm]).max())
+
+
+def fixed_permutation(n: int, seed: int = 0) -> np.ndarray:
+    """A reproducible shuffle of 0 … n−1 (for the ablation demo). Returns [n] int."""
+    return np.random.default_rng(seed).permutation(n)

@@ -41,3 +41,15 @@ def patch_centres(grid_size: int, patch_size: int) -> np.ndarray:
     idx = np.arange(grid_size * grid_size)
     rows, cols = np.divmod(idx, grid_size)
     return (np.stack([rows, cols], axis=1) + 0.5) * patch_size
+
+
+def shuffle_patches(image: np.ndarray, patch_size: int, perm: np.ndarray) -> np.ndarray:
+    """The image with its patches rearranged: patch n of the result is patch perm[n] of image.
+
+    Args:
+        image: [S, S, C]; perm: [N] a permutation of 0 … N−1.
+    Returns:
+        [S, S, C]; patchify(result) == patchify(image)[perm].
+    """
+    patches = patchify(image, patch_size)  # [N, P·P·C]
+    return unpatchify(patches[perm], patch_size, image.shape[-1])

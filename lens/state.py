@@ -56,6 +56,11 @@ STEPS: tuple[tuple[str, str, str, str], ...] = (
     ("stack", "pages/10_stack.py", "The stack", "堆叠的编码器"),
 )
 
+EXTRA_PAGES: tuple[tuple[str, str, str, str], ...] = (
+    # pages outside the note's steps
+    ("compare", "pages/11_compare.py", "Compare & ablate", "对比与消融"),
+)
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -172,13 +177,35 @@ class Page:
     weights: str
     texts: Texts = field(default_factory=dict)
     head_model: object | None = None  # the classifier head of trained weights
+    image_key: str = ""  # content hash of the image (cache key)
 
     def t(self, key: str, **values: object) -> str:
         return translate(key, self.lang, self.texts, **values)
 
+    def variant(self, image: np.ndarray | None = None, image_tag: str = "",
+                **changes: object) -> EncoderTrace:
+        """The trace with some settings changed, or of another image derived from this one
+        (named by image_tag, e.g. "shuffled"); cached like any trace.
+
+        With trained weights only settings that keep the weights' shapes may change.
+        Raises ConfigError for an impossible combination.
+        """
+        if "d_model" in changes:
+            changes.setdefault("d_ff", 4 * int(changes["d_model"]))
+        cfg = self.cfg.replace(**changes)
+        if self.weights == "trained":
+            params = self.trace.params
+        else:
+            params = random_params(cfg)
+        if image is None:
+            image, image_tag = self.trace.image, ""
+        return trace_for(f"{self.image_key}{image_tag}", image, cfg, params, self.weights)
+
     @property
-    def step_index(self) -> int:
-        return [s[0] for s in STEPS].index(self.step)
+    def step_index(self) -> int | None:
+        """0-based position among the note's steps; None for an extra page."""
+        ids = [s[0] for s in STEPS]
+        return ids.index(self.step) if self.step in ids else None
 
     def layer_selector(self, where=None) -> int:
         """A layer selector (shown 1…L), kept across pages. Returns the 0-based layer."""
@@ -428,7 +455,8 @@ def page(step: str, texts: Texts | None = None) -> Page:
     _write_url()
     _export(t, trace, image_key, weights)
     ctx = Page(step=step, lang=lang, cfg=cfg, trace=trace, original=original,
-               image_name=name, weights=weights, texts=texts, head_model=head)
+               image_name=name, weights=weights, texts=texts, head_model=head,
+               image_key=image_key)
     _header(ctx)
     return ctx
 
@@ -438,6 +466,8 @@ def _navigation(lang: str) -> None:
     nav = st.sidebar.container()
     for i, (_, path, en, zh) in enumerate(STEPS):
         nav.page_link(path, label=f"{i + 1}. {zh if lang == 'zh' else en}")
+    for _, path, en, zh in EXTRA_PAGES:
+        nav.page_link(path, label=f"★ {zh if lang == 'zh' else en}")
     st.sidebar.divider()
 
 
@@ -462,6 +492,11 @@ def _export(t: Callable[..., str], trace: EncoderTrace, image_key: str, weights:
 def _header(ctx: Page) -> None:
     """Title, 'step k of n', previous/next, and the honesty caption about the weights."""
     k = ctx.step_index
+    if k is None:
+        _, _, en, zh = next(p for p in EXTRA_PAGES if p[0] == ctx.step)
+        st.title(zh if ctx.lang == "zh" else en)
+        _weights_caption(ctx)
+        return
     _, _, en, zh = STEPS[k]
     st.title(zh if ctx.lang == "zh" else en)
     left, mid, right = st.columns([1, 2, 1])
@@ -471,6 +506,10 @@ def _header(ctx: Page) -> None:
                  "</div>", unsafe_allow_html=True)
     if k < len(STEPS) - 1 and right.button(ctx.t("next"), key="nav_next"):
         st.switch_page(STEPS[k + 1][1])
+    _weights_caption(ctx)
+
+
+def _weights_caption(ctx: Page) -> None:
     if ctx.weights == "trained":
         st.caption(ctx.t("trained_caption"))
     else:

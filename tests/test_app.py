@@ -12,9 +12,10 @@ from streamlit.testing.v1 import AppTest
 
 from encoder_core import EncoderConfig, load_image
 from lens import state
-from lens.state import STEPS
+from lens.state import EXTRA_PAGES, STEPS
 
 APP = str(state.ROOT / "app.py")
+ALL_PAGES = [(s[0], s[1]) for s in STEPS + EXTRA_PAGES]
 SMALL = {"image_size": "64", "patch_size": "16", "d_model": "32", "n_heads": "2",
          "n_layers": "2"}
 
@@ -49,7 +50,7 @@ def upload(at: AppTest, name: str, data: bytes, mime: str = "image/png") -> None
     at.sidebar.file_uploader[0].set_value((name, data, mime)).run()
 
 
-@pytest.mark.parametrize("step, path", [(s[0], s[1]) for s in STEPS])
+@pytest.mark.parametrize("step, path", ALL_PAGES)
 def test_every_page_renders_pictures_at_the_default_settings(step, path):
     at = new_app()
     at.run()
@@ -59,7 +60,7 @@ def test_every_page_renders_pictures_at_the_default_settings(step, path):
     assert len(at.image) >= 1, f"{step} shows no picture"
 
 
-@pytest.mark.parametrize("step, path", [(s[0], s[1]) for s in STEPS])
+@pytest.mark.parametrize("step, path", ALL_PAGES)
 def test_every_page_renders_at_a_small_rgb_configuration_without_ffn(step, path):
     at = new_app(**SMALL, channels="3", use_ffn="0")
     at.run()
@@ -176,7 +177,7 @@ def test_previous_and_next_walk_every_page_in_the_note_order():
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-@pytest.mark.parametrize("step, path", [(s[0], s[1]) for s in STEPS])
+@pytest.mark.parametrize("step, path", ALL_PAGES)
 def test_the_language_switch_translates_every_page(step, path):
     at = new_app(**SMALL)
     at.run()
@@ -199,7 +200,7 @@ def test_every_text_has_an_english_and_a_chinese_version():
 
     for key, (en, zh) in COMMON.items():
         assert en.strip() and zh.strip(), key
-    for _, path, _, _ in STEPS:
+    for _, path, _, _ in STEPS + EXTRA_PAGES:
         tree = ast.parse((state.ROOT / path).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TEXT":
