@@ -264,3 +264,37 @@ def value_grid(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: b
     ax.set_ylabel(ylabel)
     fig.colorbar(im, ax=ax, shrink=0.9)
     return to_png(fig)
+
+
+def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: str,
+               suptitle: str, *, highlight: int | None = None, sharey: bool = True,
+               tick_labels: Sequence[str] | None = None, size: tuple[float, float] | None = None
+               ) -> bytes:
+    """Bar charts side by side, one per row of `values`, on one shared y scale by default
+    (e.g. one softmax row at three scalings, or one value per head).
+
+    Args:
+        values: [k, n] one bar chart per row; titles: k panel titles
+        highlight: a bar index drawn in a second colour in every panel (e.g. the query)
+        tick_labels: n labels for the x ticks (e.g. "1" … "h"); default the index 0 … n−1
+    """
+    values = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    k, n = values.shape
+    fig = Figure(figsize=size or (min(4.2 * k, 13.0), 3.2), layout="constrained")
+    fig.suptitle(suptitle)
+    axes = fig.subplots(1, k, squeeze=False, sharey=sharey)[0]
+    for p, (ax, v, t) in enumerate(zip(axes, values, titles, strict=True)):
+        colours = ["#4c72b0"] * n
+        if highlight is not None and 0 <= highlight < n:
+            colours[highlight] = "#dd8452"
+        ax.bar(np.arange(n), v, color=colours, width=1.0 if n > 32 else 0.8)
+        ax.set_title(t, fontsize=9)
+        ax.set_xlabel(xlabel)
+        if p == 0 or not sharey:
+            ax.set_ylabel(ylabel)
+        ax.set_xlim(-0.5, n - 0.5)
+        if tick_labels is not None:
+            step = max(1, n // 16)
+            ax.set_xticks(np.arange(0, n, step), [tick_labels[i] for i in range(0, n, step)])
+        ax.grid(axis="y", alpha=0.3)
+    return to_png(fig)

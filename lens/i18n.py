@@ -65,6 +65,14 @@ COMMON: Texts = {
         "learned to find the shape; on a photo it can only look for shape-like things.",
         "权重在生成的形状（圆、正方形、三角形、十字）上训练：注意力学会了寻找形状；"
         "对照片它只能寻找类似形状的东西。"),
+    "new_sample": ("New shape", "换一个形状"),
+    "sample_caption": ("A generated image like those the trained model learned from: one shape "
+                       "among circle, square, triangle, cross, plus distractors.",
+                       "与训练数据同分布的生成图像：圆、正方形、三角形、十字之一，外加干扰物。"),
+    "prediction": ("**Prediction: {best}** ({p:.1f} %) — {all}",
+                   "**预测：{best}**（{p:.1f} %）—— {all}"),
+    "class_circle": ("circle", "圆"), "class_square": ("square", "正方形"),
+    "class_triangle": ("triangle", "三角形"), "class_cross": ("cross", "十字"),
     "step_of": ("Step {k} of {n}", "第 {k} 步，共 {n} 步"),
     "prev": ("← Previous step", "← 上一步"),
     "next": ("Next step →", "下一步 →"),

@@ -320,6 +320,9 @@ def _controls(t: Callable[..., str], trained_cfg: EncoderConfig | None) -> None:
     if st.session_state["source"] not in sources:
         st.session_state["source"] = "default"
     sb.radio(t("image_source"), sources, key="source", format_func=lambda s: t(f"source_{s}"))
+    if st.session_state["source"] == "sample":
+        sb.button(t("new_sample"), key="new_sample", on_click=_next_sample)
+        sb.caption(t("sample_caption"))
     if st.session_state["source"] == "upload":
         sb.file_uploader(t("upload"), key="upload",
                          type=["png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif"])
@@ -358,6 +361,10 @@ def _controls(t: Callable[..., str], trained_cfg: EncoderConfig | None) -> None:
     sb.number_input(t("seed"), min_value=0, max_value=2**31 - 1, step=1, key="seed",
                     disabled=locked or st.session_state["weights"] == "trained")
     sb.button(t("reset"), on_click=reset_to_defaults)
+
+
+def _next_sample() -> None:
+    st.session_state["sample_seed"] = st.session_state["sample_seed"] + 1
 
 
 def _image(t: Callable[..., str], cfg: EncoderConfig) -> tuple[str, np.ndarray, np.ndarray, str]:
@@ -511,6 +518,13 @@ def _header(ctx: Page) -> None:
 
 def _weights_caption(ctx: Page) -> None:
     if ctx.weights == "trained":
+        from encoder_core.classifier import classify
+
+        _, probs = classify(ctx.trace, ctx.head_model)
+        names = [ctx.t(f"class_{c}") for c in ctx.head_model.class_names]
+        ranked = sorted(zip(names, probs, strict=True), key=lambda cp: -cp[1])
+        st.markdown(ctx.t("prediction", best=ranked[0][0], p=100 * ranked[0][1],
+                          all=" · ".join(f"{c} {100 * p:.1f} %" for c, p in ranked)))
         st.caption(ctx.t("trained_caption"))
     else:
         st.caption(ctx.t("random_caption", seed=ctx.cfg.seed))
