@@ -76,3 +76,96 @@ def largest_terms(products: np.ndarray, k: int = 4) -> np.ndarray:
     """Indices of the k products with the largest magnitude, in index order. [n] -> [≤k]."""
     k = min(k, len(products))
     return np.sort(np.argsort(-np.abs(products))[:k])
+
+
+@dataclass(frozen=True)
+class LayerNormSums:
+    sum_x: float  # Σ_k x_k (μ = sum_x / d)
+    sq_dev: np.ndarray  # [d] (x_k − μ)²
+    sum_sq_dev: float  # Σ_k (x_k − μ)² (σ² = sum_sq_dev / d)
+    normed_mean: float  # mean of the row x̂ (≈ 0)
+    normed_var: float  # population variance of the row x̂
+    expected_var: float  # σ² / (σ² + ε), what normed_var must equal (≈ 1)
+
+
+def layer_norm_sums(terms: LayerNormTerms) -> LayerNormSums:
+    """The sums behind μ and σ² of one position, and the check that x̂ has mean 0, variance ≈ 1.
+
+    Var(x̂) = σ² / (σ² + ε) exactly, since x̂ = (x − μ) / √(σ² + ε). terms: from layer_norm_terms.
+    """
+    dev = terms.x - terms.mean  # [d]
+    sq_dev = dev * dev  # [d]
+    return LayerNormSums(sum_x=float(terms.x.sum()), sq_dev=sq_dev,
+                         sum_sq_dev=float(sq_dev.sum()),
+                         normed_mean=float(terms.normed.mean()),
+                         normed_var=float(terms.normed.var()),
+                         expected_var=terms.var / (terms.std * terms.std))
+
+
+@dataclass(frozen=True)
+class HiddenUnitTerms:
+    dot: DotTerms  # x_i · W_1[:, j], its products and total
+    bias: float  # b_1[j]
+    pre: float  # x_i · W_1[:, j] + b_1[j], before the ReLU
+    hidden: float  # max(0, pre): ffn_hidden[i, j]
+
+
+def hidden_unit_terms(x: np.ndarray, W_1: np.ndarray, b_1: np.ndarray,
+                      j: int) -> HiddenUnitTerms:
+    """One FFN hidden activation written out: max(0, x · W_1[:, j] + b_1[j]).
+
+    Args:
+        x: [d_model] one position's input to the FFN (ln_1.out row); W_1: [d_model, d_ff];
+        b_1: [d_ff]; j: the hidden unit.
+    """
+    dot = dot_terms(x, W_1[:, j])
+    pre = dot.total + float(b_1[j])
+    return HiddenUnitTerms(dot=dot, bias=float(b_1[j]), pre=pre, hidden=max(0.0, pre))
+
+
+@dataclass(frozen=True)
+class PETerms:
+    pos: int  # the patch number (row-major)
+    column: int  # the PE column, 0 … d_model − 1
+    i: int  # the pair index: column = 2i (sin) or 2i + 1 (cos)
+    func: str  # "sin" for an even column, "cos" for an odd one
+    exponent: float  # 2i / d_model
+    denominator: float  # 10000^(2i / d_model)
+    angle: float  # pos / 10000^(2i / d_model), in radians
+    value: float  # sin(angle) or cos(angle)
+
+
+def pe_terms(pos: int, column: int, d_model: int) -> PETerms:
+    """One entry of the positional encoding, every stage kept, in float64.
+
+    PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),  PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
+    """
+    i = column // 2
+    exponent = 2 * i / d_model
+    denominator = float(10000.0**exponent)
+    angle = pos / denominator
+    func = "sin" if column % 2 == 0 else "cos"
+    value = float(np.sin(angle) if func == "sin" else np.cos(angle))
+    return PETerms(pos=pos, column=column, i=i, func=func, exponent=exponent,
+                   denominator=denominator, angle=angle, value=value)
+
+
+@dataclass(frozen=True)
+class TermSummary:
+    shown: np.ndarray  # [k] indices of the terms written out (first few + largest), in order
+    rest_count: int  # how many terms are not written out
+    rest_sum: float  # the sum of those terms
+    total: float  # the sum of all terms: Σ shown + rest_sum
+
+
+def summarise_terms(terms: np.ndarray, first: int = 4, largest: int = 4) -> TermSummary:
+    """Which terms of a long sum to write out: the first `first` and the `largest` largest in
+    magnitude, plus the count and the sum of the others, in float64. terms: [n].
+
+    E.g. "a₀ + a₁ + a₂ + a₃ + … + a₁₇ + (56 more terms: 0.12) = total".
+    """
+    t64 = np.asarray(terms, np.float64)
+    shown = np.union1d(np.arange(min(first, len(t64))), largest_terms(t64, largest))
+    total = float(t64.sum())
+    return TermSummary(shown=shown.astype(int), rest_count=len(t64) - len(shown),
+                       rest_sum=total - float(t64[shown].sum()), total=total)

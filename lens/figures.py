@@ -268,8 +268,8 @@ def value_grid(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: b
 
 def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: str,
                suptitle: str, *, highlight: int | None = None, sharey: bool = True,
-               tick_labels: Sequence[str] | None = None, size: tuple[float, float] | None = None
-               ) -> bytes:
+               tick_labels: Sequence[str] | None = None, size: tuple[float, float] | None = None,
+               uniform_line: bool = False) -> bytes:
     """Bar charts side by side, one per row of `values`, on one shared y scale by default
     (e.g. one softmax row at three scalings, or one value per head).
 
@@ -277,6 +277,7 @@ def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: s
         values: [k, n] one bar chart per row; titles: k panel titles
         highlight: a bar index drawn in a second colour in every panel (e.g. the query)
         tick_labels: n labels for the x ticks (e.g. "1" … "h"); default the index 0 … n−1
+        uniform_line: draw a dashed line at 1/n, the weight of a uniform distribution
     """
     values = np.atleast_2d(np.asarray(values, dtype=np.float64))
     k, n = values.shape
@@ -296,5 +297,83 @@ def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: s
         if tick_labels is not None:
             step = max(1, n // 16)
             ax.set_xticks(np.arange(0, n, step), [tick_labels[i] for i in range(0, n, step)])
+        if uniform_line:
+            ax.axhline(1.0 / n, color="#555555", lw=0.8, ls="--", label=f"1/{n}")
+            ax.legend(fontsize=7, loc="upper left")
         ax.grid(axis="y", alpha=0.3)
+    return to_png(fig)
+
+
+def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
+                    row_labels: Sequence[str], col_labels: Sequence[str],
+                    query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
+                    colorbar_label: str = "attention weight") -> bytes:
+    """A rows × columns table of attention maps over the image (e.g. layer × head), one figure,
+    one shared colour scale, labels only on the outer edge so the text stays large.
+
+    Args:
+        image: [S, S, C] in [0, 1]
+        maps: [rows, cols, G, G] weights per patch (e.g. one query's attn row, reshaped)
+        row_labels: rows labels (left edge); col_labels: cols labels (top edge)
+        query: the query patch to outline (row-major index); panel: side of one map in inches
+    """
+    nrows, ncols, G, _ = maps.shape
+    S = image.shape[0]
+    P = S // G
+    vmax = float(maps.max()) if maps.size and maps.max() > 0 else 1.0
+    grey = image.mean(axis=-1) if image.shape[-1] > 1 else image[..., 0]
+    fig = Figure(figsize=(panel * ncols + 1.6, panel * nrows + 0.9), layout="constrained")
+    fig.suptitle(title, fontsize=12)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    im = None
+    for (r, c), ax in np.ndenumerate(axes):
+        ax.set_xticks([])
+        ax.set_yticks([])
+        up = np.kron(maps[r, c], np.ones((P, P)))  # nearest upsampling to the image
+        ax.imshow(grey, cmap="gray", vmin=0, vmax=1, interpolation="nearest")
+        im = ax.imshow(up, cmap=OVERLAY_CMAP, alpha=alpha, vmin=0, vmax=vmax,
+                       interpolation="nearest")
+        if r == 0:
+            ax.set_title(col_labels[c], fontsize=11)
+        if c == 0:
+            ax.set_ylabel(row_labels[r], fontsize=11)
+        if query is not None:
+            qr, qc = divmod(query, G)
+            ax.add_patch(matplotlib.patches.Rectangle((qc * P - 0.5, qr * P - 0.5), P, P,
+                                                      fill=False, ec="#00e5ff", lw=1.2))
+    if im is not None:
+        cb = fig.colorbar(im, ax=axes, shrink=0.8)
+        cb.set_label(colorbar_label, fontsize=11)
+        cb.ax.tick_params(labelsize=10)
+    return to_png(fig)
+
+
+def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels: Sequence[str],
+                *, signed: bool = True, colorbar_label: str = "",
+                highlight_col: int | None = None, size: tuple[float, float] = (5.0, 3.4)) -> bytes:
+    """A matrix with a few named rows (e.g. one row per head) as a heatmap: integer row ticks
+    with labels, columns block-averaged over 256, title, axis labels and a colourbar.
+
+    Args:
+        m: [rows, cols]; row_labels: rows labels (at most 16 are written, evenly spaced)
+    """
+    m = np.atleast_2d(np.asarray(m, dtype=np.float32))
+    rows, cols = m.shape
+    shown, (_, kc) = block_average(m, max_side=max(MAX_SIDE, rows))  # rows are never averaged
+    vmin, vmax = colour_limits(shown, signed)
+    fig = Figure(figsize=size, layout="constrained")
+    ax = fig.add_subplot()
+    im = ax.imshow(shown, cmap=SIGNED_CMAP if signed else PROB_CMAP, vmin=vmin, vmax=vmax,
+                   aspect="auto", interpolation="nearest",
+                   extent=(-0.5, cols - 0.5, rows - 0.5, -0.5))
+    step = max(1, -(-rows // 16))
+    ticks = list(range(0, rows, step))
+    ax.set_yticks(ticks, [row_labels[r] for r in ticks])
+    ax.set_title(f"{title}  [{rows} × {cols}]")
+    ax.set_xlabel(xlabel + (f"  (mean of {kc})" if kc > 1 else ""))
+    ax.set_ylabel(ylabel)
+    if highlight_col is not None:
+        ax.axvline(highlight_col - 0.5, color="k", lw=0.8)
+        ax.axvline(highlight_col + 0.5, color="k", lw=0.8)
+    fig.colorbar(im, ax=ax, label=colorbar_label, shrink=0.9)
     return to_png(fig)

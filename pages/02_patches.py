@@ -11,8 +11,9 @@ TEXT = {
         "numbered row-major — left to right, then top to bottom — and that number is the "
         "position pos used by the positional encoding. Each patch is flattened, pixel rows one "
         "after another with the channels last, into a row of {D} = {P}·{P}·{C} values.",
-        "{S} × {S} 的图像被切成 ({S}/{P})² = {N} 个 {P} × {P} 像素的图像块。按行优先编号——从左到右，"
-        "再从上到下——这个编号就是位置编码中的位置 pos。每个图像块被展平（逐行、通道在最后）成一行"
+        "{S} × {S} 的图像被切成 ({S}/{P})² = {N} 个 {P} × {P} 像素的图像块。"
+        "按行优先编号——从左到右，再从上到下——这个编号就是位置编码中的位置 pos。"
+        "每个图像块被展平（逐行、通道在最后）成一行"
         " {D} = {P}·{P}·{C} 个数值。"),
     "grid": ("The image with its patch grid", "带网格的图像"),
     "gallery": ("The first {n} patches", "前 {n} 个图像块"),

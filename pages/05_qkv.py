@@ -1,5 +1,180 @@
-"""Placeholder (being written)."""
+"""Step 5 of 10 — queries, keys and values: x times W_Q, W_K, W_V, split into heads."""
 
+import streamlit as st
+
+from encoder_core.explain import dot_terms, largest_terms
+from lens import widgets
 from lens.state import page
 
-ctx = page("qkv")
+TEXT = {
+    "intro": (
+        "Each layer starts by mapping every token vector x_i (a row of its input x) to three "
+        "new vectors: a query q_i (what this patch is looking for), a key k_i (what it offers "
+        "to be found by) and a value v_i (what it passes on when it is attended to). Each is a "
+        "product with a trainable matrix of shape d_model × d_model = {d} × {d}. The {h} heads "
+        "live side by side in that matrix, d_head = d_model / h = {d}/{h} = {dh} columns "
+        "each: head 1 uses columns 0 … {dh1}, head 2 the next {dh}, and so on. So each head "
+        "has its own W_Q, W_K, W_V of shape {d} × {dh}, and its own Q, K, V of shape "
+        "{N} × {dh}.",
+        "每一层首先把每个词元向量 x_i（输入 x 的一行）映射成三个新向量：查询 q_i（这个图像块在找"
+        "什么）、键 k_i（它能以什么被找到）和值 v_i（它被关注时传递出去的内容）。每个都是与一个"
+        "形状为 d_model × d_model = {d} × {d} 的可训练矩阵相乘。{h} 个头并排放在这个矩阵里，"
+        "每个头 d_head = d_model / h = {d}/{h} = {dh} 列：第 1 个头用第 0 … {dh1} 列，第 2 个头"
+        "用接下来的 {dh} 列，依此类推。所以每个头都有自己形状为 {d} × {dh} 的 W_Q、W_K、W_V，"
+        "以及形状为 {N} × {dh} 的 Q、K、V。"),
+    "note_slip": (
+        "The note gives W_Q, W_K, W_V the shape (sequence length, d_model). That is a slip: a "
+        "weight maps a width to a width and never depends on the sequence length ({N} here).",
+        "笔记把 W_Q、W_K、W_V 的形状写成（序列长度, d_model）。这是笔误：权重把一种宽度映射到另一种"
+        "宽度，与序列长度（这里是 {N}）无关。"),
+    "input": ("The layer's input x", "这一层的输入 x"),
+    "input_0": ("Layer 1 reads x0 = X + PE from the previous step.",
+                "第 1 层读入上一步得到的 x0 = X + PE。"),
+    "input_0_nope": ("Layer 1 reads x0 = X (the positional encoding is off).",
+                     "第 1 层读入 x0 = X（位置编码已关闭）。"),
+    "input_l": ("Layer {l} reads the output of layer {p}.", "第 {l} 层读入第 {p} 层的输出。"),
+    "weights": ("Head {hh}'s slices of the weights", "第 {hh} 个头的权重切片"),
+    "results": ("Head {hh}'s queries, keys and values", "第 {hh} 个头的查询、键和值"),
+    "in_dim": ("input feature (of d_model)", "输入特征（d_model 中）"),
+    "head_dim": ("head column (of d_head)", "头内的列（d_head 中）"),
+    "weights_caption": (
+        "Columns {a} … {b} of the layer's {d} × {d} matrices. Random (Glorot-uniform) weights "
+        "unless trained.",
+        "该层 {d} × {d} 矩阵的第 {a} … {b} 列。除非经过训练，否则是随机（Glorot 均匀分布）权重。"),
+    "results_caption": (
+        "Row i is patch i's query, key or value in this head. The row and column of the entry "
+        "worked out below are outlined.",
+        "第 i 行是图像块 i 在这个头中的查询、键或值。下面逐项计算的那个数所在的行和列已框出。"),
+    "same_kv": ("The same for K_{hh} and V_{hh}, with W_K and W_V.",
+                "K_{hh} 和 V_{hh} 同理，分别用 W_K 和 W_V。"),
+    "one_entry": ("One entry, written out", "逐项写出一个数"),
+    "one_entry_intro": (
+        "Pick a patch i (click the image or set its row and column), which of Q, K, V, and a "
+        "column j of the head. The entry is the dot product of x_i (row i of the layer's "
+        "input) with one column of the weight matrix: {d} products added up.",
+        "选择一个图像块 i（点击图像，或设置行和列）、Q、K、V 中的一个，以及头内的一列 j。这个数是"
+        " x_i（该层输入的第 i 行）与权重矩阵某一列的点积：{d} 个乘积相加。"),
+    "which": ("Matrix", "矩阵"),
+    "pick_j": ("Column j of the head (0 … d_head − 1)", "头内的列 j（0 … d_head − 1）"),
+    "dots": ("The ⋯ stands for the {m} products k = 4 … {last_1} not written; all {n} are "
+             "added.",
+             "⋯ 代表没有写出的 {m} 个乘积（k = 4 … {last_1}）；{n} 个乘积全部相加。"),
+    "check": ("Recomputed here in float64: **{mine}**. The value the encoder stored "
+              "(float32): **{stored}**.",
+              "这里用 float64 重新计算：**{mine}**。编码器保存的值（float32）：**{stored}**。"),
+    "largest": ("The {k} largest products (by magnitude)", "绝对值最大的 {k} 个乘积"),
+    "col_ab": ("product", "乘积"),
+}
+
+
+def num(v: float) -> str:
+    """A number for LaTeX: 4 significant digits, powers of ten written out."""
+    s = f"{v:.4g}"
+    if "e" in s:
+        mant, exp = s.split("e")
+        s = rf"{mant}\times 10^{{{int(exp)}}}"
+    return s
+
+
+def dot_latex(lhs: str, terms, shown: int = 4) -> str:
+    """lhs = (a_0)(b_0) + … + (a_3)(b_3) + ⋯ + (a_n-1)(b_n-1) = total, two terms a line."""
+    n = len(terms.products)
+
+    def term(k: int) -> str:
+        return rf"({num(terms.a[k])})\,({num(terms.b[k])})"
+
+    parts = [term(k) for k in range(min(shown, n))]
+    if n > shown + 1:
+        parts.append(r"\cdots")
+    if n > shown:
+        parts.append(term(n - 1))
+    lines = [" + ".join(parts[r:r + 2]) for r in range(0, len(parts), 2)]
+    body = r" \\ &\quad + ".join(lines)
+    return (r"\begin{aligned}" + lhs + " &= " + body + rf" \\ &= {num(terms.total)}"
+            r"\end{aligned}")
+
+
+ctx = page("qkv", TEXT)
+cfg, tr = ctx.cfg, ctx.trace
+N, d, h, dh = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head
+st.write(ctx.t("intro", d=d, h=h, dh=dh, dh1=dh - 1, N=N))
+st.caption(ctx.t("note_slip", N=N))
+widgets.note_original(ctx)
+
+top_left, top_right = st.columns(2)
+with top_left:
+    sel_layer, sel_head = st.columns(2)
+    with sel_layer:
+        l = ctx.layer_selector()
+    with sel_head:
+        hd = ctx.head_selector()
+    layer, lp = tr.layers[l], tr.params.layers[l]
+    x = tr.x0 if l == 0 else tr.layers[l - 1].out  # [N, d] the layer's input
+    cols = slice(hd * dh, (hd + 1) * dh)  # head hd's columns of W_Q, W_K, W_V
+    a, b = hd * dh, (hd + 1) * dh - 1
+    st.latex(r"Q = x\cdot W_Q,\quad K = x\cdot W_K,\quad V = x\cdot W_V")
+    st.latex(rf"({N} \times {d})\cdot({d} \times {d}) = {N} \times {d}")
+    st.latex(rf"Q_{{{hd + 1}}} = x\cdot W_Q[:,\, {a}\!:\!{b + 1}]")
+    st.latex(rf"({N} \times {d})\cdot({d} \times {dh}) = {N} \times {dh}")
+    st.caption(ctx.t("same_kv", hh=hd + 1))
+input_box = top_right.container()  # filled once the patch i is chosen below
+weights_box = st.container()
+results_box = st.container()
+
+# --- one entry written out ----------------------------------------------------------------------
+st.subheader(ctx.t("one_entry"))
+st.write(ctx.t("one_entry_intro", d=d))
+pick_col, math_col = st.columns([2, 3])
+with pick_col:
+    i = widgets.query_picker(ctx)
+with math_col:
+    c1, c2 = st.columns(2)
+    which = c1.radio(ctx.t("which"), ["Q", "K", "V"], horizontal=True, key="qkv_which")
+    j = c2.number_input(ctx.t("pick_j"), 0, dh - 1, 0, step=1, key="qkv_j")
+    W = {"Q": lp.W_Q, "K": lp.W_K, "V": lp.W_V}[which]
+    stored = {"Q": layer.q, "K": layer.k, "V": layer.v}[which][hd, i, j]
+    col = a + j  # the column of the full d_model × d_model matrix
+    terms = dot_terms(x[i], W[:, col])
+    low = which.lower()
+    lhs = rf"{low}^{{(\text{{head}}\,{hd + 1})}}_{{{i},{j}}}"
+    st.latex(lhs + rf" = x_{{{i}}}\cdot W_{which}[:,\, {col}] = "
+             rf"\sum_{{k=0}}^{{{d - 1}}} x[{i}, k]\; W_{which}[k, {col}]")
+    st.latex(dot_latex(lhs, terms))
+    if d > 5:
+        st.caption(ctx.t("dots", m=d - 5, last_1=d - 2, n=d))
+    st.markdown(ctx.t("check", mine=f"{terms.total:.6f}", stored=f"{float(stored):.6f}"))
+    top = largest_terms(terms.products, 4)
+    st.markdown(f"**{ctx.t('largest', k=len(top))}**")
+    st.dataframe(
+        [{"k": int(k), f"x[{i}, k]": float(terms.a[k]),
+          f"W_{which}[k, {col}]": float(terms.b[k]),
+          ctx.t("col_ab"): float(terms.products[k])} for k in top],
+        hide_index=True, width="stretch")
+
+# --- the layer's input, then two rows of three: the weight slices and the results ------------
+with input_box:
+    st.markdown(f"**{ctx.t('input')}**")
+    widgets.matrix(ctx, x, "x", key="qkv_x", highlight_row=i, size=(5.0, 3.4))
+    if l == 0:
+        st.caption(ctx.t("input_0") if cfg.use_pe else ctx.t("input_0_nope"))
+    else:
+        st.caption(ctx.t("input_l", l=l + 1, p=l))
+
+with weights_box:
+    st.subheader(ctx.t("weights", hh=hd + 1))
+    for name, where in zip(("Q", "K", "V"), st.columns(3), strict=True):
+        W_slice = {"Q": lp.W_Q, "K": lp.W_K, "V": lp.W_V}[name][:, cols]  # [d, d_head]
+        widgets.matrix(ctx, W_slice, f"W_{name}[:, {a}:{b + 1}]", key=f"qkv_W{name}",
+                       where=where, xlabel=ctx.t("head_dim"), ylabel=ctx.t("in_dim"),
+                       size=(4, 3.2), highlight_col=j if name == which else None)
+    st.caption(ctx.t("weights_caption", a=a, b=b, d=d))
+
+with results_box:
+    st.subheader(ctx.t("results", hh=hd + 1))
+    for name, where in zip(("Q", "K", "V"), st.columns(3), strict=True):
+        result = {"Q": layer.q, "K": layer.k, "V": layer.v}[name][hd]  # [N, d_head]
+        widgets.matrix(ctx, result, f"{name}_{hd + 1} = x·W_{name}[:, {a}:{b + 1}]",
+                       key=f"qkv_{name}", where=where, xlabel=ctx.t("head_dim"),
+                       size=(4, 3.2), highlight_row=i if name == which else None,
+                       highlight_col=j if name == which else None)
+    st.caption(ctx.t("results_caption"))

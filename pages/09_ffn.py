@@ -1,5 +1,217 @@
-"""Placeholder (being written)."""
+"""Step 9 of 10 — the position-wise feed-forward network and the second Add & Norm."""
 
+import streamlit as st
+
+from encoder_core.analysis import relu_zero_share
+from encoder_core.explain import hidden_unit_terms, largest_terms
+from lens import widgets
 from lens.state import page
 
-ctx = page("ffn")
+TEXT = {
+    "intro": (
+        "The paper's encoder layer has a second sub-layer: a small two-layer network applied to "
+        "every position separately and identically — the same W_1, b_1, W_2, b_2 for all {N} "
+        "patches, no mixing between positions (that was attention's job). It widens each "
+        "vector from d_model = {d} to d_ff = {dff}, applies the ReLU max(0, ·), and projects "
+        "back to d_model. Then comes a second Add & Norm.",
+        "论文的编码器层还有第二个子层：一个小的两层网络，对每个位置分别、相同地作用——"
+        "所有 {N} 个图像块共用同一组 W_1、b_1、W_2、b_2，位置之间不交换信息（那是注意力的工作）。"
+        "它把每个向量从 d_model = {d} 扩展到 d_ff = {dff}，经过 ReLU max(0, ·)，再投影回 "
+        "d_model。之后是第二个残差与层归一化。"),
+    "off_what": (
+        "What this step would do: each of the {N} rows of ln_1.out would be widened to "
+        "d_ff = {dff} numbers by x·W_1 + b_1, the negative ones set to 0 by the ReLU, and the "
+        "result projected back to d_model = {d} by ·W_2 + b_2; a second Add & Norm would then "
+        "give the layer's output. Without it, the layer's output is ln_1.out.",
+        "这一步本来会做的事：ln_1.out 的 {N} 行中的每一行，先经 x·W_1 + b_1 扩展为 d_ff = {dff} "
+        "个数，ReLU 把其中的负数置为 0，再经 ·W_2 + b_2 投影回 d_model = {d}；随后第二个残差与层"
+        "归一化给出本层的输出。关闭时，本层的输出就是 ln_1.out。"),
+    "input_is": ("The input x is ln_1.out of layer {l}, the output of the first Add & Norm.",
+                 "输入 x 是第 {l} 层的 ln_1.out，即第一个残差与层归一化的输出。"),
+    "pos_hint": ("The chosen query patch i is outlined in the matrices and worked out by hand "
+                 "below.",
+                 "所选的查询图像块 i 在各矩阵中标出，并在下面手算。"),
+    "hidden": ("1 · Hidden activations: x·W_1 + b_1, then ReLU",
+               "1 · 隐藏层激活：x·W_1 + b_1，再经 ReLU"),
+    "hidden_unit": ("hidden unit j", "隐藏单元 j"),
+    "activation": ("activation (≥ 0)", "激活值（≥ 0）"),
+    "zero_share": ("ReLU zeros in this layer", "本层 ReLU 置零的比例"),
+    "zero_help": ("The share of the N × d_ff hidden activations that the ReLU set to exactly 0.",
+                  "N × d_ff 个隐藏激活中被 ReLU 置为 0 的比例。"),
+    "zero_title": ("share of ReLU zeros in ffn_hidden, per layer",
+                   "各层 ffn_hidden 中 ReLU 置零的比例"),
+    "share": ("share of zeros", "零的比例"),
+    "layer_axis": ("layer", "层"),
+    "zero_text": (
+        "All values are ≥ 0, so the colour scale is sequential. With random weights and zero "
+        "biases about half of x·W_1 is negative, so about half of the activations are 0: the "
+        "ReLU keeps, for each position, a different subset of the d_ff units.",
+        "所有值都 ≥ 0，所以使用顺序色标。随机权重且偏置为 0 时，x·W_1 大约一半为负，因此大约一半的"
+        "激活为 0：对每个位置，ReLU 保留的是 d_ff 个单元中不同的一部分。"),
+    "weights": ("The weights W_1 and W_2 (and the biases b_1, b_2)",
+                "权重 W_1 与 W_2（以及偏置 b_1、b_2）"),
+    "in_feature": ("input feature", "输入特征"), "out_feature": ("output feature", "输出特征"),
+    "bias_random": ("b_1 and b_2 start at 0, as initialised (random weights).",
+                    "b_1 和 b_2 初始化为 0（随机权重）。"),
+    "bias_trained": ("b_1 and b_2 were trained together with W_1 and W_2.",
+                     "b_1 和 b_2 与 W_1、W_2 一起训练过。"),
+    "out": ("2 · Back to d_model: ffn_out = hidden·W_2 + b_2",
+            "2 · 投影回 d_model：ffn_out = hidden·W_2 + b_2"),
+    "out_text": ("Each row of the hidden matrix is projected back to d_model = {d} numbers: "
+                 "ffn_out has the same shape as the sub-layer's input, so the two can be added.",
+                 "隐藏矩阵的每一行被投影回 d_model = {d} 个数：ffn_out 与子层输入形状相同，因此两者"
+                 "可以相加。"),
+    "by_hand": ("3 · One hidden activation by hand: patch i = {i}, layer {l}",
+                "3 · 手算一个隐藏激活：图像块 i = {i}，第 {l} 层"),
+    "pick_j": ("Hidden unit j", "隐藏单元 j"),
+    "dots": ("The sum runs over all d_model = {d} features k; shown are the first 4 products "
+             "and the last, ⋯ stands for the {n} in between.",
+             "求和遍历全部 d_model = {d} 个特征 k；这里显示前 4 个乘积和最后一个，⋯ 代表中间的 "
+             "{n} 个。"),
+    "largest": ("The 4 largest products x_k·W_1[k, j]: {terms}.",
+                "最大的 4 个乘积 x_k·W_1[k, j]：{terms}。"),
+    "trace_value": ("In the trace: layers[{l}].ffn_hidden[{i}, {j}] = {v}; written out in "
+                    "float64: {w}.",
+                    "轨迹中的值：layers[{l}].ffn_hidden[{i}, {j}] = {v}；用 float64 手算：{w}。"),
+    "relu_zero": ("The sum is negative, so the ReLU sets this activation to 0.",
+                  "和为负数，所以 ReLU 把这个激活置为 0。"),
+    "relu_pass": ("The sum is positive, so the ReLU lets it through unchanged.",
+                  "和为正数，所以 ReLU 原样保留它。"),
+    "addnorm": ("4 · The second Add & Norm", "4 · 第二个残差与层归一化"),
+    "addnorm_text": (
+        "The same as the first one, with its own γ_2, β_2: add the sub-layer's input back, "
+        "then normalise each row to mean 0 and variance 1 (population variance, ε = {eps:g}) "
+        "and scale and shift.",
+        "与第一个相同，但有自己的 γ_2、β_2：把子层的输入加回去，再把每一行归一化为均值 0、方差 1"
+        "（总体方差，ε = {eps:g}），然后缩放和平移。"),
+    "moments_title": ("μ and σ² of each position of resid_2", "resid_2 每个位置的 μ 与 σ²"),
+    "position": ("position i (patch)", "位置 i（图像块）"),
+    "layer_out": ("ln_2.out is layer {l}'s output: {where}.",
+                  "ln_2.out 是第 {l} 层的输出：{where}。"),
+    "goes_next": ("the next layer's input x", "下一层的输入 x"),
+    "goes_final": ("the encoder's output", "编码器的输出"),
+}
+
+
+def num(v: float, digits: int = 4) -> str:
+    """A number for LaTeX: 4 significant digits, powers of ten written out."""
+    s = f"{v:.{digits}g}"
+    if "e" in s:
+        mantissa, exponent = s.split("e")
+        s = rf"{mantissa}\times 10^{{{int(exponent)}}}"
+    return s
+
+
+def term(v: float) -> str:
+    """A factor or summand: negative numbers in parentheses."""
+    return rf"({num(v)})" if v < 0 else num(v)
+
+
+ctx = page("ffn", TEXT)
+cfg, tr = ctx.cfg, ctx.trace
+N, d, dff = cfg.n_tokens, cfg.d_model, cfg.d_ff
+widgets.note_original(ctx)
+st.latex(r"\mathrm{FFN}(x) = \max(0,\; x \cdot W_1 + b_1) \cdot W_2 + b_2")
+
+if not cfg.use_ffn:
+    st.info(ctx.t("no_ffn"))
+    st.write(ctx.t("off_what", N=N, d=d, dff=dff))
+    st.latex(r"(%d \times %d) \cdot (%d \times %d) \rightarrow %d \times %d \rightarrow"
+             r" (%d \times %d) \cdot (%d \times %d) = %d \times %d"
+             % (N, d, d, dff, N, dff, N, dff, dff, d, N, d))
+    st.stop()
+
+st.write(ctx.t("intro", N=N, d=d, dff=dff))
+top_left, top_right = st.columns([2, 3], gap="large")
+with top_left:
+    layer = ctx.layer_selector()
+    query = widgets.query_picker(ctx)
+lt, lp = tr.layers[layer], tr.params.layers[layer]
+with top_right:
+    st.markdown(ctx.t("input_is", l=layer + 1))
+    st.latex(r"\underbrace{\text{ffn\_hidden}}_{%d \times %d} = \max\big(0,\;"
+             r"\underbrace{x}_{%d \times %d} \cdot \underbrace{W_1}_{%d \times %d}"
+             r" + \underbrace{b_1}_{%d}\big)" % (N, dff, N, d, d, dff, dff))
+    st.latex(r"\underbrace{\text{ffn\_out}}_{%d \times %d} = \underbrace{\text{ffn\_hidden}}"
+             r"_{%d \times %d} \cdot \underbrace{W_2}_{%d \times %d} + \underbrace{b_2}_{%d}"
+             % (N, d, N, dff, dff, d, d))
+    st.latex(r"\text{resid\_2} = x + \text{ffn\_out}, \qquad"
+             r"\text{ln\_2.out} = \mathrm{LayerNorm}(\text{resid\_2})")
+    st.caption(ctx.t("pos_hint"))
+
+# --- 1 · hidden activations -----------------------------------------------------------------
+st.subheader(ctx.t("hidden"))
+left, right = st.columns([3, 2], gap="large")
+widgets.matrix(ctx, lt.ffn_hidden, "ffn_hidden", key="ffn_hidden", signed=False,
+               xlabel=ctx.t("hidden_unit"), colorbar_label=ctx.t("activation"),
+               highlight_row=query, where=left)
+shares = [relu_zero_share(layer_trace.ffn_hidden) for layer_trace in tr.layers]
+with right:
+    st.metric(ctx.t("zero_share"), f"{shares[layer]:.1%}", help=ctx.t("zero_help"))
+    st.write(ctx.t("zero_text"))
+    widgets.picture(ctx, "bar_panels", [shares],
+                    [f"relu_zero_share(ffn_hidden)  [{cfg.n_layers}]"], ctx.t("layer_axis"),
+                    ctx.t("share"), ctx.t("zero_title"), highlight=layer,
+                    tick_labels=[str(l + 1) for l in range(cfg.n_layers)], size=(4.5, 2.8),
+                    key="zero_share")
+with st.expander(ctx.t("weights")):
+    c1, c2 = st.columns(2)
+    widgets.matrix(ctx, lp.W_1, "W_1", key="W_1", where=c1, xlabel=ctx.t("hidden_unit"),
+                   ylabel=ctx.t("in_feature"), window=False)
+    widgets.matrix(ctx, lp.W_2, "W_2", key="W_2", where=c2, xlabel=ctx.t("out_feature"),
+                   ylabel=ctx.t("hidden_unit"), window=False)
+    st.caption(ctx.t("bias_trained") if ctx.weights == "trained" else ctx.t("bias_random"))
+
+# --- 2 · back to d_model --------------------------------------------------------------------
+st.subheader(ctx.t("out"))
+left, right = st.columns([3, 2], gap="large")
+widgets.matrix(ctx, lt.ffn_out, "ffn_out", key="ffn_out", where=left, highlight_row=query)
+with right:
+    st.latex(r"(%d \times %d) \cdot (%d \times %d) = %d \times %d" % (N, dff, dff, d, N, d))
+    st.write(ctx.t("out_text", d=d))
+
+# --- 3 · one hidden activation by hand ------------------------------------------------------
+st.subheader(ctx.t("by_hand", i=query, l=layer + 1))
+left, _ = st.columns(2)
+j = int(left.number_input(ctx.t("pick_j"), 0, dff - 1, 0, step=1, key="ffn_unit"))
+unit = hidden_unit_terms(lt.ln_1.out[query], lp.W_1, lp.b_1, j)
+a, b, prods = unit.dot.a, unit.dot.b, unit.dot.products
+shown = [rf"{term(a[k])} \cdot {term(b[k])}" for k in range(min(d, 4))]
+if d > 5:
+    shown += [r"\cdots", rf"{term(a[-1])} \cdot {term(b[-1])}"]
+else:
+    shown += [rf"{term(a[k])} \cdot {term(b[k])}" for k in range(4, d)]
+st.latex(r"\text{ffn\_hidden}_{%d,%d} = \max\Big(0,\; \sum_{k} x_{%d,k}\, W_1[k, %d]"
+         r" + b_1[%d]\Big)" % (query, j, query, j, j))
+parts = [*shown, term(unit.bias)]
+st.latex(r"\begin{aligned} &= \max\big(0,\; %s \\ &\qquad + %s\big) \\"
+         r" &= \max(0,\; %s + %s) = \max(0,\; %s) = %s \end{aligned}"
+         % (" + ".join(parts[:3]), " + ".join(parts[3:]), num(unit.dot.total), term(unit.bias),
+            num(unit.pre), num(unit.hidden)))
+if d > 5:
+    st.caption(ctx.t("dots", d=d, n=d - 5))
+top = largest_terms(prods)
+st.caption(ctx.t("largest", terms=", ".join(
+    f"k = {k}: {a[k]:.4g} · {b[k]:.4g} = {prods[k]:.4g}" for k in top)))
+st.write(ctx.t("relu_zero") if unit.pre <= 0 else ctx.t("relu_pass"))
+st.success(ctx.t("trace_value", l=layer, i=query, j=j, v=f"{lt.ffn_hidden[query, j]:.7g}",
+                 w=f"{unit.hidden:.7g}"))
+
+# --- 4 · the second Add & Norm --------------------------------------------------------------
+st.subheader(ctx.t("addnorm"))
+st.write(ctx.t("addnorm_text", eps=cfg.ln_eps))
+st.latex(r"\underbrace{\text{resid\_2}}_{%d \times %d} = \underbrace{x}_{%d \times %d} + "
+         r"\underbrace{\text{ffn\_out}}_{%d \times %d}" % (N, d, N, d, N, d))
+st.latex(r"\text{ln\_2.out} = \gamma_2 \odot \frac{\text{resid\_2} - \mu}"
+         r"{\sqrt{\sigma^2 + \varepsilon}} + \beta_2")
+c1, c2 = st.columns(2)
+widgets.matrix(ctx, lt.resid_2, "resid_2", key="resid_2", where=c1, highlight_row=query)
+widgets.matrix(ctx, lt.ln_2.out, "ln_2.out", key="ln_2_out", where=c2, highlight_row=query)
+left, right = st.columns([3, 2], gap="large")
+widgets.picture(ctx, "bars", [lt.ln_2.mean, lt.ln_2.var],
+                [f"ln_2.mean = μ  [{N}]", f"ln_2.var = σ²  [{N}]"], ctx.t("position"),
+                ["μ", "σ²"], ctx.t("moments_title"), highlight=query, key="ln_2_moments",
+                where=left)
+last = layer == cfg.n_layers - 1
+right.write(ctx.t("layer_out", l=layer + 1,
+                  where=ctx.t("goes_final") if last else ctx.t("goes_next")))

@@ -1,5 +1,181 @@
-"""Placeholder (being written)."""
+"""Step 10 of 10 — the stack of encoder layers: attention in every layer, rollout, output."""
 
+import numpy as np
+import streamlit as st
+
+from encoder_core.analysis import (
+    attention_entropy,
+    attention_rollout,
+    mean_attention_distance,
+    rollout_mean_over_queries,
+    uniform_attention_reference,
+)
+from lens import widgets
 from lens.state import page
 
-ctx = page("stack")
+MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
+MAX_GRID_HEADS = 8  # heads shown in the layer × head grid
+
+TEXT = {
+    "intro": (
+        "The encoder layer is repeated {L} times: each layer takes the previous layer's output "
+        "(the first takes x0) and gives a matrix of the same shape, {N} × {d}. The weights of "
+        "each layer are its own. This page looks at all layers at once.",
+        "编码器层重复 {L} 次：每一层以上一层的输出为输入（第一层的输入是 x0），输出一个形状相同的 "
+        "{N} × {d} 矩阵。每一层都有自己的权重。本页同时查看所有层。"),
+    "grid": ("1 · Attention of the query patch in every layer and head",
+             "1 · 查询图像块在每一层、每个头中的注意力"),
+    "grid_text": (
+        "Row l, column h: where query patch i = {i} looks in layer l, head h — its row "
+        "attn[h, i, :] of {N} weights, laid back on the {G} × {G} patch grid. One colour scale "
+        "for all maps.",
+        "第 l 行、第 h 列：查询图像块 i = {i} 在第 l 层、第 h 个头中看向哪里——即 attn[h, i, :] "
+        "这一行的 {N} 个权重，重新排回 {G} × {G} 的图像块网格。所有图共用一个色标。"),
+    "grid_limited_l": ("Showing the first {l} of {L} layers, to keep the picture readable.",
+                       "为保持图像清晰，只显示 {L} 层中的前 {l} 层。"),
+    "grid_limited_h": ("Showing the first {h} of {H} heads, to keep the picture readable.",
+                       "为保持图像清晰，只显示 {H} 个头中的前 {h} 个。"),
+    "grid_limited_lh": ("Showing the first {l} of {L} layers and the first {h} of {H} heads, "
+                        "to keep the picture readable.",
+                        "为保持图像清晰，只显示 {L} 层中的前 {l} 层、{H} 个头中的前 {h} 个。"),
+    "head_title": ("head {h}", "头 {h}"),
+    "layer_label": ("layer {l}", "第 {l} 层"),
+    "weight": ("attention weight", "注意力权重"),
+    "rollout": ("2 · Attention rollout: following attention through all layers",
+                "2 · 注意力展开（rollout）：沿所有层追踪注意力"),
+    "rollout_text": (
+        "One layer's attention says which positions of its input a position mixes. To ask "
+        "which *image patches* end up in a position after all {L} layers, multiply the "
+        "layers' attention matrices (Abnar & Zuidema, 2020). Each layer's heads are averaged "
+        "and the residual connection is counted as attending to oneself with weight ½. This is "
+        "a heuristic: it ignores the values, W_O, the feed-forward network and the norms.",
+        "单层的注意力表示一个位置混合了输入中的哪些位置。要问经过全部 {L} 层后，一个位置里最终"
+        "含有哪些*图像块*，就把各层的注意力矩阵相乘（Abnar 与 Zuidema，2020）。每层的各个头取平均，"
+        "残差连接被看作以 ½ 的权重关注自身。这是一种启发式方法：它忽略了值向量、W_O、前馈网络和"
+        "归一化。"),
+    "rollout_query": ("rollout: row R[{i}, :]", "展开：第 {i} 行 R[{i}, :]"),
+    "rollout_mean": ("rollout: mean of all rows", "展开：所有行的平均"),
+    "rollout_weight": ("rollout weight", "展开权重"),
+    "rollout_caption": (
+        "Left: row i = {i} of R. Right: the mean of all rows, how much each input patch feeds "
+        "the output on average. Each map has its own colour scale; each sums to 1.",
+        "左：R 的第 i = {i} 行。右：所有行的平均，即每个输入图像块平均对输出贡献多少。两幅图各用"
+        "自己的色标；每幅图的总和都为 1。"),
+    "per_head": ("3 · Per head and layer: how far, and how spread out",
+                 "3 · 每层每个头：看多远、看得多分散"),
+    "distance_text": (
+        "**Mean attention distance** (ViT, Figure 7): for each query, the distance in pixels "
+        "to the patches it attends to, weighted by attention, then averaged over all queries. "
+        "Small = local heads, large = global heads. Here A = attn_h of one layer and c_i is the "
+        "centre of patch i in pixels.",
+        "**平均注意力距离**（ViT 论文图 7）：对每个查询，按注意力加权的、到被关注图像块的像素距离，"
+        "再对所有查询取平均。小 = 局部的头，大 = 全局的头。这里 A = 某一层的 attn_h，"
+        "c_i 是图像块 i 中心的像素坐标。"),
+    "entropy_text": (
+        "**Entropy** of each attention row, averaged over queries: 0 nats when a row puts all "
+        "its weight on one patch, ln N when it spreads evenly over all N.",
+        "每一行注意力的**熵**，对所有查询取平均：一行把全部权重放在一个图像块上时为 0 nats，均匀"
+        "分布在全部 N 个图像块上时为 ln N。"),
+    "uniform": (
+        "For comparison, attention spread evenly over all {N} patches would give a distance of "
+        "{dist:.1f} px and an entropy of ln {N} = {ent:.3f} nats.",
+        "作为对比，均匀分布在全部 {N} 个图像块上的注意力，距离为 {dist:.1f} 像素，熵为 "
+        "ln {N} = {ent:.3f} nats。"),
+    "random_note": (
+        "With random weights most rows are nearly uniform, so the values sit close to that "
+        "reference; trained heads differ from one another.",
+        "随机权重下大多数行接近均匀分布，因此数值都接近这个参考值；训练过的头彼此不同。"),
+    "distance_title": ("mean attention distance (pixels)  [{L} × {H}]",
+                       "平均注意力距离（像素）  [{L} × {H}]"),
+    "entropy_title": ("mean attention entropy (nats)  [{L} × {H}]",
+                      "平均注意力熵（nats）  [{L} × {H}]"),
+    "head_axis": ("head", "头"), "layer_axis": ("layer", "层"),
+    "output": ("4 · The encoder's output", "4 · 编码器的输出"),
+    "output_text": (
+        "The last layer's output is the encoder's output: {N} vectors of d_model = {d}, one "
+        "per patch, each now mixed with information from the whole image.",
+        "最后一层的输出就是编码器的输出：{N} 个 d_model = {d} 维的向量，每个图像块一个，每个都已"
+        "混入了来自整幅图像的信息。"),
+    "trained_note": (
+        "These weights were trained to tell shapes apart: a small classifier head reads this "
+        "output matrix to decide which shape the image shows.",
+        "这些权重经过训练用于区分形状：一个小的分类头读取这个输出矩阵，判断图像中是哪种形状。"),
+}
+
+ctx = page("stack", TEXT)
+cfg, tr = ctx.cfg, ctx.trace
+N, d, G, P = cfg.n_tokens, cfg.d_model, cfg.grid_size, cfg.patch_size
+L, H = cfg.n_layers, cfg.n_heads
+st.write(ctx.t("intro", L=L, N=N, d=d))
+widgets.note_original(ctx)
+
+top_left, top_right = st.columns([2, 3], gap="large")
+with top_left:
+    query = widgets.query_picker(ctx)
+with top_right:
+    st.latex(r"x_l = \mathrm{EncoderLayer}_l(x_{l-1}), \quad l = 1 \dots %d" % L)
+    st.latex(r"\underbrace{\text{output}}_{%d \times %d} = x_{%d}" % (N, d, L))
+
+# --- 1 · layer × head grid ------------------------------------------------------------------
+st.subheader(ctx.t("grid"))
+n_l, n_h = min(L, MAX_GRID_LAYERS), min(H, MAX_GRID_HEADS)
+st.write(ctx.t("grid_text", i=query, N=N, G=G))
+limited = ("l" if n_l < L else "") + ("h" if n_h < H else "")
+if limited:
+    st.caption(ctx.t(f"grid_limited_{limited}", l=n_l, L=L, h=n_h, H=H))
+maps = np.stack([tr.layers[l].attn[:n_h, query, :].reshape(n_h, G, G)  # [h, N] -> [h, G, G]
+                 for l in range(n_l)])  # [n_l, n_h, G, G]
+share = (1.25 * n_h + 1.6) / (1.25 * MAX_GRID_HEADS + 1.6)  # the figure's width, relative
+where = st.columns([share, 1 - share])[0] if share < 0.9 else st  # few heads: not blown up
+widgets.picture(ctx, "attention_table", tr.image, maps, f"attn[h, {query}, :]  ({G} × {G})",
+                where=where, row_labels=[ctx.t("layer_label", l=l + 1) for l in range(n_l)],
+                col_labels=[ctx.t("head_title", h=h + 1) for h in range(n_h)], query=query,
+                colorbar_label=ctx.t("weight"), key="grid")
+
+# --- 2 · attention rollout ------------------------------------------------------------------
+st.subheader(ctx.t("rollout"))
+st.write(ctx.t("rollout_text", L=L))
+st.latex(r"\hat{A}_l = \tfrac{1}{2}\,\mathrm{mean}_h(\text{attn}_l) + \tfrac{1}{2}\,I, \qquad"
+         r" R = \hat{A}_{%d} \cdots \hat{A}_1 \quad [%d \times %d]" % (L, N, N))
+R = attention_rollout([layer.attn for layer in tr.layers])  # [N, N]
+c1, c2 = st.columns(2)
+widgets.picture(ctx, "attention_table", tr.image, R[query].reshape(1, 1, G, G),
+                ctx.t("rollout_query", i=query), row_labels=[""], col_labels=[""],
+                query=query, panel=3.0, colorbar_label=ctx.t("rollout_weight"),
+                key="rollout_query", where=c1)
+widgets.picture(ctx, "attention_table", tr.image,
+                rollout_mean_over_queries(R).reshape(1, 1, G, G), ctx.t("rollout_mean"),
+                row_labels=[""], col_labels=[""], panel=3.0,
+                colorbar_label=ctx.t("rollout_weight"), key="rollout_mean", where=c2)
+st.caption(ctx.t("rollout_caption", i=query))
+
+# --- 3 · distance and entropy per head and layer --------------------------------------------
+st.subheader(ctx.t("per_head"))
+distance = np.stack([mean_attention_distance(layer.attn, G, P) for layer in tr.layers])  # [L, h]
+entropy = np.stack([attention_entropy(layer.attn) for layer in tr.layers])  # [L, h]
+ref_dist, ref_ent = uniform_attention_reference(G, P)
+c1, c2 = st.columns(2)
+with c1:
+    st.markdown(ctx.t("distance_text"))
+    st.latex(r"D_h = \frac{1}{N}\sum_{i,j} A_{ij}\,\lVert c_i - c_j \rVert_2")
+    widgets.picture(ctx, "value_grid", distance, ctx.t("distance_title", L=L, H=H),
+                    ctx.t("head_axis"), ctx.t("layer_axis"), signed=False, fmt="{:.1f}",
+                    row0=1, col0=1, key="distance")
+with c2:
+    st.markdown(ctx.t("entropy_text"))
+    st.latex(r"H_h = -\frac{1}{N}\sum_{i,j} A_{ij} \ln A_{ij}")
+    widgets.picture(ctx, "value_grid", entropy, ctx.t("entropy_title", L=L, H=H),
+                    ctx.t("head_axis"), ctx.t("layer_axis"), signed=False, fmt="{:.2f}",
+                    row0=1, col0=1, key="entropy")
+st.caption(ctx.t("uniform", N=N, dist=ref_dist, ent=ref_ent)
+           + ("" if ctx.weights == "trained" else " " + ctx.t("random_note")))
+
+# --- 4 · the output -------------------------------------------------------------------------
+st.subheader(ctx.t("output"))
+left, right = st.columns([3, 2], gap="large")
+widgets.matrix(ctx, tr.output, "output", key="output", where=left, highlight_row=query)
+with right:
+    st.latex(r"\underbrace{\text{output}}_{%d \times %d}" % (N, d))
+    st.write(ctx.t("output_text", N=N, d=d))
+    if ctx.weights == "trained" and ctx.head_model is not None:
+        st.info(ctx.t("trained_note"))
