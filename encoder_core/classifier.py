@@ -115,7 +115,7 @@ def object_patch_mask(mask: np.ndarray, patch_size: int, min_share: float = 0.25
     Returns:
         [N] bool in patch order (row-major, as `patchify`).
     """
-    S, G = mask.shape[0], mask.shape[0] // patch_size
+    G = mask.shape[0] // patch_size  # patches per side
     share = mask.reshape(G, patch_size, G, patch_size).mean(axis=(1, 3))  # [G, G]
     return (share >= min_share).reshape(G * G)  # [N]
 

@@ -3,9 +3,9 @@
 Each image is 224 × 224 × 1 in [0, 1] (16 × 16 patches -> 196 tokens) and holds exactly one
 object — a circle, square, triangle or cross, 60–110 px across, upright, filled, anywhere fully
 inside the image, brighter or darker than the background by 0.25–0.5 — on a background of a
-soft gradient plus low-amplitude waves and a little pixel noise. Most images (75 %) also hold one or two
-distractors that belong to no class: thin line segments or small blobs (< 30 px), drawn with
-the same kind of contrast, never touching the object's bounding box.
+soft gradient plus low-amplitude waves and a little pixel noise. Most images (75 %) also hold
+one or two distractors that belong to no class: thin line segments or small blobs (< 30 px),
+drawn with the same kind of contrast, never touching the object's bounding box.
 
 Everything is drawn from a numpy Generator, so a seed fixes the whole sample; shapes are
 written as boolean masks over coordinate grids (np.ogrid), no loops over pixels.
@@ -31,6 +31,7 @@ class Sample:
     label: int  # index into CLASS_NAMES
     mask: np.ndarray  # [224, 224] bool, True on the object's pixels
     n_distractors: int = 0  # distractors drawn (0, 1 or 2)
+    distractor_mask: np.ndarray | None = None  # [224, 224] bool, True on distractor pixels
 
 
 def grid(size: int = IMAGE_SIZE) -> tuple[np.ndarray, np.ndarray]:
@@ -181,7 +182,7 @@ def make_sample(rng: np.random.Generator, size: int = IMAGE_SIZE) -> Sample:
     rows, cols = np.nonzero(mask.any(axis=1))[0], np.nonzero(mask.any(axis=0))[0]
     keep_out = np.zeros((size, size), dtype=bool)  # the object's bounding box + 4 px
     keep_out[max(rows[0] - 4, 0):rows[-1] + 5, max(cols[0] - 4, 0):cols[-1] + 5] = True
-    n_distractors = 0
+    n_distractors, drawn = 0, np.zeros((size, size), dtype=bool)
     wanted = int(rng.integers(1, 3)) if rng.random() < DISTRACTOR_SHARE else 0
     for _ in range(wanted):
         for _attempt in range(20):
@@ -189,13 +190,15 @@ def make_sample(rng: np.random.Generator, size: int = IMAGE_SIZE) -> Sample:
             if d_mask.any() and not (d_mask & keep_out).any():
                 image = np.where(d_mask, np.float32(contrasting_level(rng, level)), image)
                 n_distractors += 1
+                drawn |= d_mask
                 break
 
     # uniform noise with standard deviation NOISE_STD (half width √3·σ), cheaper than Gaussian
     uniform = rng.random((size, size), dtype=np.float32)  # [S, S] in [0, 1)
     image += np.float32(2 * np.sqrt(3.0) * NOISE_STD) * (uniform - np.float32(0.5))
     image = np.clip(image, 0.0, 1.0).astype(np.float32)[:, :, None]  # [S, S, 1]
-    return Sample(image=image, label=label, mask=mask, n_distractors=n_distractors)
+    return Sample(image=image, label=label, mask=mask, n_distractors=n_distractors,
+                  distractor_mask=drawn)
 
 
 def make_batch(seed: int, n: int,

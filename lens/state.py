@@ -266,7 +266,7 @@ def _init_from_url() -> None:
     st.session_state["_initialised"] = True
 
 
-def _write_url() -> None:
+def sync_url() -> None:
     """Mirror the settings in the URL so a copied link restores the view."""
     current = {k: _url_value(st.session_state[k]) for k in SETTINGS}
     changed = {k: v for k, v in current.items() if st.query_params.get(k) != v}
@@ -459,7 +459,7 @@ def page(step: str, texts: Texts | None = None) -> Page:
         params, head = random_params(cfg), None
     with st.spinner(t("computing")):
         trace = trace_for(image_key, model_input, cfg, params, weights)
-    _write_url()
+    sync_url()
     _export(t, trace, image_key, weights)
     ctx = Page(step=step, lang=lang, cfg=cfg, trace=trace, original=original,
                image_name=name, weights=weights, texts=texts, head_model=head,

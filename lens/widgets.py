@@ -15,7 +15,7 @@ from PIL import Image
 
 from . import figures
 from .note import note_markdown
-from .state import Page
+from .state import Page, sync_url
 
 WINDOW = 32  # side of the number window
 
@@ -96,6 +96,7 @@ def query_picker(ctx: Page, where=None) -> int:
         query = min(max(row, 0), G - 1) * G + min(max(col, 0), G - 1)
     st.session_state["query"] = query
     st.session_state["query_row"], st.session_state["query_col"] = divmod(query, G)
+    sync_url()  # a click changed the query after page() wrote the URL
 
     def from_row_col() -> None:
         st.session_state["query"] = (st.session_state["query_row"] * G
