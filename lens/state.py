@@ -48,7 +48,7 @@ STEPS: tuple[tuple[str, str, str, str], ...] = (
     ("patches", "pages/02_patches.py", "Patches", "图像块"),
     ("embedding", "pages/03_embedding.py", "Input embedding", "输入嵌入"),
     ("positional", "pages/04_positional.py", "Positional encoding", "位置编码"),
-    ("qkv", "pages/05_qkv.py", "Q, K, V", "Q、K、V"),
+    ("qkv", "pages/05_qkv.py", "Q, K, V", "生成 Q、K、V"),
     ("scores", "pages/06_scores.py", "Scores & softmax", "注意力分数与 Softmax"),
     ("multihead", "pages/07_multihead.py", "Multi-head attention", "多头注意力"),
     ("addnorm", "pages/08_addnorm.py", "Add & Norm", "残差与层归一化"),

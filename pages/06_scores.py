@@ -111,7 +111,7 @@ TEXT = {
     "col_row_h": ("entropy of row i (nats)", "第 i 行的熵（nats）"),
     "col_head_h": ("mean entropy of the head (nats)", "该头各行熵的平均（nats）"),
     "col_now": ("the trace uses it", "trace 使用的"),
-    "yes": ("✓ (now)", "✓（当前）"), "no": ("", ""),
+    "yes": ("✓ (now)", "✓（当前）"),
     "entropy_caption": (
         "Entropy H = −Σ_j p_j ln p_j measures how spread a row is: 0 nats when all weight is on "
         "one key (one-hot), ln N = {lnN:.2f} nats when it is uniform over all N = {N} keys.",
@@ -301,7 +301,7 @@ rows = [{ctx.t("col_scaling"): ctx.t(f"case_{c.name}", s=c.divisor),
          ctx.t("col_s"): round(c.divisor, 4),
          ctx.t("col_row_h"): round(float(c.entropy[0, query]), 3),
          ctx.t("col_head_h"): round(e, 3),
-         ctx.t("col_now"): ctx.t("yes") if c.name == cfg.scale else ctx.t("no")}
+         ctx.t("col_now"): ctx.t("yes") if c.name == cfg.scale else ""}
         for c, e in zip(cases, head_entropy, strict=True)]
 st.dataframe(rows, hide_index=True, width="stretch")
 st.caption(ctx.t("entropy_caption", lnN=ln_N, N=N) + " " + ctx.t("scaling_shared_y", N=N))
