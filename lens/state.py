@@ -182,6 +182,12 @@ class Page:
     def t(self, key: str, **values: object) -> str:
         return translate(key, self.lang, self.texts, **values)
 
+    def ft(self, key: str, **values: object) -> str:
+        """Text drawn inside a figure: English when no CJK font is installed."""
+        from .figures import HAS_CJK_FONT
+
+        return translate(key, self.lang if HAS_CJK_FONT else "en", self.texts, **values)
+
     def variant(self, image: np.ndarray | None = None, image_tag: str = "",
                 **changes: object) -> EncoderTrace:
         """The trace with some settings changed, or of another image derived from this one

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from encoder_core.explain import dot_terms, largest_terms
-from lens import figures, widgets
-from lens.i18n import translate
+from lens import widgets
+from lens.latex import dot_latex
 from lens.state import page
 
 TEXT = {
@@ -65,37 +65,7 @@ TEXT = {
 }
 
 
-def num(v: float) -> str:
-    """A number for LaTeX: 4 significant digits, powers of ten written out."""
-    s = f"{v:.4g}"
-    if "e" in s:
-        mant, exp = s.split("e")
-        s = rf"{mant}\times 10^{{{int(exp)}}}"
-    return s
-
-
-def dot_latex(lhs: str, terms, shown: int = 4) -> str:
-    """lhs = (a_0)(b_0) + … + (a_3)(b_3) + ⋯ + (a_n-1)(b_n-1) = total, two terms a line."""
-    n = len(terms.products)
-
-    def term(k: int) -> str:
-        return rf"({num(terms.a[k])})\,({num(terms.b[k])})"
-
-    parts = [term(k) for k in range(min(shown, n))]
-    if n > shown + 1:
-        parts.append(r"\cdots")
-    if n > shown:
-        parts.append(term(n - 1))
-    lines = [" + ".join(parts[r:r + 2]) for r in range(0, len(parts), 2)]
-    body = r" \\ &\quad + ".join(lines)
-    return (r"\begin{aligned}" + lhs + " &= " + body + rf" \\ &= {num(terms.total)}"
-            r"\end{aligned}")
-
-
 ctx = page("embedding", TEXT)
-def ft(key: str, **values: object) -> str:
-    """Text drawn inside a figure: English when no CJK font is installed."""
-    return translate(key, ctx.lang if figures.HAS_CJK_FONT else "en", TEXT, **values)
 
 cfg, tr = ctx.cfg, ctx.trace
 P, C, N, D, d = cfg.patch_size, cfg.channels, cfg.n_tokens, cfg.patch_dim, cfg.d_model
@@ -137,8 +107,8 @@ with table_col:
         hide_index=True, width="stretch")
 with bars_col:
     widgets.picture(ctx, "bars", [terms.a, terms.b, terms.products],
-                    [ft("terms_a", i=i), ft("terms_b", j=j), ft("terms_ab", i=i, j=j)],
-                    "k", ["patches", "W_E", "·"], ft("terms_title", i=i, j=j),
+                    [ctx.ft("terms_a", i=i), ctx.ft("terms_b", j=j), ctx.ft("terms_ab", i=i, j=j)],
+                    "k", ["patches", "W_E", "·"], ctx.ft("terms_title", i=i, j=j),
                     key="emb_terms")
 
 with matrices:

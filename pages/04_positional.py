@@ -5,7 +5,6 @@ import streamlit as st
 from encoder_core.analysis import cosine_similarity
 from encoder_core.explain import pe_terms
 from lens import figures, widgets
-from lens.i18n import translate
 from lens.state import page
 
 TEXT = {
@@ -113,9 +112,6 @@ TEXT = {
 }
 
 ctx = page("positional", TEXT)
-def ft(key: str, **values: object) -> str:
-    """Text drawn inside a figure: English when no CJK font is installed."""
-    return translate(key, ctx.lang if figures.HAS_CJK_FONT else "en", TEXT, **values)
 
 cfg, tr = ctx.cfg, ctx.trace
 N, d, G = cfg.n_tokens, cfg.d_model, cfg.grid_size
@@ -164,9 +160,9 @@ if cols:
     labels = []
     for c in cols:
         f = "sin" if c % 2 == 0 else "cos"
-        labels.append(ft("curve_label", c=c, f=f, i=c // 2))
+        labels.append(ctx.ft("curve_label", c=c, f=f, i=c // 2))
     widgets.picture(ctx, "lines", list(range(N)), [tr.pe[:, c] for c in cols], labels,
-                    ft("curves_title"), ft("pos"), "PE", key="pe_lines")
+                    ctx.ft("curves_title"), ctx.ft("pos"), "PE", key="pe_lines")
     st.caption(ctx.t("curves_caption", N=N))
 else:
     st.info(ctx.t("no_cols"))
@@ -176,7 +172,7 @@ st.subheader(ctx.t("similarity"))
 sim = cosine_similarity(tr.pe)  # [N, N]
 left, right = st.columns(2)
 with left:
-    widgets.matrix(ctx, sim, ft("sim_name"), key="pe_sim", xlabel=ctx.t("pos_b"),
+    widgets.matrix(ctx, sim, ctx.ft("sim_name"), key="pe_sim", xlabel=ctx.t("pos_b"),
                    ylabel=ctx.t("pos_a"), colorbar_label="cos", signed=False)
 with right:
     st.write(ctx.t("sim_intro"))
@@ -187,7 +183,7 @@ with left:
     query = widgets.query_picker(ctx)
 row, column = divmod(query, G)
 with right:
-    widgets.matrix(ctx, sim[query].reshape(G, G), ft("grid_name"), key="pe_sim_grid",
+    widgets.matrix(ctx, sim[query].reshape(G, G), ctx.ft("grid_name"), key="pe_sim_grid",
                    xlabel=ctx.t("grid_col"), ylabel=ctx.t("grid_row"), colorbar_label="cos",
                    signed=False, size=(5.0, 4.0))
 facts = []

@@ -4,6 +4,7 @@ import streamlit as st
 
 from encoder_core.explain import dot_terms, largest_terms
 from lens import widgets
+from lens.latex import dot_latex
 from lens.state import page
 
 TEXT = {
@@ -65,33 +66,6 @@ TEXT = {
     "largest": ("The {k} largest products (by magnitude)", "绝对值最大的 {k} 个乘积"),
     "col_ab": ("product", "乘积"),
 }
-
-
-def num(v: float) -> str:
-    """A number for LaTeX: 4 significant digits, powers of ten written out."""
-    s = f"{v:.4g}"
-    if "e" in s:
-        mant, exp = s.split("e")
-        s = rf"{mant}\times 10^{{{int(exp)}}}"
-    return s
-
-
-def dot_latex(lhs: str, terms, shown: int = 4) -> str:
-    """lhs = (a_0)(b_0) + … + (a_3)(b_3) + ⋯ + (a_n-1)(b_n-1) = total, two terms a line."""
-    n = len(terms.products)
-
-    def term(k: int) -> str:
-        return rf"({num(terms.a[k])})\,({num(terms.b[k])})"
-
-    parts = [term(k) for k in range(min(shown, n))]
-    if n > shown + 1:
-        parts.append(r"\cdots")
-    if n > shown:
-        parts.append(term(n - 1))
-    lines = [" + ".join(parts[r:r + 2]) for r in range(0, len(parts), 2)]
-    body = r" \\ &\quad + ".join(lines)
-    return (r"\begin{aligned}" + lhs + " &= " + body + rf" \\ &= {num(terms.total)}"
-            r"\end{aligned}")
 
 
 ctx = page("qkv", TEXT)

@@ -10,8 +10,8 @@ from encoder_core.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.explain import dot_terms, softmax_terms, summarise_terms
-from lens import figures, widgets
-from lens.i18n import translate
+from lens import widgets
+from lens.latex import dims, fixed
 from lens.state import page
 
 TEXT = {
@@ -153,20 +153,6 @@ N, d, h, dk, G = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.grid_si
 s = cfg.score_scale
 
 
-def ft(key: str, **values: object) -> str:
-    """Text drawn inside a figure: English when no CJK font is installed."""
-    return translate(key, ctx.lang if figures.HAS_CJK_FONT else "en", TEXT, **values)
-
-
-def dims(*sizes: int) -> str:
-    """A shape in LaTeX: [196 \\times 64]."""
-    return "[" + r" \times ".join(str(n) for n in sizes) + "]"
-
-
-def num(v: float) -> str:
-    return f"{v:+.4f}"
-
-
 st.write(ctx.t("intro"))
 widgets.note_original(ctx)
 left, right = st.columns([1, 2])
@@ -197,13 +183,13 @@ with right:
 # --- the two matrices -------------------------------------------------------------------------
 st.subheader(ctx.t("matrices", hd=head + 1))
 c1, c2 = st.columns(2)
-widgets.matrix(ctx, layer.scores[head], ft("scores_name", l=l + 1, hd=head + 1), key="scores",
+widgets.matrix(ctx, layer.scores[head], ctx.ft("scores_name", l=l + 1, hd=head + 1), key="scores",
                signed=True, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"), where=c1,
-               colorbar_label=ft("score"), highlight_row=query, highlight_col=j,
+               colorbar_label=ctx.ft("score"), highlight_row=query, highlight_col=j,
                size=(5.0, 4.4))
-widgets.matrix(ctx, layer.attn[head], ft("attn_name", l=l + 1, hd=head + 1), key="attn",
+widgets.matrix(ctx, layer.attn[head], ctx.ft("attn_name", l=l + 1, hd=head + 1), key="attn",
                signed=False, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"), where=c2,
-               colorbar_label=ft("weight"), highlight_row=query, highlight_col=j,
+               colorbar_label=ctx.ft("weight"), highlight_row=query, highlight_col=j,
                size=(5.0, 4.4))
 st.caption(ctx.t("matrices_caption", i=query, j=j))
 
@@ -211,8 +197,9 @@ st.caption(ctx.t("matrices_caption", i=query, j=j))
 st.subheader(ctx.t("row"))
 c1, c2 = st.columns([3, 2])
 widgets.picture(ctx, "bars", [layer.scores[head, query], row_attn],
-                [ft("row_before", i=query), ft("row_after", i=query)], ft("key_axis"),
-                [ft("score"), ft("weight")], ft("row_suptitle", i=query, l=l + 1, hd=head + 1),
+                [ctx.ft("row_before", i=query), ctx.ft("row_after", i=query)],
+                ctx.ft("key_axis"), [ctx.ft("score"), ctx.ft("weight")],
+                ctx.ft("row_suptitle", i=query, l=l + 1, hd=head + 1),
                 highlight=query, key="row_bars", where=c1)
 with c2:
     st.write(ctx.t("row_caption", i=query))
@@ -229,14 +216,14 @@ prev = -1
 for k in summ.shown:
     if k > prev + 1:
         lines.append("   …")
-    lines.append(f"   k = {k:>3}:  {num(dt.a[k])} × {num(dt.b[k])} = {num(dt.products[k])}")
+    lines.append(f"   k = {k:>3}:  {fixed(dt.a[k])} × {fixed(dt.b[k])} = {fixed(dt.products[k])}")
     prev = k
 if summ.rest_count:
-    lines.append(f"   + {ctx.t('more_terms', n=summ.rest_count)} {num(summ.rest_sum)}")
-lines.append(f"   = {num(dt.total)}")
+    lines.append(f"   + {ctx.t('more_terms', n=summ.rest_count)} {fixed(summ.rest_sum)}")
+lines.append(f"   = {fixed(dt.total)}")
 s_text = {"d_k": f"√d_k = √{dk}", "d_model": f"√d_model = √{d}", "none": "1"}[cfg.scale]
 lines.append(f"s = {s_text} = {s:.6g}")
-lines.append(f"scores[{query}, {j}] = {num(dt.total)} / {s:.6g} = {dt.result:+.6g}")
+lines.append(f"scores[{query}, {j}] = {fixed(dt.total)} / {s:.6g} = {dt.result:+.6g}")
 lines.append(f"{ctx.t('trace_value')}:  scores[{query}, {j}] = "
              f"{float(layer.scores[head, query, j]):+.6g}")
 c1.code("\n".join(lines), language=None, wrap_lines=True)
@@ -251,14 +238,14 @@ sm = softmax_terms(layer.scores[head, query])
 arg = int(np.argmax(sm.x))
 exp_sum = summarise_terms(sm.exp, first=3, largest=3)
 m_txt = f"{sm.x[arg]:.4f}" if sm.x[arg] >= 0 else f"({sm.x[arg]:.4f})"
-lines = [f"{ctx.t('step_max')}:", f"   m = s[{query}, {arg}] = {num(sm.x[arg])}",
+lines = [f"{ctx.t('step_max')}:", f"   m = s[{query}, {arg}] = {fixed(sm.x[arg])}",
          ctx.t("step_exp", i=query) + ":"]
 prev = -1
 for k in exp_sum.shown:
     if k > prev + 1:
         lines.append("   …")
-    lines.append(f"   j = {k:>4}:  exp({num(sm.x[k])} − {m_txt}) "
-                 f"= exp({num(sm.shifted[k])}) = {sm.exp[k]:.4g}")
+    lines.append(f"   j = {k:>4}:  exp({fixed(sm.x[k])} − {m_txt}) "
+                 f"= exp({fixed(sm.shifted[k])}) = {sm.exp[k]:.4g}")
     prev = k
 lines.append(f"{ctx.t('step_sum')}:")
 lines.append("   Σ = " + " + ".join(f"e_{k}" for k in exp_sum.shown))
@@ -291,11 +278,11 @@ st.subheader(ctx.t("scaling"))
 cases = scaling_demo(layer.q[head:head + 1], layer.k[head:head + 1], d)  # this head only
 head_entropy = [float(attention_entropy(c.attn)[0]) for c in cases]
 ln_N = uniform_attention_reference(G, cfg.patch_size)[1]
-titles = [ft(f"case_{c.name}", s=c.divisor) + "\n"
-          + ft("entropy_line", e=float(c.entropy[0, query])) for c in cases]
+titles = [ctx.ft(f"case_{c.name}", s=c.divisor) + "\n"
+          + ctx.ft("entropy_line", e=float(c.entropy[0, query])) for c in cases]
 widgets.picture(ctx, "bar_panels", np.stack([c.attn[0, query] for c in cases]), titles,
-                ft("key_axis"), ft("weight"),
-                ft("scaling_suptitle", i=query, l=l + 1, hd=head + 1), highlight=query,
+                ctx.ft("key_axis"), ctx.ft("weight"),
+                ctx.ft("scaling_suptitle", i=query, l=l + 1, hd=head + 1), highlight=query,
                 uniform_line=True, size=(12.0, 3.4), key="scaling")
 rows = [{ctx.t("col_scaling"): ctx.t(f"case_{c.name}", s=c.divisor),
          ctx.t("col_s"): round(c.divisor, 4),

@@ -4,8 +4,8 @@ import streamlit as st
 
 from encoder_core.analysis import contribution_norms, head_contributions, head_sum_gap
 from encoder_core.explain import dot_terms, summarise_terms
-from lens import figures, widgets
-from lens.i18n import translate
+from lens import widgets
+from lens.latex import dims, fixed
 from lens.state import page
 
 MAX_MAPS = 16  # attention maps drawn in the grid; more heads are listed but not drawn
@@ -108,20 +108,6 @@ cfg, tr = ctx.cfg, ctx.trace
 N, d, h, dh, G = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.grid_size
 
 
-def ft(key: str, **values: object) -> str:
-    """Text drawn inside a figure: English when no CJK font is installed."""
-    return translate(key, ctx.lang if figures.HAS_CJK_FONT else "en", TEXT, **values)
-
-
-def dims(*sizes: int) -> str:
-    """A shape in LaTeX: [196 \\times 64]."""
-    return "[" + r" \times ".join(str(n) for n in sizes) + "]"
-
-
-def num(v: float) -> str:
-    return f"{v:+.4f}"
-
-
 st.write(ctx.t("intro"))
 widgets.note_original(ctx)
 left, right = st.columns([1, 2])
@@ -143,12 +129,12 @@ st.subheader(ctx.t("grid"))
 k = min(h, MAX_MAPS)
 maps = layer.attn[:k, query, :].reshape(k, G, G)  # [k, N] -> [k, G, G]
 ncols = min(k, 4)
-title = (ft("grid_title", h=h, i=query, l=l + 1) if h <= MAX_MAPS
-         else ft("grid_title_first", h=h, k=k, i=query, l=l + 1))
+title = (ctx.ft("grid_title", h=h, i=query, l=l + 1) if h <= MAX_MAPS
+         else ctx.ft("grid_title_first", h=h, k=k, i=query, l=l + 1))
 c1, c2 = st.columns([max(ncols, 2), 5 - min(ncols, 3)])
-widgets.picture(ctx, "attention_grid", tr.image, maps, [ft("head_n", n=n + 1) for n in range(k)],
-                title, ncols=ncols, query=query, colorbar_label=ft("weight"), key="mh_grid",
-                where=c1)
+widgets.picture(ctx, "attention_grid", tr.image, maps,
+                [ctx.ft("head_n", n=n + 1) for n in range(k)], title, ncols=ncols, query=query,
+                colorbar_label=ctx.ft("weight"), key="mh_grid", where=c1)
 with c2:
     st.caption(ctx.t("n_maps", h=h) if h <= MAX_MAPS else ctx.t("n_maps_first", h=h, k=k))
     st.write(ctx.t("grid_text", G=G))
@@ -159,17 +145,17 @@ with c2:
 st.subheader(ctx.t("concat"))
 j = int(st.number_input(ctx.t("col_j"), 0, d - 1, 0, step=1, key="mh_col"))
 c1, c2, c3 = st.columns(3)
-widgets.matrix(ctx, layer.concat, ft("concat_name", l=l + 1), key="concat", where=c1,
+widgets.matrix(ctx, layer.concat, ctx.ft("concat_name", l=l + 1), key="concat", where=c1,
                xlabel=ctx.t("concat_x", dh=dh), highlight_row=query, size=(4.2, 3.8))
 blocks = [ctx.t("head_cols", n=n + 1, a=n * dh, b=(n + 1) * dh - 1) for n in range(h)]
 if h > 4:
     blocks = blocks[:2] + ["…"] + blocks[-1:]
 c1.caption(ctx.t("boundaries", blocks=", ".join(blocks)) + " " + ctx.t("concat_stripes"))
-widgets.matrix(ctx, W_O, ft("W_O_name", l=l + 1), key="W_O", where=c2,
+widgets.matrix(ctx, W_O, ctx.ft("W_O_name", l=l + 1), key="W_O", where=c2,
                xlabel=ctx.t("out_feature"), ylabel=ctx.t("W_O_rows"), highlight_col=j,
                size=(4.2, 3.8))
 c2.caption(ctx.t("W_O_caption", j=j))
-widgets.matrix(ctx, layer.attn_out, ft("attn_out_name", l=l + 1), key="attn_out", where=c3,
+widgets.matrix(ctx, layer.attn_out, ctx.ft("attn_out_name", l=l + 1), key="attn_out", where=c3,
                xlabel=ctx.t("out_feature"), highlight_row=query, highlight_col=j,
                size=(4.2, 3.8))
 c3.caption(ctx.t("attn_out_caption", i=query, j=j))
@@ -184,14 +170,14 @@ st.latex(r"\text{concat} \cdot W_O = \sum_{h=1}^{" + str(h) + r"} \text{head}_h 
 contrib = head_contributions(layer.heads[:, query:query + 1, :], W_O)  # [h, 1, d] at patch i
 norms = contribution_norms(contrib)[:, 0]  # [h]
 c1, c2 = st.columns(2)
-widgets.picture(ctx, "bar_panels", norms[None, :], [ft("norm_panel", i=query)],
-                ft("head_axis"), ft("norm_axis"), ft("norms_title", i=query, l=l + 1),
+widgets.picture(ctx, "bar_panels", norms[None, :], [ctx.ft("norm_panel", i=query)],
+                ctx.ft("head_axis"), ctx.ft("norm_axis"), ctx.ft("norms_title", i=query, l=l + 1),
                 tick_labels=[str(n + 1) for n in range(h)], size=(5.0, 3.4),
                 key="contrib_norms", where=c1)
-widgets.picture(ctx, "row_heatmap", contrib[:, 0, :], ft("contrib_name", i=query),
-                ft("out_feature"), ft("head_axis"), [str(n + 1) for n in range(h)],
+widgets.picture(ctx, "row_heatmap", contrib[:, 0, :], ctx.ft("contrib_name", i=query),
+                ctx.ft("out_feature"), ctx.ft("head_axis"), [str(n + 1) for n in range(h)],
                 highlight_col=j, key="contrib", where=c2)
-widgets.number_window(ctx, contrib[:, 0, :], ft("contrib_name", i=query), key="contrib",
+widgets.number_window(ctx, contrib[:, 0, :], ctx.ft("contrib_name", i=query), key="contrib",
                       where=c2)
 st.caption(ctx.t("norms_caption", i=query))
 st.success(ctx.t("check", N=N, d=d, gap=head_sum_gap(layer.heads, W_O, layer.attn_out)))
@@ -210,11 +196,11 @@ with c1:
     for kk in summ.shown:
         if kk > prev + 1:
             lines.append("   …")
-        lines.append(f"   k = {kk:>4}:  {num(dt.a[kk])} × {num(dt.b[kk])} = "
-                     f"{num(dt.products[kk])}   ({ctx.t('of_head', n=kk // dh + 1)})")
+        lines.append(f"   k = {kk:>4}:  {fixed(dt.a[kk])} × {fixed(dt.b[kk])} = "
+                     f"{fixed(dt.products[kk])}   ({ctx.t('of_head', n=kk // dh + 1)})")
         prev = kk
     if summ.rest_count:
-        lines.append(f"   + {ctx.t('more_terms', n=summ.rest_count)} {num(summ.rest_sum)}")
+        lines.append(f"   + {ctx.t('more_terms', n=summ.rest_count)} {fixed(summ.rest_sum)}")
     lines.append(f"   = {dt.total:+.6g}")
     lines.append(f"{ctx.t('trace_value')}:")
     lines.append(f"   attn_out[{query}, {j}] = {float(layer.attn_out[query, j]):+.6g}")
@@ -232,9 +218,9 @@ with c2:
         w = len(str(h))
         lines.append(f"   {ctx.t('of_head', n=f'{n + 1:>{w}}')} "
                      f"(k = {n * dh:>{len(str(d))}}…{(n + 1) * dh - 1:>{len(str(d))}}):  "
-                     f"{num(per_head[n])}")
+                     f"{fixed(per_head[n])}")
     if hs.rest_count:
-        lines.append(f"   + {ctx.t('more_heads', n=hs.rest_count)} {num(hs.rest_sum)}")
+        lines.append(f"   + {ctx.t('more_heads', n=hs.rest_count)} {fixed(hs.rest_sum)}")
     lines.append(f"   Σ = {hs.total:+.6g}")
     lines.append(f"{ctx.t('trace_value')}:")
     lines.append(f"   attn_out[{query}, {j}] = {float(layer.attn_out[query, j]):+.6g}")

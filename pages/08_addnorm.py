@@ -4,6 +4,7 @@ import streamlit as st
 
 from encoder_core.explain import largest_terms, layer_norm_sums, layer_norm_terms
 from lens import widgets
+from lens.latex import num, term, written_sum
 from lens.state import page
 
 TEXT = {
@@ -88,27 +89,6 @@ TEXT = {
                    "this layer's output and the next layer's x.",
                    "前馈子层已关闭（笔记第一天的结构）：ln_1.out 就是本层的输出，也是下一层的 x。"),
 }
-
-
-def num(v: float, digits: int = 4) -> str:
-    """A number for LaTeX: 4 significant digits, powers of ten written out."""
-    s = f"{v:.{digits}g}"
-    if "e" in s:
-        mantissa, exponent = s.split("e")
-        s = rf"{mantissa}\times 10^{{{int(exponent)}}}"
-    return s
-
-
-def term(v: float) -> str:
-    """A summand: negative numbers in parentheses."""
-    return rf"({num(v)})" if v < 0 else num(v)
-
-
-def written_sum(values, first: int = 4) -> str:
-    """'a + b + c + d + ⋯ + z' for a long vector, every term when it is short."""
-    if len(values) <= first + 2:
-        return " + ".join(term(v) for v in values)
-    return " + ".join(term(v) for v in values[:first]) + r" + \cdots + " + term(values[-1])
 
 
 ctx = page("addnorm", TEXT)

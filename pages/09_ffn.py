@@ -5,6 +5,7 @@ import streamlit as st
 from encoder_core.analysis import relu_zero_share
 from encoder_core.explain import hidden_unit_terms, largest_terms
 from lens import widgets
+from lens.latex import num, term
 from lens.state import page
 
 TEXT = {
@@ -91,20 +92,6 @@ TEXT = {
     "goes_next": ("the next layer's input x", "下一层的输入 x"),
     "goes_final": ("the encoder's output", "编码器的输出"),
 }
-
-
-def num(v: float, digits: int = 4) -> str:
-    """A number for LaTeX: 4 significant digits, powers of ten written out."""
-    s = f"{v:.{digits}g}"
-    if "e" in s:
-        mantissa, exponent = s.split("e")
-        s = rf"{mantissa}\times 10^{{{int(exponent)}}}"
-    return s
-
-
-def term(v: float) -> str:
-    """A factor or summand: negative numbers in parentheses."""
-    return rf"({num(v)})" if v < 0 else num(v)
 
 
 ctx = page("ffn", TEXT)
