@@ -215,23 +215,18 @@ class Page:
 
     def layer_selector(self, where=None) -> int:
         """A layer selector (shown 1…L), kept across pages. Returns the 0-based layer."""
-        where = where or st
-        L = self.cfg.n_layers
-        _clamp("layer", 0, L - 1)
-        if L == 1:
-            return 0
-        return where.select_slider(self.t("layer"), options=list(range(L)), key="layer",
-                                   format_func=lambda i: f"{i + 1} / {L}")
+        return self._index_selector("layer", self.cfg.n_layers, where)
 
     def head_selector(self, where=None) -> int:
         """A head selector (shown 1…h), kept across pages. Returns the 0-based head."""
-        where = where or st
-        h = self.cfg.n_heads
-        _clamp("head", 0, h - 1)
-        if h == 1:
+        return self._index_selector("head", self.cfg.n_heads, where)
+
+    def _index_selector(self, key: str, count: int, where=None) -> int:
+        _clamp(key, 0, count - 1)
+        if count == 1:
             return 0
-        return where.select_slider(self.t("head"), options=list(range(h)), key="head",
-                                   format_func=lambda i: f"{i + 1} / {h}")
+        return (where or st).select_slider(self.t(key), options=list(range(count)), key=key,
+                                           format_func=lambda i: f"{i + 1} / {count}")
 
 
 def _clamp(key: str, lo: int, hi: int) -> None:
