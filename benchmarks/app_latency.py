@@ -21,7 +21,15 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from lens.state import EXTRA_PAGES, STEPS  # noqa: E402
+from lens import widgets  # noqa: E402
+from lens.state import EXTRA_PAGES, STEPS, caches  # noqa: E402
+
+
+def clear_caches() -> None:
+    """Forget traces and pictures, so each page's measurements start cold."""
+    for cache in caches().values():
+        cache.clear()
+    widgets.render.clear()
 
 
 def timed(at: AppTest) -> float:
@@ -38,8 +46,9 @@ def main() -> None:
     print(f"{'page':<22} {'cold s':>7} {'cached s':>9} {'d_model s':>10} {'h s':>6}")
     d_models = [256, 384, 768, 1024, 128, 192]
     heads = [4, 16, 2, 32, 1, 64]
-    k = 0
     for _, path, title, _ in STEPS + EXTRA_PAGES:
+        clear_caches()
+        k = 0
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
         at.run()
         at.switch_page(path)
