@@ -1,0 +1,158 @@
+"""The shipped trained weights: they classify fresh shapes, their attention sits on the object,
+and the file round-trips without pickle. Fresh images come from seeds 0–99 (training used
+seeds ≥ 1_000_000, its held-out set 900_000+), so none was seen in training.
+"""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from encoder_core import EncoderConfig, encode, init_params, save_params
+from encoder_core.classifier import (
+    DEFAULT_WEIGHTS,
+    ClassifierHead,
+    classify,
+    load_trained,
+    localisation_ratio,
+    object_patch_mask,
+    save_trained,
+)
+from encoder_core.params import ParamsError
+from encoder_core.shapes import CLASS_NAMES, make_batch
+
+N_ACCURACY = 300  # fresh images for the accuracy check
+N_LOCALISATION = 100  # fresh images for the localisation check
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return load_trained()
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    """300 images never used in training: seeds 0, 1, 2 with 100 images each."""
+    parts = [make_batch(seed, 100) for seed in range(N_ACCURACY // 100)]
+    return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
+
+
+@pytest.fixture(scope="module")
+def trained_traces(trained, fresh):
+    cfg, params, _ = trained
+    return [encode(image, cfg, params) for image in fresh[0]]
+
+
+def test_shipped_weights_file_is_small():
+    assert DEFAULT_WEIGHTS.exists()
+    assert DEFAULT_WEIGHTS.stat().st_size < 1_000_000
+
+
+def test_load_trained_gives_a_valid_config_and_params_encode_accepts(trained, fresh):
+    cfg, params, head = trained
+    assert EncoderConfig(**cfg.to_dict()) == cfg  # validates
+    assert (cfg.image_size, cfg.patch_size, cfg.channels) == (224, 16, 1)
+    assert head.class_names == CLASS_NAMES
+    trace = encode(fresh[0][0], cfg, params)
+    assert trace.output.shape == (cfg.n_tokens, cfg.d_model)
+
+
+def test_shipped_weights_classify_at_least_95_percent_of_300_fresh_images(trained, fresh,
+                                                                           trained_traces):
+    _, _, head = trained
+    predicted = np.array([classify(t, head)[1].argmax() for t in trained_traces])
+    accuracy = np.mean(predicted == fresh[1])
+    assert accuracy >= 0.95, f"accuracy {accuracy:.3f}"
+
+
+def test_classify_gives_probabilities_that_follow_the_logits(trained, trained_traces):
+    _, _, head = trained
+    logits, probs = classify(trained_traces[0], head)
+    assert logits.shape == probs.shape == (len(CLASS_NAMES),)
+    assert np.isclose(probs.sum(), 1.0, atol=1e-6)
+    assert probs.argmax() == logits.argmax()
+
+
+def mean_ratio(traces, masks) -> float:
+    return float(np.mean([localisation_ratio(t, m) for t, m in zip(traces, masks, strict=True)]))
+
+
+def test_trained_attention_rollout_sits_on_the_object(fresh, trained_traces):
+    ratio = mean_ratio(trained_traces[:N_LOCALISATION], fresh[2][:N_LOCALISATION])
+    assert ratio >= 3.0, f"mean localisation ratio {ratio:.2f}"
+
+
+def test_random_weights_attention_rollout_does_not_sit_on_the_object(trained, fresh):
+    cfg, _, _ = trained
+    params = init_params(cfg)
+    traces = [encode(image, cfg, params) for image in fresh[0][:N_LOCALISATION]]
+    ratio = mean_ratio(traces, fresh[2][:N_LOCALISATION])
+    assert ratio < 1.5, f"mean localisation ratio {ratio:.2f}"
+
+
+def test_object_patch_mask_keeps_patches_with_a_quarter_of_their_pixels():
+    mask = np.zeros((32, 32), dtype=bool)
+    mask[0:8, 0:8] = True  # patch 0: all of it
+    mask[0:2, 8:16] = True  # patch 1: 16 of 64 pixels = 25 %
+    mask[8:9, 0:8] = True  # patch 4: 8 of 64 pixels = 12.5 %
+    on_object = object_patch_mask(mask, patch_size=8)
+    assert on_object.shape == (16,)
+    assert np.flatnonzero(on_object).tolist() == [0, 1]
+
+
+def fake_trace(attns, patch_size):
+    """Just what localisation_ratio reads: config.patch_size and layers[l].attn."""
+    return SimpleNamespace(config=SimpleNamespace(patch_size=patch_size),
+                           layers=[SimpleNamespace(attn=a) for a in attns])
+
+
+def test_localisation_ratio_is_one_for_uniform_attention():
+    N = 16
+    uniform = np.full((2, N, N), 1.0 / N)
+    mask = np.zeros((32, 32), dtype=bool)
+    mask[8:24, 8:24] = True  # 4 of 16 patches
+    assert np.isclose(localisation_ratio(fake_trace([uniform, uniform], 8), mask), 1.0)
+
+
+def test_localisation_ratio_grows_when_attention_goes_to_the_object():
+    N = 16
+    mask = np.zeros((32, 32), dtype=bool)
+    mask[0:8, 0:16] = True  # patches 0 and 1
+    focused = np.zeros((2, N, N))
+    focused[:, :, :2] = 0.5  # every query looks at patches 0 and 1 only
+    ratio = localisation_ratio(fake_trace([focused, focused], 8), mask)
+    # R = (½A + ½I)² = ¼I + ¾A here, so m puts ¼·2/16 + ¾ on the object: ratio = 6.25
+    assert np.isclose(ratio, (0.25 * 2 / 16 + 0.75) / (2 / 16))
+
+
+def test_save_and_load_round_trip_without_pickle(trained):
+    cfg, params, head = trained
+    buffer = io.BytesIO()
+    save_trained(buffer, cfg, params, head)
+    buffer.seek(0)
+    with np.load(buffer, allow_pickle=False) as npz:  # every key loads without pickle
+        arrays = {k: npz[k] for k in npz.files}
+    assert arrays["config"].ndim == 0 and arrays["class_names"].dtype.kind == "U"
+    buffer.seek(0)
+    cfg2, params2, head2 = load_trained(buffer)
+    assert cfg2 == cfg and head2.class_names == head.class_names
+    assert np.array_equal(params2.W_E, params.W_E)
+    assert np.array_equal(head2.W_cls, head.W_cls) and np.array_equal(head2.b_cls, head.b_cls)
+    for lp, lp2 in zip(params.layers, params2.layers, strict=True):
+        assert np.array_equal(lp.W_Q, lp2.W_Q) and np.array_equal(lp.gamma_2, lp2.gamma_2)
+
+
+def test_load_trained_rejects_a_file_without_a_head(tmp_path):
+    cfg = EncoderConfig(image_size=32, patch_size=8, d_model=8, n_heads=2, n_layers=1, d_ff=16)
+    path = tmp_path / "encoder_only.npz"
+    save_params(path, init_params(cfg))
+    with pytest.raises(ParamsError, match="missing"):
+        load_trained(path)
+
+
+def test_classifier_head_rejects_mismatched_shapes():
+    with pytest.raises(ParamsError):
+        ClassifierHead(np.zeros((8, 3)), np.zeros(4), CLASS_NAMES)

@@ -1,0 +1,254 @@
+"""The encoder + classifier on a batch, forward and hand-written backward, in NumPy.
+
+The forward is the same math as `encoder_core.encode` followed by `encoder_core.classifier`
+(and reuses its functions: `patchify`, `positional_encoding`, `softmax`, `layer_norm`,
+`feed_forward`), only with a leading batch axis B; it keeps what the backward needs.
+The dtype follows the inputs: float32 for training, float64 for the gradient check.
+
+Parameters live in one flat dict `theta` of writable arrays, keyed like the `.npz`:
+`W_E`, `layer{l}/{W_Q, W_K, W_V, W_O, gamma_1, beta_1, W_1, b_1, W_2, b_2, gamma_2, beta_2}`,
+`W_cls`, `b_cls`. N = n_tokens, d = d_model, h = n_heads, d_h = d_head, K = n_classes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from encoder_core import (
+    EncoderConfig,
+    EncoderParams,
+    LayerParams,
+    feed_forward,
+    layer_norm,
+    patchify,
+    positional_encoding,
+    softmax,
+)
+from encoder_core.classifier import ClassifierHead, class_logits, mean_pool
+from encoder_core.params import freeze_params
+from encoder_core.shapes import CLASS_NAMES
+
+LAYER_FIELDS = tuple(f.name for f in fields(LayerParams))
+
+
+# --- parameters as one flat dict ----------------------------------------------------------
+
+def theta_from(params: EncoderParams, head: ClassifierHead,
+               dtype: type = np.float32) -> dict[str, np.ndarray]:
+    """Writable copies of every parameter, keyed `W_E`, `layer{l}/{name}`, `W_cls`, `b_cls`."""
+    theta = {"W_E": np.array(params.W_E, dtype=dtype)}
+    for l, lp in enumerate(params.layers):
+        for name in LAYER_FIELDS:
+            theta[f"layer{l}/{name}"] = np.array(getattr(lp, name), dtype=dtype)
+    theta["W_cls"] = np.array(head.W_cls, dtype=dtype)
+    theta["b_cls"] = np.array(head.b_cls, dtype=dtype)
+    return theta
+
+
+def params_from(theta: dict[str, np.ndarray], n_layers: int,
+                class_names: tuple[str, ...] = CLASS_NAMES,
+                ) -> tuple[EncoderParams, ClassifierHead]:
+    """The inverse of `theta_from`: frozen float32 EncoderParams and ClassifierHead."""
+    layers = tuple(LayerParams(**{name: theta[f"layer{l}/{name}"] for name in LAYER_FIELDS})
+                   for l in range(n_layers))
+    params = freeze_params(EncoderParams(W_E=theta["W_E"], layers=layers))
+    return params, ClassifierHead(theta["W_cls"], theta["b_cls"], class_names)
+
+
+# --- small batched helpers ----------------------------------------------------------------
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """[B, N, d] -> [B, h, N, d_h]; head h = columns h·d_h:(h+1)·d_h (as encoder_core)."""
+    B, N, d = x.shape
+    return x.reshape(B, N, n_heads, d // n_heads).transpose(0, 2, 1, 3)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """[B, h, N, d_h] -> [B, N, h·d_h]: the heads side by side."""
+    B, h, N, d_h = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, N, h * d_h)
+
+
+def linear_grad(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    """dW of y = x·W summed over every leading axis: xᵀ·dy. [..., a], [..., b] -> [a, b]."""
+    return x.reshape(-1, x.shape[-1]).T @ dy.reshape(-1, dy.shape[-1])
+
+
+def layer_norm_backward(dy: np.ndarray, normed: np.ndarray, var: np.ndarray,
+                        gamma: np.ndarray, eps: float,
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Backward of y = γ ⊙ x̂ + β, x̂ = (x − μ) / √(σ² + ε), per row.
+
+    dx = (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)) / √(σ² + ε),  dx̂ = dy ⊙ γ.
+    Args:
+        dy, normed: [B, N, d]; var: [B, N]; gamma: [d]
+    Returns:
+        (dx [B, N, d], dγ [d], dβ [d])
+    """
+    d_gamma = (dy * normed).sum(axis=(0, 1))  # [d]
+    d_beta = dy.sum(axis=(0, 1))  # [d]
+    d_normed = dy * gamma  # [B, N, d]
+    rstd = 1.0 / np.sqrt(var + eps)  # [B, N]
+    dx = d_normed - d_normed.mean(axis=-1, keepdims=True)
+    dx -= normed * (d_normed * normed).mean(axis=-1, keepdims=True)
+    dx *= rstd[..., None]
+    return dx, d_gamma, d_beta
+
+
+# --- forward --------------------------------------------------------------------------------
+
+@dataclass
+class LayerCache:
+    x: np.ndarray  # [B, N, d] the layer's input
+    q: np.ndarray  # [B, h, N, d_h]
+    k: np.ndarray  # [B, h, N, d_h]
+    v: np.ndarray  # [B, h, N, d_h]
+    attn: np.ndarray  # [B, h, N, N] softmax(Q·Kᵀ / s)
+    concat: np.ndarray  # [B, N, d] the heads side by side
+    ln_1_normed: np.ndarray  # [B, N, d] x̂ of the first layer norm
+    ln_1_var: np.ndarray  # [B, N]
+    ln_1_out: np.ndarray  # [B, N, d]
+    ffn_hidden: np.ndarray  # [B, N, d_ff] after the ReLU
+    ln_2_normed: np.ndarray  # [B, N, d]
+    ln_2_var: np.ndarray  # [B, N]
+
+
+@dataclass
+class Cache:
+    patches: np.ndarray  # [B, N, P·P·C]
+    layers: list[LayerCache]  # one per layer
+    pooled: np.ndarray  # [B, d] mean of the encoder output over tokens
+
+
+def patchify_batch(images: np.ndarray, patch_size: int) -> np.ndarray:
+    """`encoder_core.patchify` on every image. [B, S, S, C] -> [B, N, P·P·C]."""
+    return np.stack([patchify(image, patch_size) for image in images])
+
+
+def layer_forward(x: np.ndarray, theta: dict[str, np.ndarray], l: int,
+                  cfg: EncoderConfig) -> tuple[np.ndarray, LayerCache]:
+    """One post-norm encoder layer on a batch x [B, N, d]; the same steps as `encoder_layer`."""
+    p = {name: theta[f"layer{l}/{name}"] for name in LAYER_FIELDS}
+    B, N, d = x.shape
+    h = cfg.n_heads
+    q = split_heads(x @ p["W_Q"], h)  # [B, N, d] @ [d, d] -> [B, h, N, d_h]
+    k = split_heads(x @ p["W_K"], h)
+    v = split_heads(x @ p["W_V"], h)
+    scores = q @ k.transpose(0, 1, 3, 2)  # [B, h, N, d_h] @ [B, h, d_h, N] -> [B, h, N, N]
+    scores *= x.dtype.type(1.0 / cfg.score_scale)
+    attn = softmax(scores)  # [B, h, N, N]
+    heads = attn @ v  # [B, h, N, N] @ [B, h, N, d_h] -> [B, h, N, d_h]
+    concat = merge_heads(heads)  # [B, N, d]
+    attn_out = concat @ p["W_O"]  # [B, N, d]
+    ln_1 = layer_norm(x + attn_out, p["gamma_1"], p["beta_1"], cfg.ln_eps)  # Add & Norm
+    hidden, ffn_out = feed_forward(ln_1.out.reshape(B * N, d), p["W_1"], p["b_1"], p["W_2"],
+                                   p["b_2"])  # [B·N, d_ff], [B·N, d]
+    ln_2 = layer_norm(ln_1.out + ffn_out.reshape(B, N, d), p["gamma_2"], p["beta_2"],
+                      cfg.ln_eps)  # Add & Norm
+    cache = LayerCache(x=x, q=q, k=k, v=v, attn=attn, concat=concat,
+                       ln_1_normed=ln_1.normed, ln_1_var=ln_1.var, ln_1_out=ln_1.out,
+                       ffn_hidden=hidden.reshape(B, N, -1), ln_2_normed=ln_2.normed,
+                       ln_2_var=ln_2.var)
+    return ln_2.out, cache
+
+
+def forward(images: np.ndarray, theta: dict[str, np.ndarray],
+            cfg: EncoderConfig) -> tuple[np.ndarray, Cache]:
+    """Encoder + head on a batch.
+
+    Args:
+        images: [B, S, S, C] in [0, 1], the dtype of the computation (float32 or float64).
+        theta: the parameters (same dtype).
+    Returns:
+        (logits [B, K], the cache for `backward`)
+    """
+    if not cfg.use_ffn or not cfg.use_pe:
+        raise ValueError("training covers the full encoder: use_ffn and use_pe must be on.")
+    patches = patchify_batch(images, cfg.patch_size)  # [B, N, P·P·C]
+    pe = positional_encoding(cfg.n_tokens, cfg.d_model).astype(images.dtype)  # [N, d]
+    x = patches @ theta["W_E"] + pe  # [B, N, P·P·C] @ [P·P·C, d] -> [B, N, d]
+    layers = []
+    for l in range(cfg.n_layers):
+        x, layer_cache = layer_forward(x, theta, l, cfg)
+        layers.append(layer_cache)
+    pooled = mean_pool(x)  # [B, N, d] -> [B, d]
+    logits = class_logits(pooled, theta["W_cls"], theta["b_cls"])  # [B, K]
+    return logits, Cache(patches=patches, layers=layers, pooled=pooled)
+
+
+def cross_entropy(logits: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
+    """loss = mean_b −log softmax(logits_b)[label_b]; also d loss / d logits = (p − onehot)/B.
+
+    Args:
+        logits: [B, K]; labels: [B] ints.
+    Returns:
+        (loss, dlogits [B, K])
+    """
+    B = logits.shape[0]
+    shifted = logits - logits.max(axis=-1, keepdims=True)  # [B, K]
+    log_z = np.log(np.exp(shifted).sum(axis=-1))  # [B]
+    loss = float(np.mean(log_z - shifted[np.arange(B), labels]))
+    dlogits = softmax(logits.copy())  # [B, K]
+    dlogits[np.arange(B), labels] -= 1
+    dlogits /= B
+    return loss, dlogits
+
+
+# --- backward -------------------------------------------------------------------------------
+
+def layer_backward(dy: np.ndarray, c: LayerCache, theta: dict[str, np.ndarray], l: int,
+                   cfg: EncoderConfig, grads: dict[str, np.ndarray]) -> np.ndarray:
+    """Backward of one layer: fills grads[`layer{l}/…`], returns d loss / d x [B, N, d]."""
+    p = {name: theta[f"layer{l}/{name}"] for name in LAYER_FIELDS}
+    g = f"layer{l}/"
+    B, N, d = dy.shape
+    eps = cfg.ln_eps
+    # ln_2 = LayerNorm(ln_1.out + FFN(ln_1.out))
+    d_resid_2, grads[g + "gamma_2"], grads[g + "beta_2"] = layer_norm_backward(
+        dy, c.ln_2_normed, c.ln_2_var, p["gamma_2"], eps)  # [B, N, d]
+    # FFN: out = max(0, x·W_1 + b_1)·W_2 + b_2
+    grads[g + "W_2"] = linear_grad(c.ffn_hidden, d_resid_2)  # [d_ff, d]
+    grads[g + "b_2"] = d_resid_2.sum(axis=(0, 1))  # [d]
+    d_hidden = d_resid_2 @ p["W_2"].T  # [B, N, d] @ [d, d_ff] -> [B, N, d_ff]
+    d_hidden *= c.ffn_hidden > 0  # ReLU
+    grads[g + "W_1"] = linear_grad(c.ln_1_out, d_hidden)  # [d, d_ff]
+    grads[g + "b_1"] = d_hidden.sum(axis=(0, 1))  # [d_ff]
+    d_ln_1 = d_resid_2 + d_hidden @ p["W_1"].T  # residual + FFN path, [B, N, d]
+    # ln_1 = LayerNorm(x + concat·W_O)
+    d_resid_1, grads[g + "gamma_1"], grads[g + "beta_1"] = layer_norm_backward(
+        d_ln_1, c.ln_1_normed, c.ln_1_var, p["gamma_1"], eps)  # [B, N, d]
+    grads[g + "W_O"] = linear_grad(c.concat, d_resid_1)  # [d, d]
+    d_heads = split_heads(d_resid_1 @ p["W_O"].T, cfg.n_heads)  # [B, h, N, d_h]
+    # heads = attn·V
+    d_attn = d_heads @ c.v.transpose(0, 1, 3, 2)  # [B, h, N, d_h] @ [B, h, d_h, N] -> [.., N, N]
+    d_v = c.attn.transpose(0, 1, 3, 2) @ d_heads  # [B, h, N, N] @ [B, h, N, d_h] -> [.., d_h]
+    # attn = softmax(scores): d_scores = attn ⊙ (d_attn − Σ_j d_attn ⊙ attn)
+    d_attn -= (d_attn * c.attn).sum(axis=-1, keepdims=True)
+    d_scores = d_attn
+    d_scores *= c.attn
+    d_scores *= dy.dtype.type(1.0 / cfg.score_scale)  # scores = Q·Kᵀ / s
+    d_q = d_scores @ c.k  # [B, h, N, N] @ [B, h, N, d_h] -> [B, h, N, d_h]
+    d_k = d_scores.transpose(0, 1, 3, 2) @ c.q  # [B, h, N, d_h]
+    dx = d_resid_1.copy()  # the residual path
+    for name, d_proj in (("W_Q", d_q), ("W_K", d_k), ("W_V", d_v)):
+        d_proj = merge_heads(d_proj)  # [B, N, d]
+        grads[g + name] = linear_grad(c.x, d_proj)  # [d, d]
+        dx += d_proj @ p[name].T  # [B, N, d]
+    return dx
+
+
+def backward(dlogits: np.ndarray, cache: Cache, theta: dict[str, np.ndarray],
+             cfg: EncoderConfig) -> dict[str, np.ndarray]:
+    """d loss / d θ for every parameter, given d loss / d logits [B, K]. Keys as `theta`."""
+    grads: dict[str, np.ndarray] = {}
+    B, N = cache.patches.shape[:2]
+    grads["W_cls"] = cache.pooled.T @ dlogits  # [d, B] @ [B, K] -> [d, K]
+    grads["b_cls"] = dlogits.sum(axis=0)  # [K]
+    d_pooled = dlogits @ theta["W_cls"].T  # [B, d]
+    dy = np.broadcast_to(d_pooled[:, None, :] / N, (B, N, d_pooled.shape[-1]))  # mean pool
+    for l in reversed(range(cfg.n_layers)):
+        dy = layer_backward(dy, cache.layers[l], theta, l, cfg, grads)
+    grads["W_E"] = linear_grad(cache.patches, dy)  # PE is a constant: [P·P·C, d]
+    return grads
