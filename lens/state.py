@@ -354,7 +354,10 @@ def _controls(t: Callable[..., str], trained_cfg: EncoderConfig | None) -> None:
                           d_ff=4 * st.session_state["d_model"])
     sb.select_slider(t("n_heads"), valid_head_counts(probe), key="n_heads", disabled=locked)
     sb.slider(t("n_layers"), 1, MAX_LAYERS, key="n_layers", disabled=locked)
-    sb.caption(t("d_ff_info", d_ff=4 * st.session_state["d_model"]))
+    if locked:
+        sb.caption(f"d_ff = {trained_cfg.d_ff}")
+    else:
+        sb.caption(t("d_ff_info", d_ff=4 * st.session_state["d_model"]))
     sb.toggle(t("use_ffn"), key="use_ffn", disabled=locked)
     sb.radio(t("scale"), ["d_k", "d_model", "none"], key="scale",
              format_func=lambda s: t(f"scale_{s}"))
@@ -451,8 +454,12 @@ def page(step: str, texts: Texts | None = None) -> Page:
         st.warning(t("url_bad", keys=", ".join(st.session_state["_url_bad"])))
     if st.session_state.get("_notice"):
         st.info(st.session_state.pop("_notice"))
-    cfg = config_from_state()
     weights = st.session_state["weights"] if trained else "random"
+    if weights == "trained":  # the architecture is the weights'; scaling and PE stay switches
+        cfg = trained_cfg.replace(scale=st.session_state["scale"],
+                                  use_pe=st.session_state["use_pe"])
+    else:
+        cfg = config_from_state()
     image_key, model_input, original, name = _image(t, cfg)
     if weights == "trained":
         params, head = trained[1], trained[2]

@@ -225,3 +225,23 @@ def test_the_trace_export_is_built_on_demand_and_loads_without_pickle():
                       "ffn_hidden", "ffn_out", "resid_2", "ln_2/out", "out"):
                 assert f"layer{l}/{f}" in keys, f"layer{l}/{f}"
         assert npz["layer1/attn"].shape == (2, 16, 16)
+
+
+def test_trained_weights_lock_the_architecture_and_show_a_prediction():
+    from encoder_core.classifier import load_trained
+
+    trained_cfg = load_trained()[0]
+    at = new_app(weights="trained", source="sample", d_model="512", n_heads="8")
+    at.run()
+    at.switch_page("pages/10_stack.py").run()
+    assert_clean(at)
+    s = at.session_state
+    assert (s["d_model"], s["n_heads"], s["n_layers"]) == (
+        trained_cfg.d_model, trained_cfg.n_heads, trained_cfg.n_layers)
+    assert at.sidebar.select_slider(key="d_model").disabled
+    assert any("locked" in i.value for i in at.sidebar.info)
+    prediction = [m.value for m in at.markdown if m.value.startswith("**Prediction")]
+    assert prediction and "%" in prediction[0]
+    at.sidebar.button(key="new_sample").click().run()
+    assert_clean(at)
+    assert at.session_state["sample_seed"] == 1
