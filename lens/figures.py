@@ -108,6 +108,14 @@ def fit_fontsize(text: str, inches: float, base: float) -> float:
     return max(5.0, min(base, 72 * inches / max(ems, 1)))
 
 
+def fixed_margins(fig: Figure, hspace: float = 0.6, wspace: float = 0.3) -> None:
+    """Subplot margins fixed in inches (room for labels, a suptitle and subplot titles),
+    instead of a layout engine that draws the figure twice."""
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(left=0.85 / w, right=1 - 0.2 / w, bottom=0.55 / h, top=1 - 0.65 / h,
+                        hspace=hspace, wspace=wspace)
+
+
 def fixed_axes_with_colorbar(fig: Figure):
     """Axes and a colourbar axis at fixed margins (in inches): 2–3× faster than a layout engine,
     which matters for the most drawn figure."""
@@ -228,17 +236,24 @@ def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], t
     return to_png(fig)
 
 
+def bar_row(ax, v: np.ndarray, highlight: int | None = None, colour: str = "#4c72b0") -> None:
+    """Bars of width 1 at 0 … n−1 as one filled step artist (hundreds of bars stay fast),
+    with bar `highlight` drawn on top in orange."""
+    ax.stairs(v, np.arange(len(v) + 1) - 0.5, baseline=0, fill=True, color=colour)
+    if highlight is not None and 0 <= highlight < len(v):
+        ax.bar([highlight], [v[highlight]], width=1.0, color="#dd8452")
+
+
 def bars(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
          ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> bytes:
     """Bar charts stacked vertically (e.g. one score row before and after softmax)."""
-    fig = Figure(figsize=(7, 2.0 * len(values) + 0.5), layout="constrained")
-    fig.suptitle(suptitle)
-    axes = fig.subplots(len(values), 1, squeeze=False)[:, 0]
+    k = len(values)
+    fig = Figure(figsize=(7, 2.0 * k + 0.5))
+    fig.suptitle(suptitle, fontsize=fit_fontsize(suptitle, 6.8, 11))
+    axes = fig.subplots(k, 1, squeeze=False)[:, 0]
+    fixed_margins(fig, hspace=0.95)
     for ax, v, t, yl in zip(axes, values, titles, ylabels, strict=True):
-        colours = ["#4c72b0"] * len(v)
-        if highlight is not None and 0 <= highlight < len(v):
-            colours[highlight] = "#dd8452"
-        ax.bar(np.arange(len(v)), v, color=colours, width=1.0)
+        bar_row(ax, np.asarray(v, dtype=np.float64), highlight)
         ax.set_title(t, fontsize=9)
         ax.set_ylabel(yl)
         ax.set_xlabel(xlabel)
@@ -302,14 +317,18 @@ def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: s
     """
     values = np.atleast_2d(np.asarray(values, dtype=np.float64))
     k, n = values.shape
-    fig = Figure(figsize=size or (min(4.2 * k, 13.0), 3.2), layout="constrained")
-    fig.suptitle(suptitle)
+    fig = Figure(figsize=size or (min(4.2 * k, 13.0), 3.2))
+    fig.suptitle(suptitle, fontsize=fit_fontsize(suptitle, fig.get_size_inches()[0] - 0.2, 11))
     axes = fig.subplots(1, k, squeeze=False, sharey=sharey)[0]
+    fixed_margins(fig, wspace=0.25 if sharey else 0.45)
     for p, (ax, v, t) in enumerate(zip(axes, values, titles, strict=True)):
-        colours = ["#4c72b0"] * n
-        if highlight is not None and 0 <= highlight < n:
-            colours[highlight] = "#dd8452"
-        ax.bar(np.arange(n), v, color=colours, width=1.0 if n > 32 else 0.8)
+        if n > 32:
+            bar_row(ax, v, highlight)
+        else:
+            colours = ["#4c72b0"] * n
+            if highlight is not None and 0 <= highlight < n:
+                colours[highlight] = "#dd8452"
+            ax.bar(np.arange(n), v, color=colours, width=0.8)
         ax.set_title(t, fontsize=9)
         ax.set_xlabel(xlabel)
         if p == 0 or not sharey:
