@@ -440,3 +440,30 @@ def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels:
         ax.axvline(highlight_col + 0.5, color="k", lw=0.8)
     fig.colorbar(im, ax=ax, label=colorbar_label, shrink=0.9)
     return to_png(fig)
+
+
+def clickable_grid(image: np.ndarray, patch_size: int, highlight: int | None = None,
+                   side: int = 320) -> np.ndarray:
+    """The model's image as a bare picture (no axes or margins) with the patch grid, the chosen
+    patch outlined and a thin dark frame — so a click's pixel maps exactly to a patch.
+
+    Args:
+        image: [S, S, C] in [0, 1]
+    Returns:
+        [G·k, G·k, 3] uint8 with k = max(2, side // G) pixels a patch.
+    """
+    G = image.shape[0] // patch_size
+    k = max(2, side // G)
+    rgb = np.repeat(image, 3, axis=-1) if image.shape[-1] == 1 else image
+    idx = (np.arange(G * k) * image.shape[0]) // (G * k)  # nearest resampling
+    out = (np.clip(rgb[idx][:, idx], 0, 1) * 255).astype(np.uint8)
+    lines = np.arange(1, G) * k
+    out[lines, :] = out[:, lines] = (255, 204, 0)  # grid, between patches
+    if highlight is not None:
+        r, c = divmod(highlight, G)
+        y0, x0 = r * k, c * k
+        for t in range(2):  # a 2-pixel cyan outline inside the patch
+            out[y0 + t, x0:x0 + k] = out[y0 + k - 1 - t, x0:x0 + k] = (0, 229, 255)
+            out[y0:y0 + k, x0 + t] = out[y0:y0 + k, x0 + k - 1 - t] = (0, 229, 255)
+    out[[0, -1], :] = out[:, [0, -1]] = (34, 34, 34)  # frame
+    return out

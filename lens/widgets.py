@@ -7,11 +7,8 @@ arrays costs a hash, not a redraw.
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import streamlit as st
-from PIL import Image
 
 from . import figures
 from .note import note_markdown
@@ -102,10 +99,10 @@ def query_picker(ctx: Page, where=None) -> int:
         st.session_state["query"] = (st.session_state["query_row"] * G
                                      + st.session_state["query_col"])
 
-    png = render("image_with_grid", ctx.trace.image, cfg.patch_size,
-                 f"{ctx.t('query')} = {query}", numbers=G <= 16, highlight=query, size=4.0)
+    picture = figures.clickable_grid(ctx.trace.image, cfg.patch_size, highlight=query)
     with where.container():
-        streamlit_image_coordinates(Image.open(io.BytesIO(png)), key="query_click", width=320)
+        st.markdown(f"**{ctx.t('query')} = {query}**")
+        streamlit_image_coordinates(picture, key="query_click", width=320)
         st.caption(ctx.t("click_hint"))
         c1, c2 = st.columns(2)
         c1.number_input(ctx.t("query_row"), 0, G - 1, step=1, key="query_row",
