@@ -377,7 +377,6 @@ def _image(t: Callable[..., str], cfg: EncoderConfig) -> tuple[str, np.ndarray, 
     if s["source"] == "upload":
         upload = s.get("upload")
         if upload is not None and s.get("_upload_id") != upload.file_id:
-            s["_upload_id"] = upload.file_id
             data = upload.getvalue()
             try:
                 decode_image(data, cfg.image_size, cfg.channels)
@@ -385,6 +384,9 @@ def _image(t: Callable[..., str], cfg: EncoderConfig) -> tuple[str, np.ndarray, 
                 s.pop("_upload_error", None)
             except ImageError as err:
                 s["_upload_error"] = (str(err), upload.name)
+            # marked as handled only now: a rerun that interrupted the decoding (a slider
+            # moved meanwhile) handles the upload again instead of losing it
+            s["_upload_id"] = upload.file_id
         if s.get("_upload_error"):
             msg, _ = s["_upload_error"]
             st.error(t("bad_upload", msg=msg, name=s.get("image_name") or "the built-in photo"))
