@@ -1,0 +1,158 @@
+"""Fixtures for the real-browser tests: one Streamlit server per session, Debian's Chromium.
+
+The server runs `app.py` from the repository root on a free loopback port; every test gets a
+fresh browser context (a fresh Streamlit session). A failing test leaves a screenshot in
+test-artifacts/screenshots/FAILED-<test>.png and the server's log is kept in
+test-artifacts/streamlit-server.log.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from browser_helpers import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    SHOTS,
+    TIMEOUT_MS,
+    VIEWPORT,
+    screenshot,
+)
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+
+REPO = Path(__file__).resolve().parents[2]
+STARTUP_S = 60  # bounded wait for /_stcore/health
+STOP_S = 10  # terminate, then kill after this
+
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _health(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.read().decode("utf-8", "replace").strip()
+    except (urllib.error.URLError, OSError):
+        return ""
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=STOP_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=STOP_S)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_screenshots() -> None:
+    """Screenshots of this run only: last run's (and its FAILED-*) are removed first."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SHOTS.glob("*.png"):
+        old.unlink()
+
+
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    """Start `streamlit run app.py` on a free port, yield its base URL, stop it afterwards."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log_path = ARTIFACTS / "streamlit-server.log"
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port),
+           "--browser.gatherUsageStats", "false"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            deadline = time.monotonic() + STARTUP_S
+            while _health(url) != "ok":
+                if proc.poll() is not None:
+                    pytest.fail(f"the Streamlit server exited with code {proc.returncode} before "
+                                f"answering; its log:\n{log_path.read_text(errors='replace')}")
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the Streamlit server did not answer {url}/_stcore/health "
+                                f"within {STARTUP_S} s; its log:\n"
+                                f"{log_path.read_text(errors='replace')}")
+                time.sleep(0.25)
+            yield url
+        finally:
+            _stop(proc)
+
+
+@pytest.fixture(scope="session")
+def playwright_instance() -> Iterator[Playwright]:
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_instance: Playwright) -> Iterator[Browser]:
+    """Debian's headless Chromium (never a browser downloaded by Playwright)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's Chromium. "
+                    "Install it once with:  apt-get update && apt-get install -y chromium "
+                    "(or run scripts/test as root, which does it)", pytrace=False)
+    b = playwright_instance.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                            args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Remember each phase's report on the item, so fixtures can see a failure."""
+    rep = yield
+    setattr(item, f"rep_{rep.when}", rep)
+    return rep
+
+
+def _failed(request: pytest.FixtureRequest) -> bool:
+    rep = getattr(request.node, "rep_call", None)
+    return rep is not None and rep.failed
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A fresh page in a fresh context (a new Streamlit session); screenshotted on failure."""
+    p = context.new_page()
+    yield p
+    if _failed(request) and not p.is_closed():
+        screenshot(p, f"FAILED-{request.node.name}")
+
+
+@pytest.fixture(scope="module")
+def shared_page(browser: Browser, app_url: str) -> Iterator[Page]:
+    """One page kept across a module's tests (walking the pages without reloading)."""
+    ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    p = ctx.new_page()
+    yield p
+    ctx.close()

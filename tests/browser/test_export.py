@@ -1,0 +1,47 @@
+"""The sidebar's trace export downloads an .npz that NumPy loads without pickle."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from browser_helpers import assert_no_errors, open_app, sidebar, wait_idle
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+SMALL = "image_size=64&patch_size=16&d_model=32&n_heads=2&n_layers=2&use_ffn=1"
+
+
+def test_trace_download_is_a_loadable_npz(page, app_url, tmp_path):
+    open_app(page, app_url, "scores", SMALL)
+    sb = sidebar(page)
+    sb.get_by_role("button", name="Prepare the trace (.npz)").click()
+    download_button = sb.get_by_role("button", name=re.compile(r"^Download trace\.npz"))
+    expect(download_button).to_be_visible()
+    wait_idle(page)
+    with page.expect_download() as info:
+        download_button.click()
+    download = info.value
+    assert download.suggested_filename == "trace.npz"
+    path = tmp_path / "trace.npz"
+    download.save_as(path)
+    size_mb = float(re.search(r"\(([\d.]+) MB\)", download_button.inner_text()).group(1))
+    assert abs(path.stat().st_size / 2**20 - size_mb) < 0.06, "the label's size is not the file's"
+
+    with np.load(path, allow_pickle=False) as npz:
+        keys = set(npz.files)
+        config = json.loads(str(npz["config"]))
+        assert npz["patches"].shape == (16, 256)  # (64/16)² patches of 16·16·1 values
+        assert npz["output"].shape == (16, 32)
+        assert npz["image"].shape[:2] == (64, 64)
+        assert np.isfinite(npz["output"]).all()
+    assert {"patches", "embedded", "pe", "x0", "output", "image", "config"} <= keys
+    assert any(k.startswith("layer1/") for k in keys), sorted(keys)[:20]
+    assert not any(k.startswith("layer2/") for k in keys)
+    assert any(k.startswith("params/") for k in keys)
+    assert config["d_model"] == 32 and config["n_heads"] == 2 and config["n_layers"] == 2
+    assert config["image_size"] == 64 and config["patch_size"] == 16
+    assert_no_errors(page)

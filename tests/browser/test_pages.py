@@ -1,0 +1,76 @@
+"""First load and every page from the navigation: pictures rendered, no error."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browser_helpers import (
+    ALL_PAGES,
+    MAIN,
+    STEPS,
+    assert_no_errors,
+    go_to_step,
+    main_images,
+    nav_label,
+    nav_links,
+    open_app,
+    screenshot,
+    sidebar,
+    title,
+    wait_idle,
+    wait_url,
+)
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+
+def test_first_load_shows_default_image(page, app_url):
+    open_app(page, app_url)
+    assert title(page).startswith("Overview")
+    assert page.url.startswith(f"{app_url}/overview?"), page.url
+    expect(sidebar(page).get_by_text("Built-in photo")).to_be_visible()
+    images = main_images(page, at_least=1)
+    # the image pair (original | what the model receives) is a real, wide picture
+    assert images[0]["w"] >= 400 and images[0]["h"] >= 150, images
+    # the settings are mirrored in the URL from the first load on
+    for key in ("d_model=512", "n_heads=8", "image_size=224", "lang=en"):
+        assert key in page.url, page.url
+    assert_no_errors(page)
+    screenshot(page, "00_first_load")
+    # "Next step →" leads to the patches page and its heatmaps
+    page.locator(MAIN).get_by_role("button", name="Next step →").click()
+    expect(page.locator(f"{MAIN} h1").first).to_have_text(re.compile("^Patches"))
+    wait_idle(page)
+    wait_url(page, "/patches?")
+    heatmaps = main_images(page, at_least=3)
+    assert all(i["w"] > 100 and i["h"] > 100 for i in heatmaps), heatmaps
+    assert_no_errors(page)
+
+
+def test_navigation_lists_the_steps_in_order(shared_page, app_url):
+    open_app(shared_page, app_url)
+    links = nav_links(shared_page)
+    expect(links).to_have_count(len(ALL_PAGES))
+    assert [t.strip() for t in links.all_inner_texts()] == [
+        nav_label(i) for i in range(len(ALL_PAGES))]
+    hrefs = [links.nth(i).get_attribute("href") or "" for i in range(len(ALL_PAGES))]
+    assert [h.rsplit("/", 1)[-1] for h in hrefs] == [s[0] for s in ALL_PAGES]
+
+
+@pytest.mark.parametrize("step", [s[0] for s in ALL_PAGES])
+def test_page_opens_from_navigation(shared_page, app_url, step):
+    """Each page opens by its link (same session): its title, 'Step k of 10', pictures."""
+    page = shared_page
+    if not page.url.startswith(app_url):
+        open_app(page, app_url)
+    go_to_step(page, step)
+    k = [s[0] for s in ALL_PAGES].index(step)
+    assert title(page).startswith(ALL_PAGES[k][1])
+    if k < len(STEPS):
+        expect(page.locator(MAIN).get_by_text(f"Step {k + 1} of {len(STEPS)}")).to_be_visible()
+    wait_url(page, f"/{step}?")
+    screenshot(page, f"{k + 1:02d}_{step}")
+    assert_no_errors(page)
+    main_images(page, at_least=1)
