@@ -146,7 +146,8 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
                  d * dff + dff + dff * d + d),
             Step("Add & Norm 2", "LayerNorm(x + FFN(x))", f"{N} × {d}", 2 * d),
         ]
-    steps.append(Step("encoder output", f"{cfg.n_layers} layers stacked", f"{N} × {d}", 0))
+    stacked = f"{cfg.n_layers} layer{'s' if cfg.n_layers > 1 else ''} stacked"
+    steps.append(Step("encoder output", stacked, f"{N} × {d}", 0))
     return steps
 
 

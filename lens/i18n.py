@@ -25,6 +25,7 @@ COMMON: Texts = {
                     "请在侧边栏上传文件；在此之前显示内置照片。"),
     "bad_upload": ("That upload could not be used: {msg} The app keeps showing {name}.",
                    "无法使用该上传文件：{msg} 应用继续显示 {name}。"),
+    "showing": ("Showing: {name}", "当前图像：{name}"),
     "model": ("Model", "模型"),
     "weights": ("Weights", "权重"),
     "weights_random": ("random (seeded)", "随机（固定种子）"),

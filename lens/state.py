@@ -327,6 +327,8 @@ def _controls(t: Callable[..., str], trained_cfg: EncoderConfig | None) -> None:
     if st.session_state["source"] == "upload":
         sb.file_uploader(t("upload"), key="upload",
                          type=["png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif"])
+        if st.session_state.get("image_bytes"):
+            sb.caption(t("showing", name=st.session_state.get("image_name", "")))
     sb.subheader(t("model"))
     if trained_cfg is not None:
         sb.radio(t("weights"), ["random", "trained"], key="weights", horizontal=True,

@@ -87,10 +87,11 @@ def query_picker(ctx: Page, where=None) -> int:
     query = int(min(max(st.session_state.get("query", 0), 0), N - 1))
     click = st.session_state.get("query_click")
     if click and click != st.session_state.get("_last_click"):
-        st.session_state["_last_click"] = click
         col = int(click["x"] / max(click.get("width", S), 1) * G)
         row = int(click["y"] / max(click.get("height", S), 1) * G)
         query = min(max(row, 0), G - 1) * G + min(max(col, 0), G - 1)
+        st.session_state["query"] = query  # first the query, then mark the click as handled
+        st.session_state["_last_click"] = click
     st.session_state["query"] = query
     st.session_state["query_row"], st.session_state["query_col"] = divmod(query, G)
     sync_url()  # a click changed the query after page() wrote the URL

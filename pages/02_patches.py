@@ -24,6 +24,7 @@ TEXT = {
     "channel": ("channel", "通道"),
     "pixel_col": ("pixel column", "像素列"), "pixel_row": ("pixel row", "像素行"),
     "pixels": ("pixel value p₁p₂c", "像素值 p₁p₂c"),
+    "pixel_value": ("pixel value", "像素值"),
 }
 
 ctx = page("patches", TEXT)
@@ -49,7 +50,7 @@ with right:
 
 st.subheader(ctx.t("matrix"))
 widgets.matrix(ctx, tr.patches, "patches", key="patches", signed=False,
-               xlabel=ctx.t("pixels"), highlight_row=pick, colorbar_label="pixel value")
+               xlabel=ctx.t("pixels"), highlight_row=pick, colorbar_label=ctx.ft("pixel_value"))
 
 r, c = divmod(pick, G)
 st.subheader(ctx.t("one_patch", i=pick, r=r, c=c, P=P))
