@@ -38,9 +38,29 @@ def mean_attention_distance(attn: np.ndarray, grid_size: int, patch_size: int) -
     Returns:
         [h] distances in pixels of the resized image (as in the ViT paper's Figure 7).
     """
-    c = patch_centres(grid_size, patch_size)  # [N, 2]
-    dist = np.sqrt(((c[:, None, :] - c[None, :, :]) ** 2).sum(-1))  # [N, N]
+    dist = patch_distances(grid_size, patch_size)  # [N, N]
     return (attn * dist).sum(axis=-1).mean(axis=-1)  # [h, N, N] -> [h]
+
+
+def patch_distances(grid_size: int, patch_size: int) -> np.ndarray:
+    """‖c_i − c_j‖₂ between the centres of every pair of patches, in pixels. Returns [N, N]."""
+    c = patch_centres(grid_size, patch_size)  # [N, 2]
+    return np.sqrt(((c[:, None, :] - c[None, :, :]) ** 2).sum(-1))
+
+
+def head_statistics(attns: list[np.ndarray] | tuple[np.ndarray, ...], grid_size: int,
+                    patch_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean attention distance (pixels) and entropy (nats) of every head of every layer.
+
+    Args:
+        attns: per layer, attn [h, N, N].
+    Returns:
+        (distance [L, h], entropy [L, h]); the distance matrix is built once for all layers.
+    """
+    dist = patch_distances(grid_size, patch_size)  # [N, N]
+    distance = np.stack([(attn * dist).sum(axis=-1).mean(axis=-1) for attn in attns])
+    entropy = np.stack([attention_entropy(attn) for attn in attns])
+    return distance, entropy
 
 
 def row_entropy(p: np.ndarray) -> np.ndarray:

@@ -40,6 +40,7 @@ D_MODELS = (8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 MAX_LAYERS = 12
 MAX_TRACES = 4  # traces kept per server; a default trace is ~50 MB
 MAX_IMAGES = 8  # decoded images kept per server
+MAX_DERIVED = 32  # derived quantities (rollout, head statistics, scaling demo) kept per server
 DISPLAY_SIDE = 512  # the original upload is shown at most this large
 
 STEPS: tuple[tuple[str, str, str, str], ...] = (
@@ -115,7 +116,7 @@ CONFIG_KEYS = ("channels", "image_size", "patch_size", "d_model", "n_heads", "n_
 @st.cache_resource
 def _caches() -> dict[str, LRUCache]:
     return {"images": LRUCache(MAX_IMAGES), "params": LRUCache(4),
-            "traces": LRUCache(MAX_TRACES)}
+            "traces": LRUCache(MAX_TRACES), "derived": LRUCache(MAX_DERIVED)}
 
 
 def caches() -> dict[str, LRUCache]:
@@ -187,6 +188,13 @@ class Page:
         from .figures import HAS_CJK_FONT
 
         return translate(key, self.lang if HAS_CJK_FONT else "en", self.texts, **values)
+
+    def derived(self, name: str, compute: Callable[[], object]) -> object:
+        """A quantity derived from this trace (rollout, head statistics, …), computed once per
+        trace and name instead of on every rerun; `name` must say everything it depends on
+        beyond the trace (e.g. f"scaling/{layer}/{head}")."""
+        key = (self.image_key, self.cfg, self.weights, name)
+        return caches()["derived"].get_or_compute(key, compute)
 
     def variant(self, image: np.ndarray | None = None, image_tag: str = "",
                 **changes: object) -> EncoderTrace:

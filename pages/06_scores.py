@@ -275,7 +275,8 @@ with c2:
 
 # --- scaling: √d_k vs √d_model vs 1 ------------------------------------------------------------
 st.subheader(ctx.t("scaling"))
-cases = scaling_demo(layer.q[head:head + 1], layer.k[head:head + 1], d)  # this head only
+cases = ctx.derived(f"scaling/{l}/{head}",  # this head only
+                    lambda: scaling_demo(layer.q[head:head + 1], layer.k[head:head + 1], d))
 head_entropy = [float(attention_entropy(c.attn)[0]) for c in cases]
 ln_N = uniform_attention_reference(G, cfg.patch_size)[1]
 titles = [ctx.ft(f"case_{c.name}", s=c.divisor) + "\n"

@@ -4,9 +4,8 @@ import numpy as np
 import streamlit as st
 
 from encoder_core.analysis import (
-    attention_entropy,
     attention_rollout,
-    mean_attention_distance,
+    head_statistics,
     rollout_mean_over_queries,
     uniform_attention_reference,
 )
@@ -137,7 +136,7 @@ st.subheader(ctx.t("rollout"))
 st.write(ctx.t("rollout_text", L=L))
 st.latex(r"\hat{A}_l = \tfrac{1}{2}\,\mathrm{mean}_h(\text{attn}_l) + \tfrac{1}{2}\,I, \qquad"
          r" R = \hat{A}_{%d} \cdots \hat{A}_1 \quad [%d \times %d]" % (L, N, N))
-R = attention_rollout([layer.attn for layer in tr.layers])  # [N, N]
+R = ctx.derived("rollout", lambda: attention_rollout([layer.attn for layer in tr.layers]))
 c1, c2 = st.columns(2)
 widgets.picture(ctx, "attention_table", tr.image, R[query].reshape(1, 1, G, G),
                 ctx.t("rollout_query", i=query), row_labels=[""], col_labels=[""],
@@ -151,8 +150,8 @@ st.caption(ctx.t("rollout_caption", i=query))
 
 # --- 3 · distance and entropy per head and layer --------------------------------------------
 st.subheader(ctx.t("per_head"))
-distance = np.stack([mean_attention_distance(layer.attn, G, P) for layer in tr.layers])  # [L, h]
-entropy = np.stack([attention_entropy(layer.attn) for layer in tr.layers])  # [L, h]
+distance, entropy = ctx.derived(  # [L, h] each
+    "head_statistics", lambda: head_statistics([layer.attn for layer in tr.layers], G, P))
 ref_dist, ref_ent = uniform_attention_reference(G, P)
 c1, c2 = st.columns(2)
 with c1:

@@ -96,3 +96,17 @@ def test_uniform_reference_entropy_is_ln_n_and_bounds_the_heads(trace):
     assert distance == pytest.approx(pair)
     one_hot = np.eye(CFG.n_tokens)[None]  # attending to oneself: distance 0
     assert mean_attention_distance(one_hot, G, P)[0] == pytest.approx(0.0)
+
+
+def test_head_statistics_equal_the_per_layer_functions():
+    from encoder_core import EncoderConfig, encode
+    from encoder_core.analysis import attention_entropy, head_statistics, mean_attention_distance
+
+    cfg = EncoderConfig(image_size=64, patch_size=16, d_model=32, n_heads=4, n_layers=3, d_ff=64)
+    image = np.random.default_rng(0).random((64, 64, 1), dtype=np.float32)
+    attns = [layer.attn for layer in encode(image, cfg).layers]
+    distance, entropy = head_statistics(attns, cfg.grid_size, cfg.patch_size)
+    assert distance.shape == entropy.shape == (3, 4)
+    for l, attn in enumerate(attns):
+        np.testing.assert_allclose(distance[l], mean_attention_distance(attn, 4, 16))
+        np.testing.assert_allclose(entropy[l], attention_entropy(attn))
