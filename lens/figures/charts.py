@@ -1,0 +1,93 @@
+"""Vectors as charts: bar charts stacked (`bars`) or side by side on one scale (`bar_panels`),
+and a few curves on one axis (`lines`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from .style import fit_fontsize, fixed_margins, to_png
+
+
+def bar_row(ax, v: np.ndarray, highlight: int | None = None, colour: str = "#4c72b0") -> None:
+    """Bars of width 1 at 0 … n−1 as one filled step artist (hundreds of bars stay fast),
+    with bar `highlight` drawn on top in orange."""
+    ax.stairs(v, np.arange(len(v) + 1) - 0.5, baseline=0, fill=True, color=colour)
+    if highlight is not None and 0 <= highlight < len(v):
+        ax.bar([highlight], [v[highlight]], width=1.0, color="#dd8452")
+
+
+def bars(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
+         ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> bytes:
+    """Bar charts stacked vertically (e.g. one score row before and after softmax)."""
+    k = len(values)
+    fig = Figure(figsize=(7, 2.0 * k + 0.5))
+    fig.suptitle(suptitle, fontsize=fit_fontsize(suptitle, 6.8, 11))
+    axes = fig.subplots(k, 1, squeeze=False)[:, 0]
+    fixed_margins(fig, hspace=0.95)
+    for ax, v, t, yl in zip(axes, values, titles, ylabels, strict=True):
+        bar_row(ax, np.asarray(v, dtype=np.float64), highlight)
+        ax.set_title(t, fontsize=9)
+        ax.set_ylabel(yl)
+        ax.set_xlabel(xlabel)
+        ax.set_xlim(-0.5, len(v) - 0.5)
+    return to_png(fig)
+
+
+def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: str,
+               suptitle: str, *, highlight: int | None = None, sharey: bool = True,
+               tick_labels: Sequence[str] | None = None, size: tuple[float, float] | None = None,
+               uniform_line: bool = False) -> bytes:
+    """Bar charts side by side, one per row of `values`, on one shared y scale by default
+    (e.g. one softmax row at three scalings, or one value per head).
+
+    Args:
+        values: [k, n] one bar chart per row; titles: k panel titles
+        highlight: a bar index drawn in a second colour in every panel (e.g. the query)
+        tick_labels: n labels for the x ticks (e.g. "1" … "h"); default the index 0 … n−1
+        uniform_line: draw a dashed line at 1/n, the weight of a uniform distribution
+    """
+    values = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    k, n = values.shape
+    fig = Figure(figsize=size or (min(4.2 * k, 13.0), 3.2))
+    fig.suptitle(suptitle, fontsize=fit_fontsize(suptitle, fig.get_size_inches()[0] - 0.2, 11))
+    axes = fig.subplots(1, k, squeeze=False, sharey=sharey)[0]
+    fixed_margins(fig, wspace=0.25 if sharey else 0.45)
+    for p, (ax, v, t) in enumerate(zip(axes, values, titles, strict=True)):
+        if n > 32:
+            bar_row(ax, v, highlight)
+        else:
+            colours = ["#4c72b0"] * n
+            if highlight is not None and 0 <= highlight < n:
+                colours[highlight] = "#dd8452"
+            ax.bar(np.arange(n), v, color=colours, width=0.8)
+        ax.set_title(t, fontsize=9)
+        ax.set_xlabel(xlabel)
+        if p == 0 or not sharey:
+            ax.set_ylabel(ylabel)
+        ax.set_xlim(-0.5, n - 0.5)
+        if tick_labels is not None:
+            step = max(1, n // 16)
+            ax.set_xticks(np.arange(0, n, step), [tick_labels[i] for i in range(0, n, step)])
+        if uniform_line:
+            ax.axhline(1.0 / n, color="#555555", lw=0.8, ls="--", label=f"1/{n}")
+            ax.legend(fontsize=7, loc="upper left")
+        ax.grid(axis="y", alpha=0.3)
+    return to_png(fig)
+
+
+def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
+          xlabel: str, ylabel: str) -> bytes:
+    """A few curves on one axis with a legend (e.g. PE columns against pos)."""
+    fig = Figure(figsize=(7, 3), layout="constrained")
+    ax = fig.add_subplot()
+    for y, label in zip(ys, labels, strict=True):
+        ax.plot(x, y, label=label, lw=1.2)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(alpha=0.3)
+    return to_png(fig)

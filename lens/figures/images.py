@@ -1,0 +1,102 @@
+"""The input image itself: with its patch grid and numbers (`image_with_grid`), beside the upload
+(`image_pair`), cut into patch tiles (`patch_gallery`), and as a bare picture whose pixels map
+onto patches for clicking (`clickable_grid`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from .style import to_png
+
+
+def _show_image(ax, image: np.ndarray) -> None:
+    """image [S, S, C] in [0, 1]: grey with the grey map, RGB as is."""
+    if image.shape[-1] == 1:
+        ax.imshow(image[..., 0], cmap="gray", vmin=0, vmax=1, interpolation="nearest")
+    else:
+        ax.imshow(np.clip(image, 0, 1), interpolation="nearest")
+
+
+def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
+                    highlight: int | None = None, size: float = 5.0) -> bytes:
+    """The model's image with the patch grid, patch numbers (row-major) and one patch outlined."""
+    S = image.shape[0]
+    G = S // patch_size
+    fig = Figure(figsize=(size, size), layout="constrained")
+    ax = fig.add_subplot()
+    _show_image(ax, image)
+    for k in range(1, G):
+        ax.axhline(k * patch_size - 0.5, color="#ffcc00", lw=0.6)
+        ax.axvline(k * patch_size - 0.5, color="#ffcc00", lw=0.6)
+    if numbers and G <= 16:
+        for pos in range(G * G):
+            r, c = divmod(pos, G)
+            ax.text((c + 0.5) * patch_size - 0.5, (r + 0.5) * patch_size - 0.5, str(pos),
+                    ha="center", va="center", fontsize=max(4, 90 // G), color="#ffcc00")
+    if highlight is not None:
+        r, c = divmod(highlight, G)
+        ax.add_patch(Rectangle(
+            (c * patch_size - 0.5, r * patch_size - 0.5), patch_size, patch_size,
+            fill=False, ec="#00e5ff", lw=2.0))
+    ax.set_title(title)
+    ax.set_xlabel("x (pixels)")
+    ax.set_ylabel("y (pixels)")
+    return to_png(fig)
+
+
+def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str]) -> bytes:
+    """The upload as it is beside the image the model receives."""
+    fig = Figure(figsize=(8, 4), layout="constrained")
+    for i, (img, title) in enumerate(zip((original, model_input), titles, strict=True)):
+        ax = fig.add_subplot(1, 2, i + 1)
+        _show_image(ax, img)
+        ax.set_title(f"{title}  [{img.shape[0]} × {img.shape[1]} × {img.shape[2]}]")
+        ax.set_xlabel("x (pixels)")
+        ax.set_ylabel("y (pixels)")
+    return to_png(fig)
+
+
+def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: str,
+                  max_patches: int = 64) -> bytes:
+    """The first patches as small tiles, numbered. patches: [N, P·P·C] in [0, 1]."""
+    n = min(len(patches), max_patches)
+    cols = int(np.ceil(np.sqrt(n)))
+    rows = int(np.ceil(n / cols))
+    fig = Figure(figsize=(cols * 0.75 + 0.5, rows * 0.8 + 0.6), layout="constrained")
+    fig.suptitle(title)
+    for i in range(rows * cols):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        ax.set_axis_off()
+        if i < n:
+            _show_image(ax, patches[i].reshape(patch_size, patch_size, channels))
+            ax.set_title(str(i), fontsize=7, pad=1)
+    return to_png(fig)
+
+
+def clickable_grid(image: np.ndarray, patch_size: int, highlight: int | None = None,
+                   side: int = 320) -> np.ndarray:
+    """The model's image as a bare picture (no axes or margins) with the patch grid, the chosen
+    patch outlined and a thin dark frame — so a click's pixel maps exactly to a patch.
+
+    Args:
+        image: [S, S, C] in [0, 1]
+    Returns:
+        [G·k, G·k, 3] uint8 with k = max(2, side // G) pixels a patch.
+    """
+    G = image.shape[0] // patch_size
+    k = max(2, side // G)
+    rgb = np.repeat(image, 3, axis=-1) if image.shape[-1] == 1 else image
+    idx = (np.arange(G * k) * image.shape[0]) // (G * k)  # nearest resampling
+    out = (np.clip(rgb[idx][:, idx], 0, 1) * 255).astype(np.uint8)
+    lines = np.arange(1, G) * k
+    out[lines, :] = out[:, lines] = (255, 204, 0)  # grid, between patches
+    if highlight is not None:
+        r, c = divmod(highlight, G)
+        y0, x0 = r * k, c * k
+        for t in range(2):  # a 2-pixel cyan outline inside the patch
+            out[y0 + t, x0:x0 + k] = out[y0 + k - 1 - t, x0:x0 + k] = (0, 229, 255)
+            out[y0:y0 + k, x0 + t] = out[y0:y0 + k, x0 + k - 1 - t] = (0, 229, 255)
+    out[[0, -1], :] = out[:, [0, -1]] = (34, 34, 34)  # frame
+    return out
