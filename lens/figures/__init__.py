@@ -6,26 +6,54 @@ matrices with a side over 256 are block-averaged (the factor is returned for the
 a constant matrix still gets a sensible colour scale. Attention over the image is
 nearest-upsampled to the image and alpha-blended on it. Grids are one figure with one scale.
 
-    style.py     fonts, colour maps, colour limits, block averaging, fixed margins, to_png
+    style.py     fonts, colour maps and colours, colour limits, block averaging, margins, to_png
     heatmaps.py  matrices: heatmap, row_heatmap, value_grid
     images.py    the input image: image_with_grid, image_pair, patch_gallery, clickable_grid
     overlays.py  attention over the image: attention_grid, attention_table
     charts.py    vectors: bars, bar_panels, lines
 
-The app calls `figures.<kind>(...)` by name, so every picture function is re-exported here.
+Every picture `<kind>` is `to_png(<kind>_figure(...))`: the app calls `figures.<kind>(...)` by
+name for PNG bytes, tests inspect the matplotlib Figure of `<kind>_figure`. Both are exported
+here. `clickable_grid` returns its RGB array directly.
 """
 
-from .charts import bar_panels, bar_row, bars, lines
-from .heatmaps import heatmap, row_heatmap, value_grid
-from .images import clickable_grid, image_pair, image_with_grid, patch_gallery
-from .overlays import attention_grid, attention_table, overlay_mappable, overlay_rgb
+from .charts import bar_panels, bar_panels_figure, bar_row, bars, bars_figure, lines, lines_figure
+from .heatmaps import (
+    heatmap,
+    heatmap_figure,
+    row_heatmap,
+    row_heatmap_figure,
+    value_grid,
+    value_grid_figure,
+)
+from .images import (
+    clickable_grid,
+    image_pair,
+    image_pair_figure,
+    image_with_grid,
+    image_with_grid_figure,
+    patch_gallery,
+    patch_gallery_figure,
+)
+from .overlays import (
+    attention_grid,
+    attention_grid_figure,
+    attention_table,
+    attention_table_figure,
+    overlay_mappable,
+    overlay_rgb,
+)
 from .style import (
+    BAR_COLOUR,
     DPI,
     FONTS,
+    GRID_COLOUR,
     HAS_CJK_FONT,
+    HIGHLIGHT_COLOUR,
     MAX_SIDE,
     OVERLAY_CMAP,
     PROB_CMAP,
+    QUERY_COLOUR,
     SIGNED_CMAP,
     block_average,
     colour_limits,
@@ -37,9 +65,16 @@ from .style import (
 )
 
 __all__ = [
-    "DPI", "FONTS", "HAS_CJK_FONT", "MAX_SIDE", "OVERLAY_CMAP", "PROB_CMAP", "SIGNED_CMAP",
-    "attention_grid", "attention_table", "bar_panels", "bar_row", "bars", "block_average",
-    "clickable_grid", "colour_limits", "fit_fontsize", "fixed_axes_with_colorbar",
-    "fixed_margins", "grid_margins", "heatmap", "image_pair", "image_with_grid", "lines",
-    "overlay_mappable", "overlay_rgb", "patch_gallery", "row_heatmap", "to_png", "value_grid",
+    # the pictures, as PNG bytes (clickable_grid: an RGB array) and as Figures
+    "attention_grid", "attention_grid_figure", "attention_table", "attention_table_figure",
+    "bar_panels", "bar_panels_figure", "bars", "bars_figure", "clickable_grid",
+    "heatmap", "heatmap_figure", "image_pair", "image_pair_figure",
+    "image_with_grid", "image_with_grid_figure", "lines", "lines_figure",
+    "patch_gallery", "patch_gallery_figure", "row_heatmap", "row_heatmap_figure",
+    "value_grid", "value_grid_figure",
+    # the shared look and its helpers
+    "BAR_COLOUR", "DPI", "FONTS", "GRID_COLOUR", "HAS_CJK_FONT", "HIGHLIGHT_COLOUR", "MAX_SIDE",
+    "OVERLAY_CMAP", "PROB_CMAP", "QUERY_COLOUR", "SIGNED_CMAP", "bar_row", "block_average",
+    "colour_limits", "fit_fontsize", "fixed_axes_with_colorbar", "fixed_margins",
+    "grid_margins", "overlay_mappable", "overlay_rgb", "to_png",
 ]

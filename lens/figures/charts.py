@@ -1,5 +1,7 @@
 """Vectors as charts: bar charts stacked (`bars`) or side by side on one scale (`bar_panels`),
-and a few curves on one axis (`lines`)."""
+and a few curves on one axis (`lines`).
+
+Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG."""
 
 from __future__ import annotations
 
@@ -8,19 +10,19 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .style import fit_fontsize, fixed_margins, to_png
+from .style import BAR_COLOUR, HIGHLIGHT_COLOUR, fit_fontsize, fixed_margins, to_png
 
 
-def bar_row(ax, v: np.ndarray, highlight: int | None = None, colour: str = "#4c72b0") -> None:
+def bar_row(ax, v: np.ndarray, highlight: int | None = None, colour: str = BAR_COLOUR) -> None:
     """Bars of width 1 at 0 … n−1 as one filled step artist (hundreds of bars stay fast),
     with bar `highlight` drawn on top in orange."""
     ax.stairs(v, np.arange(len(v) + 1) - 0.5, baseline=0, fill=True, color=colour)
     if highlight is not None and 0 <= highlight < len(v):
-        ax.bar([highlight], [v[highlight]], width=1.0, color="#dd8452")
+        ax.bar([highlight], [v[highlight]], width=1.0, color=HIGHLIGHT_COLOUR)
 
 
-def bars(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
-         ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> bytes:
+def bars_figure(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
+                ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> Figure:
     """Bar charts stacked vertically (e.g. one score row before and after softmax)."""
     k = len(values)
     fig = Figure(figsize=(7, 2.0 * k + 0.5))
@@ -33,13 +35,20 @@ def bars(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
         ax.set_ylabel(yl)
         ax.set_xlabel(xlabel)
         ax.set_xlim(-0.5, len(v) - 0.5)
-    return to_png(fig)
+    return fig
 
 
-def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: str,
-               suptitle: str, *, highlight: int | None = None, sharey: bool = True,
-               tick_labels: Sequence[str] | None = None, size: tuple[float, float] | None = None,
-               uniform_line: bool = False) -> bytes:
+def bars(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
+         ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> bytes:
+    """PNG bytes of `bars_figure`."""
+    return to_png(bars_figure(values, titles, xlabel, ylabels, suptitle, highlight))
+
+
+def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: str,
+                      suptitle: str, *, highlight: int | None = None, sharey: bool = True,
+                      tick_labels: Sequence[str] | None = None,
+                      size: tuple[float, float] | None = None,
+                      uniform_line: bool = False) -> Figure:
     """Bar charts side by side, one per row of `values`, on one shared y scale by default
     (e.g. one softmax row at three scalings, or one value per head).
 
@@ -59,9 +68,9 @@ def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: s
         if n > 32:
             bar_row(ax, v, highlight)
         else:
-            colours = ["#4c72b0"] * n
+            colours = [BAR_COLOUR] * n
             if highlight is not None and 0 <= highlight < n:
-                colours[highlight] = "#dd8452"
+                colours[highlight] = HIGHLIGHT_COLOUR
             ax.bar(np.arange(n), v, color=colours, width=0.8)
         ax.set_title(t, fontsize=9)
         ax.set_xlabel(xlabel)
@@ -75,11 +84,22 @@ def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: s
             ax.axhline(1.0 / n, color="#555555", lw=0.8, ls="--", label=f"1/{n}")
             ax.legend(fontsize=7, loc="upper left")
         ax.grid(axis="y", alpha=0.3)
-    return to_png(fig)
+    return fig
 
 
-def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
-          xlabel: str, ylabel: str) -> bytes:
+def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: str,
+               suptitle: str, *, highlight: int | None = None, sharey: bool = True,
+               tick_labels: Sequence[str] | None = None, size: tuple[float, float] | None = None,
+               uniform_line: bool = False) -> bytes:
+    """PNG bytes of `bar_panels_figure`."""
+    return to_png(bar_panels_figure(values, titles, xlabel, ylabel, suptitle,
+                                    highlight=highlight, sharey=sharey,
+                                    tick_labels=tick_labels, size=size,
+                                    uniform_line=uniform_line))
+
+
+def lines_figure(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
+                 xlabel: str, ylabel: str) -> Figure:
     """A few curves on one axis with a legend (e.g. PE columns against pos)."""
     fig = Figure(figsize=(7, 3), layout="constrained")
     ax = fig.add_subplot()
@@ -90,4 +110,10 @@ def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title:
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(alpha=0.3)
-    return to_png(fig)
+    return fig
+
+
+def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
+          xlabel: str, ylabel: str) -> bytes:
+    """PNG bytes of `lines_figure`."""
+    return to_png(lines_figure(x, ys, labels, title, xlabel, ylabel))

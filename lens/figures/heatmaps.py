@@ -1,5 +1,7 @@
 """Matrices as heatmaps: any matrix with its name and shape (`heatmap`), a matrix with a few
-named rows (`row_heatmap`), and a small matrix with its numbers written in (`value_grid`)."""
+named rows (`row_heatmap`), and a small matrix with its numbers written in (`value_grid`).
+
+Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG."""
 
 from __future__ import annotations
 
@@ -20,9 +22,10 @@ from .style import (
 )
 
 
-def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
-            colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
-            highlight_row: int | None = None, highlight_col: int | None = None) -> bytes:
+def heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
+                   colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
+                   highlight_row: int | None = None,
+                   highlight_col: int | None = None) -> Figure:
     """One matrix as a heatmap with title, axis labels and colourbar. m: [rows, cols] (1-D ok)."""
     m = np.atleast_2d(np.asarray(m, dtype=np.float32))
     shown, (kr, kc) = block_average(m)
@@ -45,12 +48,22 @@ def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool
         ax.axvline(highlight_col - 0.5, color="k", lw=0.8)
         ax.axvline(highlight_col + 0.5, color="k", lw=0.8)
     fig.colorbar(im, cax=cax, label=colorbar_label)
-    return to_png(fig)
+    return fig
 
 
-def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels: Sequence[str],
-                *, signed: bool = True, colorbar_label: str = "",
-                highlight_col: int | None = None, size: tuple[float, float] = (5.0, 3.4)) -> bytes:
+def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
+            colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
+            highlight_row: int | None = None, highlight_col: int | None = None) -> bytes:
+    """PNG bytes of `heatmap_figure`."""
+    return to_png(heatmap_figure(m, title, xlabel, ylabel, signed=signed,
+                                 colorbar_label=colorbar_label, size=size,
+                                 highlight_row=highlight_row, highlight_col=highlight_col))
+
+
+def row_heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str,
+                       row_labels: Sequence[str], *, signed: bool = True,
+                       colorbar_label: str = "", highlight_col: int | None = None,
+                       size: tuple[float, float] = (5.0, 3.4)) -> Figure:
     """A matrix with a few named rows (e.g. one row per head) as a heatmap: integer row ticks
     with labels, columns block-averaged over 256, title, axis labels and a colourbar.
 
@@ -76,11 +89,21 @@ def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels:
         ax.axvline(highlight_col - 0.5, color="k", lw=0.8)
         ax.axvline(highlight_col + 0.5, color="k", lw=0.8)
     fig.colorbar(im, ax=ax, label=colorbar_label, shrink=0.9)
-    return to_png(fig)
+    return fig
 
 
-def value_grid(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = False,
-               fmt: str = "{:.2f}", row0: int = 0, col0: int = 0) -> bytes:
+def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels: Sequence[str],
+                *, signed: bool = True, colorbar_label: str = "",
+                highlight_col: int | None = None, size: tuple[float, float] = (5.0, 3.4)) -> bytes:
+    """PNG bytes of `row_heatmap_figure`."""
+    return to_png(row_heatmap_figure(m, title, xlabel, ylabel, row_labels, signed=signed,
+                                     colorbar_label=colorbar_label, highlight_col=highlight_col,
+                                     size=size))
+
+
+def value_grid_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
+                      signed: bool = False, fmt: str = "{:.2f}", row0: int = 0,
+                      col0: int = 0) -> Figure:
     """A small matrix (≤ 32 × 32) as a heatmap with tick labels starting at row0/col0."""
     m = np.atleast_2d(np.asarray(m, dtype=np.float32))
     vmin, vmax = colour_limits(m, signed)
@@ -102,4 +125,11 @@ def value_grid(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: b
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     fig.colorbar(im, ax=ax, shrink=0.9)
-    return to_png(fig)
+    return fig
+
+
+def value_grid(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = False,
+               fmt: str = "{:.2f}", row0: int = 0, col0: int = 0) -> bytes:
+    """PNG bytes of `value_grid_figure`."""
+    return to_png(value_grid_figure(m, title, xlabel, ylabel, signed=signed, fmt=fmt,
+                                    row0=row0, col0=col0))

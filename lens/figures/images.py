@@ -1,6 +1,9 @@
 """The input image itself: with its patch grid and numbers (`image_with_grid`), beside the upload
 (`image_pair`), cut into patch tiles (`patch_gallery`), and as a bare picture whose pixels map
-onto patches for clicking (`clickable_grid`)."""
+onto patches for clicking (`clickable_grid`).
+
+Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG.
+`clickable_grid` draws no Figure: it returns the RGB array itself."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .style import to_png
+from .style import GRID_COLOUR, QUERY_COLOUR, to_png
 
 
 def _show_image(ax, image: np.ndarray) -> None:
@@ -19,8 +22,9 @@ def _show_image(ax, image: np.ndarray) -> None:
         ax.imshow(np.clip(image, 0, 1), interpolation="nearest")
 
 
-def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
-                    highlight: int | None = None, size: float = 5.0) -> bytes:
+def image_with_grid_figure(image: np.ndarray, patch_size: int, title: str, *,
+                           numbers: bool = True, highlight: int | None = None,
+                           size: float = 5.0) -> Figure:
     """The model's image with the patch grid, patch numbers (row-major) and one patch outlined."""
     S = image.shape[0]
     G = S // patch_size
@@ -28,25 +32,33 @@ def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: 
     ax = fig.add_subplot()
     _show_image(ax, image)
     for k in range(1, G):
-        ax.axhline(k * patch_size - 0.5, color="#ffcc00", lw=0.6)
-        ax.axvline(k * patch_size - 0.5, color="#ffcc00", lw=0.6)
+        ax.axhline(k * patch_size - 0.5, color=GRID_COLOUR, lw=0.6)
+        ax.axvline(k * patch_size - 0.5, color=GRID_COLOUR, lw=0.6)
     if numbers and G <= 16:
         for pos in range(G * G):
             r, c = divmod(pos, G)
             ax.text((c + 0.5) * patch_size - 0.5, (r + 0.5) * patch_size - 0.5, str(pos),
-                    ha="center", va="center", fontsize=max(4, 90 // G), color="#ffcc00")
+                    ha="center", va="center", fontsize=max(4, 90 // G), color=GRID_COLOUR)
     if highlight is not None:
         r, c = divmod(highlight, G)
         ax.add_patch(Rectangle(
             (c * patch_size - 0.5, r * patch_size - 0.5), patch_size, patch_size,
-            fill=False, ec="#00e5ff", lw=2.0))
+            fill=False, ec=QUERY_COLOUR, lw=2.0))
     ax.set_title(title)
     ax.set_xlabel("x (pixels)")
     ax.set_ylabel("y (pixels)")
-    return to_png(fig)
+    return fig
 
 
-def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str]) -> bytes:
+def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
+                    highlight: int | None = None, size: float = 5.0) -> bytes:
+    """PNG bytes of `image_with_grid_figure`."""
+    return to_png(image_with_grid_figure(image, patch_size, title, numbers=numbers,
+                                         highlight=highlight, size=size))
+
+
+def image_pair_figure(original: np.ndarray, model_input: np.ndarray,
+                      titles: tuple[str, str]) -> Figure:
     """The upload as it is beside the image the model receives."""
     fig = Figure(figsize=(8, 4), layout="constrained")
     for i, (img, title) in enumerate(zip((original, model_input), titles, strict=True)):
@@ -55,11 +67,16 @@ def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str,
         ax.set_title(f"{title}  [{img.shape[0]} × {img.shape[1]} × {img.shape[2]}]")
         ax.set_xlabel("x (pixels)")
         ax.set_ylabel("y (pixels)")
-    return to_png(fig)
+    return fig
 
 
-def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: str,
-                  max_patches: int = 64) -> bytes:
+def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str]) -> bytes:
+    """PNG bytes of `image_pair_figure`."""
+    return to_png(image_pair_figure(original, model_input, titles))
+
+
+def patch_gallery_figure(patches: np.ndarray, patch_size: int, channels: int, title: str,
+                         max_patches: int = 64) -> Figure:
     """The first patches as small tiles, numbered. patches: [N, P·P·C] in [0, 1]."""
     n = min(len(patches), max_patches)
     cols = int(np.ceil(np.sqrt(n)))
@@ -72,7 +89,13 @@ def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: st
         if i < n:
             _show_image(ax, patches[i].reshape(patch_size, patch_size, channels))
             ax.set_title(str(i), fontsize=7, pad=1)
-    return to_png(fig)
+    return fig
+
+
+def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: str,
+                  max_patches: int = 64) -> bytes:
+    """PNG bytes of `patch_gallery_figure`."""
+    return to_png(patch_gallery_figure(patches, patch_size, channels, title, max_patches))
 
 
 def clickable_grid(image: np.ndarray, patch_size: int, highlight: int | None = None,
@@ -91,11 +114,11 @@ def clickable_grid(image: np.ndarray, patch_size: int, highlight: int | None = N
     idx = (np.arange(G * k) * image.shape[0]) // (G * k)  # nearest resampling
     out = (np.clip(rgb[idx][:, idx], 0, 1) * 255).astype(np.uint8)
     lines = np.arange(1, G) * k
-    out[lines, :] = out[:, lines] = (255, 204, 0)  # grid, between patches
+    out[lines, :] = out[:, lines] = (255, 204, 0)  # grid, between patches: GRID_COLOUR
     if highlight is not None:
         r, c = divmod(highlight, G)
         y0, x0 = r * k, c * k
-        for t in range(2):  # a 2-pixel cyan outline inside the patch
+        for t in range(2):  # a 2-pixel outline inside the patch: QUERY_COLOUR
             out[y0 + t, x0:x0 + k] = out[y0 + k - 1 - t, x0:x0 + k] = (0, 229, 255)
             out[y0:y0 + k, x0 + t] = out[y0:y0 + k, x0 + k - 1 - t] = (0, 229, 255)
     out[[0, -1], :] = out[:, [0, -1]] = (34, 34, 34)  # frame

@@ -1,5 +1,7 @@
 """Attention maps over the image: each map nearest-upsampled to the image and alpha-blended on
-it, many maps in one figure with one shared colour scale (`attention_grid`, `attention_table`)."""
+it, many maps in one figure with one shared colour scale (`attention_grid`, `attention_table`).
+
+Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .style import OVERLAY_CMAP, fit_fontsize, grid_margins, to_png
+from .style import OVERLAY_CMAP, QUERY_COLOUR, fit_fontsize, grid_margins, to_png
 
 
 def overlay_rgb(grey: np.ndarray, weights: np.ndarray, vmax: float,
@@ -36,10 +38,10 @@ def overlay_mappable(vmax: float) -> ScalarMappable:
     return ScalarMappable(norm=norm, cmap=OVERLAY_CMAP)
 
 
-def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], title: str,
-                   *, ncols: int = 4, query: int | None = None, alpha: float = 0.6,
-                   row_labels: Sequence[str] | None = None,
-                   colorbar_label: str = "attention weight") -> bytes:
+def attention_grid_figure(image: np.ndarray, maps: np.ndarray, titles: Sequence[str],
+                          title: str, *, ncols: int = 4, query: int | None = None,
+                          alpha: float = 0.6, row_labels: Sequence[str] | None = None,
+                          colorbar_label: str = "attention weight") -> Figure:
     """Attention maps over the image, one figure with one shared colour scale.
 
     Args:
@@ -72,16 +74,26 @@ def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], t
         if query is not None:
             r, c = divmod(query, G)
             ax.add_patch(Rectangle((c * P - 0.5, r * P - 0.5), P, P,
-                                                      fill=False, ec="#00e5ff", lw=1.5))
+                                   fill=False, ec=QUERY_COLOUR, lw=1.5))
     if k:
         fig.colorbar(overlay_mappable(vmax), cax=cax, label=colorbar_label)
-    return to_png(fig)
+    return fig
 
 
-def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
-                    row_labels: Sequence[str], col_labels: Sequence[str],
-                    query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
-                    colorbar_label: str = "attention weight") -> bytes:
+def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], title: str,
+                   *, ncols: int = 4, query: int | None = None, alpha: float = 0.6,
+                   row_labels: Sequence[str] | None = None,
+                   colorbar_label: str = "attention weight") -> bytes:
+    """PNG bytes of `attention_grid_figure`."""
+    return to_png(attention_grid_figure(image, maps, titles, title, ncols=ncols, query=query,
+                                        alpha=alpha, row_labels=row_labels,
+                                        colorbar_label=colorbar_label))
+
+
+def attention_table_figure(image: np.ndarray, maps: np.ndarray, title: str, *,
+                           row_labels: Sequence[str], col_labels: Sequence[str],
+                           query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
+                           colorbar_label: str = "attention weight") -> Figure:
     """A rows × columns table of attention maps over the image (e.g. layer × head), one figure,
     one shared colour scale, labels only on the outer edge so the text stays large.
 
@@ -111,8 +123,18 @@ def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
         if query is not None:
             qr, qc = divmod(query, G)
             ax.add_patch(Rectangle((qc * P - 0.5, qr * P - 0.5), P, P,
-                                                      fill=False, ec="#00e5ff", lw=1.2))
+                                   fill=False, ec=QUERY_COLOUR, lw=1.2))
     cb = fig.colorbar(overlay_mappable(vmax), cax=cax)
     cb.set_label(colorbar_label, fontsize=11)
     cb.ax.tick_params(labelsize=10)
-    return to_png(fig)
+    return fig
+
+
+def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
+                    row_labels: Sequence[str], col_labels: Sequence[str],
+                    query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
+                    colorbar_label: str = "attention weight") -> bytes:
+    """PNG bytes of `attention_table_figure`."""
+    return to_png(attention_table_figure(image, maps, title, row_labels=row_labels,
+                                         col_labels=col_labels, query=query, alpha=alpha,
+                                         panel=panel, colorbar_label=colorbar_label))

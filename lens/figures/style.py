@@ -15,6 +15,10 @@ matplotlib.use("Agg")
 SIGNED_CMAP = "RdBu_r"  # diverging, centred at 0
 PROB_CMAP = "viridis"  # sequential, for probabilities and other non-negative values
 OVERLAY_CMAP = "inferno"
+BAR_COLOUR = "#4c72b0"  # the bars of a chart
+HIGHLIGHT_COLOUR = "#dd8452"  # a highlighted bar (e.g. the query's)
+GRID_COLOUR = "#ffcc00"  # the patch grid and patch numbers over the image
+QUERY_COLOUR = "#00e5ff"  # the outline of the chosen (query) patch
 MAX_SIDE = 256  # a matrix side above this is block-averaged for display
 DPI = 100
 
