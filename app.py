@@ -2,12 +2,13 @@
 
 Run with `scripts/app` (or `streamlit run app.py`). Each step of the note is a page in pages/
 (Streamlit's multipage folder, so every step has its own URL, e.g. /multihead). Every page sets
-itself up through lens.state.page() — controls, image, trace, navigation — so it works however
-it is reached; this entry script only forwards to the first step, keeping the URL's settings.
+itself up through lens.context.page() — settings, sidebar, image, trace, navigation — so it
+works however it is reached; this entry script only forwards to the first step, keeping the
+URL's settings.
 """
 
 import streamlit as st
 
-from lens.state import STEPS
+from lens.steps import STEPS
 
-st.switch_page(STEPS[0][1], query_params=st.query_params.to_dict())
+st.switch_page(STEPS[0].path, query_params=st.query_params.to_dict())

@@ -22,7 +22,8 @@ sys.path.insert(0, str(ROOT))
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from lens import widgets  # noqa: E402
-from lens.state import EXTRA_PAGES, STEPS, caches  # noqa: E402
+from lens.compute import caches  # noqa: E402
+from lens.steps import ALL_PAGES  # noqa: E402
 
 
 def clear_caches() -> None:
@@ -46,7 +47,8 @@ def main() -> None:
     print(f"{'page':<22} {'cold s':>7} {'cached s':>9} {'d_model s':>10} {'h s':>6}")
     d_models = [256, 384, 768, 1024, 128, 192]
     heads = [4, 16, 2, 32, 1, 64]
-    for _, path, title, _ in STEPS + EXTRA_PAGES:
+    for page in ALL_PAGES:
+        path, title = page.path, page.title[0]
         clear_caches()
         k = 0
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)

@@ -2,12 +2,15 @@
 
 Texts are pairs (English, 中文). Code identifiers and symbols (W_Q, d_model, softmax) stay as
 they are in both languages. Each page keeps its own texts next to its layout; the words every
-page shares live here.
+page shares live here. A page's keys may not reuse a common key (`check_page_texts`), so a
+page can never change a word of the sidebar or the header.
 """
 
 from __future__ import annotations
 
-LANGS: dict[str, str] = {"en": "English", "zh": "中文"}
+from .settings import LANGS
+
+LANG_NAMES: dict[str, str] = dict(zip(LANGS, ("English", "中文"), strict=True))
 
 Texts = dict[str, tuple[str, str]]
 
@@ -52,10 +55,26 @@ COMMON: Texts = {
     "scale_none": ("1 — no scaling (demo)", "1 — 不缩放（演示）"),
     "use_pe": ("Add the positional encoding", "加上位置编码"),
     "seed": ("Seed of the random weights", "随机权重的种子"),
-    "heads_snapped": ("h = {old} does not divide d_model = {d}; using h = {new}.",
-                      "h = {old} 不能整除 d_model = {d}；改用 h = {new}。"),
-    "patch_snapped": ("Patch size {old} does not fit image size {s}; using {new}.",
-                      "图像块边长 {old} 不适合图像边长 {s}；改用 {new}。"),
+    # a value that could not be used (lens.settings.Notice): the key, given, used and why
+    "notice_link": ("The link's {name} = {given} cannot be used: {why}. Using {used}.",
+                    "链接中的 {name} = {given} 无法使用：{why}。改用 {used}。"),
+    "notice_change": ("{name} = {given}: {why}. Using {name} = {used}.",
+                      "{name} = {given}：{why}。改用 {name} = {used}。"),
+    "why_not_a_number": ("it is not a number", "它不是数字"),
+    "why_not_a_switch": ("a switch is 1 or 0", "开关只能是 1 或 0"),
+    "why_not_an_option": ("the choices are {options}", "可选值为 {options}"),
+    "why_not_allowed": ("the allowed values are {options}", "允许的值为 {options}"),
+    "why_out_of_range": ("it must be a whole number from {lo} to {hi}",
+                         "它必须是 {lo} 到 {hi} 之间的整数"),
+    "why_patch_divide": ("the patch size must divide the image size {s} (4 … 1,024 patches)",
+                         "图像块边长必须整除图像边长 {s}（4 … 1,024 个图像块）"),
+    "why_heads_divide": ("h must divide d_model = {d}", "h 必须整除 d_model = {d}"),
+    "why_heads_memory": (
+        "with {N} tokens and {L} layers the attention maps would take {gib} GiB, over the "
+        "{limit:g} GiB limit",
+        "在 {N} 个词元、{L} 层时，注意力图将占用 {gib} GiB，超过 {limit:g} GiB 的上限"),
+    "why_locked": ("the trained weights fix the architecture", "训练好的权重固定了模型结构"),
+    "why_no_model": ("no trained weights are installed", "没有安装训练好的权重"),
     "computing": ("Running the encoder…", "正在运行编码器…"),
     "random_caption": (
         "Weights are random (seed {seed}): the pictures show the mechanism faithfully, "
@@ -101,8 +120,6 @@ COMMON: Texts = {
     "export": ("Export", "导出"),
     "export_build": ("Prepare the trace (.npz)", "生成中间结果文件 (.npz)"),
     "export_download": ("Download trace.npz ({mb:.1f} MB)", "下载 trace.npz（{mb:.1f} MB）"),
-    "url_bad": ("Some settings in the link were not valid and fell back to defaults: {keys}.",
-                "链接中的部分设置无效，已恢复默认值：{keys}。"),
     "url_upload": ("This link was made with an uploaded image, which a link cannot carry; "
                    "showing the built-in photo. Upload the image again to continue.",
                    "该链接使用的是上传的图像，链接无法携带图像；现显示内置照片。请重新上传图像。"),
@@ -110,6 +127,19 @@ COMMON: Texts = {
                "Switch it on in the sidebar to see this step.",
                "前馈子层已关闭（笔记第一天的结构）。请在侧边栏打开以查看此步骤。"),
 }
+
+
+class TextCollisionError(ValueError):
+    """A page defines a text key that is also a common one."""
+
+
+def check_page_texts(owner: str, texts: Texts) -> Texts:
+    """`texts` unchanged when none of its keys is a common key; raises TextCollisionError."""
+    clash = sorted(set(texts) & set(COMMON))
+    if clash:
+        raise TextCollisionError(f"{owner}: the text keys {', '.join(clash)} are common keys; "
+                            "rename them in the page's TEXT.")
+    return texts
 
 
 def translate(key: str, lang: str, texts: Texts | None = None, **values: object) -> str:

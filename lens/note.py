@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .state import ROOT
+from .compute import ROOT
 
 NOTE_FILE = ROOT / "assets" / "note_zh" / "day01-encode.txt"
 

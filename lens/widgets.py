@@ -1,5 +1,6 @@
 """Page building blocks: cached pictures, a matrix with its caption and number window, the
-query-patch picker (click or row/column), the note's original text, PNG download buttons.
+query-patch picker (click or row/column), the layer and head selectors, the note's original
+text, PNG download buttons.
 
 Pictures are rendered by `lens.figures` and cached by content, so a rerun that shows the same
 arrays costs a hash, not a redraw.
@@ -10,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from . import figures
+from . import figures, keys
+from .context import PageContext
 from .note import note_markdown
-from .state import Page, sync_url
+from .session import sync_url
 
 WINDOW = 32  # side of the number window
 
@@ -23,7 +25,7 @@ def render(kind: str, *args, **kwargs) -> bytes:
     return getattr(figures, kind)(*args, **kwargs)
 
 
-def picture(ctx: Page, kind: str, *args, key: str, caption: str | None = None,
+def picture(ctx: PageContext, kind: str, *args, key: str, caption: str | None = None,
             where=None, **kwargs) -> None:
     """Render a figure, show it full width, with an optional caption and a PNG download."""
     where = where or st
@@ -33,7 +35,7 @@ def picture(ctx: Page, kind: str, *args, key: str, caption: str | None = None,
                           mime="image/png", key=f"dl_{key}", on_click="ignore")
 
 
-def matrix(ctx: Page, m: np.ndarray, name: str, *, key: str, signed: bool = True,
+def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool = True,
            xlabel: str | None = None, ylabel: str | None = None, where=None,
            colorbar_label: str = "", window: bool = True, highlight_row: int | None = None,
            highlight_col: int | None = None, size: tuple[float, float] = (5.0, 4.0)) -> None:
@@ -56,7 +58,7 @@ def matrix(ctx: Page, m: np.ndarray, name: str, *, key: str, signed: bool = True
         number_window(ctx, m, name, key=key, signed=signed, where=where)
 
 
-def number_window(ctx: Page, m: np.ndarray, name: str, *, key: str, signed: bool = True,
+def number_window(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool = True,
                   where=None) -> None:
     """An expander with any 32 × 32 block of `m` at full resolution, as a table."""
     where = where or st
@@ -76,46 +78,71 @@ def number_window(ctx: Page, m: np.ndarray, name: str, *, key: str, signed: bool
         st.caption(f"{name}[{r0}:{r0 + block.shape[0]}, {c0}:{c0 + block.shape[1]}]")
 
 
-def query_picker(ctx: Page, where=None) -> int:
+def query_picker(ctx: PageContext, where=None) -> int:
     """Choose the query patch by clicking the image or with row/column inputs (kept in sync)."""
     from streamlit_image_coordinates import streamlit_image_coordinates
 
+    state = st.session_state
     where = where or st
     cfg = ctx.cfg
     G, S = cfg.grid_size, cfg.image_size
-    N = cfg.n_tokens
-    query = int(min(max(st.session_state.get("query", 0), 0), N - 1))
-    click = st.session_state.get("query_click")
-    if click and click != st.session_state.get("_last_click"):
+    query = ctx.settings.query
+    click = state.get(keys.QUERY_CLICK)
+    if click and click != state.get(keys.LAST_CLICK):
         col = int(click["x"] / max(click.get("width", S), 1) * G)
         row = int(click["y"] / max(click.get("height", S), 1) * G)
         query = min(max(row, 0), G - 1) * G + min(max(col, 0), G - 1)
-        st.session_state["query"] = query  # first the query, then mark the click as handled
-        st.session_state["_last_click"] = click
-    st.session_state["query"] = query
-    st.session_state["query_row"], st.session_state["query_col"] = divmod(query, G)
-    sync_url()  # a click changed the query after page() wrote the URL
+        state["query"] = query  # first the query, then mark the click as handled
+        state[keys.LAST_CLICK] = click
+    state["query"] = query
+    state[keys.QUERY_ROW], state[keys.QUERY_COL] = divmod(query, G)
+    sync_url()  # a click changed the query after page() wrote the link
 
     def from_row_col() -> None:
-        st.session_state["query"] = (st.session_state["query_row"] * G
-                                     + st.session_state["query_col"])
+        state["query"] = state[keys.QUERY_ROW] * G + state[keys.QUERY_COL]
 
     picture = figures.clickable_grid(ctx.trace.image, cfg.patch_size, highlight=query)
     with where.container():
         st.markdown(f"**{ctx.t('query')} = {query}**")
-        streamlit_image_coordinates(picture, key="query_click", width=320)
+        streamlit_image_coordinates(picture, key=keys.QUERY_CLICK, width=320)
         st.caption(ctx.t("click_hint"))
         c1, c2 = st.columns(2)
-        c1.number_input(ctx.t("query_row"), 0, G - 1, step=1, key="query_row",
+        c1.number_input(ctx.t("query_row"), 0, G - 1, step=1, key=keys.QUERY_ROW,
                         on_change=from_row_col)
-        c2.number_input(ctx.t("query_col"), 0, G - 1, step=1, key="query_col",
+        c2.number_input(ctx.t("query_col"), 0, G - 1, step=1, key=keys.QUERY_COL,
                         on_change=from_row_col)
-    return int(st.session_state["query"])
+    return int(state["query"])
 
 
-def note_original(ctx: Page, where=None) -> None:
+def layer_selector(ctx: PageContext, where=None) -> int:
+    """A layer selector (shown 1…L), kept across pages. Returns the 0-based layer."""
+    return _index_selector(ctx, "layer", ctx.cfg.n_layers, where)
+
+
+def head_selector(ctx: PageContext, where=None) -> int:
+    """A head selector (shown 1…h), kept across pages. Returns the 0-based head."""
+    return _index_selector(ctx, "head", ctx.cfg.n_heads, where)
+
+
+def _index_selector(ctx: PageContext, key: str, count: int, where=None) -> int:
+    if count == 1:
+        return 0
+    return (where or st).select_slider(ctx.t(key), options=list(range(count)), key=key,
+                                       format_func=lambda i: f"{i + 1} / {count}")
+
+
+def index_input(label: str, count: int, *, key: str, start: int, where=None,
+                help: str | None = None) -> int:
+    """A whole-number input 0 … count − 1 that starts at `start` (and again whenever its value
+    no longer fits, e.g. after the number of tokens changed)."""
+    if not 0 <= st.session_state.get(key, -1) < count:
+        st.session_state[key] = int(start)
+    return int((where or st).number_input(label, 0, count - 1, step=1, key=key, help=help))
+
+
+def note_original(ctx: PageContext, where=None) -> None:
     """The note's original Chinese text for this step, collapsible, beside the explanation."""
     where = where or st
-    text = note_markdown(ctx.step)
+    text = note_markdown(ctx.id)
     with where.expander(ctx.t("note_original")):
         st.markdown(text if text else ctx.t("note_none"))

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from lens import widgets
-from lens.state import page
+from lens.context import page
 
 TEXT = {
     "intro": (

@@ -4,8 +4,8 @@ import streamlit as st
 
 from encoder_core.explain import dot_terms, largest_terms
 from lens import widgets
+from lens.context import page
 from lens.latex import dot_latex
-from lens.state import page
 
 TEXT = {
     "intro": (
@@ -24,7 +24,7 @@ TEXT = {
         "word embeddings by √d_model because they share weights with its output layer).",
         "没有偏置，也不乘 √d_model，与笔记和 ViT 一致（2017 年的论文把词嵌入乘以 √d_model，"
         "因为它们与输出层共享权重）。"),
-    "weights": ("The weight matrix W_E", "权重矩阵 W_E"),
+    "W_E_title": ("The weight matrix W_E", "权重矩阵 W_E"),
     "result": ("The embedded patches", "嵌入后的图像块"),
     "pixel_k": ("pixel value k of a patch", "图像块中的像素序号 k"),
     "column_j": ("embedding dimension j", "嵌入维度 j"),
@@ -114,7 +114,7 @@ with bars_col:
 with matrices:
     left, right = st.columns(2)
     with left:
-        st.subheader(ctx.t("weights"))
+        st.subheader(ctx.t("W_E_title"))
         widgets.matrix(ctx, tr.params.W_E, "W_E", key="W_E", xlabel=ctx.t("column_j"),
                        ylabel=ctx.t("pixel_k"), highlight_col=j)
         if ctx.weights == "trained":

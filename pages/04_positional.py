@@ -5,7 +5,7 @@ import streamlit as st
 from encoder_core.analysis import cosine_similarity
 from encoder_core.explain import pe_terms
 from lens import figures, widgets
-from lens.state import page
+from lens.context import page
 
 TEXT = {
     "intro": (

@@ -4,8 +4,8 @@ import streamlit as st
 
 from encoder_core.explain import dot_terms, largest_terms
 from lens import widgets
+from lens.context import page
 from lens.latex import dot_latex
-from lens.state import page
 
 TEXT = {
     "intro": (
@@ -34,7 +34,7 @@ TEXT = {
     "input_0_nope": ("Layer 1 reads x0 = X (the positional encoding is off).",
                      "第 1 层读入 x0 = X（位置编码已关闭）。"),
     "input_l": ("Layer {l} reads the output of layer {p}.", "第 {l} 层读入第 {p} 层的输出。"),
-    "weights": ("Head {hh}'s slices of the weights", "第 {hh} 个头的权重切片"),
+    "weight_slices": ("Head {hh}'s slices of the weights", "第 {hh} 个头的权重切片"),
     "results": ("Head {hh}'s queries, keys and values", "第 {hh} 个头的查询、键和值"),
     "in_dim": ("input feature (of d_model)", "输入特征（d_model 中）"),
     "head_dim": ("head column (of d_head)", "头内的列（d_head 中）"),
@@ -79,9 +79,9 @@ top_left, top_right = st.columns(2)
 with top_left:
     sel_layer, sel_head = st.columns(2)
     with sel_layer:
-        l = ctx.layer_selector()
+        l = widgets.layer_selector(ctx)
     with sel_head:
-        hd = ctx.head_selector()
+        hd = widgets.head_selector(ctx)
     layer, lp = tr.layers[l], tr.params.layers[l]
     x = tr.x0 if l == 0 else tr.layers[l - 1].out  # [N, d] the layer's input
     cols = slice(hd * dh, (hd + 1) * dh)  # head hd's columns of W_Q, W_K, W_V
@@ -135,7 +135,7 @@ with input_box:
         st.caption(ctx.t("input_l", l=l + 1, p=l))
 
 with weights_box:
-    st.subheader(ctx.t("weights", hh=hd + 1))
+    st.subheader(ctx.t("weight_slices", hh=hd + 1))
     for name, where in zip(("Q", "K", "V"), st.columns(3), strict=True):
         W_slice = {"Q": lp.W_Q, "K": lp.W_K, "V": lp.W_V}[name][:, cols]  # [d, d_head]
         widgets.matrix(ctx, W_slice, f"W_{name}[:, {a}:{b + 1}]", key=f"qkv_W{name}",

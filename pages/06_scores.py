@@ -11,8 +11,8 @@ from encoder_core.analysis import (
 )
 from encoder_core.explain import dot_terms, softmax_terms, summarise_terms
 from lens import widgets
+from lens.context import page
 from lens.latex import dims, fixed
-from lens.state import page
 
 TEXT = {
     "intro": (
@@ -160,14 +160,12 @@ with left:
     query = widgets.query_picker(ctx)
 with right:
     c1, c2 = st.columns(2)
-    l = ctx.layer_selector(c1)
-    head = ctx.head_selector(c2)
+    l = widgets.layer_selector(ctx, c1)
+    head = widgets.head_selector(ctx, c2)
     layer = tr.layers[l]
     row_attn = layer.attn[head, query]  # [N]
-    if not 0 <= st.session_state.get("score_key", -1) < N:
-        st.session_state["score_key"] = int(np.argmax(row_attn))
-    j = int(st.number_input(ctx.t("key_j"), 0, N - 1, step=1, key="score_key",
-                            help=ctx.t("key_j_help")))
+    j = widgets.index_input(ctx.t("key_j"), N, key="scores_key_j",
+                            start=int(np.argmax(row_attn)), help=ctx.t("key_j_help"))
     st.markdown("**" + ctx.t("where", l=l + 1, hd=head + 1, h=h, N=N) + "**")
     st.latex(r"\text{scores}_h = \frac{Q_h \cdot K_h^{\top}}{s}:\quad " + dims(N, dk)
              + r" \cdot " + dims(dk, N) + " = " + dims(N, N))

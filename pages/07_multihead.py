@@ -5,8 +5,8 @@ import streamlit as st
 from encoder_core.analysis import contribution_norms, head_contributions, head_sum_gap
 from encoder_core.explain import dot_terms, summarise_terms
 from lens import widgets
+from lens.context import page
 from lens.latex import dims, fixed
-from lens.state import page
 
 MAX_MAPS = 16  # attention maps drawn in the grid; more heads are listed but not drawn
 
@@ -114,7 +114,7 @@ left, right = st.columns([1, 2])
 with left:
     query = widgets.query_picker(ctx)
 with right:
-    l = ctx.layer_selector()
+    l = widgets.layer_selector(ctx)
     layer, W_O = tr.layers[l], tr.params.layers[l].W_O
     st.markdown("**" + ctx.t("where", l=l + 1, h=h, dh=dh, i=query) + "**")
     st.latex(r"\text{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^{\top}}{s}\right) V_h:\quad "

@@ -4,8 +4,8 @@ import streamlit as st
 
 from encoder_core.explain import largest_terms, layer_norm_sums, layer_norm_terms
 from lens import widgets
+from lens.context import page
 from lens.latex import num, term, written_sum
-from lens.state import page
 
 TEXT = {
     "intro": (
@@ -102,7 +102,7 @@ widgets.note_original(ctx)
 
 top_left, top_right = st.columns([2, 3], gap="large")
 with top_left:
-    layer = ctx.layer_selector()
+    layer = widgets.layer_selector(ctx)
     query = widgets.query_picker(ctx)
 lt, lp = tr.layers[layer], tr.params.layers[layer]
 x = tr.x0 if layer == 0 else tr.layers[layer - 1].out

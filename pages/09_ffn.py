@@ -5,8 +5,8 @@ import streamlit as st
 from encoder_core.analysis import relu_zero_share
 from encoder_core.explain import hidden_unit_terms, largest_terms
 from lens import widgets
+from lens.context import page
 from lens.latex import num, term
-from lens.state import page
 
 TEXT = {
     "intro": (
@@ -49,7 +49,7 @@ TEXT = {
         "ReLU keeps, for each position, a different subset of the d_ff units.",
         "所有值都 ≥ 0，所以使用顺序色标。随机权重且偏置为 0 时，x·W_1 大约一半为负，因此大约一半的"
         "激活为 0：对每个位置，ReLU 保留的是 d_ff 个单元中不同的一部分。"),
-    "weights": ("The weights W_1 and W_2 (and the biases b_1, b_2)",
+    "ffn_weights": ("The weights W_1 and W_2 (and the biases b_1, b_2)",
                 "权重 W_1 与 W_2（以及偏置 b_1、b_2）"),
     "in_feature": ("input feature", "输入特征"), "out_feature": ("output feature", "输出特征"),
     "bias_random": ("b_1 and b_2 start at 0, as initialised (random weights).",
@@ -111,7 +111,7 @@ if not cfg.use_ffn:
 st.write(ctx.t("intro", N=N, d=d, dff=dff))
 top_left, top_right = st.columns([2, 3], gap="large")
 with top_left:
-    layer = ctx.layer_selector()
+    layer = widgets.layer_selector(ctx)
     query = widgets.query_picker(ctx)
 lt, lp = tr.layers[layer], tr.params.layers[layer]
 with top_right:
@@ -141,7 +141,7 @@ with right:
                     ctx.t("share"), ctx.t("zero_title"), highlight=layer,
                     tick_labels=[str(l + 1) for l in range(cfg.n_layers)], size=(4.5, 2.8),
                     key="zero_share")
-with st.expander(ctx.t("weights")):
+with st.expander(ctx.t("ffn_weights")):
     c1, c2 = st.columns(2)
     widgets.matrix(ctx, lp.W_1, "W_1", key="W_1", where=c1, xlabel=ctx.t("hidden_unit"),
                    ylabel=ctx.t("in_feature"), window=False)

@@ -10,7 +10,7 @@ from encoder_core.analysis import (
     uniform_attention_reference,
 )
 from lens import widgets
-from lens.state import page
+from lens.context import page
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
 MAX_GRID_HEADS = 8  # heads shown in the layer × head grid

@@ -4,9 +4,10 @@ import streamlit as st
 
 from encoder_core import ConfigError
 from encoder_core.analysis import attention_entropy, fixed_permutation, permutation_gap
+from encoder_core.config import SCALES
 from encoder_core.patches import shuffle_patches
 from lens import widgets
-from lens.state import page
+from lens.context import page
 
 TEXT = {
     "intro": (
@@ -57,7 +58,7 @@ st.write(ctx.t("pe_explain"))
 left, right = st.columns([1, 2])
 with left:
     query = widgets.query_picker(ctx)
-    layer = ctx.layer_selector()
+    layer = widgets.layer_selector(ctx)
 on = ctx.variant(use_pe=True)
 off = ctx.variant(use_pe=False)
 G, h = cfg.grid_size, cfg.n_heads
@@ -96,7 +97,7 @@ if ctx.weights == "trained":
     st.caption(ctx.t("trained_fixed"))
 what = st.radio(ctx.t("cmp_what"), choices, horizontal=True, key="cmp_what",
                 format_func=lambda w: ctx.t(f"what_{w}"))
-options = {"n_heads": [1, 2, 4, 8, 16], "scale": ["d_k", "d_model", "none"],
+options = {"n_heads": [1, 2, 4, 8, 16], "scale": list(SCALES),
            "d_model": [64, 128, 256, 512]}[what]
 defaults = {"n_heads": (4, 8), "scale": ("d_k", "d_model"), "d_model": (128, 512)}[what]
 ca, cb = st.columns(2)

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # the app's own tables (pages, labels), however pytest starts
     sys.path.insert(0, str(REPO))
 
-from lens import state as _state  # noqa: E402
+from lens import steps as _steps  # noqa: E402
 from lens.i18n import COMMON  # noqa: E402
 
 ARTIFACTS = REPO / "test-artifacts"
@@ -32,8 +32,8 @@ TIMEOUT_MS = 60_000  # every wait is bounded; the machines are slow and shared
 
 # The pages in navigation order, (url path, English title, 中文 title), and the sidebar's
 # labels, taken from the app itself so that a renamed page does not break the suite.
-STEPS = tuple((sid, en, zh) for sid, _, en, zh in _state.STEPS)
-EXTRA_PAGES = tuple((sid, en, zh) for sid, _, en, zh in _state.EXTRA_PAGES)  # "★ " links
+STEPS = tuple((p.id, *p.title) for p in _steps.STEPS)
+EXTRA_PAGES = tuple((p.id, *p.title) for p in _steps.EXTRA_PAGES)  # "★ " links
 ALL_PAGES = STEPS + EXTRA_PAGES
 D_MODEL = COMMON["d_model"][0]  # "d_model — width of each token vector"
 N_HEADS = COMMON["n_heads"][0]  # "h — number of heads (n_heads)"

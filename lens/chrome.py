@@ -1,0 +1,101 @@
+"""The frame around every page: navigation, notices, title with previous / next, the caption
+about the weights (and the trained model's prediction), and the trace export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from encoder_core import EncoderTrace
+from encoder_core.export import trace_npz_bytes
+
+from . import keys, session
+from .settings import Notice
+from .steps import EXTRA_PAGES, PAGES, STEPS, neighbours, step_number
+
+if TYPE_CHECKING:
+    from .context import PageContext
+
+# Link key -> how the learner sees it in a sentence.
+SYMBOLS = {"n_heads": "h", "patch_size": "P", "image_size": "S", "d_model": "d_model"}
+
+
+def navigation(lang: str) -> None:
+    """The steps in the note's order, with translated titles, at the top of the sidebar."""
+    nav = st.sidebar.container()
+    for i, p in enumerate(STEPS):
+        nav.page_link(p.path, label=f"{i + 1}. {p.title_in(lang)}")
+    for p in EXTRA_PAGES:
+        nav.page_link(p.path, label=f"★ {p.title_in(lang)}")
+    st.sidebar.divider()
+
+
+def notice_text(n: Notice, t: Callable[..., str], from_link: bool) -> str:
+    """One sentence: the key, the value given, the value used, and why."""
+    if n.why == "upload_lost":
+        return t("url_upload")
+    name = SYMBOLS.get(n.key, n.key) if not from_link else n.key
+    why = t(f"why_{n.why}", **n.detail)
+    return t("notice_link" if from_link else "notice_change", name=name, given=n.given,
+             used=n.used, why=why)
+
+
+def notices(t: Callable[..., str]) -> None:
+    """What the link asked for that could not be used (a warning each), and what the last
+    change adjusted (a notice each)."""
+    from_link, from_change = session.take_notices()
+    for n in from_link:
+        st.warning(notice_text(n, t, from_link=True))
+    for n in from_change:
+        st.info(notice_text(n, t, from_link=False))
+
+
+def header(ctx: PageContext) -> None:
+    """Title, 'step k of n', previous / next, and the caption about the weights."""
+    st.title(PAGES[ctx.id].title_in(ctx.lang))
+    k = step_number(ctx.id)
+    if k is not None:
+        previous, following = neighbours(ctx.id)
+        left, mid, right = st.columns([1, 2, 1])
+        if previous and left.button(ctx.t("prev"), key=keys.NAV_PREV):
+            st.switch_page(previous.path)
+        mid.markdown(f"<div style='text-align:center'>{ctx.t('step_of', k=k, n=len(STEPS))}"
+                     "</div>", unsafe_allow_html=True)
+        if following and right.button(ctx.t("next"), key=keys.NAV_NEXT):
+            st.switch_page(following.path)
+    weights_caption(ctx)
+
+
+def weights_caption(ctx: PageContext) -> None:
+    """Random weights: say so. A trained model: its prediction, with what it was trained on."""
+    if ctx.weights == "trained":
+        from encoder_core.classifier import classify
+
+        _, probs = classify(ctx.trace, ctx.head_model)
+        names = [ctx.t(f"class_{c}") for c in ctx.head_model.class_names]
+        ranked = sorted(zip(names, probs, strict=True), key=lambda cp: -cp[1])
+        st.markdown(ctx.t("prediction", best=ranked[0][0], p=100 * ranked[0][1],
+                          all=" · ".join(f"{c} {100 * p:.1f} %" for c, p in ranked)))
+        st.caption(ctx.t("trained_caption"))
+    else:
+        st.caption(ctx.t("random_caption", seed=ctx.cfg.seed))
+
+
+def export(t: Callable[..., str], trace: EncoderTrace, image_key: str, weights: str) -> None:
+    """Sidebar: build the trace's .npz only when asked (a large trace must not slow reruns)."""
+    sb = st.sidebar
+    sb.subheader(t("export"))
+    ident = (image_key, trace.config, weights)
+    ready = st.session_state.get(keys.EXPORT)
+    if ready is not None and ready[0] != ident:
+        st.session_state[keys.EXPORT] = ready = None  # settings changed: the old file is stale
+    if ready is None and sb.button(t("export_build"), key=keys.EXPORT_BUILD):
+        with sb.status(t("export_build")):
+            st.session_state[keys.EXPORT] = ready = (ident, trace_npz_bytes(trace))
+    if ready is not None:
+        sb.download_button(t("export_download", mb=len(ready[1]) / 2**20), ready[1],
+                           file_name="trace.npz", mime="application/octet-stream",
+                           key=keys.EXPORT_DOWNLOAD, on_click="ignore")

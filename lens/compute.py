@@ -1,0 +1,136 @@
+"""What the server computes once and shares with every session: decoded images, weights,
+traces and quantities derived from traces, each in a bounded cache; the shipped model.
+
+No session state here: every function is a pure function of its arguments plus the caches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Callable, Hashable
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from encoder_core import (
+    EncoderConfig,
+    EncoderParams,
+    EncoderTrace,
+    encode,
+    init_params,
+    read_image,
+    to_model_input,
+)
+from encoder_core.config import valid_patch_sizes
+
+from .cache import LRUCache
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_IMAGE = ROOT / "assets" / "default.jpg"
+DEFAULT_IMAGE_NAME = "Grace Hopper (built-in)"
+
+MAX_TRACES = 4  # traces kept per server; a default trace is ~50 MB
+MAX_IMAGES = 8  # decoded images kept per server
+MAX_PARAMS = 4  # random weights kept per server
+MAX_DERIVED = 32  # derived quantities (rollout, head statistics, scaling demo) kept per server
+DISPLAY_SIDE = 512  # the original upload is shown at most this large
+
+
+@st.cache_resource
+def _caches() -> dict[str, LRUCache]:
+    return {"images": LRUCache(MAX_IMAGES), "params": LRUCache(MAX_PARAMS),
+            "traces": LRUCache(MAX_TRACES), "derived": LRUCache(MAX_DERIVED)}
+
+
+def caches() -> dict[str, LRUCache]:
+    """The image, parameter, trace and derived-quantity caches (tests read their sizes)."""
+    return _caches()
+
+
+def content_key(data: bytes) -> str:
+    """The cache key of an image file: the sha256 of its bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def decode_image(data: bytes, image_size: int, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """(original for display [h, w, 3], model input [S, S, C]) of an image file, cached by
+    content. Raises ImageError for anything that is not a usable image."""
+    key = (content_key(data), image_size, channels)
+
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        rgb = read_image(data)
+        step = max(1, -(-max(rgb.shape[:2]) // DISPLAY_SIDE))
+        shown = np.ascontiguousarray(rgb[::step, ::step])  # a light copy to show, not to model
+        cfg = EncoderConfig(image_size=image_size, patch_size=valid_patch_sizes(image_size)[-1],
+                            channels=channels, d_model=8, n_heads=1, n_layers=1, d_ff=8)
+        return _read_only(shown), _read_only(to_model_input(rgb, cfg))
+
+    return caches()["images"].get_or_compute(key, compute)
+
+
+def random_params(cfg: EncoderConfig) -> EncoderParams:
+    """Seeded random weights, cached by what determines them (not by h, scale or FFN switch)."""
+    key = (cfg.seed, cfg.n_layers, cfg.patch_dim, cfg.d_model, cfg.d_ff)
+    return caches()["params"].get_or_compute(key, lambda: init_params(cfg))
+
+
+def trace_for(image_key: str, image: np.ndarray, cfg: EncoderConfig, params: EncoderParams,
+              weights: str) -> EncoderTrace:
+    """The forward pass, once per (image, configuration, weights), shared across sessions."""
+    key = (image_key, cfg, weights)
+    return caches()["traces"].get_or_compute(key, lambda: encode(image, cfg, params))
+
+
+def derived(key: Hashable, compute: Callable[[], object]) -> object:
+    """A quantity derived from a trace, computed once per key (which names the trace)."""
+    return caches()["derived"].get_or_compute(key, compute)
+
+
+def sample_png(seed: int) -> bytes:
+    """A generated shape image as PNG bytes (the trained model's data distribution)."""
+    from PIL import Image
+
+    from encoder_core.shapes import make_sample
+
+    sample = make_sample(np.random.default_rng(seed))
+    grey = (np.clip(sample.image[..., 0], 0, 1) * 255).round().astype(np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(grey, mode="L").save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def trained_model():
+    """(config, params, head) of the shipped trained weights, or None when absent."""
+    from encoder_core.classifier import DEFAULT_WEIGHTS
+
+    if not Path(DEFAULT_WEIGHTS).exists():
+        return None
+    return _trained_cached()
+
+
+@st.cache_resource
+def _trained_cached():
+    from encoder_core.classifier import load_trained
+
+    return load_trained()
+
+
+def model_architectures() -> dict[str, EncoderConfig]:
+    """Weights id -> the architecture that model fixes ("random" fixes none)."""
+    trained = trained_model()
+    return {"trained": trained[0]} if trained else {}
+
+
+def weights_for(weights: str, cfg: EncoderConfig):
+    """(encoder params, classifier head or None) of the weights `weights` at `cfg`."""
+    if weights == "trained":
+        _, params, head = trained_model()
+        return params, head
+    return random_params(cfg), None

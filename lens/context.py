@@ -1,0 +1,137 @@
+"""The page context: what a page reads — settings, image, trace, translator — set up by `page()`.
+
+Every page starts with `ctx = page("<id>", TEXT)`: it draws the sidebar and the header, reads
+the image (an upload, a generated shape or the built-in photo), runs the encoder through the
+shared cache and returns a `PageContext`. Pages only lay things out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import streamlit as st
+
+from encoder_core import EncoderConfig, EncoderTrace, ImageError
+
+from . import chrome, compute, keys, session, sidebar
+from .i18n import Texts, check_page_texts, translate
+from .settings import Settings
+
+
+@dataclass
+class PageContext:
+    """What a page needs: the settings, the trace, the images and the translator."""
+
+    id: str  # the page's id (lens.steps)
+    settings: Settings
+    trace: EncoderTrace
+    original: np.ndarray  # [h, w, 3] the image as given (downscaled for display)
+    image_name: str
+    image_key: str  # content hash of the image (cache key)
+    texts: Texts = field(default_factory=dict)  # the page's own texts
+    head_model: object | None = None  # the classifier head of a trained model
+
+    @property
+    def lang(self) -> str:
+        return self.settings.lang
+
+    @property
+    def cfg(self) -> EncoderConfig:
+        return self.trace.config
+
+    @property
+    def weights(self) -> str:
+        return self.settings.weights
+
+    def t(self, key: str, **values: object) -> str:
+        """The page's text for `key` (or a common one) in the current language."""
+        return translate(key, self.lang, self.texts, **values)
+
+    def ft(self, key: str, **values: object) -> str:
+        """Text drawn inside a figure: English when no CJK font is installed."""
+        from .figures import HAS_CJK_FONT
+
+        return translate(key, self.lang if HAS_CJK_FONT else "en", self.texts, **values)
+
+    def derived(self, name: str, compute_it: Callable[[], object]) -> object:
+        """A quantity derived from this trace (rollout, head statistics, …), computed once per
+        trace and name instead of on every rerun; `name` must say everything it depends on
+        beyond the trace (e.g. f"scaling/{layer}/{head}")."""
+        return compute.derived((self.image_key, self.cfg, self.weights, name), compute_it)
+
+    def variant(self, image: np.ndarray | None = None, image_tag: str = "",
+                **changes: object) -> EncoderTrace:
+        """The trace with some settings changed, or of another image derived from this one
+        (named by image_tag, e.g. "/shuffled"); cached like any trace. A model that fixes the
+        architecture keeps it. Raises ConfigError for an impossible combination."""
+        cfg = self.settings.replace(**changes).to_config()
+        params, _ = compute.weights_for(self.weights, cfg)
+        if image is None:
+            image, image_tag = self.trace.image, ""
+        return compute.trace_for(f"{self.image_key}{image_tag}", image, cfg, params,
+                                 self.weights)
+
+
+def page(page_id: str, texts: Texts | None = None) -> PageContext:
+    """Set up a page: settings, sidebar, image, trace; the header with the step's navigation."""
+    st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
+    texts = check_page_texts(page_id, texts or {})
+    models = compute.model_architectures()
+    settings = session.current_settings(models)
+    lang = settings.lang
+
+    def t(key: str, **values: object) -> str:  # common texts only: the same on every page
+        return translate(key, lang, None, **values)
+
+    chrome.navigation(lang)
+    sidebar.controls(settings, t, models)
+    chrome.notices(t)
+    cfg = settings.to_config()
+    image_key, model_input, original, name = current_image(settings, t)
+    params, head = compute.weights_for(settings.weights, cfg)
+    with st.spinner(t("computing")):
+        trace = compute.trace_for(image_key, model_input, cfg, params, settings.weights)
+    session.sync_url()
+    chrome.export(t, trace, image_key, settings.weights)
+    ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
+                      image_name=name, image_key=image_key, texts=texts, head_model=head)
+    chrome.header(ctx)
+    return ctx
+
+
+def current_image(settings: Settings, t: Callable[..., str],
+                  ) -> tuple[str, np.ndarray, np.ndarray, str]:
+    """(cache key, model input [S, S, C], original, name) of the image to show. A new upload
+    is decoded here; an unusable one is reported and the previous image stays."""
+    state = st.session_state
+    if settings.source == "upload":
+        upload = state.get(keys.UPLOAD)
+        if upload is not None and state.get(keys.UPLOAD_ID) != upload.file_id:
+            data = upload.getvalue()
+            try:
+                compute.decode_image(data, settings.image_size, settings.channels)
+                state[keys.IMAGE_BYTES], state[keys.IMAGE_NAME] = data, upload.name
+                state.pop(keys.UPLOAD_ERROR, None)
+            except ImageError as err:
+                state[keys.UPLOAD_ERROR] = (str(err), upload.name)
+            # marked as handled only now: a rerun that interrupted the decoding (a slider
+            # moved meanwhile) handles the upload again instead of losing it
+            state[keys.UPLOAD_ID] = upload.file_id
+        if state.get(keys.UPLOAD_ERROR):
+            msg, _ = state[keys.UPLOAD_ERROR]
+            st.error(t("bad_upload", msg=msg,
+                       name=state.get(keys.IMAGE_NAME) or "the built-in photo"))
+        if not state.get(keys.IMAGE_BYTES):
+            st.info(t("upload_hint"))
+    data, name = None, None
+    if settings.source == "upload" and state.get(keys.IMAGE_BYTES):
+        data, name = state[keys.IMAGE_BYTES], state.get(keys.IMAGE_NAME, "upload")
+    elif settings.source == "sample":
+        data = compute.sample_png(settings.sample_seed)
+        name = f"shape sample #{settings.sample_seed}"
+    if data is None:
+        data, name = compute.DEFAULT_IMAGE.read_bytes(), compute.DEFAULT_IMAGE_NAME
+    original, model_input = compute.decode_image(data, settings.image_size, settings.channels)
+    return compute.content_key(data), model_input, original, name

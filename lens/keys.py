@@ -1,0 +1,35 @@
+"""Session-state keys, in one place.
+
+Every setting's widget is keyed by its `Settings` field name (`SETTING_KEYS`). The other keys
+the app layer shares between modules are named here. A page's own widgets (a column picker,
+a radio) use keys that start with the page's id and appear nowhere else.
+"""
+
+from __future__ import annotations
+
+from .settings import URL_KEYS
+
+SETTING_KEYS = URL_KEYS  # lang, source, weights, …, layer, head, query
+
+INITIALISED = "_initialised"  # the settings were read from the link (first run of a session)
+URL_NOTICES = "_url_notices"  # what the link asked for that could not be used
+URL_SETTINGS = "_url_settings"  # the settings the link gave (its notices last while they do)
+NOTICES = "_notices"  # what a change of settings adjusted (shown once)
+
+UPLOAD = "upload"  # the file uploader
+UPLOAD_ID = "_upload_id"  # the uploader's file id handled last
+UPLOAD_ERROR = "_upload_error"  # (message, file name) of the last unusable upload
+IMAGE_BYTES = "image_bytes"  # the last good upload
+IMAGE_NAME = "image_name"  # its file name
+NEW_SAMPLE = "new_sample"  # button: the next generated shape
+
+QUERY_CLICK = "query_click"  # the click component's last report {x, y, width, height}
+LAST_CLICK = "_last_click"  # the click already applied
+QUERY_ROW = "query_row"  # number inputs of the query picker
+QUERY_COL = "query_col"
+
+EXPORT = "_export"  # (identity, .npz bytes) of the trace export, built on demand
+EXPORT_BUILD = "export_build"  # button
+EXPORT_DOWNLOAD = "export_download"  # download button
+NAV_PREV = "nav_prev"  # previous / next buttons at the top of a step page
+NAV_NEXT = "nav_next"

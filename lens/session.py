@@ -1,0 +1,82 @@
+"""The settings of this session: read from the link once, then kept in widget state.
+
+`current_settings` is the one way the app reads settings: on a session's first run they come
+from the link (`Settings.from_url`; what could not be used is kept for a warning), afterwards
+from the widgets; either way they are made possible (`Settings.normalised`) and written back
+before any widget is drawn. `sync_url` mirrors them in the link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from encoder_core import EncoderConfig
+
+from . import keys
+from .settings import DEFAULTS, Notice, Settings
+
+# Adjustments worth a word when the learner changed something (a layer, head or query out of
+# range after fewer layers, heads or tokens is simply moved, as a slider would be).
+SHOWN_WHEN_CHANGED = ("patch_divide", "heads_divide", "heads_memory", "no_model")
+
+
+def current_settings(models: Mapping[str, EncoderConfig]) -> Settings:
+    """The session's settings, possible for the available `models`, mirrored in the state."""
+    state = st.session_state
+    if not state.get(keys.INITIALISED):
+        settings, notices = Settings.from_url(st.query_params.to_dict(), models)
+        state[keys.URL_NOTICES] = notices
+        state[keys.URL_SETTINGS] = settings
+        _write(settings)
+        state[keys.INITIALISED] = True
+        return settings
+    for key in keys.SETTING_KEYS:  # keep widget values across a page switch
+        if key in state:
+            state[key] = state[key]
+    settings, notices = _from_state().normalised(models)
+    _write(settings)
+    if settings != state.get(keys.URL_SETTINGS):  # the link's warnings are about the link
+        state[keys.URL_NOTICES] = []
+    state[keys.NOTICES] = [n for n in notices if n.why in SHOWN_WHEN_CHANGED]
+    return settings
+
+
+def _from_state() -> Settings:
+    state = st.session_state
+    return Settings(**{k: state.get(k, getattr(DEFAULTS, k)) for k in keys.SETTING_KEYS})
+
+
+def _write(settings: Settings) -> None:
+    for key in keys.SETTING_KEYS:
+        value = getattr(settings, key)
+        if st.session_state.get(key) != value:
+            st.session_state[key] = value
+
+
+def take_notices() -> tuple[list[Notice], list[Notice]]:
+    """(from the link, from the last change): the link's stay until a setting changes; those
+    of a change are shown once."""
+    return st.session_state.get(keys.URL_NOTICES, []), st.session_state.pop(keys.NOTICES, [])
+
+
+def set_settings(**changes: object) -> None:
+    """Change settings (a button's callback; the next run normalises them)."""
+    st.session_state[keys.URL_NOTICES] = []
+    for key, value in changes.items():
+        st.session_state[key] = value
+
+
+def reset_settings() -> None:
+    """Every setting back to its default, except the language; forget the upload."""
+    set_settings(**{k: getattr(DEFAULTS, k) for k in keys.SETTING_KEYS if k != "lang"})
+    st.session_state[keys.IMAGE_BYTES] = None
+
+
+def sync_url() -> None:
+    """Mirror the settings in the link so a copied link restores the view."""
+    current = _from_state().to_url()
+    changed = {k: v for k, v in current.items() if st.query_params.get(k) != v}
+    if changed:
+        st.query_params.update(changed)

@@ -1,0 +1,68 @@
+"""The sidebar controls: language, image, weights and architecture — the same on every page.
+
+Each widget is keyed by its `Settings` field and offers exactly the values `Settings` allows
+(`lens.settings`); the values were made possible before anything is drawn (`lens.session`).
+Texts come from the common table only, so no page can change the sidebar's words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import streamlit as st
+
+from encoder_core import EncoderConfig
+from encoder_core.config import SCALES
+
+from . import keys
+from .i18n import LANG_NAMES
+from .session import reset_settings, set_settings
+from .settings import CHANNELS, D_MODELS, IMAGE_SIZES, MAX_LAYERS, MAX_SEED, Settings
+
+UPLOAD_TYPES = ["png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif"]
+
+
+def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderConfig]) -> None:
+    """Draw every control for the settings `s` (already normalised)."""
+    sb = st.sidebar
+    sb.radio(t("language"), options=list(LANG_NAMES), key="lang", format_func=LANG_NAMES.get,
+             horizontal=True)
+    _image_controls(s, t, has_samples=bool(models))
+    sb.subheader(t("model"))
+    if models:
+        sb.radio(t("weights"), ["random", *models], key="weights", horizontal=True,
+                 format_func=lambda w: t(f"weights_{w}"))
+    locked = bool(s.locked)
+    if locked:
+        arch = s.architecture
+        sb.info(t("trained_locked", arch=f"d_model {arch.d_model}, h {arch.n_heads}, "
+                                         f"{arch.n_layers} layers, d_ff {arch.d_ff}"))
+    sb.radio(t("colour"), list(CHANNELS), key="channels", horizontal=True, disabled=locked,
+             format_func=lambda c: t("grey") if c == 1 else t("rgb"))
+    sb.select_slider(t("image_size"), IMAGE_SIZES, key="image_size", disabled=locked)
+    sb.select_slider(t("patch_size"), s.patch_options(), key="patch_size", disabled=locked)
+    sb.select_slider(t("d_model"), D_MODELS, key="d_model", disabled=locked)
+    sb.select_slider(t("n_heads"), s.head_options(), key="n_heads", disabled=locked)
+    sb.slider(t("n_layers"), 1, MAX_LAYERS, key="n_layers", disabled=locked)
+    sb.caption(f"d_ff = {s.d_ff}" if locked else t("d_ff_info", d_ff=s.d_ff))
+    sb.toggle(t("use_ffn"), key="use_ffn", disabled=locked)
+    sb.radio(t("scale"), list(SCALES), key="scale", format_func=lambda v: t(f"scale_{v}"))
+    sb.toggle(t("use_pe"), key="use_pe")
+    sb.number_input(t("seed"), min_value=0, max_value=MAX_SEED, step=1, key="seed",
+                    disabled=s.weights != "random")
+    sb.button(t("reset"), on_click=reset_settings)
+
+
+def _image_controls(s: Settings, t: Callable[..., str], has_samples: bool) -> None:
+    sb = st.sidebar
+    sb.subheader(t("image"))
+    sources = ["default", "upload"] + (["sample"] if has_samples else [])
+    sb.radio(t("image_source"), sources, key="source", format_func=lambda v: t(f"source_{v}"))
+    if s.source == "sample":
+        sb.button(t("new_sample"), key=keys.NEW_SAMPLE, on_click=set_settings,
+                  kwargs={"sample_seed": s.sample_seed + 1})
+        sb.caption(t("sample_caption"))
+    if s.source == "upload":
+        sb.file_uploader(t("upload"), key=keys.UPLOAD, type=UPLOAD_TYPES)
+        if st.session_state.get(keys.IMAGE_BYTES):
+            sb.caption(t("showing", name=st.session_state.get(keys.IMAGE_NAME, "")))

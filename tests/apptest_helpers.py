@@ -1,0 +1,61 @@
+"""Shared helpers of the AppTest tests: a new app with link settings, uploads, checks."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image
+from streamlit.testing.v1 import AppTest
+
+from lens import compute
+from lens.steps import ALL_PAGES as PAGES
+
+APP = str(compute.ROOT / "app.py")
+ALL_PAGES = [(p.id, p.path) for p in PAGES]
+
+SMALL = {"image_size": "64", "patch_size": "16", "d_model": "32", "n_heads": "2",
+         "n_layers": "2"}
+
+
+def new_app(**query: str) -> AppTest:
+    """An app (not yet run) opened with a link carrying `query`."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at
+
+
+def png_bytes(seed: int, size: int = 40, mode: str = "RGB") -> bytes:
+    rng = np.random.default_rng(seed)
+    arr = (rng.random((size, size + 8, 3)) * 255).astype(np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(arr).convert(mode).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not errors(at), errors(at)
+
+
+def upload(at: AppTest, name: str, data: bytes, mime: str = "image/png") -> None:
+    if at.session_state["source"] != "upload":
+        at.sidebar.radio(key="source").set_value("upload").run()
+    at.sidebar.file_uploader[0].set_value((name, data, mime)).run()
+
+
+
+def sidebar_labels(at: AppTest) -> list[str]:
+    """Every label and text of the sidebar, in order of kind: what a learner reads there."""
+    kinds = ("radio", "select_slider", "slider", "toggle", "number_input", "button",
+             "subheader", "caption", "info", "markdown")
+    out = []
+    for kind in kinds:
+        for e in at.sidebar.get(kind):
+            out.append(f"{kind}: {getattr(e, 'label', None) or getattr(e, 'value', '')}")
+    return out

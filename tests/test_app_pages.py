@@ -1,0 +1,102 @@
+"""AppTest: every page renders, in both languages, walked in the note's order; a click moves
+the query; the trace export."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pytest
+from apptest_helpers import ALL_PAGES, SMALL, assert_clean, new_app
+
+from lens import keys
+from lens.steps import STEPS
+
+
+@pytest.mark.parametrize("step, path", ALL_PAGES)
+def test_every_page_renders_pictures_at_the_default_settings(step, path):
+    at = new_app()
+    at.run()
+    if path != STEPS[0].path:
+        at.switch_page(path).run()
+    assert_clean(at)
+    assert len(at.image) >= 1, f"{step} shows no picture"
+
+
+@pytest.mark.parametrize("step, path", ALL_PAGES)
+def test_every_page_renders_at_a_small_rgb_configuration_without_ffn(step, path):
+    at = new_app(**SMALL, channels="3", use_ffn="0")
+    at.run()
+    at.switch_page(path).run()
+    assert_clean(at)
+    assert at.session_state["d_model"] == 32 and at.session_state["channels"] == 3
+    assert len(at.image) >= 1 or step == "ffn"
+
+
+def test_previous_and_next_walk_every_page_in_the_note_order():
+    at = new_app(**SMALL)
+    at.run()
+    titles = [at.title[0].value]
+    for _ in STEPS[1:]:
+        at.button(key="nav_next").click().run()
+        assert_clean(at)
+        titles.append(at.title[0].value)
+    assert titles == [p.title[0] for p in STEPS]
+    for _ in STEPS[1:]:
+        at.button(key="nav_prev").click().run()
+    assert at.title[0].value == STEPS[0].title[0]
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("step, path", ALL_PAGES)
+def test_the_language_switch_translates_every_page(step, path):
+    at = new_app(**SMALL)
+    at.run()
+    at.switch_page(path).run()
+    at.sidebar.radio(key="lang").set_value("zh").run()
+    assert_clean(at)
+    assert CJK.search(at.title[0].value), at.title[0].value
+    texts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    texts = [t for t in texts if t.strip() and not t.strip().startswith(("$", "<div"))]
+    assert texts
+    sentence = re.compile(r"[A-Za-z]{4,} [a-z]{3,} [a-z]{3,}")
+    latin_only = [t for t in texts if not CJK.search(t) and sentence.search(t)]
+    assert not latin_only, f"untranslated on {step}: {latin_only[:3]}"
+
+
+def test_the_trace_export_is_built_on_demand_and_loads_without_pickle():
+    at = new_app(**SMALL)
+    at.run()
+    assert not [b for b in at.sidebar.get("download_button")]  # nothing built before asked
+    at.sidebar.button(key="export_build").click().run()
+    assert_clean(at)
+    ident, data = at.session_state[keys.EXPORT]
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        names = set(npz.files)
+        assert {"patches", "embedded", "pe", "x0", "output", "config", "params/W_E"} <= names
+        for l in range(2):
+            for f in ("q", "k", "v", "scores", "attn", "heads", "concat", "attn_out",
+                      "resid_1", "ln_1/mean", "ln_1/var", "ln_1/normed", "ln_1/out",
+                      "ffn_hidden", "ffn_out", "resid_2", "ln_2/out", "out"):
+                assert f"layer{l}/{f}" in names, f"layer{l}/{f}"
+        assert npz["layer1/attn"].shape == (2, 16, 16)
+
+
+def test_a_simulated_click_on_the_picture_moves_the_query():
+    at = new_app(**SMALL)  # 64 px image, 16 px patches: a 4 × 4 grid
+    at.run()
+    at.switch_page("pages/07_multihead.py").run()
+    assert at.session_state["query"] == 0
+    # the component reports the click in the displayed picture's pixels
+    at.session_state[keys.QUERY_CLICK] = {"x": 250, "y": 90, "width": 320, "height": 320}
+    at.run()
+    assert_clean(at)
+    assert at.session_state["query"] == 1 * 4 + 3  # row 90/80 = 1, column 250/80 = 3
+    assert (at.session_state["query_row"], at.session_state["query_col"]) == (1, 3)
+    assert any("i = 7" in m.value for m in at.markdown)
+    at.switch_page("pages/06_scores.py").run()  # the query is kept on other pages
+    assert at.session_state["query"] == 7
+
