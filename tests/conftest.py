@@ -1,4 +1,5 @@
-"""Shared helpers for the encoder tests: a deterministic, non-trivial test image."""
+"""Shared helpers for the encoder tests: a deterministic, non-trivial test image, and a trace at
+each of the small configurations of `configs.TRACE_CONFIGS`."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ import numpy as np
 import pytest
 
 TESTS_DIR = Path(__file__).resolve().parent
-if str(TESTS_DIR) not in sys.path:  # lets the tests `import reference`
+if str(TESTS_DIR) not in sys.path:  # lets the tests `import reference`, `import configs`
     sys.path.insert(0, str(TESTS_DIR))
+
+from configs import SMALL, TRACE_CONFIGS  # noqa: E402 (needs the path above)
+
+from encoder_core import EncoderConfig, encode  # noqa: E402
 
 
 def make_test_image(size: int, channels: int = 1, seed: int = 1234) -> np.ndarray:
@@ -33,3 +38,10 @@ def make_test_image(size: int, channels: int = 1, seed: int = 1234) -> np.ndarra
 def make_image():
     """The factory `make_test_image(size, channels=1, seed=1234)` as a fixture."""
     return make_test_image
+
+
+@pytest.fixture(scope="module", params=TRACE_CONFIGS.values(), ids=TRACE_CONFIGS.keys())
+def trace(request, make_image):
+    """`encode` at SMALL with each change of TRACE_CONFIGS: four small, different traces."""
+    cfg = EncoderConfig(**{**SMALL, **request.param})
+    return encode(make_image(cfg.image_size, cfg.channels, seed=cfg.seed + 11), cfg)

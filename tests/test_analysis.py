@@ -1,0 +1,109 @@
+"""What the app plots beyond the raw trace (encoder_core/analysis.py): rollout, head
+contributions, the scaling demo, attention distance and entropy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from encoder_core import EncoderConfig, encode, init_params
+from encoder_core.analysis import (
+    attention_entropy,
+    attention_rollout,
+    contribution_norms,
+    head_contributions,
+    head_statistics,
+    head_sum_gap,
+    mean_attention_distance,
+    rollout_mean_over_queries,
+    scaling_demo,
+    uniform_attention_reference,
+)
+
+CFG = EncoderConfig(image_size=32, patch_size=8, channels=1, d_model=32, n_heads=4, n_layers=2,
+                    d_ff=64)
+
+
+@pytest.fixture(scope="module")
+def small_trace(make_image):
+    cfg = EncoderConfig(image_size=32, patch_size=8, d_model=16, n_heads=4, n_layers=1, d_ff=64)
+    return encode(make_image(32), cfg, init_params(cfg))
+
+
+@pytest.fixture(scope="module")
+def two_layer_trace(make_image):
+    return encode(make_image(CFG.image_size, CFG.channels), CFG)
+
+
+def test_head_contributions_sum_to_attn_out_and_head_sum_gap_is_rounding(small_trace):
+    layer, W_O = small_trace.layers[0], small_trace.params.layers[0].W_O
+    contrib = head_contributions(layer.heads, W_O)  # [h, N, d]
+    np.testing.assert_allclose(contrib.sum(axis=0), layer.attn_out, atol=1e-5)
+    gap = head_sum_gap(layer.heads, W_O, layer.attn_out)
+    assert 0.0 <= gap < 1e-5
+
+
+def test_head_sum_gap_sees_a_wrong_attn_out(small_trace):
+    layer, W_O = small_trace.layers[0], small_trace.params.layers[0].W_O
+    wrong = np.array(layer.attn_out)
+    wrong[3, 5] += 0.5
+    assert head_sum_gap(layer.heads, W_O, wrong) == pytest.approx(0.5, abs=1e-5)
+
+
+def test_contribution_norms_are_the_row_norms_of_each_head_contribution(small_trace):
+    layer, W_O = small_trace.layers[0], small_trace.params.layers[0].W_O
+    contrib = head_contributions(layer.heads, W_O)
+    norms = contribution_norms(contrib)
+    assert norms.shape == contrib.shape[:2]
+    assert norms[2, 7] == pytest.approx(float(np.sqrt((contrib[2, 7] ** 2).sum())), rel=1e-6)
+    one_row = contribution_norms(head_contributions(layer.heads[:, 7:8], W_O))
+    np.testing.assert_allclose(one_row[:, 0], norms[:, 7], rtol=1e-6)
+
+
+def test_scaling_demo_of_one_head_slice_matches_that_head_of_the_whole_layer(small_trace):
+    layer = small_trace.layers[0]
+    whole = scaling_demo(layer.q, layer.k, 16)
+    one = scaling_demo(layer.q[2:3], layer.k[2:3], 16)
+    for a, b in zip(whole, one, strict=True):
+        np.testing.assert_allclose(a.attn[2], b.attn[0], atol=1e-6)
+    # the paper's case is the trace's attn at the default scaling
+    np.testing.assert_allclose(one[0].attn[0], layer.attn[2], atol=1e-5)
+    # flatter with √d_model, sharper without scaling: entropy ordered none < d_k < d_model
+    assert one[2].entropy.mean() < one[0].entropy.mean() < one[1].entropy.mean()
+
+
+def test_rollout_mean_over_queries_sums_to_one_and_averages_rows(two_layer_trace):
+    R = attention_rollout([l.attn for l in two_layer_trace.layers])
+    m = rollout_mean_over_queries(R)
+    assert m.shape == (CFG.n_tokens,)
+    assert m.sum() == pytest.approx(1.0)
+    assert m[4] == pytest.approx(R[:, 4].sum() / CFG.n_tokens)
+
+
+def test_uniform_reference_entropy_is_ln_n_and_bounds_the_heads(two_layer_trace):
+    G, P = CFG.grid_size, CFG.patch_size
+    distance, entropy = uniform_attention_reference(G, P)
+    assert entropy == pytest.approx(math.log(CFG.n_tokens))
+    for layer in two_layer_trace.layers:
+        assert np.all(attention_entropy(layer.attn) <= entropy + 1e-6)
+    # uniform attention: the mean distance between all patch-centre pairs, here 4 × 4 patches
+    c = (np.arange(G) + 0.5) * P
+    yy, xx = np.meshgrid(c, c, indexing="ij")
+    pts = np.stack([yy.ravel(), xx.ravel()], axis=1)
+    pair = np.sqrt(((pts[:, None] - pts[None]) ** 2).sum(-1)).mean()
+    assert distance == pytest.approx(pair)
+    one_hot = np.eye(CFG.n_tokens)[None]  # attending to oneself: distance 0
+    assert mean_attention_distance(one_hot, G, P)[0] == pytest.approx(0.0)
+
+
+def test_head_statistics_equal_the_per_layer_functions():
+    cfg = EncoderConfig(image_size=64, patch_size=16, d_model=32, n_heads=4, n_layers=3, d_ff=64)
+    image = np.random.default_rng(0).random((64, 64, 1), dtype=np.float32)
+    attns = [layer.attn for layer in encode(image, cfg).layers]
+    distance, entropy = head_statistics(attns, cfg.grid_size, cfg.patch_size)
+    assert distance.shape == entropy.shape == (3, 4)
+    for l, attn in enumerate(attns):
+        np.testing.assert_allclose(distance[l], mean_attention_distance(attn, 4, 16))
+        np.testing.assert_allclose(entropy[l], attention_entropy(attn))

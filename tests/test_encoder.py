@@ -1,0 +1,107 @@
+"""The encoder (encoder_core/encoder.py): how encode and encoder_layer put the steps together."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from configs import SMALL
+
+from encoder_core import (
+    EncoderConfig,
+    ParamsError,
+    encode,
+    init_params,
+    patchify,
+    positional_encoding,
+)
+
+
+def layer_inputs(trace):
+    """The input x of each layer: x0, then the previous layer's out."""
+    return [trace.x0] + [layer.out for layer in trace.layers[:-1]]
+
+
+def test_trace_patches_are_patchify_of_the_image(trace):
+    np.testing.assert_array_equal(trace.patches, patchify(trace.image, trace.config.patch_size))
+
+
+def test_trace_pe_is_positional_encoding_and_x0_is_embedded_plus_pe(trace):
+    cfg = trace.config
+    np.testing.assert_array_equal(trace.pe, positional_encoding(cfg.n_tokens, cfg.d_model))
+    np.testing.assert_allclose(
+        trace.x0, trace.embedded.astype(np.float64) + trace.pe, rtol=1e-6, atol=1e-6
+    )
+
+
+def test_resid_1_is_input_plus_attn_out(trace):
+    for l, (x, layer) in enumerate(zip(layer_inputs(trace), trace.layers, strict=True)):
+        expected = x.astype(np.float64) + layer.attn_out
+        np.testing.assert_allclose(
+            layer.resid_1, expected, rtol=1e-6, atol=1e-6, err_msg=f"layers[{l}].resid_1"
+        )
+
+
+def test_resid_2_is_ln_1_out_plus_ffn_out(trace):
+    if not trace.config.use_ffn:
+        assert all(layer.resid_2 is None for layer in trace.layers)
+        return
+    for l, layer in enumerate(trace.layers):
+        expected = layer.ln_1.out.astype(np.float64) + layer.ffn_out
+        np.testing.assert_allclose(
+            layer.resid_2, expected, rtol=1e-6, atol=1e-6, err_msg=f"layers[{l}].resid_2"
+        )
+
+
+def test_output_is_last_layer_out(trace):
+    np.testing.assert_array_equal(trace.output, trace.layers[-1].out)
+
+
+def test_use_ffn_false_leaves_ffn_fields_none_and_out_is_ln_1_out(make_image):
+    cfg = EncoderConfig(**{**SMALL, "use_ffn": False})
+    trace = encode(make_image(cfg.image_size), cfg)
+    for l, layer in enumerate(trace.layers):
+        for name in ("ffn_hidden", "ffn_out", "resid_2", "ln_2"):
+            assert getattr(layer, name) is None, f"layers[{l}].{name} is not None"
+        np.testing.assert_array_equal(layer.out, layer.ln_1.out)
+    np.testing.assert_array_equal(trace.output, trace.layers[-1].ln_1.out)
+
+
+def test_use_ffn_true_fills_ffn_fields(make_image):
+    cfg = EncoderConfig(**SMALL)
+    trace = encode(make_image(cfg.image_size), cfg)
+    for layer in trace.layers:
+        assert layer.ffn_hidden.shape == (cfg.n_tokens, cfg.d_ff)
+        assert layer.ffn_out.shape == layer.resid_2.shape == (cfg.n_tokens, cfg.d_model)
+        np.testing.assert_array_equal(layer.out, layer.ln_2.out)
+
+
+def test_use_pe_false_makes_x0_equal_embedded(make_image):
+    cfg = EncoderConfig(**{**SMALL, "use_pe": False})
+    image = make_image(cfg.image_size)
+    trace = encode(image, cfg)
+    np.testing.assert_array_equal(trace.x0, trace.embedded)
+    with_pe = encode(image, cfg.replace(use_pe=True))
+    np.testing.assert_array_equal(trace.embedded, with_pe.embedded)
+    assert not np.allclose(trace.x0, with_pe.x0)
+
+
+def test_encode_does_not_modify_or_alias_the_callers_image(make_image):
+    cfg = EncoderConfig(**SMALL)
+    image = make_image(cfg.image_size)
+    before = image.copy()
+    trace = encode(image, cfg)
+    np.testing.assert_array_equal(image, before)
+    assert image.flags.writeable
+    image[0, 0, 0] = 0.123  # the trace keeps its own copy
+    assert trace.image[0, 0, 0] == before[0, 0, 0]
+
+
+def test_encode_rejects_params_that_do_not_fit_the_config():
+    small = EncoderConfig(image_size=32, patch_size=8, d_model=16, n_heads=2, n_layers=2, d_ff=32)
+    image = np.zeros((32, 32, 1), np.float32)
+    one_layer = init_params(small.replace(n_layers=1))
+    with pytest.raises(ParamsError, match="n_layers"):
+        encode(image, small, one_layer)
+    wider = init_params(small.replace(d_model=32, d_ff=64))
+    with pytest.raises(ParamsError, match="W_E"):
+        encode(image, small, wider)

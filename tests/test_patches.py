@@ -1,0 +1,34 @@
+"""Cutting the image into patches and back (encoder_core/patches.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from configs import SMALL
+
+from encoder_core import EncoderConfig, patchify, unpatchify
+
+
+@pytest.mark.parametrize("channels", [1, 3], ids=["grey", "rgb"])
+def test_patchify_then_unpatchify_restores_the_image(channels, make_image):
+    cfg = EncoderConfig(**{**SMALL, "channels": channels, "image_size": 48, "patch_size": 12})
+    image = make_image(cfg.image_size, channels, seed=21)
+    patches = patchify(image, cfg.patch_size)
+    assert patches.shape == (cfg.n_tokens, cfg.patch_dim)
+    restored = unpatchify(patches, cfg.patch_size, cfg.channels)
+    assert restored.shape == image.shape
+    np.testing.assert_array_equal(restored, image)
+
+
+def test_patch_1_is_the_top_rows_second_patch():
+    p, grid, c = 4, 3, 3
+    image = np.arange((p * grid) ** 2 * c, dtype=np.float32).reshape(p * grid, p * grid, c)
+    image /= image.max()
+    patches = patchify(image, p)
+    # Patch 1: rows 0..3, columns 4..7; its first value is pixel (0, 4) channel 0.
+    assert patches[1, 0] == image[0, 4, 0]
+    # Inside a patch: row-major pixels, channels last -> index (p1 * P + p2) * C + c.
+    assert patches[1, (2 * p + 3) * c + 1] == image[2, 4 + 3, 1]
+    # Patch `grid` starts the second row of patches: pixel (4, 0).
+    assert patches[grid, 0] == image[p, 0, 0]
+    np.testing.assert_array_equal(patches[1], image[0:p, p : 2 * p, :].reshape(-1))

@@ -1,0 +1,48 @@
+"""The sinusoidal positional encoding (encoder_core/positional.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from encoder_core import positional_encoding
+
+
+def test_positional_encoding_is_float32_of_the_requested_shape():
+    for n_tokens, d_model in [(196, 512), (16, 32), (1, 2), (49, 10)]:
+        pe = positional_encoding(n_tokens, d_model)
+        assert isinstance(pe, np.ndarray)
+        assert pe.dtype == np.float32
+        assert pe.shape == (n_tokens, d_model)
+
+
+def test_positional_encoding_row_0_alternates_0_and_1():
+    pe = positional_encoding(10, 64)
+    expected = np.tile([0.0, 1.0], 32)
+    np.testing.assert_array_equal(pe[0], expected)
+
+
+def test_positional_encoding_column_0_is_sin_pos_and_column_1_is_cos_pos():
+    pe = positional_encoding(196, 512)
+    pos = np.arange(196, dtype=np.float64)
+    np.testing.assert_allclose(pe[:, 0], np.sin(pos), atol=1e-6)
+    np.testing.assert_allclose(pe[:, 1], np.cos(pos), atol=1e-6)
+    assert pe[1, 0] == pytest.approx(math.sin(1.0), abs=1e-7)
+    assert pe[3, 1] == pytest.approx(math.cos(3.0), abs=1e-7)
+
+
+@pytest.mark.parametrize("i", [1, 5, 64, 255])
+def test_positional_encoding_column_pair_matches_closed_form(i):
+    d_model = 512
+    pe = positional_encoding(196, d_model)
+    pos = np.arange(196, dtype=np.float64)
+    angle = pos / 10000.0 ** (2 * i / d_model)
+    np.testing.assert_allclose(pe[:, 2 * i], np.sin(angle), atol=1e-6, err_msg=f"column {2 * i}")
+    np.testing.assert_allclose(pe[:, 2 * i + 1], np.cos(angle), atol=1e-6)
+
+
+def test_positional_encoding_values_lie_in_minus_one_to_one():
+    pe = positional_encoding(1024, 128)
+    assert np.all(np.abs(pe) <= 1.0)
