@@ -4,6 +4,9 @@ Q = X·W_Q, K = X·W_K, V = X·W_V; head h uses columns h·d_head:(h+1)·d_head 
 scores_h = Q_h·K_hᵀ / s, attn_h = softmax(scores_h) row by row, heads_h = attn_h·V_h;
 concat = [heads_0 … heads_{h−1}] side by side, attn_out = concat·W_O. No biases (the note
 and the paper's formula have none).
+
+Every function takes optional leading batch axes `...` (one image: none; the trainer: [B]),
+keeps the dtype of its input and never writes to its arguments.
 """
 
 from __future__ import annotations
@@ -12,27 +15,52 @@ import numpy as np
 
 
 def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
-    """[N, d_model] -> [n_heads, N, d_head]; head h = columns h·d_head:(h+1)·d_head."""
-    N, d_model = x.shape
-    return np.ascontiguousarray(x.reshape(N, n_heads, d_model // n_heads).transpose(1, 0, 2))
+    """Cut the columns into heads: head h = columns h·d_head:(h+1)·d_head.
+
+    Args:
+        x: [..., N, d_model], d_model a multiple of n_heads.
+        n_heads: h.
+    Returns:
+        [..., n_heads, N, d_head], C-contiguous.
+    """
+    *lead, N, d_model = x.shape
+    x = x.reshape(*lead, N, n_heads, d_model // n_heads)  # [..., N, d] -> [..., N, h, d_head]
+    return np.ascontiguousarray(np.swapaxes(x, -3, -2))  # -> [..., h, N, d_head]
 
 
 def merge_heads(heads: np.ndarray) -> np.ndarray:
-    """[n_heads, N, d_head] -> [N, n_heads·d_head]: the heads side by side (the concat)."""
-    n_heads, N, d_head = heads.shape
-    return np.ascontiguousarray(heads.transpose(1, 0, 2)).reshape(N, n_heads * d_head)
+    """The heads side by side (the concat), the inverse of `split_heads`.
+
+    Args:
+        heads: [..., n_heads, N, d_head]
+    Returns:
+        [..., N, n_heads·d_head]
+    """
+    *lead, n_heads, N, d_head = heads.shape
+    side_by_side = np.ascontiguousarray(np.swapaxes(heads, -3, -2))  # -> [..., N, h, d_head]
+    return side_by_side.reshape(*lead, N, n_heads * d_head)  # -> [..., N, h·d_head]
 
 
 def attention_scores(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
-    """scores = Q·Kᵀ / scale, per head.  [h, N, d_head] x2 -> [h, N, N]."""
-    scores = q @ k.transpose(0, 2, 1)  # [h, N, d_head] @ [h, d_head, N] -> [h, N, N]
-    scores *= np.float32(1.0 / scale)
+    """scores = Q·Kᵀ / scale, per head.
+
+    Args:
+        q, k: [..., h, N, d_head]
+        scale: the divisor s (√d_head, √d_model or 1).
+    Returns:
+        [..., h, N, N] in the dtype of q and k.
+    """
+    scores = q @ np.swapaxes(k, -1, -2)  # [..., h, N, d_head] @ [..., h, d_head, N] -> [.., N, N]
+    scores *= 1.0 / scale  # in place on the product made above; a Python float keeps the dtype
     return scores
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
-    """softmax over the last axis, stable: exp(x − max) / Σ exp(x − max). Same shape as x."""
-    e = x - x.max(axis=-1, keepdims=True)
+    """softmax over the last axis, stable: exp(x − max) / Σ exp(x − max). Same shape as x.
+
+    A new array; x is left as it was.
+    """
+    e = x - x.max(axis=-1, keepdims=True)  # a new array, so the in-place steps below are ours
     np.exp(e, out=e)
     e /= e.sum(axis=-1, keepdims=True)
     return e

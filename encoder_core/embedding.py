@@ -9,9 +9,9 @@ def embed(patches: np.ndarray, W_E: np.ndarray) -> np.ndarray:
     """embedded = patches · W_E  (no bias and no √d_model factor, as in the note and ViT).
 
     Args:
-        patches: [N, P·P·C]
+        patches: [..., N, P·P·C] (leading batch axes allowed)
         W_E: [P·P·C, d_model]
     Returns:
-        [N, d_model]
+        [..., N, d_model]
     """
-    return patches @ W_E  # [N, P·P·C] @ [P·P·C, d_model] -> [N, d_model]
+    return patches @ W_E  # [..., N, P·P·C] @ [P·P·C, d_model] -> [..., N, d_model]

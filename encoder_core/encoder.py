@@ -21,16 +21,24 @@ from .trace import EncoderTrace, LayerTrace, freeze
 
 
 def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig) -> LayerTrace:
-    """One post-norm encoder layer on x [N, d_model]; returns every intermediate."""
+    """One post-norm encoder layer; returns every intermediate.
+
+    Args:
+        x: [..., N, d_model], the layer's input; leading batch axes are allowed (one image:
+            none; the trainer: [B]). Its dtype is kept (float64 stays float64).
+        p: the layer's weights; cfg: the settings (n_heads, scale, use_ffn, ln_eps).
+    Returns:
+        LayerTrace whose fields carry the same leading axes as x, e.g. attn [..., h, N, N].
+    """
     h = cfg.n_heads
-    q = split_heads(x @ p.W_Q, h)  # [N, d] @ [d, d] -> [N, d] -> [h, N, d_head]
+    q = split_heads(x @ p.W_Q, h)  # [..., N, d] @ [d, d] -> [..., N, d] -> [..., h, N, d_head]
     k = split_heads(x @ p.W_K, h)
     v = split_heads(x @ p.W_V, h)
-    scores = attention_scores(q, k, cfg.score_scale)  # [h, N, N]
-    attn = softmax(scores.copy())  # [h, N, N], rows sum to 1
-    heads = attn @ v  # [h, N, N] @ [h, N, d_head] -> [h, N, d_head]
-    concat = merge_heads(heads)  # [N, d]
-    attn_out = concat @ p.W_O  # [N, d] @ [d, d] -> [N, d]
+    scores = attention_scores(q, k, cfg.score_scale)  # [..., h, N, N]
+    attn = softmax(scores.copy())  # [..., h, N, N], rows sum to 1
+    heads = attn @ v  # [..., h, N, N] @ [..., h, N, d_head] -> [..., h, N, d_head]
+    concat = merge_heads(heads)  # [..., h, N, d_head] -> [..., N, d]
+    attn_out = concat @ p.W_O  # [..., N, d] @ [d, d] -> [..., N, d]
     resid_1 = x + attn_out  # Add
     ln_1 = layer_norm(resid_1, p.gamma_1, p.beta_1, cfg.ln_eps)  # & Norm
     ffn_hidden = ffn_out = resid_2 = ln_2 = None

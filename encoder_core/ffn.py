@@ -16,13 +16,14 @@ def feed_forward(
     """FFN(x) = max(0, x·W_1 + b_1)·W_2 + b_2, the same for every position.
 
     Args:
-        x: [N, d_model]; W_1: [d_model, d_ff]; b_1: [d_ff]; W_2: [d_ff, d_model]; b_2: [d_model]
+        x: [..., N, d_model]; W_1: [d_model, d_ff]; b_1: [d_ff]; W_2: [d_ff, d_model];
+        b_2: [d_model]
     Returns:
-        (hidden [N, d_ff] after the ReLU, out [N, d_model])
+        (hidden [..., N, d_ff] after the ReLU, out [..., N, d_model])
     """
-    hidden = x @ W_1  # [N, d_model] @ [d_model, d_ff] -> [N, d_ff]
+    hidden = x @ W_1  # [..., N, d_model] @ [d_model, d_ff] -> [..., N, d_ff]
     hidden += b_1
     relu(hidden)
-    out = hidden @ W_2  # [N, d_ff] @ [d_ff, d_model] -> [N, d_model]
+    out = hidden @ W_2  # [..., N, d_ff] @ [d_ff, d_model] -> [..., N, d_model]
     out += b_2
     return hidden, out

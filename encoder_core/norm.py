@@ -11,15 +11,16 @@ def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -
     """LayerNorm(x) = γ ⊙ (x − μ) / √(σ² + ε) + β, each row (position) on its own.
 
     Args:
-        x: [N, d_model] (the residual sum; leading batch axes are allowed)
+        x: [..., N, d_model] (the residual sum; leading batch axes are allowed)
         gamma, beta: [d_model]
         eps: ε, inside the square root
     Returns:
-        LayerNormTrace with mean [N], var [N], normed [N, d_model], out [N, d_model].
+        LayerNormTrace with mean [..., N], var [..., N], normed [..., N, d_model],
+        out [..., N, d_model], in the dtype of x (with float32 γ, β: float64 x stays float64).
     """
-    mean = x.mean(axis=-1)  # [N]
-    centred = x - mean[..., None]  # [N, d_model]
-    var = np.mean(centred * centred, axis=-1)  # [N]
-    normed = centred * (1.0 / np.sqrt(var + np.float32(eps)))[..., None]  # [N, d_model]
-    out = normed * gamma + beta  # [N, d_model]
+    mean = x.mean(axis=-1)  # [..., N, d_model] -> [..., N]
+    centred = x - mean[..., None]  # [..., N, d_model]
+    var = np.mean(centred * centred, axis=-1)  # [..., N, d_model] -> [..., N]
+    normed = centred * (1.0 / np.sqrt(var + eps))[..., None]  # [..., N, d_model]
+    out = normed * gamma + beta  # [..., N, d_model]
     return LayerNormTrace(mean=mean, var=var, normed=normed, out=out)

@@ -15,25 +15,34 @@ def patchify(image: np.ndarray, patch_size: int) -> np.ndarray:
     """Flatten each P × P patch of a square image into one row.
 
     Args:
-        image: [S, S, C] with S a multiple of patch_size.
+        image: [..., S, S, C] with S a multiple of patch_size (leading batch axes allowed).
         patch_size: P.
     Returns:
-        [N, P·P·C] with N = (S / P)², row n = patch n in row-major order.
+        [..., N, P·P·C] with N = (S / P)², row n = patch n in row-major order.
     """
-    S, _, C = image.shape
-    P, G = patch_size, image.shape[0] // patch_size
-    # (h p1) (w p2) c -> h w p1 p2 c -> (h w) (p1 p2 c)
-    grid = image.reshape(G, P, G, P, C).transpose(0, 2, 1, 3, 4)
-    return grid.reshape(G * G, P * P * C)
+    *lead, S, _, C = image.shape
+    P, G = patch_size, S // patch_size
+    swap = _patch_transpose(len(lead))
+    # ... (h p1) (w p2) c -> ... h w p1 p2 c -> ... (h w) (p1 p2 c)
+    grid = image.reshape(*lead, G, P, G, P, C).transpose(swap)  # [..., G, G, P, P, C]
+    return grid.reshape(*lead, G * G, P * P * C)  # [..., N, P·P·C]
 
 
 def unpatchify(patches: np.ndarray, patch_size: int, channels: int) -> np.ndarray:
-    """The inverse of `patchify`: [N, P·P·C] -> [S, S, C]."""
-    N = patches.shape[0]
+    """The inverse of `patchify`: [..., N, P·P·C] -> [..., S, S, C]."""
+    *lead, N, _ = patches.shape
     P, C, G = patch_size, channels, int(round(np.sqrt(N)))
-    # (h w) (p1 p2 c) -> h w p1 p2 c -> (h p1) (w p2) c
-    grid = patches.reshape(G, G, P, P, C).transpose(0, 2, 1, 3, 4)
-    return grid.reshape(G * P, G * P, C)
+    swap = _patch_transpose(len(lead))
+    # ... (h w) (p1 p2 c) -> ... h w p1 p2 c -> ... (h p1) (w p2) c
+    grid = patches.reshape(*lead, G, G, P, P, C).transpose(swap)  # [..., G, P, G, P, C]
+    return grid.reshape(*lead, G * P, G * P, C)  # [..., S, S, C]
+
+
+def _patch_transpose(n_lead: int) -> tuple[int, ...]:
+    """The transpose of the five patch axes (a, b, c, d, C) -> (a, c, b, d, C) after n_lead
+    leading axes: swaps the 2nd and 3rd, so (h, p1, w, p2) <-> (h, w, p1, p2)."""
+    n = n_lead
+    return (*range(n), n, n + 2, n + 1, n + 3, n + 4)
 
 
 def patch_centres(grid_size: int, patch_size: int) -> np.ndarray:

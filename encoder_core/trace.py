@@ -1,7 +1,9 @@
 """The trace: every intermediate tensor of one forward pass, named and shaped.
 
 Like llm.c's activation struct, each field has a name and a shape comment. N = n_tokens,
-d = d_model, h = n_heads. All arrays are float32 and read-only, so a cache can share them.
+d = d_model, h = n_heads. The shapes are those of one image; `encoder_layer` on a batch
+x [B, N, d] gives every LayerTrace and LayerNormTrace field the same leading B (the trainer's
+cache), in the dtype of x. `encode` returns float32, read-only arrays, so a cache can share them.
 These field names are fixed: the `.npz` export and outside tools use them.
 """
 

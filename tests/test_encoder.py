@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from configs import SMALL
@@ -10,6 +12,7 @@ from encoder_core import (
     EncoderConfig,
     ParamsError,
     encode,
+    encoder_layer,
     init_params,
     patchify,
     positional_encoding,
@@ -105,3 +108,48 @@ def test_encode_rejects_params_that_do_not_fit_the_config():
     wider = init_params(small.replace(d_model=32, d_ff=64))
     with pytest.raises(ParamsError, match="W_E"):
         encode(image, small, wider)
+
+
+# --- encoder_layer on a batch ---------------------------------------------------------------
+
+
+def layer_fields(layer):
+    """(name, array) of every array of a LayerTrace, layer norms included."""
+    for f in dataclasses.fields(layer):
+        value = getattr(layer, f.name)
+        if isinstance(value, np.ndarray):
+            yield f.name, value
+        elif value is not None:  # a LayerNormTrace
+            for g in dataclasses.fields(value):
+                yield f"{f.name}.{g.name}", getattr(value, g.name)
+
+
+@pytest.mark.parametrize("use_ffn", [True, False], ids=["ffn", "no_ffn"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_encoder_layer_on_a_batch_gives_each_items_trace_with_a_leading_axis(dtype, use_ffn):
+    cfg = EncoderConfig(**{**SMALL, "use_ffn": use_ffn})
+    p = init_params(cfg).layers[1]  # float32 weights, as encode uses them
+    x = np.random.default_rng(0).standard_normal((3, cfg.n_tokens, cfg.d_model)).astype(dtype)
+    batch = encoder_layer(x, p, cfg)
+    singles = [dict(layer_fields(encoder_layer(x[b], p, cfg))) for b in range(3)]
+    names = []
+    for name, value in layer_fields(batch):
+        names.append(name)
+        assert value.dtype == dtype, f"{name} is {value.dtype}: the input's dtype was {dtype}"
+        assert value.shape == (3, *singles[0][name].shape), name
+        for b in range(3):
+            np.testing.assert_allclose(value[b], singles[b][name], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{name}[{b}]")
+    assert {"q", "attn", "concat", "ln_1.var", "out"} <= set(names)
+    assert ("ln_2.normed" in names) == use_ffn
+
+
+def test_encoder_layer_in_float64_matches_float32_to_float32_rounding():
+    cfg = EncoderConfig(**SMALL)
+    p = init_params(cfg).layers[0]
+    x = np.random.default_rng(1).standard_normal((2, cfg.n_tokens, cfg.d_model))  # float64
+    out64 = encoder_layer(x, p, cfg).out
+    out32 = encoder_layer(x.astype(np.float32), p, cfg).out
+    assert out64.dtype == np.float64 and out32.dtype == np.float32
+    np.testing.assert_allclose(out32, out64, rtol=1e-4, atol=1e-5)
+    assert not np.array_equal(out32, out64)  # float64 really ran in float64

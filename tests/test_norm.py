@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+from encoder_core import layer_norm
 
 
 def layer_norms(trace):
@@ -52,3 +55,22 @@ def test_layer_norm_out_is_gamma_normed_plus_beta(trace):
         if layer.ln_2 is not None:
             expected = lp.gamma_2.astype(np.float64) * layer.ln_2.normed + lp.beta_2
             np.testing.assert_allclose(layer.ln_2.out, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_on_a_batch_normalises_each_item_and_keeps_the_dtype(dtype):
+    rng = np.random.default_rng(0)
+    x = (3 * rng.standard_normal((2, 5, 8)) + 1).astype(dtype)  # [B, N, d]
+    gamma, beta = rng.standard_normal((2, 8)).astype(np.float32)  # float32, as encode's params
+    ln = layer_norm(x, gamma, beta, 1e-5)
+    assert ln.mean.shape == ln.var.shape == (2, 5)
+    assert ln.normed.shape == ln.out.shape == (2, 5, 8)
+    for name in ("mean", "var", "normed", "out"):
+        assert getattr(ln, name).dtype == dtype, name
+        for b in range(2):
+            np.testing.assert_array_equal(getattr(ln, name)[b],
+                                          getattr(layer_norm(x[b], gamma, beta, 1e-5), name))
+    if dtype == np.float64:  # ε is not rounded through float32
+        x64 = x.astype(np.float64)
+        expected = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+        np.testing.assert_allclose(ln.normed, expected, rtol=1e-12)

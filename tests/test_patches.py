@@ -32,3 +32,13 @@ def test_patch_1_is_the_top_rows_second_patch():
     # Patch `grid` starts the second row of patches: pixel (4, 0).
     assert patches[grid, 0] == image[p, 0, 0]
     np.testing.assert_array_equal(patches[1], image[0:p, p : 2 * p, :].reshape(-1))
+
+
+def test_patchify_on_a_batch_patchifies_each_image_and_unpatchify_inverts_it(make_image):
+    images = np.stack([make_image(24, 3, seed=s) for s in range(4)]).reshape(2, 2, 24, 24, 3)
+    patches = patchify(images, 6)  # two leading axes: [2, 2, S, S, C] -> [2, 2, N, P·P·C]
+    assert patches.shape == (2, 2, 16, 6 * 6 * 3)
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_array_equal(patches[i, j], patchify(images[i, j], 6))
+    np.testing.assert_array_equal(unpatchify(patches, 6, 3), images)

@@ -46,3 +46,13 @@ def test_positional_encoding_column_pair_matches_closed_form(i):
 def test_positional_encoding_values_lie_in_minus_one_to_one():
     pe = positional_encoding(1024, 128)
     assert np.all(np.abs(pe) <= 1.0)
+
+
+def test_positional_encoding_in_float64_is_the_exact_formula_and_rounds_to_the_float32_one():
+    pe64 = positional_encoding(49, 16, np.float64)
+    assert pe64.dtype == np.float64
+    pos, i = np.arange(49.0)[:, None], np.arange(8.0)[None, :]
+    angle = pos / 10000.0 ** (2 * i / 16)
+    np.testing.assert_array_equal(pe64[:, 0::2], np.sin(angle))
+    np.testing.assert_array_equal(pe64[:, 1::2], np.cos(angle))
+    np.testing.assert_array_equal(pe64.astype(np.float32), positional_encoding(49, 16))
