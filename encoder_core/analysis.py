@@ -130,10 +130,17 @@ def relu_zero_share(hidden: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class Step:
-    name: str  # the step, in the note's words
+    id: str  # stable key of the step ("patches", "qkv", "addnorm_1", …): filter and look up by it
+    name: str  # the step in the note's words, English display text only (never a key)
     formula: str  # plain-text formula
     shape: str  # the product with actual shapes, e.g. "(196 × 256) · (256 × 512) = 196 × 512"
     n_params: int  # trainable parameters of this step (per layer for layer steps)
+    per_layer: bool  # True for the steps inside an encoder layer (repeated n_layers times)
+
+
+STEP_IDS: tuple[str, ...] = ("patches", "embedding", "positional", "qkv", "scores", "softmax",
+                             "heads", "concat", "addnorm_1", "ffn", "addnorm_2", "output")
+"""Every step id of `pipeline_steps`, in pipeline order ("ffn", "addnorm_2" only with the FFN)."""
 
 
 def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
@@ -141,33 +148,38 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
     N, d, h, dh, dff = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.d_ff
     C, S = cfg.channels, cfg.image_size
     steps = [
-        Step("patches", "(h p1)(w p2) c -> (h w)(p1 p2 c)",
-             f"{S} × {S} × {C} -> {N} × {cfg.patch_dim}", 0),
-        Step("input embedding", "X = patches · W_E",
-             f"({N} × {cfg.patch_dim}) · ({cfg.patch_dim} × {d}) = {N} × {d}", cfg.patch_dim * d),
-        Step("positional encoding", "x0 = X + PE" if cfg.use_pe else "x0 = X (PE off)",
-             f"{N} × {d} + {N} × {d} = {N} × {d}", 0),
-        Step("Q, K, V", "Q = x · W_Q, K = x · W_K, V = x · W_V",
-             f"({N} × {d}) · ({d} × {d}) = {N} × {d} -> {h} heads × {N} × {dh}", 3 * d * d),
-        Step("scores", f"Q_h · K_hᵀ / {score_divisor_text(cfg)}",
-             f"({N} × {dh}) · ({dh} × {N}) = {N} × {N}, × {h} heads", 0),
-        Step("softmax", "attn = softmax(scores) row by row", f"{h} × {N} × {N}", 0),
-        Step("heads", "head_h = attn_h · V_h",
-             f"({N} × {N}) · ({N} × {dh}) = {N} × {dh}, × {h} heads", 0),
-        Step("concat · W_O", "attn_out = [head_1 … head_h] · W_O",
-             f"({N} × {d}) · ({d} × {d}) = {N} × {d}", d * d),
-        Step("Add & Norm 1", "LayerNorm(x + attn_out) = γ ⊙ (x − μ)/√(σ² + ε) + β",
-             f"{N} × {d}", 2 * d),
+        Step("patches", "patches", "(h p1)(w p2) c -> (h w)(p1 p2 c)",
+             f"{S} × {S} × {C} -> {N} × {cfg.patch_dim}", 0, per_layer=False),
+        Step("embedding", "input embedding", "X = patches · W_E",
+             f"({N} × {cfg.patch_dim}) · ({cfg.patch_dim} × {d}) = {N} × {d}", cfg.patch_dim * d,
+             per_layer=False),
+        Step("positional", "positional encoding",
+             "x0 = X + PE" if cfg.use_pe else "x0 = X (PE off)",
+             f"{N} × {d} + {N} × {d} = {N} × {d}", 0, per_layer=False),
+        Step("qkv", "Q, K, V", "Q = x · W_Q, K = x · W_K, V = x · W_V",
+             f"({N} × {d}) · ({d} × {d}) = {N} × {d} -> {h} heads × {N} × {dh}", 3 * d * d,
+             per_layer=True),
+        Step("scores", "scores", f"Q_h · K_hᵀ / {score_divisor_text(cfg)}",
+             f"({N} × {dh}) · ({dh} × {N}) = {N} × {N}, × {h} heads", 0, per_layer=True),
+        Step("softmax", "softmax", "attn = softmax(scores) row by row", f"{h} × {N} × {N}", 0,
+             per_layer=True),
+        Step("heads", "heads", "head_h = attn_h · V_h",
+             f"({N} × {N}) · ({N} × {dh}) = {N} × {dh}, × {h} heads", 0, per_layer=True),
+        Step("concat", "concat · W_O", "attn_out = [head_1 … head_h] · W_O",
+             f"({N} × {d}) · ({d} × {d}) = {N} × {d}", d * d, per_layer=True),
+        Step("addnorm_1", "Add & Norm 1", "LayerNorm(x + attn_out) = γ ⊙ (x − μ)/√(σ² + ε) + β",
+             f"{N} × {d}", 2 * d, per_layer=True),
     ]
     if cfg.use_ffn:
         steps += [
-            Step("feed-forward", "max(0, x · W_1 + b_1) · W_2 + b_2",
+            Step("ffn", "feed-forward", "max(0, x · W_1 + b_1) · W_2 + b_2",
                  f"({N} × {d}) · ({d} × {dff}) · ({dff} × {d}) = {N} × {d}",
-                 d * dff + dff + dff * d + d),
-            Step("Add & Norm 2", "LayerNorm(x + FFN(x))", f"{N} × {d}", 2 * d),
+                 d * dff + dff + dff * d + d, per_layer=True),
+            Step("addnorm_2", "Add & Norm 2", "LayerNorm(x + FFN(x))", f"{N} × {d}", 2 * d,
+                 per_layer=True),
         ]
     stacked = f"{cfg.n_layers} layer{'s' if cfg.n_layers > 1 else ''} stacked"
-    steps.append(Step("encoder output", stacked, f"{N} × {d}", 0))
+    steps.append(Step("output", "encoder output", stacked, f"{N} × {d}", 0, per_layer=False))
     return steps
 
 
@@ -180,8 +192,9 @@ def score_divisor_text(cfg: EncoderConfig) -> str:
 def parameter_count(cfg: EncoderConfig) -> int:
     """All trainable parameters: W_E plus n_layers × (attention + norms [+ FFN])."""
     steps = pipeline_steps(cfg)
-    layer = sum(s.n_params for s in steps if s.name not in ("input embedding",))
-    return cfg.patch_dim * cfg.d_model + cfg.n_layers * layer
+    once = sum(s.n_params for s in steps if not s.per_layer)  # W_E
+    layer = sum(s.n_params for s in steps if s.per_layer)
+    return once + cfg.n_layers * layer
 
 
 def forward_flops(cfg: EncoderConfig) -> int:

@@ -21,7 +21,7 @@ from typing import IO
 
 import numpy as np
 
-from .analysis import attention_rollout
+from .analysis import attention_rollout, rollout_mean_over_queries
 from .attention import softmax
 from .config import EncoderConfig
 from .params import EncoderParams, ParamsError, params_from_arrays, params_to_arrays
@@ -120,16 +120,12 @@ def object_patch_mask(mask: np.ndarray, patch_size: int, min_share: float = 0.25
     return (share >= min_share).reshape(G * G)  # [N]
 
 
-def rollout_map(trace: EncoderTrace) -> np.ndarray:
-    """m = mean over query rows of the attention rollout R: where the whole image looks. [N]."""
-    R = attention_rollout([layer.attn for layer in trace.layers])  # [N, N]
-    return R.mean(axis=0)  # [N], sums to 1
-
-
 def localisation_ratio(trace: EncoderTrace, mask: np.ndarray, min_share: float = 0.25) -> float:
     """How much more rollout mass sits on the object than its size predicts.
 
-    ratio = Σ_{object patches} m / (n_object_patches / N), m = `rollout_map(trace)`.
+    ratio = Σ_{object patches} m / (n_object_patches / N), m = the mean over query rows of the
+    attention rollout R (`attention_rollout`, `rollout_mean_over_queries`): where the whole
+    image looks.
     1 = attention spread as if blind to the object; larger = attention on the object.
     Args:
         trace: one encoder pass; mask: [S, S] bool object pixels of the same image.
@@ -139,5 +135,6 @@ def localisation_ratio(trace: EncoderTrace, mask: np.ndarray, min_share: float =
     on_object = object_patch_mask(mask, trace.config.patch_size, min_share)  # [N]
     if not on_object.any():
         return float("nan")
-    m = rollout_map(trace)  # [N]
+    R = attention_rollout([layer.attn for layer in trace.layers])  # [N, N]
+    m = rollout_mean_over_queries(R)  # [N, N] -> [N], sums to 1
     return float(m[on_object].sum() / on_object.mean())

@@ -48,16 +48,16 @@ TEXT = {
         "**没有 [CLS] 词元，嵌入也不乘 √d_model。** 笔记两者都没有；ViT 会加 [CLS] 词元，论文会"
         "把词元嵌入乘以 √d_model。"),
     "on": ("on", "开启"), "off": ("off", "关闭"),
-    # the core's step names (encoder_core.analysis.pipeline_steps)
-    "s_patches": ("patches", "图像块"), "s_input embedding": ("input embedding", "输入嵌入"),
-    "s_positional encoding": ("positional encoding", "位置编码"),
-    "s_Q, K, V": ("Q, K, V", "Q、K、V"), "s_scores": ("scores", "注意力分数"),
-    "s_softmax": ("softmax", "softmax"), "s_heads": ("heads", "各头输出"),
-    "s_concat · W_O": ("concat · W_O", "拼接 · W_O"),
-    "s_Add & Norm 1": ("Add & Norm 1", "残差与层归一化 1"),
-    "s_feed-forward": ("feed-forward", "前馈网络"),
-    "s_Add & Norm 2": ("Add & Norm 2", "残差与层归一化 2"),
-    "s_encoder output": ("encoder output", "编码器输出"),
+    # the core's steps by id (encoder_core.analysis.pipeline_steps, Step.id)
+    "step_patches": ("patches", "图像块"), "step_embedding": ("input embedding", "输入嵌入"),
+    "step_positional": ("positional encoding", "位置编码"),
+    "step_qkv": ("Q, K, V", "Q、K、V"), "step_scores": ("scores", "注意力分数"),
+    "step_softmax": ("softmax", "softmax"), "step_heads": ("heads", "各头输出"),
+    "step_concat": ("concat · W_O", "拼接 · W_O"),
+    "step_addnorm_1": ("Add & Norm 1", "残差与层归一化 1"),
+    "step_ffn": ("feed-forward", "前馈网络"),
+    "step_addnorm_2": ("Add & Norm 2", "残差与层归一化 2"),
+    "step_output": ("encoder output", "编码器输出"),
     "use_note": ("Use the note's variant", "使用笔记的写法"),
     "use_paper": ("Use the paper's variant", "使用论文的写法"),
 }
@@ -74,13 +74,10 @@ st.write(ctx.t("intro"))
 widgets.note_original(ctx)
 
 st.subheader(ctx.t("pipeline"))
-layer_steps = {"Q, K, V", "scores", "softmax", "heads", "concat · W_O", "Add & Norm 1",
-               "feed-forward", "Add & Norm 2"}
-rows = [{ctx.t("col_step"): ctx.t(f"s_{s.name}"), ctx.t("col_formula"): s.formula,
+rows = [{ctx.t("col_step"): ctx.t(f"step_{s.id}"), ctx.t("col_formula"): s.formula,
          ctx.t("col_shape"): s.shape,
          ctx.t("col_params"): (f"{s.n_params:,}" + (f" ({ctx.t('per_layer')})"
-                                                    if s.name in layer_steps and s.n_params
-                                                    else ""))}
+                                                    if s.per_layer and s.n_params else ""))}
         for s in pipeline_steps(cfg)]
 st.dataframe(rows, hide_index=True, width="stretch", height=35 * (len(rows) + 1) + 3)
 st.caption(ctx.t("total", n=parameter_count(cfg), L=cfg.n_layers))

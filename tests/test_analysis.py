@@ -10,6 +10,7 @@ import pytest
 
 from encoder_core import EncoderConfig, encode, init_params
 from encoder_core.analysis import (
+    STEP_IDS,
     attention_entropy,
     attention_rollout,
     contribution_norms,
@@ -17,6 +18,8 @@ from encoder_core.analysis import (
     head_statistics,
     head_sum_gap,
     mean_attention_distance,
+    parameter_count,
+    pipeline_steps,
     rollout_mean_over_queries,
     scaling_demo,
     uniform_attention_reference,
@@ -107,3 +110,38 @@ def test_head_statistics_equal_the_per_layer_functions():
     for l, attn in enumerate(attns):
         np.testing.assert_allclose(distance[l], mean_attention_distance(attn, 4, 16))
         np.testing.assert_allclose(entropy[l], attention_entropy(attn))
+
+
+# --- the pipeline steps: ids, not display strings ---------------------------------------------
+
+LAYER_STEP_IDS = {"qkv", "scores", "softmax", "heads", "concat", "addnorm_1", "ffn", "addnorm_2"}
+
+
+@pytest.mark.parametrize("use_ffn", [True, False], ids=["ffn", "no_ffn"])
+def test_pipeline_steps_have_unique_ids_in_pipeline_order(use_ffn):
+    steps = pipeline_steps(EncoderConfig(use_ffn=use_ffn))
+    ids = [s.id for s in steps]
+    assert len(set(ids)) == len(ids)
+    assert ids == [i for i in STEP_IDS if use_ffn or i not in ("ffn", "addnorm_2")]
+    assert {s.id for s in steps if s.per_layer} == LAYER_STEP_IDS & set(ids)
+
+
+def test_step_ids_do_not_change_with_the_settings_that_change_the_display_text():
+    ids = [s.id for s in pipeline_steps(EncoderConfig())]
+    for changes in (dict(use_pe=False), dict(scale="d_model"), dict(scale="none"),
+                    dict(n_layers=1), dict(image_size=64, patch_size=8, d_model=64, d_ff=128)):
+        assert [s.id for s in pipeline_steps(EncoderConfig(**changes))] == ids, changes
+
+
+@pytest.mark.parametrize("changes", [{}, dict(use_ffn=False), dict(channels=3, n_layers=2),
+                                     dict(d_model=64, n_heads=4, d_ff=96, n_layers=3)],
+                         ids=["default", "no_ffn", "rgb_2_layers", "d64_3_layers"])
+def test_parameter_count_is_the_number_of_values_the_encoder_uses(changes):
+    cfg = EncoderConfig(**changes)
+    p = init_params(cfg)
+    unused = () if cfg.use_ffn else ("W_1", "b_1", "W_2", "b_2", "gamma_2", "beta_2")
+    per_layer = sum(getattr(p.layers[0], name).size for name in
+                    ("W_Q", "W_K", "W_V", "W_O", "gamma_1", "beta_1", "W_1", "b_1", "W_2", "b_2",
+                     "gamma_2", "beta_2") if name not in unused)
+    assert parameter_count(cfg) == p.W_E.size + cfg.n_layers * per_layer
+    assert sum(s.n_params for s in pipeline_steps(cfg) if not s.per_layer) == p.W_E.size
