@@ -70,7 +70,7 @@ def classify(trace: EncoderTrace, head: ClassifierHead) -> tuple[np.ndarray, np.
     """
     pooled = mean_pool(trace.output)  # [N, d] -> [d]
     logits = class_logits(pooled, head.W_cls, head.b_cls)  # [n_classes]
-    return logits, softmax(logits.copy())
+    return logits, softmax(logits)
 
 
 def save_trained(path: str | PathLike | IO[bytes], cfg: EncoderConfig, params: EncoderParams,

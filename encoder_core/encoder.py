@@ -35,7 +35,7 @@ def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig) -> LayerTra
     k = split_heads(x @ p.W_K, h)
     v = split_heads(x @ p.W_V, h)
     scores = attention_scores(q, k, cfg.score_scale)  # [..., h, N, N]
-    attn = softmax(scores.copy())  # [..., h, N, N], rows sum to 1
+    attn = softmax(scores)  # [..., h, N, N], rows sum to 1
     heads = attn @ v  # [..., h, N, N] @ [..., h, N, d_head] -> [..., h, N, d_head]
     concat = merge_heads(heads)  # [..., h, N, d_head] -> [..., N, d]
     attn_out = concat @ p.W_O  # [..., N, d] @ [d, d] -> [..., N, d]

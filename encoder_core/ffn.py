@@ -6,8 +6,8 @@ import numpy as np
 
 
 def relu(x: np.ndarray) -> np.ndarray:
-    """max(0, x), element-wise."""
-    return np.maximum(x, 0, out=x)
+    """max(0, x), element-wise, as a new array (x is left as it was)."""
+    return np.maximum(x, 0)
 
 
 def feed_forward(
@@ -22,8 +22,8 @@ def feed_forward(
         (hidden [..., N, d_ff] after the ReLU, out [..., N, d_model])
     """
     hidden = x @ W_1  # [..., N, d_model] @ [d_model, d_ff] -> [..., N, d_ff]
-    hidden += b_1
-    relu(hidden)
+    hidden += b_1  # in place, here and below: hidden and out are this function's own arrays
+    np.maximum(hidden, 0, out=hidden)  # relu(hidden) without a second [..., N, d_ff] array
     out = hidden @ W_2  # [..., N, d_ff] @ [d_ff, d_model] -> [..., N, d_model]
     out += b_2
     return hidden, out

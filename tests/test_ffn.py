@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from encoder_core import feed_forward
+from encoder_core.ffn import relu
 
 
 def test_ffn_hidden_is_non_negative(trace):
@@ -15,6 +16,15 @@ def test_ffn_hidden_is_non_negative(trace):
     for l, layer in enumerate(trace.layers):
         assert np.all(layer.ffn_hidden >= 0), f"layers[{l}].ffn_hidden is negative after ReLU"
         assert np.any(layer.ffn_hidden > 0), f"layers[{l}].ffn_hidden is all zero"
+
+
+def test_relu_returns_max_0_x_as_a_new_array_and_leaves_x_alone():
+    x = np.array([[-2.0, -0.0, 0.5], [3.0, -1e-9, 0.0]], dtype=np.float32)
+    before = x.copy()
+    out = relu(x)
+    np.testing.assert_array_equal(out, np.where(x > 0, x, 0))
+    np.testing.assert_array_equal(x, before)
+    assert not np.shares_memory(out, x)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

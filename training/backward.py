@@ -190,7 +190,7 @@ def cross_entropy(logits: np.ndarray, labels: np.ndarray) -> tuple[float, np.nda
     shifted = logits - logits.max(axis=-1, keepdims=True)  # [B, K]
     log_z = np.log(np.exp(shifted).sum(axis=-1))  # [B]
     loss = float(np.mean(log_z - shifted[np.arange(B), labels]))
-    dlogits = softmax(logits.copy())  # [B, K]
+    dlogits = softmax(logits)  # [B, K], a new array
     dlogits[np.arange(B), labels] -= 1
     dlogits /= B
     return loss, dlogits

@@ -1,0 +1,250 @@
+"""No core function writes to its arguments.
+
+Every public function of encoder_core is called twice on fresh inputs: once with every array
+argument read-only (`flags.writeable = False`, so a write would raise), once with writable
+arrays that must come back with the same values and still writable. Arrays inside arguments
+count too (LayerParams, EncoderParams, lists of arrays, dataclasses of terms). The one
+exception is `trace.freeze`, whose job is to make the trace it is given read-only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import io
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from encoder_core import (
+    analysis,
+    attention,
+    classifier,
+    config,
+    embedding,
+    encoder,
+    explain,
+    export,
+    ffn,
+    image,
+    norm,
+    params,
+    patches,
+    positional,
+    shapes,
+    trace,
+)
+
+CORE_MODULES = (analysis, attention, classifier, config, embedding, encoder, explain, export, ffn,
+                image, norm, params, patches, positional, shapes, trace)  # not the CLIs
+CFG = config.EncoderConfig(image_size=16, patch_size=4, d_model=8, n_heads=2, n_layers=2, d_ff=16)
+N, D, H, DH, G, P = CFG.n_tokens, CFG.d_model, CFG.n_heads, CFG.d_head, CFG.grid_size, 4
+CHANGES_FLAGS = {"trace.freeze"}  # makes its argument read-only: that is what it is for
+
+
+def rng() -> np.random.Generator:
+    return np.random.default_rng(0)
+
+
+def a(*shape: int) -> np.ndarray:
+    """A fresh, writable float32 array of standard normal values (negatives included)."""
+    return rng().standard_normal(shape).astype(np.float32)
+
+
+def attn(*lead: int) -> np.ndarray:
+    """Fresh attention rows [..., h, N, N] that sum to 1."""
+    return attention.softmax(a(*lead, H, N, N))
+
+
+def writable_params() -> params.EncoderParams:
+    """init_params with every array a writable copy (as a caller may build them)."""
+    p = params.init_params(CFG)
+    layers = tuple(params.LayerParams(**{f.name: np.array(getattr(lp, f.name))
+                                         for f in dataclasses.fields(lp)}) for lp in p.layers)
+    return params.EncoderParams(W_E=np.array(p.W_E), layers=layers)
+
+
+def a_trace() -> trace.EncoderTrace:
+    return encoder.encode(rng().random((16, 16, 1), dtype=np.float32), CFG)
+
+
+def a_head() -> classifier.ClassifierHead:
+    return classifier.ClassifierHead(a(D, 3), a(3), ("a", "b", "c"))
+
+
+def png() -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray((rng().random((20, 24, 3)) * 255).astype(np.uint8)).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def npz(save: Callable[[io.BytesIO], None]) -> io.BytesIO:
+    buf = io.BytesIO()
+    save(buf)
+    buf.seek(0)
+    return buf
+
+
+def mask() -> np.ndarray:
+    m = np.zeros((16, 16), bool)
+    m[2:9, 3:11] = True
+    return m
+
+
+y224, x224 = shapes.grid(224)
+
+# name -> a function that builds fresh arguments (args, kwargs) for one call
+CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
+    # attention.py, with a batch axis
+    "attention.split_heads": lambda: ((a(2, N, D), H), {}),
+    "attention.merge_heads": lambda: ((a(2, H, N, DH),), {}),
+    "attention.attention_scores": lambda: ((a(2, H, N, DH), a(2, H, N, DH), 2.0), {}),
+    "attention.softmax": lambda: ((a(2, H, N, N),), {}),
+    # norm.py, ffn.py, embedding.py, patches.py, positional.py
+    "norm.layer_norm": lambda: ((a(2, N, D), a(D), a(D), 1e-5), {}),
+    "ffn.relu": lambda: ((a(N, CFG.d_ff),), {}),
+    "ffn.feed_forward": lambda: ((a(2, N, D), a(D, 16), a(16), a(16, D), a(D)), {}),
+    "embedding.embed": lambda: ((a(2, N, CFG.patch_dim), a(CFG.patch_dim, D)), {}),
+    "patches.patchify": lambda: ((a(2, 16, 16, 1), P), {}),
+    "patches.unpatchify": lambda: ((a(2, N, CFG.patch_dim), P, 1), {}),
+    "patches.patch_centres": lambda: ((G, P), {}),
+    "patches.shuffle_patches": lambda: ((a(16, 16, 1), P, rng().permutation(N)), {}),
+    "positional.positional_encoding": lambda: ((N, D), {}),
+    # encoder.py
+    "encoder.encoder_layer": lambda: ((a(2, N, D), writable_params().layers[0], CFG), {}),
+    "encoder.encode": lambda: ((a(16, 16, 1), CFG, writable_params()), {}),
+    # analysis.py
+    "analysis.attention_rollout": lambda: (([attn(), attn()],), {}),
+    "analysis.mean_attention_distance": lambda: ((attn(), G, P), {}),
+    "analysis.patch_distances": lambda: ((G, P), {}),
+    "analysis.head_statistics": lambda: (([attn(), attn()], G, P), {}),
+    "analysis.row_entropy": lambda: ((attn(),), {}),
+    "analysis.attention_entropy": lambda: ((attn(),), {}),
+    "analysis.scaling_demo": lambda: ((a(H, N, DH), a(H, N, DH), D), {}),
+    "analysis.cosine_similarity": lambda: ((a(N, D),), {}),
+    "analysis.head_contributions": lambda: ((a(H, N, DH), a(D, D)), {}),
+    "analysis.relu_zero_share": lambda: ((a(N, 16),), {}),
+    "analysis.pipeline_steps": lambda: ((CFG,), {}),
+    "analysis.score_divisor_text": lambda: ((CFG,), {}),
+    "analysis.parameter_count": lambda: ((CFG,), {}),
+    "analysis.forward_flops": lambda: ((CFG,), {}),
+    "analysis.rollout_mean_over_queries": lambda: ((attn()[0],), {}),
+    "analysis.uniform_attention_reference": lambda: ((G, P), {}),
+    "analysis.contribution_norms": lambda: ((a(H, N, D),), {}),
+    "analysis.head_sum_gap": lambda: ((a(H, N, DH), a(D, D), a(N, D)), {}),
+    "analysis.permutation_gap": lambda: ((a(N, D), a(N, D), rng().permutation(N)), {}),
+    "analysis.fixed_permutation": lambda: ((N,), {}),
+    # explain.py
+    "explain.dot_terms": lambda: ((a(D).astype(np.float64), a(D).astype(np.float64), 2.0), {}),
+    "explain.softmax_terms": lambda: ((a(N).astype(np.float64),), {}),
+    "explain.layer_norm_terms": lambda: ((a(D).astype(np.float64), a(D), a(D), 1e-5), {}),
+    "explain.largest_terms": lambda: ((a(D), 3), {}),
+    "explain.layer_norm_sums": lambda: ((explain.layer_norm_terms(a(D), a(D), a(D), 1e-5),), {}),
+    "explain.hidden_unit_terms": lambda: ((a(D), a(D, 16), a(16), 5), {}),
+    "explain.pe_terms": lambda: ((3, 5, D), {}),
+    "explain.summarise_terms": lambda: ((a(40).astype(np.float64),), {}),
+    # classifier.py
+    "classifier.mean_pool": lambda: ((a(2, N, D),), {}),
+    "classifier.class_logits": lambda: ((a(2, D), a(D, 3), a(3)), {}),
+    "classifier.classify": lambda: ((a_trace(), a_head()), {}),
+    "classifier.save_trained": lambda: ((io.BytesIO(), CFG, writable_params(), a_head()), {}),
+    "classifier.load_trained": lambda: ((), {}),
+    "classifier.object_patch_mask": lambda: ((mask(), P), {}),
+    "classifier.localisation_ratio": lambda: ((a_trace(), mask()), {}),
+    # params.py
+    "params.expected_shapes": lambda: ((CFG,), {}),
+    "params.glorot_uniform": lambda: ((rng(), 3, 4), {}),
+    "params.weight_stream": lambda: ((0, 1, "W_Q"), {}),
+    "params.init_params": lambda: ((CFG,), {}),
+    "params.freeze_params": lambda: ((writable_params(),), {}),
+    "params.check_params": lambda: ((writable_params(), CFG), {}),
+    "params.params_to_arrays": lambda: ((writable_params(),), {}),
+    "params.params_from_arrays": lambda: ((params.params_to_arrays(writable_params()), CFG), {}),
+    "params.save_params": lambda: ((io.BytesIO(), writable_params()), {}),
+    "params.load_params": lambda: (
+        (npz(lambda f: params.save_params(f, writable_params())), CFG), {}),
+    # trace.py, export.py
+    "trace.freeze": lambda: ((encoder.encoder_layer(a(N, D), writable_params().layers[0], CFG),),
+                             {}),
+    "trace.trace_arrays": lambda: ((a_trace(),), {}),
+    "export.export_arrays": lambda: ((a_trace(),), {}),
+    "export.save_trace": lambda: ((io.BytesIO(), a_trace()), {}),
+    "export.trace_npz_bytes": lambda: ((a_trace(),), {}),
+    # image.py
+    "image.read_image": lambda: ((png(),), {}),
+    "image.to_model_input": lambda: ((rng().random((20, 24, 3), dtype=np.float32), CFG), {}),
+    "image.load_image": lambda: ((png(), CFG), {}),
+    # config.py
+    "config.validation_problems": lambda: ((CFG,), {}),
+    "config.valid_patch_sizes": lambda: ((224,), {}),
+    "config.valid_head_counts": lambda: ((CFG,), {}),
+    # shapes.py
+    "shapes.grid": lambda: ((32,), {}),
+    "shapes.circle_mask": lambda: ((*shapes.grid(32), 16.0, 16.0, 10.0), {}),
+    "shapes.square_mask": lambda: ((*shapes.grid(32), 16.0, 16.0, 10.0), {}),
+    "shapes.triangle_mask": lambda: ((*shapes.grid(32), 16.0, 16.0, 10.0), {}),
+    "shapes.cross_mask": lambda: ((*shapes.grid(32), 16.0, 16.0, 10.0, 3.0), {}),
+    "shapes.segment_mask": lambda: ((*shapes.grid(32), np.array([3.0, 4.0]),
+                                     np.array([20.0, 25.0]), 2.0), {}),
+    "shapes.ellipse_mask": lambda: ((*shapes.grid(32), 16.0, 16.0, 5.0, 8.0), {}),
+    "shapes.object_mask": lambda: ((rng(), 3, y224.copy(), x224.copy()), {}),
+    "shapes.in_window": lambda: ((lambda yy, xx: yy + xx > 30, *shapes.grid(32), 4, 4, 20, 20),
+                                 {}),
+    "shapes.distractor_mask": lambda: ((rng(), y224.copy(), x224.copy()), {}),
+    "shapes.contrasting_level": lambda: ((rng(), 0.5), {}),
+    "shapes.background": lambda: ((rng(), y224.copy(), x224.copy(), 0.5), {}),
+    "shapes.make_sample": lambda: ((rng(),), {}),
+    "shapes.make_batch": lambda: ((0, 2), {}),
+}
+
+
+def public_functions() -> dict[str, Callable]:
+    """`module.name` -> function, for every public function defined in a core module."""
+    return {f"{m.__name__.rsplit('.', 1)[-1]}.{name}": fn
+            for m in CORE_MODULES for name, fn in vars(m).items()
+            if inspect.isfunction(fn) and fn.__module__ == m.__name__ and not name.startswith("_")}
+
+
+def arrays_in(value: object) -> Iterator[np.ndarray]:
+    """Every NumPy array inside an argument: itself, in a list/tuple/dict, or a dataclass field."""
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from arrays_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from arrays_in(item)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from arrays_in(getattr(value, f.name))
+
+
+def test_every_public_core_function_is_called_here():
+    functions = set(public_functions())
+    assert functions - set(CASES) == set(), "add a case for each new public function"
+    assert set(CASES) - functions == set(), "a case names a function that no longer exists"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_core_function_runs_on_read_only_inputs(name):
+    fn = public_functions()[name]
+    args, kwargs = CASES[name]()
+    for array in arrays_in((args, kwargs)):
+        array.flags.writeable = False
+    fn(*args, **kwargs)  # a write to any argument raises ValueError: read-only
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_core_function_leaves_writable_inputs_unchanged(name):
+    fn = public_functions()[name]
+    args, kwargs = CASES[name]()
+    arrays = list(arrays_in((args, kwargs)))
+    before = [(array.copy(), array.flags.writeable) for array in arrays]
+    fn(*args, **kwargs)
+    for i, (array, (values, writeable)) in enumerate(zip(arrays, before, strict=True)):
+        np.testing.assert_array_equal(array, values, err_msg=f"{name} changed argument array {i}")
+        if name not in CHANGES_FLAGS:
+            assert array.flags.writeable == writeable, f"{name} changed the flags of array {i}"
