@@ -1,12 +1,16 @@
 """The hand-written backward of training/ is the gradient of the visualised forward.
 
 1. Every parameter's gradient matches central finite differences in float64 (tiny config).
+   The forward is the core's own (`encoder_layer` on [B, N, d], …), so the check runs through
+   the functions the app shows, and float64 stays float64 in every cached array.
 2. The batched training forward gives the same attention, output and logits as
-   `encoder_core.encode` + `encoder_core.classifier.classify`: the trained math is the shown math.
+   `encoder_core.encode` + `encoder_core.classifier.classify` per image: the trained math is the
+   shown math.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 
 import numpy as np
@@ -76,6 +80,23 @@ def test_backward_matches_central_finite_differences(name, analytic_grads):
         analytic = analytic_grads[name].reshape(-1)[i]
         rel = abs(numeric - analytic) / max(abs(numeric), abs(analytic), 1e-6)
         assert rel < 1e-4, f"{name}[{i}]: analytic {analytic:.6e}, numeric {numeric:.6e}"
+
+
+def test_float64_forward_keeps_float64_in_every_cached_array():
+    logits, cache = forward(IMAGES, THETA, TINY)
+    arrays = {"logits": logits, "patches": cache.patches, "pooled": cache.pooled}
+    for l, (x, layer) in enumerate(zip(cache.inputs, cache.layers, strict=True)):
+        arrays[f"inputs[{l}]"] = x
+        for f in dataclasses.fields(layer):
+            value = getattr(layer, f.name)
+            if isinstance(value, np.ndarray):
+                arrays[f"layers[{l}].{f.name}"] = value
+            else:  # a LayerNormTrace (training always has the FFN)
+                for g in dataclasses.fields(value):
+                    arrays[f"layers[{l}].{f.name}.{g.name}"] = getattr(value, g.name)
+    assert "layers[1].ln_2.var" in arrays and "layers[0].attn" in arrays
+    wrong = {name: a.dtype for name, a in arrays.items() if a.dtype != np.float64}
+    assert not wrong, wrong
 
 
 def test_gradient_is_not_trivially_zero(analytic_grads):

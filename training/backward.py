@@ -1,8 +1,9 @@
 """The encoder + classifier on a batch, forward and hand-written backward, in NumPy.
 
-The forward is the same math as `encoder_core.encode` followed by `encoder_core.classifier`
-(and reuses its functions: `patchify`, `positional_encoding`, `softmax`, `layer_norm`,
-`feed_forward`), only with a leading batch axis B; it keeps what the backward needs.
+The forward *is* `encoder_core`'s: `patchify`, `embed`, `positional_encoding`, `encoder_layer`
+and the classifier's `mean_pool`, `class_logits`, called on a leading batch axis B. It keeps
+each layer's input and LayerTrace, which hold everything the backward needs. The backward is
+written out here, one formula per step, and uses the core's `split_heads` / `merge_heads`.
 The dtype follows the inputs: float32 for training, float64 for the gradient check.
 
 Parameters live in one flat dict `theta` of writable arrays, keyed like the `.npz`:
@@ -20,11 +21,14 @@ from encoder_core import (
     EncoderConfig,
     EncoderParams,
     LayerParams,
-    feed_forward,
-    layer_norm,
+    LayerTrace,
+    embed,
+    encoder_layer,
+    merge_heads,
     patchify,
     positional_encoding,
     softmax,
+    split_heads,
 )
 from encoder_core.classifier import ClassifierHead, class_logits, mean_pool
 from encoder_core.params import freeze_params
@@ -47,29 +51,22 @@ def theta_from(params: EncoderParams, head: ClassifierHead,
     return theta
 
 
+def layer_params(theta: dict[str, np.ndarray], l: int) -> LayerParams:
+    """Layer l's weights from `theta` as the core's LayerParams: the same arrays, no copy, so
+    their dtype (float32 or float64) is the computation's."""
+    return LayerParams(**{name: theta[f"layer{l}/{name}"] for name in LAYER_FIELDS})
+
+
 def params_from(theta: dict[str, np.ndarray], n_layers: int,
                 class_names: tuple[str, ...] = CLASS_NAMES,
                 ) -> tuple[EncoderParams, ClassifierHead]:
     """The inverse of `theta_from`: frozen float32 EncoderParams and ClassifierHead."""
-    layers = tuple(LayerParams(**{name: theta[f"layer{l}/{name}"] for name in LAYER_FIELDS})
-                   for l in range(n_layers))
+    layers = tuple(layer_params(theta, l) for l in range(n_layers))
     params = freeze_params(EncoderParams(W_E=theta["W_E"], layers=layers))
     return params, ClassifierHead(theta["W_cls"], theta["b_cls"], class_names)
 
 
-# --- small batched helpers ----------------------------------------------------------------
-
-def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
-    """[B, N, d] -> [B, h, N, d_h]; head h = columns h·d_h:(h+1)·d_h (as encoder_core)."""
-    B, N, d = x.shape
-    return x.reshape(B, N, n_heads, d // n_heads).transpose(0, 2, 1, 3)
-
-
-def merge_heads(x: np.ndarray) -> np.ndarray:
-    """[B, h, N, d_h] -> [B, N, h·d_h]: the heads side by side."""
-    B, h, N, d_h = x.shape
-    return x.transpose(0, 2, 1, 3).reshape(B, N, h * d_h)
-
+# --- small helpers of the backward --------------------------------------------------------
 
 def linear_grad(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
     """dW of y = x·W summed over every leading axis: xᵀ·dy. [..., a], [..., b] -> [a, b]."""
@@ -100,63 +97,16 @@ def layer_norm_backward(dy: np.ndarray, normed: np.ndarray, var: np.ndarray,
 # --- forward --------------------------------------------------------------------------------
 
 @dataclass
-class LayerCache:
-    x: np.ndarray  # [B, N, d] the layer's input
-    q: np.ndarray  # [B, h, N, d_h]
-    k: np.ndarray  # [B, h, N, d_h]
-    v: np.ndarray  # [B, h, N, d_h]
-    attn: np.ndarray  # [B, h, N, N] softmax(Q·Kᵀ / s)
-    concat: np.ndarray  # [B, N, d] the heads side by side
-    ln_1_normed: np.ndarray  # [B, N, d] x̂ of the first layer norm
-    ln_1_var: np.ndarray  # [B, N]
-    ln_1_out: np.ndarray  # [B, N, d]
-    ffn_hidden: np.ndarray  # [B, N, d_ff] after the ReLU
-    ln_2_normed: np.ndarray  # [B, N, d]
-    ln_2_var: np.ndarray  # [B, N]
-
-
-@dataclass
 class Cache:
     patches: np.ndarray  # [B, N, P·P·C]
-    layers: list[LayerCache]  # one per layer
+    inputs: list[np.ndarray]  # per layer, its input x [B, N, d] (x0, then the last layer's out)
+    layers: list[LayerTrace]  # per layer, `encoder_layer`'s trace, every field with a leading B
     pooled: np.ndarray  # [B, d] mean of the encoder output over tokens
-
-
-def patchify_batch(images: np.ndarray, patch_size: int) -> np.ndarray:
-    """`encoder_core.patchify` on every image. [B, S, S, C] -> [B, N, P·P·C]."""
-    return np.stack([patchify(image, patch_size) for image in images])
-
-
-def layer_forward(x: np.ndarray, theta: dict[str, np.ndarray], l: int,
-                  cfg: EncoderConfig) -> tuple[np.ndarray, LayerCache]:
-    """One post-norm encoder layer on a batch x [B, N, d]; the same steps as `encoder_layer`."""
-    p = {name: theta[f"layer{l}/{name}"] for name in LAYER_FIELDS}
-    B, N, d = x.shape
-    h = cfg.n_heads
-    q = split_heads(x @ p["W_Q"], h)  # [B, N, d] @ [d, d] -> [B, h, N, d_h]
-    k = split_heads(x @ p["W_K"], h)
-    v = split_heads(x @ p["W_V"], h)
-    scores = q @ k.transpose(0, 1, 3, 2)  # [B, h, N, d_h] @ [B, h, d_h, N] -> [B, h, N, N]
-    scores *= x.dtype.type(1.0 / cfg.score_scale)
-    attn = softmax(scores)  # [B, h, N, N]
-    heads = attn @ v  # [B, h, N, N] @ [B, h, N, d_h] -> [B, h, N, d_h]
-    concat = merge_heads(heads)  # [B, N, d]
-    attn_out = concat @ p["W_O"]  # [B, N, d]
-    ln_1 = layer_norm(x + attn_out, p["gamma_1"], p["beta_1"], cfg.ln_eps)  # Add & Norm
-    hidden, ffn_out = feed_forward(ln_1.out.reshape(B * N, d), p["W_1"], p["b_1"], p["W_2"],
-                                   p["b_2"])  # [B·N, d_ff], [B·N, d]
-    ln_2 = layer_norm(ln_1.out + ffn_out.reshape(B, N, d), p["gamma_2"], p["beta_2"],
-                      cfg.ln_eps)  # Add & Norm
-    cache = LayerCache(x=x, q=q, k=k, v=v, attn=attn, concat=concat,
-                       ln_1_normed=ln_1.normed, ln_1_var=ln_1.var, ln_1_out=ln_1.out,
-                       ffn_hidden=hidden.reshape(B, N, -1), ln_2_normed=ln_2.normed,
-                       ln_2_var=ln_2.var)
-    return ln_2.out, cache
 
 
 def forward(images: np.ndarray, theta: dict[str, np.ndarray],
             cfg: EncoderConfig) -> tuple[np.ndarray, Cache]:
-    """Encoder + head on a batch.
+    """Encoder + head on a batch, with the core's functions: `encode` + `classify` per image.
 
     Args:
         images: [B, S, S, C] in [0, 1], the dtype of the computation (float32 or float64).
@@ -166,16 +116,18 @@ def forward(images: np.ndarray, theta: dict[str, np.ndarray],
     """
     if not cfg.use_ffn or not cfg.use_pe:
         raise ValueError("training covers the full encoder: use_ffn and use_pe must be on.")
-    patches = patchify_batch(images, cfg.patch_size)  # [B, N, P·P·C]
-    pe = positional_encoding(cfg.n_tokens, cfg.d_model).astype(images.dtype)  # [N, d]
-    x = patches @ theta["W_E"] + pe  # [B, N, P·P·C] @ [P·P·C, d] -> [B, N, d]
-    layers = []
+    patches = patchify(images, cfg.patch_size)  # [B, S, S, C] -> [B, N, P·P·C]
+    pe = positional_encoding(cfg.n_tokens, cfg.d_model, images.dtype.type)  # [N, d]
+    x = embed(patches, theta["W_E"]) + pe  # [B, N, P·P·C] @ [P·P·C, d] -> [B, N, d]
+    inputs, layers = [], []
     for l in range(cfg.n_layers):
-        x, layer_cache = layer_forward(x, theta, l, cfg)
-        layers.append(layer_cache)
+        layer = encoder_layer(x, layer_params(theta, l), cfg)  # every field [B, …]
+        inputs.append(x)
+        layers.append(layer)
+        x = layer.out  # [B, N, d]
     pooled = mean_pool(x)  # [B, N, d] -> [B, d]
-    logits = class_logits(pooled, theta["W_cls"], theta["b_cls"])  # [B, K]
-    return logits, Cache(patches=patches, layers=layers, pooled=pooled)
+    logits = class_logits(pooled, theta["W_cls"], theta["b_cls"])  # [B, d] -> [B, K]
+    return logits, Cache(patches=patches, inputs=inputs, layers=layers, pooled=pooled)
 
 
 def cross_entropy(logits: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
@@ -198,27 +150,31 @@ def cross_entropy(logits: np.ndarray, labels: np.ndarray) -> tuple[float, np.nda
 
 # --- backward -------------------------------------------------------------------------------
 
-def layer_backward(dy: np.ndarray, c: LayerCache, theta: dict[str, np.ndarray], l: int,
-                   cfg: EncoderConfig, grads: dict[str, np.ndarray]) -> np.ndarray:
-    """Backward of one layer: fills grads[`layer{l}/…`], returns d loss / d x [B, N, d]."""
+def layer_backward(dy: np.ndarray, x: np.ndarray, c: LayerTrace, theta: dict[str, np.ndarray],
+                   l: int, cfg: EncoderConfig, grads: dict[str, np.ndarray]) -> np.ndarray:
+    """Backward of one layer: fills grads[`layer{l}/…`], returns d loss / d x [B, N, d].
+
+    Args:
+        dy: d loss / d (the layer's out) [B, N, d]; x: the layer's input [B, N, d];
+        c: its forward trace (`encoder_layer` on the batch).
+    """
     p = {name: theta[f"layer{l}/{name}"] for name in LAYER_FIELDS}
     g = f"layer{l}/"
-    B, N, d = dy.shape
     eps = cfg.ln_eps
     # ln_2 = LayerNorm(ln_1.out + FFN(ln_1.out))
     d_resid_2, grads[g + "gamma_2"], grads[g + "beta_2"] = layer_norm_backward(
-        dy, c.ln_2_normed, c.ln_2_var, p["gamma_2"], eps)  # [B, N, d]
+        dy, c.ln_2.normed, c.ln_2.var, p["gamma_2"], eps)  # [B, N, d]
     # FFN: out = max(0, x·W_1 + b_1)·W_2 + b_2
     grads[g + "W_2"] = linear_grad(c.ffn_hidden, d_resid_2)  # [d_ff, d]
     grads[g + "b_2"] = d_resid_2.sum(axis=(0, 1))  # [d]
     d_hidden = d_resid_2 @ p["W_2"].T  # [B, N, d] @ [d, d_ff] -> [B, N, d_ff]
     d_hidden *= c.ffn_hidden > 0  # ReLU
-    grads[g + "W_1"] = linear_grad(c.ln_1_out, d_hidden)  # [d, d_ff]
+    grads[g + "W_1"] = linear_grad(c.ln_1.out, d_hidden)  # [d, d_ff]
     grads[g + "b_1"] = d_hidden.sum(axis=(0, 1))  # [d_ff]
     d_ln_1 = d_resid_2 + d_hidden @ p["W_1"].T  # residual + FFN path, [B, N, d]
     # ln_1 = LayerNorm(x + concat·W_O)
     d_resid_1, grads[g + "gamma_1"], grads[g + "beta_1"] = layer_norm_backward(
-        d_ln_1, c.ln_1_normed, c.ln_1_var, p["gamma_1"], eps)  # [B, N, d]
+        d_ln_1, c.ln_1.normed, c.ln_1.var, p["gamma_1"], eps)  # [B, N, d]
     grads[g + "W_O"] = linear_grad(c.concat, d_resid_1)  # [d, d]
     d_heads = split_heads(d_resid_1 @ p["W_O"].T, cfg.n_heads)  # [B, h, N, d_h]
     # heads = attn·V
@@ -234,7 +190,7 @@ def layer_backward(dy: np.ndarray, c: LayerCache, theta: dict[str, np.ndarray], 
     dx = d_resid_1.copy()  # the residual path
     for name, d_proj in (("W_Q", d_q), ("W_K", d_k), ("W_V", d_v)):
         d_proj = merge_heads(d_proj)  # [B, N, d]
-        grads[g + name] = linear_grad(c.x, d_proj)  # [d, d]
+        grads[g + name] = linear_grad(x, d_proj)  # [d, d]
         dx += d_proj @ p[name].T  # [B, N, d]
     return dx
 
@@ -249,6 +205,6 @@ def backward(dlogits: np.ndarray, cache: Cache, theta: dict[str, np.ndarray],
     d_pooled = dlogits @ theta["W_cls"].T  # [B, d]
     dy = np.broadcast_to(d_pooled[:, None, :] / N, (B, N, d_pooled.shape[-1]))  # mean pool
     for l in reversed(range(cfg.n_layers)):
-        dy = layer_backward(dy, cache.layers[l], theta, l, cfg, grads)
+        dy = layer_backward(dy, cache.inputs[l], cache.layers[l], theta, l, cfg, grads)
     grads["W_E"] = linear_grad(cache.patches, dy)  # PE is a constant: [P·P·C, d]
     return grads
