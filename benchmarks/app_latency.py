@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
+from streamlit.testing.v1 import AppTest
+
+from lens import widgets
+from lens.compute import caches
+from lens.steps import ALL_PAGES
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from lens import widgets  # noqa: E402
-from lens.compute import caches  # noqa: E402
-from lens.steps import ALL_PAGES  # noqa: E402
 
 
 def clear_caches() -> None:

@@ -3,19 +3,11 @@ each of the small configurations of `configs.TRACE_CONFIGS`."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from configs import SMALL, TRACE_CONFIGS  # tests/ is on the path: pyproject's pythonpath
 
-TESTS_DIR = Path(__file__).resolve().parent
-if str(TESTS_DIR) not in sys.path:  # lets the tests `import reference`, `import configs`
-    sys.path.insert(0, str(TESTS_DIR))
-
-from configs import SMALL, TRACE_CONFIGS  # noqa: E402 (needs the path above)
-
-from encoder_core import EncoderConfig, encode  # noqa: E402
+from encoder_core import EncoderConfig, encode
 
 
 def make_test_image(size: int, channels: int = 1, seed: int = 1234) -> np.ndarray:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,12 +13,10 @@ import numpy as np
 from PIL import Image
 from playwright.sync_api import Locator, Page, expect
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # the app's own tables (pages, labels), however pytest starts
-    sys.path.insert(0, str(REPO))
+from lens import steps as _steps
+from lens.i18n import COMMON
 
-from lens import steps as _steps  # noqa: E402
-from lens.i18n import COMMON  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 ARTIFACTS = REPO / "test-artifacts"
 SHOTS = ARTIFACTS / "screenshots"
