@@ -84,7 +84,7 @@ TEXT = {
         "shows the contributions themselves, one row per head. They add up to attn_out[{i}, :].",
         "柱高表示每个头把图像块 i 的输出向量推动了多远；热图给出贡献本身，每个头一行。"
         "它们加起来等于 attn_out[{i}, :]。"),
-    "check": (
+    "check_head_sum": (
         "Numerical check over all {N} × {d} entries: max |concat·W_O − Σ_h head_h·W_O[rows of h]| "
         "= {gap:.2e} (float32 rounding).",
         "在全部 {N} × {d} 个元素上的数值检验：max |concat·W_O − Σ_h head_h·W_O[h 的行]| = {gap:.2e}"
@@ -174,7 +174,8 @@ widgets.picture(ctx, "row_heatmap", contrib[:, 0, :], ctx.ft("contrib_name", i=q
 widgets.number_window(ctx, contrib[:, 0, :], ctx.ft("contrib_name", i=query), key="contrib",
                       where=c2)
 st.caption(ctx.t("norms_caption", i=query))
-st.success(ctx.t("check", N=N, d=d, gap=head_sum_gap(layer.heads, W_O, layer.attn_out)))
+st.success(ctx.t("check_head_sum", N=N, d=d,
+                 gap=head_sum_gap(layer.heads, W_O, layer.attn_out)))
 
 # --- the arithmetic of one attn_out entry ---------------------------------------------------------
 st.subheader(ctx.t("arith", i=query, j=j))
