@@ -146,9 +146,11 @@ def with_gaps(shown: np.ndarray, row: Callable[[int], str], indent: str = "   ")
     return lines
 
 
-def trace_line(ctx: Page, name: str, stored: float, digits: str = "+.6g") -> str:
-    """'the trace holds:  scores[3, 5] = +0.123'."""
-    return f"{say(ctx, 'trace_holds')}:  {name} = {float(stored):{digits}}"
+def trace_line(ctx: Page, name: str, stored: float, digits: str = "+.6g", *,
+               one_line: bool = False) -> str:
+    """'the trace holds:\n   scores[3, 5] = +0.123', on one line if asked (inside a listing)."""
+    return (f"{say(ctx, 'trace_holds')}:" + ("  " if one_line else "\n   ")
+            + f"{name} = {float(stored):{digits}}")
 
 
 def _terms_lines(ctx: Page, values: np.ndarray, row: Callable[[int], str], first: int,

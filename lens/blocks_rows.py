@@ -59,7 +59,8 @@ def softmax_row(ctx: Page, terms: SoftmaxTerms, stored: np.ndarray, i: int, j: i
     for k, which in picks.items():
         lines += [f"   j = {k:>4} ({say(ctx, which)}):",
                   f"      {terms.exp[k]:.6g} / {terms.total:.6g} = {terms.p[k]:.6g}",
-                  "      " + trace_line(ctx, f"attn[{i}, {k}]", stored[k], ".6g")]
+                  "      " + trace_line(ctx, f"attn[{i}, {k}]", stored[k], ".6g",
+                                        one_line=True)]
     lines += [f"{say(ctx, 'step_check')}:",
               f"   Σ_j attn[{i}, j] = {summarise_terms(terms.p).total:.6f}"]
     where.code("\n".join(lines), language=None, wrap_lines=True)
