@@ -92,9 +92,10 @@ def say(ctx: Page, key: str, **values: object) -> str:
 
 
 def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where=None) -> None:
-    """The float64 recomputation beside the float32 value the trace holds at `field`."""
-    (where or st).markdown(say(ctx, "check_stored", mine=f"{mine:.6f}",
-                               stored=f"{float(stored):.6f}", field=field))
+    """The float64 recomputation beside the float32 value the trace holds at `field`, both to
+    7 significant digits (float32's precision), so a rounding difference can show."""
+    (where or st).markdown(say(ctx, "check_stored", mine=f"{mine:.7g}",
+                               stored=f"{float(stored):.7g}", field=field))
 
 
 def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str, *,
