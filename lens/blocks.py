@@ -11,6 +11,7 @@ one meaning per key); the page keeps the narrative around them and decides where
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 import streamlit as st
@@ -19,10 +20,17 @@ from encoder_core.explain import DotTerms, HiddenUnitTerms, largest_terms, summa
 
 from .i18n import Texts, translate
 from .latex import dot_latex, fixed, num, term, written_products
-from .state import Page
 
 SHOWN = 4  # products written out in LaTeX before the ⋯ (then the last one)
 FIRST, LARGEST = 4, 4  # terms a code listing writes out: the first ones and the largest
+
+
+class Page(Protocol):
+    """The page context as a block uses it: only its language ("en" or "zh")."""
+
+    @property
+    def lang(self) -> str: ...
+
 
 TEXT: Texts = {
     # a dot product written out (pages 3, 5, 9)

@@ -18,9 +18,8 @@ from encoder_core.explain import (
 )
 from encoder_core.trace import LayerNormTrace
 
-from .blocks import say, trace_line, with_gaps
+from .blocks import Page, say, trace_line, with_gaps
 from .latex import fixed, num, term, written_sum
-from .state import Page
 
 EXP_SHOWN = 3  # exponentials written out: the first ones and the largest
 

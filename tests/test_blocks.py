@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -23,10 +24,11 @@ from encoder_core.explain import (
     softmax_terms,
     summarise_terms,
 )
-from lens import blocks, blocks_rows, state
+from lens import blocks, blocks_rows
 from lens.i18n import COMMON
 from lens.latex import num
 
+ROOT = Path(__file__).resolve().parents[1]
 LANGS = ["en", "zh"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 CFG = EncoderConfig(image_size=32, patch_size=8, d_model=32, n_heads=2, n_layers=1, d_ff=128)
@@ -203,7 +205,7 @@ def test_layer_norm_row_matches_the_trace_and_checks_the_normed_row(trace, lang)
 
 
 def test_every_block_text_has_english_and_chinese_and_is_used():
-    source = "".join((state.ROOT / "lens" / f).read_text(encoding="utf-8")
+    source = "".join((ROOT / "lens" / f).read_text(encoding="utf-8")
                      for f in ("blocks.py", "blocks_rows.py"))
     for key, (en, zh) in blocks.TEXT.items():
         assert en.strip() and zh.strip(), key
@@ -214,10 +216,10 @@ def test_every_block_text_has_english_and_chinese_and_is_used():
 
 
 def test_no_page_keeps_its_own_copy_of_a_block_text():
-    for _, path, _, _ in state.STEPS + state.EXTRA_PAGES:
-        tree = ast.parse((state.ROOT / path).read_text(encoding="utf-8"))
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TEXT":
                 page_keys = set(ast.literal_eval(node.value))
-                assert not page_keys & set(blocks.TEXT), (path, page_keys & set(blocks.TEXT))
+                assert not page_keys & set(blocks.TEXT), (path.name, page_keys & set(blocks.TEXT))
                 assert not page_keys & {"check", "dots", "largest", "trace_value", "col_ab"}, path
