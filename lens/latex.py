@@ -38,8 +38,9 @@ def dims(*sizes: int) -> str:
     return "[" + r" \times ".join(str(n) for n in sizes) + "]"
 
 
-def dot_latex(lhs: str, terms: DotTerms, shown: int = 4) -> str:
-    """lhs = (a_0)(b_0) + … + (a_3)(b_3) + ⋯ + (a_n-1)(b_n-1) = total, two terms a line."""
+def written_products(terms: DotTerms, shown: int = 4) -> list[str]:
+    """The products (a_k)(b_k) of a dot product in LaTeX: the first `shown`, ⋯, the last one;
+    every product when there are at most shown + 1."""
     n = len(terms.products)
 
     def product(k: int) -> str:
@@ -50,6 +51,12 @@ def dot_latex(lhs: str, terms: DotTerms, shown: int = 4) -> str:
         parts.append(r"\cdots")
     if n > shown:
         parts.append(product(n - 1))
+    return parts
+
+
+def dot_latex(lhs: str, terms: DotTerms, shown: int = 4) -> str:
+    """lhs = (a_0)(b_0) + … + (a_3)(b_3) + ⋯ + (a_n-1)(b_n-1) = total, two terms a line."""
+    parts = written_products(terms, shown)
     lines = [" + ".join(parts[r:r + 2]) for r in range(0, len(parts), 2)]
     body = r" \\ &\quad + ".join(lines)
     return (r"\begin{aligned}" + lhs + " &= " + body + rf" \\ &= {num(terms.total)}"

@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from encoder_core.explain import dot_terms, largest_terms
-from lens import widgets
+from encoder_core.explain import dot_terms
+from lens import blocks, widgets
 from lens.context import page
-from lens.latex import dot_latex
 
 TEXT = {
     "intro": (
@@ -44,18 +43,7 @@ TEXT = {
         "选择一个图像块 i（点击图像，或设置行和列）和一个嵌入维度 j。embedded[i, j] 就是"
         "图像块第 i 行与 W_E 第 j 列的点积：{D} 个乘积相加。"),
     "pick_j": ("Embedding dimension j (column of W_E)", "嵌入维度 j（W_E 的列）"),
-    "dots": ("The ⋯ stands for the {m} products k = 4 … {last_1} not written; all {n} are "
-             "added.",
-             "⋯ 代表没有写出的 {m} 个乘积（k = 4 … {last_1}）；{n} 个乘积全部相加。"),
-    "largest": ("The {k} largest products (by magnitude)", "绝对值最大的 {k} 个乘积"),
-    "col_k": ("k", "k"),
-    "col_a": ("patches[i, k]", "patches[i, k]"),
-    "col_b": ("W_E[k, j]", "W_E[k, j]"),
-    "col_ab": ("product", "乘积"),
     "pixel_of_k": ("pixel (p₁, p₂, c)", "像素 (p₁, p₂, c)"),
-    "check": ("Recomputed here in float64: **{mine}**. The value the encoder stored "
-              "(float32): **{stored}**.",
-              "这里用 float64 重新计算：**{mine}**。编码器保存的值（float32）：**{stored}**。"),
     "terms_title": ("patches[{i}, k] · W_E[k, {j}] for every k",
                     "对每个 k：patches[{i}, k] · W_E[k, {j}]"),
     "terms_a": ("patch {i}: patches[{i}, k]", "图像块 {i}：patches[{i}, k]"),
@@ -89,22 +77,11 @@ with pick_right:
     terms = dot_terms(tr.patches[i], tr.params.W_E[:, j])
     lhs = rf"\text{{embedded}}[{i}, {j}]"
     st.latex(lhs + rf" = \sum_{{k=0}}^{{{D - 1}}} \text{{patches}}[{i}, k]\cdot W_E[k, {j}]")
-    st.latex(dot_latex(lhs, terms))
-    if D > 5:
-        st.caption(ctx.t("dots", m=D - 5, last_1=D - 2, n=D))
-    stored = float(tr.embedded[i, j])
-    st.markdown(ctx.t("check", mine=f"{terms.total:.6f}", stored=f"{stored:.6f}"))
+    blocks.dot_product(ctx, lhs, terms, tr.embedded[i, j], f"embedded[{i}, {j}]")
 
 table_col, bars_col = st.columns(2)
-with table_col:
-    top = largest_terms(terms.products, 4)
-    st.markdown(f"**{ctx.t('largest', k=len(top))}**")
-    st.dataframe(
-        [{ctx.t("col_k"): int(k),
-          ctx.t("pixel_of_k"): str((int(k) // (P * C), int(k) // C % P, int(k) % C)),
-          ctx.t("col_a"): float(terms.a[k]), ctx.t("col_b"): float(terms.b[k]),
-          ctx.t("col_ab"): float(terms.products[k])} for k in top],
-        hide_index=True, width="stretch")
+blocks.largest_products(ctx, terms, "patches[i, k]", "W_E[k, j]", where=table_col, extra={
+    ctx.t("pixel_of_k"): lambda k: str((k // (P * C), k // C % P, k % C))})
 with bars_col:
     widgets.picture(ctx, "bars", [terms.a, terms.b, terms.products],
                     [ctx.ft("terms_a", i=i), ctx.ft("terms_b", j=j), ctx.ft("terms_ab", i=i, j=j)],

@@ -4,7 +4,7 @@ import streamlit as st
 
 from encoder_core.analysis import cosine_similarity
 from encoder_core.explain import pe_terms
-from lens import figures, widgets
+from lens import blocks, figures, widgets
 from lens.context import page
 
 TEXT = {
@@ -58,9 +58,6 @@ TEXT = {
     "example": ("One value, worked out", "算出一个数"),
     "ex_pos": ("pos", "pos"),
     "ex_col": ("column", "列"),
-    "ex_check": ("Worked out here in float64: **{mine}**. The value in the trace (float32): "
-                 "**{stored}**.",
-                 "这里用 float64 算出：**{mine}**。trace 中保存的值（float32）：**{stored}**。"),
     "similarity": ("Which positions look alike", "哪些位置彼此相似"),
     "sim_intro": (
         "The cosine similarity cos(PE_a, PE_b) = PE_a·PE_b / (‖PE_a‖‖PE_b‖) of every pair of "
@@ -141,8 +138,7 @@ with right:
              rf"= \{ex.func}\!\left(\frac{{{pos}}}{{{ex.denominator:.5g}}}\right) \\"
              rf"&= \{ex.func}({ex.angle:.5g}) = {ex.value:.6f}"
              r"\end{aligned}")
-    stored = float(tr.pe[pos, col])
-    st.markdown(ctx.t("ex_check", mine=f"{ex.value:.6f}", stored=f"{stored:.6f}"))
+    blocks.stored_check(ctx, ex.value, tr.pe[pos, col], f"pe[{pos}, {col}]")
     st.caption(ctx.t("ex_caption"))
 with left:
     st.subheader(ctx.t("pe_matrix"))

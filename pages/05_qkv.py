@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from encoder_core.explain import dot_terms, largest_terms
-from lens import widgets
+from encoder_core.explain import dot_terms
+from lens import blocks, widgets
 from lens.context import page
-from lens.latex import dot_latex
 
 TEXT = {
     "intro": (
@@ -57,14 +56,6 @@ TEXT = {
         " x_i（该层输入的第 i 行）与权重矩阵某一列的点积：{d} 个乘积相加。"),
     "which": ("Matrix", "矩阵"),
     "pick_j": ("Column j of the head (0 … d_head − 1)", "头内的列 j（0 … d_head − 1）"),
-    "dots": ("The ⋯ stands for the {m} products k = 4 … {last_1} not written; all {n} are "
-             "added.",
-             "⋯ 代表没有写出的 {m} 个乘积（k = 4 … {last_1}）；{n} 个乘积全部相加。"),
-    "check": ("Recomputed here in float64: **{mine}**. The value the encoder stored "
-              "(float32): **{stored}**.",
-              "这里用 float64 重新计算：**{mine}**。编码器保存的值（float32）：**{stored}**。"),
-    "largest": ("The {k} largest products (by magnitude)", "绝对值最大的 {k} 个乘积"),
-    "col_ab": ("product", "乘积"),
 }
 
 
@@ -113,17 +104,8 @@ with math_col:
     lhs = rf"{low}^{{(\text{{head}}\,{hd + 1})}}_{{{i},{j}}}"
     st.latex(lhs + rf" = x_{{{i}}}\cdot W_{which}[:,\, {col}] = "
              rf"\sum_{{k=0}}^{{{d - 1}}} x[{i}, k]\; W_{which}[k, {col}]")
-    st.latex(dot_latex(lhs, terms))
-    if d > 5:
-        st.caption(ctx.t("dots", m=d - 5, last_1=d - 2, n=d))
-    st.markdown(ctx.t("check", mine=f"{terms.total:.6f}", stored=f"{float(stored):.6f}"))
-    top = largest_terms(terms.products, 4)
-    st.markdown(f"**{ctx.t('largest', k=len(top))}**")
-    st.dataframe(
-        [{"k": int(k), f"x[{i}, k]": float(terms.a[k]),
-          f"W_{which}[k, {col}]": float(terms.b[k]),
-          ctx.t("col_ab"): float(terms.products[k])} for k in top],
-        hide_index=True, width="stretch")
+    blocks.dot_product(ctx, lhs, terms, stored, f"layers[{l}].{low}[{hd}, {i}, {j}]")
+    blocks.largest_products(ctx, terms, f"x[{i}, k]", f"W_{which}[k, {col}]")
 
 # --- the layer's input, then two rows of three: the weight slices and the results ------------
 with input_box:

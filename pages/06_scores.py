@@ -9,10 +9,10 @@ from encoder_core.analysis import (
     score_divisor_text,
     uniform_attention_reference,
 )
-from encoder_core.explain import dot_terms, softmax_terms, summarise_terms
-from lens import widgets
+from encoder_core.explain import dot_terms, softmax_terms
+from lens import blocks, blocks_rows, widgets
 from lens.context import page
-from lens.latex import dims, fixed
+from lens.latex import dims
 
 TEXT = {
     "intro": (
@@ -73,33 +73,16 @@ TEXT = {
     "arith_score": ("One score: scores[{i}, {j}] = q_{i} · k_{j} / s",
                     "一个分数：scores[{i}, {j}] = q_{i} · k_{j} / s"),
     "arith_softmax": ("The softmax of row {i}", "第 {i} 行的 softmax"),
-    "terms_shown": ("the first {f} terms and the {g} largest (by |q·k|), of d_k = {n}",
-                    "前 {f} 项与绝对值最大的 {g} 项，共 d_k = {n} 项"),
     "arith_score_note": (
         "q_i and k_j are rows of Q_h and K_h: the columns {c0}…{c1} of X·W_Q and X·W_K belong to "
         "head {h}.",
         "q_i 与 k_j 是 Q_h 和 K_h 的行：X·W_Q 与 X·W_K 的第 {c0}…{c1} 列属于第 {h} 个头。"),
-    "exp_shown": (
-        "Shown: the first 3 exponentials and the 3 largest, of N = {N}; the largest is always "
-        "exp(0) = 1, at the row's maximum.",
-        "列出：前 3 个指数与最大的 3 个，共 N = {N} 个；"
-        "最大的一个总是位于该行最大值处的 exp(0) = 1。"),
     "scaling_shared_y": (
         "The three panels share one y axis, so a flatter row looks lower and a sharper row shows "
         "a few tall bars; the dashed line is the uniform weight 1/N = 1/{N}. The orange bar is "
         "the query itself.",
         "三个子图共用同一 y 轴：越平坦的行看起来越低，越尖锐的行则出现少数很高的柱；"
         "虚线是均匀分布的权重 1/N = 1/{N}。橙色柱是查询自身。"),
-    "more_terms": ("{n} more terms, together", "其余 {n} 项，合计"),
-    "trace_value": ("the trace holds", "trace 中的值"),
-    "step_max": ("1) the row's maximum", "1) 该行最大值"),
-    "step_exp": ("2) exponentials e_j = exp(s[{i}, j] − m)", "2) 指数 e_j = exp(s[{i}, j] − m)"),
-    "step_sum": ("3) their sum", "3) 求和"),
-    "step_div": ("4) divide: attn[{i}, j] = e_j / Σ", "4) 相除：attn[{i}, j] = e_j / Σ"),
-    "step_check": ("5) the row sums to 1", "5) 该行之和为 1"),
-    "largest_key": ("the most attended key", "最受关注的键"),
-    "chosen_key": ("the chosen key j", "所选的键 j"),
-    "query_itself": ("the query itself", "查询自身"),
     "scaling": ("Why divide by s — and by which s?", "为什么要除以 s？除以哪个 s？"),
     "scaling_suptitle": ("softmax of row i = {i} (layer {l}, head {hd}) at three scalings",
                          "第 i = {i} 行的 softmax（第 {l} 层，第 {hd} 个头）：三种缩放"),
@@ -207,69 +190,22 @@ st.subheader(ctx.t("arith"))
 st.markdown("**" + ctx.t("arith_score", i=query, j=j) + "**")
 c1, c2 = st.columns([3, 2])
 q_i, k_j = layer.q[head, query], layer.k[head, j]  # [d_k] each
-dt = dot_terms(q_i, k_j, divisor=s)
-summ = summarise_terms(dt.products)
-lines = [f"q_{query} · k_{j} = Σ_k q_{query}[k] · k_{j}[k]"]
-prev = -1
-for k in summ.shown:
-    if k > prev + 1:
-        lines.append("   …")
-    lines.append(f"   k = {k:>3}:  {fixed(dt.a[k])} × {fixed(dt.b[k])} = {fixed(dt.products[k])}")
-    prev = k
-if summ.rest_count:
-    lines.append(f"   + {ctx.t('more_terms', n=summ.rest_count)} {fixed(summ.rest_sum)}")
-lines.append(f"   = {fixed(dt.total)}")
-s_text = {"d_k": f"√d_k = √{dk}", "d_model": f"√d_model = √{d}", "none": "1"}[cfg.scale]
-lines.append(f"s = {s_text} = {s:.6g}")
-lines.append(f"scores[{query}, {j}] = {fixed(dt.total)} / {s:.6g} = {dt.result:+.6g}")
-lines.append(f"{ctx.t('trace_value')}:  scores[{query}, {j}] = "
-             f"{float(layer.scores[head, query, j]):+.6g}")
-c1.code("\n".join(lines), language=None, wrap_lines=True)
+blocks.dot_listing(ctx, f"q_{query} · k_{j} = Σ_k q_{query}[k] · k_{j}[k]",
+                   dot_terms(q_i, k_j, divisor=s), layer.scores[head, query, j],
+                   f"scores[{query}, {j}]", size="d_k", divisor=score_divisor_text(cfg),
+                   where=c1)
 with c2:
     st.latex(r"\text{scores}[i, j] = \frac{1}{s}\sum_{k=0}^{d_k - 1} q_i[k]\,k_j[k]")
-    st.caption(ctx.t("terms_shown", f=4, g=4, n=dk))
     st.caption(ctx.t("arith_score_note", h=head + 1, c0=head * dk, c1=(head + 1) * dk - 1))
 
 st.markdown("**" + ctx.t("arith_softmax", i=query) + "**")
 c1, c2 = st.columns([3, 2])
-sm = softmax_terms(layer.scores[head, query])
-arg = int(np.argmax(sm.x))
-exp_sum = summarise_terms(sm.exp, first=3, largest=3)
-m_txt = f"{sm.x[arg]:.4f}" if sm.x[arg] >= 0 else f"({sm.x[arg]:.4f})"
-lines = [f"{ctx.t('step_max')}:", f"   m = s[{query}, {arg}] = {fixed(sm.x[arg])}",
-         ctx.t("step_exp", i=query) + ":"]
-prev = -1
-for k in exp_sum.shown:
-    if k > prev + 1:
-        lines.append("   …")
-    lines.append(f"   j = {k:>4}:  exp({fixed(sm.x[k])} − {m_txt}) "
-                 f"= exp({fixed(sm.shifted[k])}) = {sm.exp[k]:.4g}")
-    prev = k
-lines.append(f"{ctx.t('step_sum')}:")
-lines.append("   Σ = " + " + ".join(f"e_{k}" for k in exp_sum.shown))
-if exp_sum.rest_count:
-    lines.append(f"     + ({ctx.t('more_terms', n=exp_sum.rest_count)} {exp_sum.rest_sum:.6g})")
-lines.append(f"     = {sm.total:.6g}")
-lines.append(ctx.t("step_div", i=query) + ":")
-picks = [(arg, ctx.t("largest_key")), (j, ctx.t("chosen_key")), (query, ctx.t("query_itself"))]
-seen = set()
-for k, label in picks:
-    if k in seen:
-        continue
-    seen.add(k)
-    lines.append(f"   j = {k:>4} ({label}):")
-    lines.append(f"      {sm.exp[k]:.6g} / {sm.total:.6g} = {sm.p[k]:.6g}")
-    lines.append(f"      {ctx.t('trace_value')}:  attn[{query}, {k}] = "
-                 f"{float(layer.attn[head, query, k]):.6g}")
-p_sum = summarise_terms(sm.p)
-lines.append(f"{ctx.t('step_check')}:")
-lines.append(f"   Σ_j attn[{query}, j] = {p_sum.total:.6f}")
-c1.code("\n".join(lines), language=None, wrap_lines=True)
+blocks_rows.softmax_row(ctx, softmax_terms(layer.scores[head, query]), layer.attn[head, query],
+                        query, j, where=c1)
 with c2:
     st.latex(r"\text{attn}[i, j] = \frac{e^{\,s_{ij} - m}}{\sum_k e^{\,s_{ik} - m}},"
              r"\quad m = \max_k s_{ik}")
     st.caption(ctx.t("softmax_why_max"))
-    st.caption(ctx.t("exp_shown", N=N))
 
 # --- scaling: √d_k vs √d_model vs 1 ------------------------------------------------------------
 st.subheader(ctx.t("scaling"))

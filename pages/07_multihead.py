@@ -3,10 +3,10 @@
 import streamlit as st
 
 from encoder_core.analysis import contribution_norms, head_contributions, head_sum_gap
-from encoder_core.explain import dot_terms, summarise_terms
-from lens import widgets
+from encoder_core.explain import dot_terms
+from lens import blocks, widgets
 from lens.context import page
-from lens.latex import dims, fixed
+from lens.latex import dims
 
 MAX_MAPS = 16  # attention maps drawn in the grid; more heads are listed but not drawn
 
@@ -84,7 +84,7 @@ TEXT = {
         "shows the contributions themselves, one row per head. They add up to attn_out[{i}, :].",
         "柱高表示每个头把图像块 i 的输出向量推动了多远；热图给出贡献本身，每个头一行。"
         "它们加起来等于 attn_out[{i}, :]。"),
-    "check": (
+    "check_head_sum": (
         "Numerical check over all {N} × {d} entries: max |concat·W_O − Σ_h head_h·W_O[rows of h]| "
         "= {gap:.2e} (float32 rounding).",
         "在全部 {N} × {d} 个元素上的数值检验：max |concat·W_O − Σ_h head_h·W_O[h 的行]| = {gap:.2e}"
@@ -93,12 +93,6 @@ TEXT = {
               "逐项计算一个元素：attn_out[{i}, {j}]"),
     "arith_dot": ("as one dot product: concat_i · W_O[:, j]", "作为一个点积：concat_i · W_O[:, j]"),
     "arith_heads": ("as a sum over the heads", "作为各个头之和"),
-    "terms_shown": ("the first 4 terms and the 4 largest (by |a·b|), of d_model = {n}",
-                    "前 4 项与绝对值最大的 4 项，共 d_model = {n} 项"),
-    "more_terms": ("{n} more terms, together", "其余 {n} 项，合计"),
-    "more_heads": ("{n} more heads, together", "其余 {n} 个头，合计"),
-    "trace_value": ("the trace holds", "trace 中的值"),
-    "of_head": ("head {n}", "头 {n}"),
     "W_O_h": ("W_O^(h) = the d_head = {dh} rows of W_O that receive head h.",
               "W_O^(h) = W_O 中接收第 h 个头的那 d_head = {dh} 行。"),
 }
@@ -147,10 +141,10 @@ j = int(st.number_input(ctx.t("col_j"), 0, d - 1, 0, step=1, key="mh_col"))
 c1, c2, c3 = st.columns(3)
 widgets.matrix(ctx, layer.concat, ctx.ft("concat_name", l=l + 1), key="concat", where=c1,
                xlabel=ctx.t("concat_x", dh=dh), highlight_row=query, size=(4.2, 3.8))
-blocks = [ctx.t("head_cols", n=n + 1, a=n * dh, b=(n + 1) * dh - 1) for n in range(h)]
+head_cols = [ctx.t("head_cols", n=n + 1, a=n * dh, b=(n + 1) * dh - 1) for n in range(h)]
 if h > 4:
-    blocks = blocks[:2] + ["…"] + blocks[-1:]
-c1.caption(ctx.t("boundaries", blocks=", ".join(blocks)) + " " + ctx.t("concat_stripes"))
+    head_cols = head_cols[:2] + ["…"] + head_cols[-1:]
+c1.caption(ctx.t("boundaries", blocks=", ".join(head_cols)) + " " + ctx.t("concat_stripes"))
 widgets.matrix(ctx, W_O, ctx.ft("W_O_name", l=l + 1), key="W_O", where=c2,
                xlabel=ctx.t("out_feature"), ylabel=ctx.t("W_O_rows"), highlight_col=j,
                size=(4.2, 3.8))
@@ -180,7 +174,8 @@ widgets.picture(ctx, "row_heatmap", contrib[:, 0, :], ctx.ft("contrib_name", i=q
 widgets.number_window(ctx, contrib[:, 0, :], ctx.ft("contrib_name", i=query), key="contrib",
                       where=c2)
 st.caption(ctx.t("norms_caption", i=query))
-st.success(ctx.t("check", N=N, d=d, gap=head_sum_gap(layer.heads, W_O, layer.attn_out)))
+st.success(ctx.t("check_head_sum", N=N, d=d,
+                 gap=head_sum_gap(layer.heads, W_O, layer.attn_out)))
 
 # --- the arithmetic of one attn_out entry ---------------------------------------------------------
 st.subheader(ctx.t("arith", i=query, j=j))
@@ -189,39 +184,17 @@ with c1:
     st.markdown("**" + ctx.t("arith_dot") + "**")
     st.latex(r"\text{attn\_out}[i, j] = \sum_{k=0}^{d_\text{model} - 1} \text{concat}[i, k]\,"
              r"W_O[k, j]")
-    dt = dot_terms(layer.concat[query], W_O[:, j])
-    summ = summarise_terms(dt.products)
-    lines = [f"concat_{query} · W_O[:, {j}] = Σ_k concat[{query}, k] · W_O[k, {j}]"]
-    prev = -1
-    for kk in summ.shown:
-        if kk > prev + 1:
-            lines.append("   …")
-        lines.append(f"   k = {kk:>4}:  {fixed(dt.a[kk])} × {fixed(dt.b[kk])} = "
-                     f"{fixed(dt.products[kk])}   ({ctx.t('of_head', n=kk // dh + 1)})")
-        prev = kk
-    if summ.rest_count:
-        lines.append(f"   + {ctx.t('more_terms', n=summ.rest_count)} {fixed(summ.rest_sum)}")
-    lines.append(f"   = {dt.total:+.6g}")
-    lines.append(f"{ctx.t('trace_value')}:")
-    lines.append(f"   attn_out[{query}, {j}] = {float(layer.attn_out[query, j]):+.6g}")
-    st.code("\n".join(lines), language=None, wrap_lines=True)
-    st.caption(ctx.t("terms_shown", n=d))
+    sum_text = f"concat_{query} · W_O[:, {j}] = Σ_k concat[{query}, k] · W_O[k, {j}]"
+    blocks.dot_listing(ctx, sum_text, dot_terms(layer.concat[query], W_O[:, j]),
+                       layer.attn_out[query, j], f"attn_out[{query}, {j}]", size="d_model",
+                       notes=[ctx.t("head_n", n=k // dh + 1) for k in range(d)])
 with c2:
     st.markdown("**" + ctx.t("arith_heads") + "**")
     st.latex(r"\text{attn\_out}[i, j] = \sum_{h=1}^{" + str(h) + r"} "
              r"\big(\text{head}_h \cdot W_O^{(h)}\big)[i, j]")
     st.caption(ctx.t("W_O_h", dh=dh))
-    per_head = contrib[:, 0, j]  # [h]
-    hs = summarise_terms(per_head, first=MAX_MAPS, largest=0)
-    lines = []
-    for n in hs.shown:
-        w = len(str(h))
-        lines.append(f"   {ctx.t('of_head', n=f'{n + 1:>{w}}')} "
-                     f"(k = {n * dh:>{len(str(d))}}…{(n + 1) * dh - 1:>{len(str(d))}}):  "
-                     f"{fixed(per_head[n])}")
-    if hs.rest_count:
-        lines.append(f"   + {ctx.t('more_heads', n=hs.rest_count)} {fixed(hs.rest_sum)}")
-    lines.append(f"   Σ = {hs.total:+.6g}")
-    lines.append(f"{ctx.t('trace_value')}:")
-    lines.append(f"   attn_out[{query}, {j}] = {float(layer.attn_out[query, j]):+.6g}")
-    st.code("\n".join(lines), language=None, wrap_lines=True)
+    w, wk = len(str(h)), len(str(d))
+    blocks.sum_listing(ctx, contrib[:, 0, j], [  # [h] each head's term
+        f"{ctx.t('head_n', n=f'{n + 1:>{w}}')} (k = {n * dh:>{wk}}…{(n + 1) * dh - 1:>{wk}})"
+        for n in range(h)], layer.attn_out[query, j], f"attn_out[{query}, {j}]",
+        first=MAX_MAPS, unit="heads")

@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from encoder_core.explain import largest_terms, layer_norm_sums, layer_norm_terms
-from lens import widgets
+from encoder_core.explain import layer_norm_terms
+from lens import blocks_rows, widgets
 from lens.context import page
-from lens.latex import num, term, written_sum
 
 TEXT = {
     "intro": (
@@ -64,24 +63,8 @@ TEXT = {
     "by_hand": ("5 · One position by hand: patch i = {i}, layer {l}",
                 "5 · 手算一个位置：图像块 i = {i}，第 {l} 层"),
     "pick_k": ("Feature k to follow through x̂ and the output", "要跟踪的特征 k（x̂ 与输出）"),
-    "dots": (
-        "⋯ stands for the {n} terms in between: every sum runs over all d = {d} features "
-        "(k = 0 … {dm1}, numbered from 0 as in the arrays).",
-        "⋯ 代表中间的 {n} 项：每个求和都遍历全部 d = {d} 个特征（k = 0 … {dm1}，与数组一样从 0 "
-        "编号）。"),
-    "all_terms": ("Every sum runs over all d = {d} features (k = 0 … {dm1}, numbered from 0 as "
-                  "in the arrays).",
-                  "每个求和都遍历全部 d = {d} 个特征（k = 0 … {dm1}，与数组一样从 0 编号）。"),
-    "largest": ("The largest squared deviations (x_k − μ)², which dominate σ²: {terms}.",
-                "最大的几个平方偏差 (x_k − μ)²，它们主导 σ²：{terms}。"),
     "row_title": ("position {i}: one row before and after normalising",
                   "位置 {i}：归一化前后的一行"),
-    "compare": ("Written out (float64) against the trace (float32)",
-                "手算结果（float64）与计算轨迹中的值（float32）对比"),
-    "col_q": ("quantity", "量"), "col_hand": ("written out", "手算"),
-    "col_trace": ("in the trace", "轨迹中的值"), "col_name": ("trace field", "轨迹字段"),
-    "check": ("Check on row {i} of x̂: mean = {m}, variance = {v} = σ²/(σ² + ε) = {e} ≈ 1.",
-              "检验 x̂ 的第 {i} 行：均值 = {m}，方差 = {v} = σ²/(σ² + ε) = {e} ≈ 1。"),
     "next_ffn": ("Next, ln_1.out goes into the feed-forward network, followed by a second "
                  "Add & Norm.",
                  "接下来，ln_1.out 进入前馈网络，随后还有第二个残差与层归一化。"),
@@ -171,39 +154,10 @@ with right:
 # --- 5 · one position by hand ---------------------------------------------------------------
 st.subheader(ctx.t("by_hand", i=query, l=layer + 1))
 terms = layer_norm_terms(lt.resid_1[query], lp.gamma_1, lp.beta_1, cfg.ln_eps)
-sums = layer_norm_sums(terms)
 left, _ = st.columns([1, 1])
 k = int(left.number_input(ctx.t("pick_k"), 0, d - 1, 0, step=1, key="ln_feature"))
-st.latex(r"\begin{aligned} \mu &= \frac{%s}{%d} \\ &= \frac{%s}{%d} = %s \end{aligned}"
-         % (written_sum(terms.x), d, num(sums.sum_x), d, num(terms.mean)))
-st.latex(r"\begin{aligned} \sigma^2 &= \frac{%s}{%d} \\ &= \frac{%s}{%d} = %s \end{aligned}"
-         % (written_sum(sums.sq_dev), d, num(sums.sum_sq_dev), d, num(terms.var)))
-st.latex(r"\sqrt{\sigma^2 + \varepsilon} = \sqrt{%s + %s} = %s"
-         % (num(terms.var), num(cfg.ln_eps), num(terms.std)))
-st.latex(r"\hat{x}_{%d} = \frac{x_{%d} - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
-         r" = \frac{%s - %s}{%s} = %s"
-         % (k, k, term(terms.x[k]), term(terms.mean), num(terms.std), num(terms.normed[k])))
-st.latex(r"\text{out}_{%d} = \gamma_{%d}\,\hat{x}_{%d} + \beta_{%d} = %s \cdot %s + %s = %s"
-         % (k, k, k, k, num(float(lp.gamma_1[k])), term(terms.normed[k]),
-            term(float(lp.beta_1[k])), num(terms.out[k])))
-if d > 6:
-    st.caption(ctx.t("dots", n=d - 5, d=d, dm1=d - 1))
-else:
-    st.caption(ctx.t("all_terms", d=d, dm1=d - 1))
-top = largest_terms(sums.sq_dev)
-st.caption(ctx.t("largest", terms=", ".join(f"k = {j}: {sums.sq_dev[j]:.4g}" for j in top)))
-
-st.markdown(f"**{ctx.t('compare')}**")
-rows = [("μ", terms.mean, lt.ln_1.mean[query], f"layers[{layer}].ln_1.mean[{query}]"),
-        ("σ²", terms.var, lt.ln_1.var[query], f"layers[{layer}].ln_1.var[{query}]"),
-        (f"x̂_{k}", terms.normed[k], lt.ln_1.normed[query, k],
-         f"layers[{layer}].ln_1.normed[{query}, {k}]"),
-        (f"out_{k}", terms.out[k], lt.ln_1.out[query, k],
-         f"layers[{layer}].ln_1.out[{query}, {k}]")]
-st.dataframe([{ctx.t("col_q"): q, ctx.t("col_hand"): f"{a:.7g}", ctx.t("col_trace"): f"{b:.7g}",
-               ctx.t("col_name"): name} for q, a, b, name in rows], hide_index=True)
-st.success(ctx.t("check", i=query, m=f"{sums.normed_mean:.2e}", v=f"{sums.normed_var:.6f}",
-                 e=f"{sums.expected_var:.6f}"))
+blocks_rows.layer_norm_row(ctx, terms, lp.gamma_1, lp.beta_1, cfg.ln_eps, k, lt.ln_1, query,
+                           f"layers[{layer}].ln_1")
 widgets.picture(ctx, "bars", [terms.x, terms.normed],
                 [f"resid_1[{query}]  [{d}]", f"ln_1.normed[{query}] = x̂  [{d}]"],
                 ctx.t("feature_k"), ["x", "x̂"], ctx.t("row_title", i=query),

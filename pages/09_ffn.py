@@ -3,10 +3,9 @@
 import streamlit as st
 
 from encoder_core.analysis import relu_zero_share
-from encoder_core.explain import hidden_unit_terms, largest_terms
-from lens import widgets
+from encoder_core.explain import hidden_unit_terms
+from lens import blocks, widgets
 from lens.context import page
-from lens.latex import num, term
 
 TEXT = {
     "intro": (
@@ -65,19 +64,6 @@ TEXT = {
     "by_hand": ("3 · One hidden activation by hand: patch i = {i}, layer {l}",
                 "3 · 手算一个隐藏激活：图像块 i = {i}，第 {l} 层"),
     "pick_j": ("Hidden unit j", "隐藏单元 j"),
-    "dots": ("The sum runs over all d_model = {d} features k; shown are the first 4 products "
-             "and the last, ⋯ stands for the {n} in between.",
-             "求和遍历全部 d_model = {d} 个特征 k；这里显示前 4 个乘积和最后一个，⋯ 代表中间的 "
-             "{n} 个。"),
-    "largest": ("The 4 largest products x_k·W_1[k, j]: {terms}.",
-                "最大的 4 个乘积 x_k·W_1[k, j]：{terms}。"),
-    "trace_value": ("In the trace: layers[{l}].ffn_hidden[{i}, {j}] = {v}; written out in "
-                    "float64: {w}.",
-                    "轨迹中的值：layers[{l}].ffn_hidden[{i}, {j}] = {v}；用 float64 手算：{w}。"),
-    "relu_zero": ("The sum is negative, so the ReLU sets this activation to 0.",
-                  "和为负数，所以 ReLU 把这个激活置为 0。"),
-    "relu_pass": ("The sum is positive, so the ReLU lets it through unchanged.",
-                  "和为正数，所以 ReLU 原样保留它。"),
     "addnorm": ("4 · The second Add & Norm", "4 · 第二个残差与层归一化"),
     "addnorm_text": (
         "The same as the first one, with its own γ_2, β_2: add the sub-layer's input back, "
@@ -162,27 +148,8 @@ st.subheader(ctx.t("by_hand", i=query, l=layer + 1))
 left, _ = st.columns(2)
 j = int(left.number_input(ctx.t("pick_j"), 0, dff - 1, 0, step=1, key="ffn_unit"))
 unit = hidden_unit_terms(lt.ln_1.out[query], lp.W_1, lp.b_1, j)
-a, b, prods = unit.dot.a, unit.dot.b, unit.dot.products
-shown = [rf"{term(a[k])} \cdot {term(b[k])}" for k in range(min(d, 4))]
-if d > 5:
-    shown += [r"\cdots", rf"{term(a[-1])} \cdot {term(b[-1])}"]
-else:
-    shown += [rf"{term(a[k])} \cdot {term(b[k])}" for k in range(4, d)]
-st.latex(r"\text{ffn\_hidden}_{%d,%d} = \max\Big(0,\; \sum_{k} x_{%d,k}\, W_1[k, %d]"
-         r" + b_1[%d]\Big)" % (query, j, query, j, j))
-parts = [*shown, term(unit.bias)]
-st.latex(r"\begin{aligned} &= \max\big(0,\; %s \\ &\qquad + %s\big) \\"
-         r" &= \max(0,\; %s + %s) = \max(0,\; %s) = %s \end{aligned}"
-         % (" + ".join(parts[:3]), " + ".join(parts[3:]), num(unit.dot.total), term(unit.bias),
-            num(unit.pre), num(unit.hidden)))
-if d > 5:
-    st.caption(ctx.t("dots", d=d, n=d - 5))
-top = largest_terms(prods)
-st.caption(ctx.t("largest", terms=", ".join(
-    f"k = {k}: {a[k]:.4g} · {b[k]:.4g} = {prods[k]:.4g}" for k in top)))
-st.write(ctx.t("relu_zero") if unit.pre <= 0 else ctx.t("relu_pass"))
-st.success(ctx.t("trace_value", l=layer, i=query, j=j, v=f"{lt.ffn_hidden[query, j]:.7g}",
-                 w=f"{unit.hidden:.7g}"))
+blocks.hidden_unit(ctx, unit, lt.ffn_hidden[query, j], query, j,
+                   f"layers[{layer}].ffn_hidden[{query}, {j}]")
 
 # --- 4 · the second Add & Norm --------------------------------------------------------------
 st.subheader(ctx.t("addnorm"))

@@ -1,0 +1,254 @@
+"""Worked arithmetic shared by the pages: a sum written out term by term and checked against the
+value the encoder stored.
+
+One function per kind of worked sum — a dot product in LaTeX, its largest products as a table,
+a long sum as a code listing, an FFN hidden unit — each called from every page that shows one.
+The softmax row and the layer-norm row are in `blocks_rows`. The blocks own their texts (`TEXT`,
+one meaning per key); the page keeps the narrative around them and decides where they go
+(`where`: a column or container, the page itself by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+import numpy as np
+import streamlit as st
+
+from encoder_core.explain import DotTerms, HiddenUnitTerms, largest_terms, summarise_terms
+
+from .i18n import Texts, translate
+from .latex import dot_latex, fixed, num, term, written_products
+
+SHOWN = 4  # products written out in LaTeX before the ⋯ (then the last one)
+FIRST, LARGEST = 4, 4  # terms a code listing writes out: the first ones and the largest
+
+
+class Page(Protocol):
+    """The page context as a block uses it: only its language ("en" or "zh")."""
+
+    @property
+    def lang(self) -> str: ...
+
+
+TEXT: Texts = {
+    # a dot product written out (pages 3, 5, 9)
+    "dots_products": (
+        "The ⋯ stands for the {m} products k = {first} … {last} not written; all {n} are added.",
+        "⋯ 代表没有写出的 {m} 个乘积（k = {first} … {last}）；{n} 个乘积全部相加。"),
+    "check_stored": (
+        "Recomputed here in float64: **{mine}**. The value the encoder stored (float32) in "
+        "`{field}`: **{stored}**.",
+        "这里用 float64 重新计算：**{mine}**。编码器在 `{field}` 中保存的值（float32）："
+        "**{stored}**。"),
+    "largest_products": ("The {k} largest products (by magnitude)", "绝对值最大的 {k} 个乘积"),
+    "largest_products_list": ("The {k} largest products (by magnitude): {terms}.",
+                              "绝对值最大的 {k} 个乘积：{terms}。"),
+    "col_product": ("product", "乘积"),
+    "relu_zero": ("The sum is negative, so the ReLU sets this activation to 0.",
+                  "和为负数，所以 ReLU 把这个激活置为 0。"),
+    "relu_pass": ("The sum is positive, so the ReLU lets it through unchanged.",
+                  "和为正数，所以 ReLU 原样保留它。"),
+    # a long sum as a code listing (pages 6, 7)
+    "terms_shown": ("the first {first} terms and the {largest} largest (by magnitude), of "
+                    "{size} = {n}",
+                    "前 {first} 项与绝对值最大的 {largest} 项，共 {size} = {n} 项"),
+    "more_terms": ("{n} more terms, together", "其余 {n} 项，合计"),
+    "more_heads": ("{n} more heads, together", "其余 {n} 个头，合计"),
+    "trace_holds": ("the trace holds", "trace 中的值"),
+    # a softmax row (page 6, blocks_rows.softmax_row)
+    "step_max": ("1) the row's maximum", "1) 该行最大值"),
+    "step_exp": ("2) exponentials e_j = exp(s[{i}, j] − m)", "2) 指数 e_j = exp(s[{i}, j] − m)"),
+    "step_sum": ("3) their sum", "3) 求和"),
+    "step_div": ("4) divide: attn[{i}, j] = e_j / Σ", "4) 相除：attn[{i}, j] = e_j / Σ"),
+    "step_check": ("5) the row sums to 1", "5) 该行之和为 1"),
+    "largest_key": ("the most attended key", "最受关注的键"),
+    "chosen_key": ("the chosen key j", "所选的键 j"),
+    "query_itself": ("the query itself", "查询自身"),
+    "exp_shown": (
+        "Shown: the first {first} exponentials and the {first} largest, of N = {n}; the largest "
+        "is always exp(0) = 1, at the row's maximum.",
+        "列出：前 {first} 个指数与最大的 {first} 个，共 N = {n} 个；"
+        "最大的一个总是位于该行最大值处的 exp(0) = 1。"),
+    # a layer-norm row (page 8, blocks_rows.layer_norm_row)
+    "dots_features": (
+        "⋯ stands for the {m} terms in between: every sum runs over all d = {d} features "
+        "(k = 0 … {last}, numbered from 0 as in the arrays).",
+        "⋯ 代表中间的 {m} 项：每个求和都遍历全部 d = {d} 个特征（k = 0 … {last}，与数组一样从 0 "
+        "编号）。"),
+    "all_features": ("Every sum runs over all d = {d} features (k = 0 … {last}, numbered from 0 "
+                     "as in the arrays).",
+                     "每个求和都遍历全部 d = {d} 个特征（k = 0 … {last}，与数组一样从 0 编号）。"),
+    "largest_sq_dev": ("The largest squared deviations (x_k − μ)², which dominate σ²: {terms}.",
+                       "最大的几个平方偏差 (x_k − μ)²，它们主导 σ²：{terms}。"),
+    "compare": ("Written out (float64) against the trace (float32)",
+                "手算结果（float64）与 trace 中的值（float32）对比"),
+    "col_quantity": ("quantity", "量"),
+    "col_written": ("written out", "手算"),
+    "col_trace": ("in the trace", "trace 中的值"),
+    "col_field": ("trace field", "trace 字段"),
+    "check_normed": (
+        "Check on row {i} of x̂: mean = {m}, variance = {v} = σ²/(σ² + ε) = {e} ≈ 1.",
+        "检验 x̂ 的第 {i} 行：均值 = {m}，方差 = {v} = σ²/(σ² + ε) = {e} ≈ 1。"),
+}
+
+
+def say(ctx: Page, key: str, **values: object) -> str:
+    """A block's text in the page's language."""
+    return translate(key, ctx.lang, TEXT, **values)
+
+
+def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where=None) -> None:
+    """The float64 recomputation beside the float32 value the trace holds at `field`, both to
+    7 significant digits (float32's precision), so a rounding difference can show."""
+    (where or st).markdown(say(ctx, "check_stored", mine=f"{mine:.7g}",
+                               stored=f"{float(stored):.7g}", field=field))
+
+
+def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str, *,
+                where=None) -> None:
+    """A dot product written out in LaTeX, then checked against the trace:
+
+        lhs = (a_0)(b_0) + (a_1)(b_1) + (a_2)(b_2) + (a_3)(b_3) + ⋯ + (a_n−1)(b_n−1) = Σ_k a_k b_k
+
+    Args:
+        lhs: the entry in LaTeX, e.g. r"\\text{embedded}[3, 5]".
+        terms: dot_terms(a, b) of the row a [n] and the column b [n].
+        stored: the entry as the encoder stored it (float32); field: its name in the trace.
+    """
+    where = where or st
+    n = len(terms.products)
+    where.latex(dot_latex(lhs, terms, SHOWN))
+    if n > SHOWN + 1:
+        where.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
+    stored_check(ctx, terms.total, stored, field, where=where)
+
+
+def largest_products(ctx: Page, terms: DotTerms, a_name: str, b_name: str, *, k: int = 4,
+                     extra: Mapping[str, Callable[[int], str]] | None = None,
+                     where=None) -> None:
+    """The k products a_k · b_k of largest magnitude as a table: k, the `extra` columns,
+    a_k, b_k, a_k · b_k.
+
+    Args:
+        terms: dot_terms(a, b), [n] each; a_name, b_name: the column titles of a_k and b_k.
+        extra: column title -> its text for term k (e.g. the pixel (p₁, p₂, c) of k).
+    """
+    where = where or st
+    top = largest_terms(terms.products, k)  # [≤k] term indices
+    where.markdown(f"**{say(ctx, 'largest_products', k=len(top))}**")
+    rows = [{"k": int(t), **{name: text(int(t)) for name, text in (extra or {}).items()},
+             a_name: float(terms.a[t]), b_name: float(terms.b[t]),
+             say(ctx, "col_product"): float(terms.products[t])} for t in top]
+    where.dataframe(rows, hide_index=True, width="stretch")
+
+
+def with_gaps(shown: np.ndarray, row: Callable[[int], str], indent: str = "   ") -> list[str]:
+    """One listing line per shown index, in order, and '…' where indices were skipped."""
+    lines, prev = [], -1
+    for k in shown:
+        if k > prev + 1:
+            lines.append(f"{indent}…")
+        lines.append(indent + row(int(k)))
+        prev = k
+    return lines
+
+
+def trace_line(ctx: Page, name: str, stored: float, digits: str = "+.6g", *,
+               one_line: bool = False) -> str:
+    """'the trace holds:\n   scores[3, 5] = +0.123', on one line if asked (inside a listing)."""
+    return (f"{say(ctx, 'trace_holds')}:" + ("  " if one_line else "\n   ")
+            + f"{name} = {float(stored):{digits}}")
+
+
+def _terms_lines(ctx: Page, values: np.ndarray, row: Callable[[int], str], first: int,
+                 largest: int, unit: str) -> tuple[list[str], float]:
+    """The first and the largest terms of Σ values, the rest together; and the total."""
+    summary = summarise_terms(values, first, largest)
+    lines = with_gaps(summary.shown, row)
+    if summary.rest_count:
+        lines.append(f"   + {say(ctx, f'more_{unit}', n=summary.rest_count)} "
+                     f"{fixed(summary.rest_sum)}")
+    return lines, summary.total
+
+
+def dot_listing(ctx: Page, title: str, terms: DotTerms, stored: float, name: str, *,
+                size: str, divisor: str | None = None, notes: Sequence[str] | None = None,
+                where=None) -> None:
+    """A dot product as a code listing — the first terms and the largest, '…' for the gaps, the
+    others together, the total, the division by s if any — and what the trace holds:
+
+        name = (Σ_k a_k b_k) / s
+
+    Args:
+        title: the first line, e.g. "q_3 · k_5 = Σ_k q_3[k] · k_5[k]".
+        terms: dot_terms(a, b, s), [n] each; stored: the entry the trace holds, called `name`.
+        size: the name of n for the caption ("d_k", "d_model").
+        divisor: how s is written ("√d_k (√64)"), or None for a plain dot product.
+        notes: [n] a note after each written term (e.g. its head), or None.
+    """
+    where = where or st
+    n = len(terms.products)
+    w = len(str(n - 1))
+
+    def row(k: int) -> str:
+        note = f"   ({notes[k]})" if notes is not None else ""
+        return (f"k = {k:>{w}}:  {fixed(terms.a[k])} × {fixed(terms.b[k])} = "
+                f"{fixed(terms.products[k])}{note}")
+
+    lines, _ = _terms_lines(ctx, terms.products, row, FIRST, LARGEST, "terms")
+    lines = [title, *lines, f"   = {terms.total:+.6g}"]
+    if divisor is not None:
+        s = terms.divisor
+        lines += [f"s = {divisor} = {s:.6g}",
+                  f"{name} = {terms.total:+.6g} / {s:.6g} = {terms.result:+.6g}"]
+    lines.append(trace_line(ctx, name, stored))
+    where.code("\n".join(lines), language=None, wrap_lines=True)
+    where.caption(say(ctx, "terms_shown", first=FIRST, largest=LARGEST, size=size, n=n))
+
+
+def sum_listing(ctx: Page, values: np.ndarray, labels: Sequence[str], stored: float,
+                name: str, *, first: int, largest: int = 0, unit: str = "terms",
+                where=None) -> None:
+    """A sum of named terms as a code listing — each term, the others together, Σ — and what
+    the trace holds: name = Σ_k values_k.
+
+    Args:
+        values: [n] the terms; labels: [n] the name of each ("head 1 (k = 0…63)").
+        first, largest: how many terms to write out; unit: "terms" or "heads", for the rest.
+    """
+    lines, total = _terms_lines(ctx, values, lambda k: f"{labels[k]}:  {fixed(values[k])}",
+                                first, largest, unit)
+    lines += [f"   Σ = {total:+.6g}", trace_line(ctx, name, stored)]
+    (where or st).code("\n".join(lines), language=None, wrap_lines=True)
+
+
+def hidden_unit(ctx: Page, unit: HiddenUnitTerms, stored: float, i: int, j: int, field: str,
+                *, where=None) -> None:
+    """One FFN hidden activation written out — the dot product, the bias, the ReLU — with its
+    largest products and the check against the trace:
+
+        ffn_hidden[i, j] = max(0, Σ_k x_k W_1[k, j] + b_1[j])
+
+    Args:
+        unit: hidden_unit_terms(x, W_1, b_1, j) for x = ln_1.out[i] ([d_model]).
+        stored: ffn_hidden[i, j] as the encoder stored it; field: its name in the trace.
+    """
+    where = where or st
+    dot = unit.dot
+    n = len(dot.products)
+    where.latex(r"\text{ffn\_hidden}_{%d,%d} = \max\Big(0,\; \sum_{k} x_{%d,k}\, W_1[k, %d]"
+                r" + b_1[%d]\Big)" % (i, j, i, j, j))
+    parts = [*written_products(dot, SHOWN), term(unit.bias)]
+    body = r" \\ &\qquad + ".join(" + ".join(p) for p in (parts[:3], parts[3:]) if p)
+    where.latex(r"\begin{aligned} &= \max\big(0,\; %s\big) \\"
+                r" &= \max(0,\; %s + %s) = \max(0,\; %s) = %s \end{aligned}"
+                % (body, num(dot.total), term(unit.bias), num(unit.pre), num(unit.hidden)))
+    if n > SHOWN + 1:
+        where.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
+    top = largest_terms(dot.products)
+    where.caption(say(ctx, "largest_products_list", k=len(top), terms=", ".join(
+        f"k = {k}: {dot.a[k]:.4g} · {dot.b[k]:.4g} = {dot.products[k]:.4g}" for k in top)))
+    where.write(say(ctx, "relu_zero") if unit.pre <= 0 else say(ctx, "relu_pass"))
+    stored_check(ctx, unit.hidden, stored, field, where=where)
