@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from encoder_core import EncoderConfig
 from encoder_core.explain import DotTerms
 
 
@@ -61,3 +62,12 @@ def dot_latex(lhs: str, terms: DotTerms, shown: int = 4) -> str:
     body = r" \\ &\quad + ".join(lines)
     return (r"\begin{aligned}" + lhs + " &= " + body + rf" \\ &= {num(terms.total)}"
             r"\end{aligned}")
+
+
+def divisor_latex(cfg: EncoderConfig) -> str:
+    """The scores' divisor with its value: s = √d_k = √64 = 8 (or √d_model, or 1)."""
+    root = {"d_k": (r"\sqrt{d_k}", cfg.d_head), "d_model": (r"\sqrt{d_\text{model}}", cfg.d_model)}
+    if cfg.scale not in root:
+        return "s = 1"
+    name, n = root[cfg.scale]
+    return rf"s = {name} = \sqrt{{{n}}} = {cfg.score_scale:.4g}"

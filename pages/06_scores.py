@@ -12,7 +12,7 @@ from encoder_core.analysis import (
 from encoder_core.explain import dot_terms, softmax_terms
 from lens import blocks, blocks_rows, widgets
 from lens.context import page
-from lens.latex import dims
+from lens.latex import dims, divisor_latex
 
 TEXT = {
     "intro": (
@@ -152,9 +152,7 @@ with right:
     st.markdown("**" + ctx.t("where", l=l + 1, hd=head + 1, h=h, N=N) + "**")
     st.latex(r"\text{scores}_h = \frac{Q_h \cdot K_h^{\top}}{s}:\quad " + dims(N, dk)
              + r" \cdot " + dims(dk, N) + " = " + dims(N, N))
-    st.latex({"d_k": r"s = \sqrt{d_k} = \sqrt{" + f"{dk}}} = {s:.4g}",
-              "d_model": r"s = \sqrt{d_\text{model}} = \sqrt{" + f"{d}}} = {s:.4g}",
-              "none": "s = 1"}[cfg.scale])
+    st.latex(divisor_latex(cfg))
     st.latex(r"\text{attn}_h[i, j] = \frac{\exp(\text{scores}_h[i, j])}"
              r"{\sum_{k} \exp(\text{scores}_h[i, k])}:\quad " + dims(N, N)
              + r",\;\; \textstyle\sum_j \text{attn}_h[i, j] = 1")

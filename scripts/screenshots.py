@@ -1,0 +1,106 @@
+"""Screenshots of every page, as a learner sees them, to look at (not a test).
+
+    .venv/bin/python scripts/screenshots.py --out test-artifacts/shots
+    .venv/bin/python scripts/screenshots.py --repo /path/to/other/checkout --sizes 1400x900
+
+Starts the app of `--repo` (default: this checkout) on a free loopback port, opens every page
+in Debian's headless Chromium at each size, waits until the script has finished, and saves
+`<out>/<size>/<NN>_<page>.png`: the viewport, and with --tall also the whole page (Streamlit's
+main pane scrolls inside itself, so a tall viewport stands in for a full-page shot).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+HERE = Path(__file__).resolve().parent.parent
+IDLE = ('[data-testid="stApp"][data-test-script-state="notRunning"]'
+        ' [data-testid="stMain"] h1')
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(repo: Path, port: int) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port),
+         "--browser.gatherUsageStats", "false"],
+        cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
+                return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise SystemExit("the app did not start within 60 s")
+
+
+def _pages():
+    """The pages of the checkout being shown (also one from before lens.steps existed)."""
+    try:
+        from lens.steps import ALL_PAGES
+    except ImportError:
+        from types import SimpleNamespace
+
+        from lens.state import EXTRA_PAGES, STEPS  # the layout before the app-layer split
+        return [SimpleNamespace(id=s[0]) for s in STEPS + EXTRA_PAGES]
+    return ALL_PAGES
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repo", type=Path, default=HERE)
+    p.add_argument("--out", type=Path, default=HERE / "test-artifacts" / "shots")
+    p.add_argument("--sizes", default="1400x900", help="e.g. 1400x900,820x1180,390x844")
+    p.add_argument("--query", default="", help="link settings, e.g. lang=zh&d_model=64")
+    p.add_argument("--tall", action="store_true", help="also the whole page (up to 7000 px)")
+    args = p.parse_args()
+    sys.path.insert(0, str(args.repo))
+    page_ids = [info.id for info in _pages()]
+
+    port = free_port()
+    server = start(args.repo, port)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                                         args=["--no-sandbox", "--disable-gpu"])
+            for size in args.sizes.split(","):
+                w, h = (int(v) for v in size.split("x"))
+                folder = args.out / size
+                folder.mkdir(parents=True, exist_ok=True)
+                heights = [("", h)] + ([("_tall", 7000)] if args.tall else [])
+                for suffix, height in heights:
+                    page = browser.new_page(viewport={"width": w, "height": height})
+                    for k, page_id in enumerate(page_ids, start=1):
+                        page.goto(f"http://127.0.0.1:{port}/{page_id}?{args.query}")
+                        page.wait_for_selector(IDLE, timeout=120_000)
+                        page.wait_for_timeout(1500)  # images and LaTeX settle
+                        page.wait_for_selector(IDLE, timeout=120_000)
+                        path = folder / f"{k:02d}_{page_id}{suffix}.png"
+                        page.screenshot(path=str(path))
+                        print(path, flush=True)
+                    page.close()
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
