@@ -34,7 +34,7 @@ def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig) -> LayerTra
     q = split_heads(x @ p.W_Q, h)  # [..., N, d] @ [d, d] -> [..., N, d] -> [..., h, N, d_head]
     k = split_heads(x @ p.W_K, h)
     v = split_heads(x @ p.W_V, h)
-    scores = attention_scores(q, k, cfg.score_scale)  # [..., h, N, N]
+    scores = attention_scores(q, k, cfg.score_scale)  # [..., h, N, d_head] x2 -> [..., h, N, N]
     attn = softmax(scores)  # [..., h, N, N], rows sum to 1
     heads = attn @ v  # [..., h, N, N] @ [..., h, N, d_head] -> [..., h, N, d_head]
     concat = merge_heads(heads)  # [..., h, N, d_head] -> [..., N, d]
@@ -44,6 +44,7 @@ def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig) -> LayerTra
     ffn_hidden = ffn_out = resid_2 = ln_2 = None
     out = ln_1.out
     if cfg.use_ffn:
+        # [..., N, d] -> ffn_hidden [..., N, d_ff] -> ffn_out [..., N, d]
         ffn_hidden, ffn_out = feed_forward(ln_1.out, p.W_1, p.b_1, p.W_2, p.b_2)
         resid_2 = ln_1.out + ffn_out
         ln_2 = layer_norm(resid_2, p.gamma_2, p.beta_2, cfg.ln_eps)
