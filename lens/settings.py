@@ -93,14 +93,6 @@ class Settings:
             return self.architecture.d_ff
         return D_FF_PER_D_MODEL * self.d_model
 
-    @property
-    def grid_size(self) -> int:
-        return self.image_size // self.patch_size
-
-    @property
-    def n_tokens(self) -> int:
-        return self.grid_size**2
-
     def patch_options(self) -> list[int]:
         """Patch sizes that divide the image size (4 … 1,024 tokens)."""
         return valid_patch_sizes(self.image_size)
@@ -181,13 +173,15 @@ class Settings:
         if s.patch_size not in patches:
             change("patch_size", _nearest(s.patch_size, patches), "patch_divide",
                    s=s.image_size)
-        heads = s.head_options()
+        probe = _probe(s)  # the sizes, with one head
+        heads = valid_head_counts(probe)
         if s.n_heads not in heads:
             why = "heads_divide" if s.d_model % s.n_heads else "heads_memory"
-            gib = s.n_layers * s.n_heads * s.n_tokens**2 * 8 / 2**30
+            gib = probe.attention_bytes * s.n_heads / 2**30
             change("n_heads", _nearest(s.n_heads, heads), why, d=s.d_model, L=s.n_layers,
-                   N=s.n_tokens, gib=round(gib, 2), limit=MAX_ATTENTION_BYTES / 2**30)
-        for key, count in (("layer", s.n_layers), ("head", s.n_heads), ("query", s.n_tokens)):
+                   N=probe.n_tokens, gib=round(gib, 2), limit=MAX_ATTENTION_BYTES / 2**30)
+        for key, count in (("layer", s.n_layers), ("head", s.n_heads),
+                           ("query", probe.n_tokens)):
             value = getattr(s, key)
             if not 0 <= value < count:
                 change(key, min(max(value, 0), count - 1), "out_of_range", lo=0, hi=count - 1)
