@@ -1,8 +1,13 @@
-"""The Streamlit side of Encoder Lens: shared state and controls, figures, texts.
+"""The Streamlit side of Encoder Lens: one job a module (see README.md, "What is where").
 
-    state.py    the settings, the image and the cached trace every page reads (one place)
-    cache.py    a small bounded LRU cache shared by all sessions of one server
-    figures.py  arrays -> PNG pictures (matplotlib, no Streamlit)
-    widgets.py  page building blocks: a heatmap with its caption, a matrix window, a query picker
-    i18n.py     English / 中文
+    settings.py   Settings: every setting, typed; links; the rules; no Streamlit
+    session.py    the session's settings and the link kept in sync; keys.py: session keys
+    context.py    page(): sets a page up and returns its PageContext
+    compute.py    what the server computes once for all sessions (bounded caches)
+    sidebar.py    the controls; chrome.py: navigation, notices, header, export
+    steps.py      the pages by id
+    widgets.py    a picture, a matrix with its number window, the query picker, selectors
+    blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
+    figures/      arrays -> PNG pictures (matplotlib, no Streamlit)
+    i18n.py       English / 中文; note.py the note's text; latex.py numbers for LaTeX
 """
