@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from encoder_core.analysis import parameter_count, pipeline_steps
+from encoder_core.analysis import parameter_count, pipeline_steps, score_divisor_text
 from lens import widgets
-from lens.state import page
+from lens.context import page
+from lens.session import set_settings
 
 TEXT = {
     "intro": (
@@ -63,11 +64,6 @@ TEXT = {
 }
 
 
-def set_state(**values):
-    for k, v in values.items():
-        st.session_state[k] = v
-
-
 ctx = page("overview", TEXT)
 cfg = ctx.cfg
 st.write(ctx.t("intro"))
@@ -99,17 +95,16 @@ with right:
     st.latex(r"\text{output}\;[%d \times %d]" % (cfg.n_tokens, cfg.d_model))
 
 st.subheader(ctx.t("deviations"))
-divisor = {"d_k": f"√d_k = √{cfg.d_head}", "d_model": f"√d_model = √{cfg.d_model}",
-           "none": "1"}[cfg.scale]
+divisor = score_divisor_text(cfg)
 c1, c2 = st.columns(2)
 with c1:
     st.markdown(ctx.t("dev_scale", now=divisor))
     note_scale = cfg.scale == "d_model"
     st.button(ctx.t("use_paper") if note_scale else ctx.t("use_note"), key="dev_scale_btn",
-              on_click=set_state, kwargs={"scale": "d_k" if note_scale else "d_model"})
+              on_click=set_settings, kwargs={"scale": "d_k" if note_scale else "d_model"})
 with c2:
     st.markdown(ctx.t("dev_ffn", now=ctx.t("on") if cfg.use_ffn else ctx.t("off")))
     st.button(ctx.t("use_note") if cfg.use_ffn else ctx.t("use_paper"), key="dev_ffn_btn",
-              on_click=set_state, kwargs={"use_ffn": not cfg.use_ffn})
+              on_click=set_settings, kwargs={"use_ffn": not cfg.use_ffn})
 st.markdown(ctx.t("dev_wq"))
 st.markdown(ctx.t("dev_cls"))
