@@ -64,12 +64,12 @@ off = ctx.variant(use_pe=False)
 G, h = cfg.grid_size, cfg.n_heads
 shown = min(h, 8)
 with right:
-    for label, tr in ((ctx.t("with_pe"), on), (ctx.t("without_pe"), off)):
+    for pe_id, tr in (("with_pe", on), ("without_pe", off)):
         maps = tr.layers[layer].attn[:shown, query, :].reshape(shown, G, G)
         widgets.picture(ctx, "attention_grid", tr.image, maps,
                         [f"head {i + 1}" for i in range(shown)],
-                        ctx.t("maps_title", l=layer + 1, q=query, h=h, what=label),
-                        ncols=min(shown, 4), query=query, key=f"pe_{label[:6]}")
+                        ctx.t("maps_title", l=layer + 1, q=query, h=h, what=ctx.t(pe_id)),
+                        ncols=min(shown, 4), query=query, key=f"compare_{pe_id}")
 
 st.subheader(ctx.t("shuffle_title"))
 perm = fixed_permutation(cfg.n_tokens)
