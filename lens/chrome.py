@@ -77,8 +77,11 @@ def weights_caption(ctx: PageContext) -> None:
         _, probs = classify(ctx.trace, ctx.head_model)
         names = [ctx.t(f"class_{c}") for c in ctx.head_model.class_names]
         ranked = sorted(zip(names, probs, strict=True), key=lambda cp: -cp[1])
-        st.markdown(ctx.t("prediction", best=ranked[0][0], p=100 * ranked[0][1],
-                          all=" · ".join(f"{c} {100 * p:.1f} %" for c, p in ranked)))
+        listed = " · ".join(f"{c} {100 * p:.1f} %" for c, p in ranked)
+        if ctx.settings.source == "sample":  # the model's own kind of image: a real answer
+            st.markdown(ctx.t("prediction", best=ranked[0][0], p=100 * ranked[0][1], all=listed))
+        else:  # a photo or an upload: never a bold, confident claim
+            st.caption(ctx.t("prediction_off_domain", all=listed))
         st.caption(ctx.t("trained_caption"))
     else:
         st.caption(ctx.t("random_caption", seed=ctx.cfg.seed))

@@ -91,6 +91,13 @@ COMMON: Texts = {
                        "与训练数据同分布的生成图像：圆、正方形、三角形、十字之一，外加干扰物。"),
     "prediction": ("**Prediction: {best}** ({p:.1f} %) — {all}",
                    "**预测：{best}**（{p:.1f} %）—— {all}"),
+    "prediction_off_domain": (
+        "This model only knows four generated shapes (circle, square, triangle, cross), so on "
+        "this image its answer only says which of them the picture is least unlike — not what "
+        "it shows: {all}. For a meaningful prediction choose \"Generated shape\" as the image.",
+        "这个模型只认识四种生成的形状（圆、正方形、三角形、十字），所以对这张图像，它的回答只说明"
+        "图像最不像哪一种——而不是图像里是什么：{all}。要得到有意义的预测，请选择“生成的形状”作为"
+        "图像。"),
     "class_circle": ("circle", "圆"), "class_square": ("square", "正方形"),
     "class_triangle": ("triangle", "三角形"), "class_cross": ("cross", "十字"),
     "step_of": ("Step {k} of {n}", "第 {k} 步，共 {n} 步"),

@@ -114,3 +114,13 @@ def test_the_sidebar_is_the_same_on_every_page(lang):
     assert len(first) > 15
     for step, labels in seen.items():
         assert labels == first, (step, set(labels) ^ set(first))
+
+
+def test_on_a_photo_the_trained_prediction_is_framed_as_a_four_shape_model_not_a_claim():
+    at = new_app(weights="trained")  # the built-in photo
+    at.run()
+    at.switch_page("pages/07_multihead.py").run()
+    assert_clean(at)
+    assert not [m.value for m in at.markdown if "Prediction" in m.value]
+    framed = [c.value for c in at.caption if "only knows four generated shapes" in c.value]
+    assert framed and "%" in framed[0] and "**" not in framed[0]
