@@ -29,13 +29,17 @@ TEXT = {
         "只会同样地打乱输出的行）。下面仍然展示 PE，供学习之用。"),
     "pe_matrix": ("The PE matrix", "PE 矩阵"),
     "pe_caption": (
-        "Row pos is the vector added to patch pos. The left columns oscillate fast along pos, "
-        "the columns further right ever more slowly; in the last columns the sines stay near 0 "
-        "and the cosines near 1 for every position.",
-        "第 pos 行是加到第 pos 个图像块上的向量。左边的列沿 pos 快速振荡，越往右变化越慢；"
-        "在最后几列，对所有位置，正弦列都接近 0，余弦列都接近 1。"),
+        "Row pos is the vector added to patch pos, shown as its sine columns 2i and its cosine "
+        "columns 2i+1 side by side (each picture is exact: no column is mixed with another). "
+        "Small i oscillate fast along pos, larger i ever more slowly; at the largest i the "
+        "sines stay near 0 and the cosines near 1 for every position.",
+        "第 pos 行是加到第 pos 个图像块上的向量，这里把它的正弦列 2i 与余弦列 2i+1 分开并排显示"
+        "（每幅图都是精确的：没有任何两列被混在一起）。i 小的列沿 pos 快速振荡，i 越大变化越慢；"
+        "在最大的 i，对所有位置，正弦列都接近 0，余弦列都接近 1。"),
+    "sin_name": ("sines: PE[:, 2i]", "正弦：PE[:, 2i]"),
+    "cos_name": ("cosines: PE[:, 2i+1]", "余弦：PE[:, 2i+1]"),
+    "pair_i": ("pair i (frequency)", "第 i 对（频率）"),
     "pos": ("position pos (patch number)", "位置 pos（图像块编号）"),
-    "column": ("PE column (2i or 2i+1)", "PE 的列（2i 或 2i+1）"),
     "curves": ("A few columns as curves along pos", "几列沿 pos 的曲线"),
     "pick_cols": ("Columns to plot", "要画的列"),
     "curve_label": ("column {c}: {f}, i = {i}", "第 {c} 列：{f}，i = {i}"),
@@ -49,11 +53,10 @@ TEXT = {
     "ex_caption": ("The chosen row pos and column are outlined on the PE matrix.",
                    "所选的第 pos 行和列已在 PE 矩阵上框出。"),
     "pe_avg": (
-        "With d_model over 256 the picture averages neighbouring columns, so each pixel mixes "
-        "a sine column with its cosine partner; the number window and the curves below show "
-        "the exact values.",
-        "d_model 超过 256 时，图中相邻两列被平均，每个像素混合了一个正弦列和它配对的余弦列；"
-        "数值窗口和下面的曲线给出精确的值。"),
+        "With d_model over 512 each picture averages neighbouring pairs i (sines with sines, "
+        "cosines with cosines); the number window and the curves below show the exact values.",
+        "d_model 超过 512 时，每幅图把相邻的 i 平均（正弦与正弦、余弦与余弦）；数值窗口和下面的"
+        "曲线给出精确的值。"),
     "no_cols": ("Choose at least one column.", "请至少选择一列。"),
     "example": ("One value, worked out", "算出一个数"),
     "ex_pos": ("pos", "pos"),
@@ -142,10 +145,15 @@ with right:
     st.caption(ctx.t("ex_caption"))
 with left:
     st.subheader(ctx.t("pe_matrix"))
-    widgets.matrix(ctx, tr.pe, "PE", key="pe", xlabel=ctx.t("column"), ylabel=ctx.t("pos"),
-                   highlight_row=pos, highlight_col=col)
+    sin_col, cos_col = st.columns(2)
+    for name, offset, where in (("sin_name", 0, sin_col), ("cos_name", 1, cos_col)):
+        widgets.matrix(ctx, tr.pe[:, offset::2], ctx.ft(name), key=f"pe_{offset}",
+                       xlabel=ctx.t("pair_i"), ylabel=ctx.t("pos"), where=where,
+                       highlight_row=pos, highlight_col=col // 2 if col % 2 == offset else None,
+                       size=(3.6, 3.6), window=False)
+    widgets.number_window(ctx, tr.pe, "PE", key="pe")
     st.caption(ctx.t("pe_caption"))
-    if d > figures.MAX_SIDE:
+    if d // 2 > figures.MAX_SIDE:
         st.caption(ctx.t("pe_avg"))
 
 st.subheader(ctx.t("curves"))

@@ -4,7 +4,7 @@ import streamlit as st
 
 from encoder_core.analysis import relu_zero_share
 from encoder_core.explain import hidden_unit_terms
-from lens import blocks, widgets
+from lens import blocks, figures, widgets
 from lens.context import page
 
 TEXT = {
@@ -34,6 +34,13 @@ TEXT = {
     "hidden": ("1 · Hidden activations: x·W_1 + b_1, then ReLU",
                "1 · 隐藏层激活：x·W_1 + b_1，再经 ReLU"),
     "hidden_unit": ("hidden unit j", "隐藏单元 j"),
+    "hidden_unit_from": ("hidden unit j − {a}", "隐藏单元 j − {a}"),
+    "unit_slice": ("Hidden units shown", "显示的隐藏单元"),
+    "unit_slice_caption": (
+        "{n} of the d_ff = {dff} units at full resolution, so every ReLU zero is its own dark "
+        "cell; move the slider to see the others.",
+        "以原始分辨率显示 d_ff = {dff} 个单元中的 {n} 个，每个被 ReLU 置零的值都是单独的深色格子；"
+        "拖动滑块查看其余单元。"),
     "activation": ("activation (≥ 0)", "激活值（≥ 0）"),
     "zero_share": ("ReLU zeros in this layer", "本层 ReLU 置零的比例"),
     "zero_help": ("The share of the N × d_ff hidden activations that the ReLU set to exactly 0.",
@@ -115,9 +122,19 @@ with top_right:
 # --- 1 · hidden activations -----------------------------------------------------------------
 st.subheader(ctx.t("hidden"))
 left, right = st.columns([3, 2], gap="large")
-widgets.matrix(ctx, lt.ffn_hidden, "ffn_hidden", key="ffn_hidden", signed=False,
-               xlabel=ctx.t("hidden_unit"), colorbar_label=ctx.t("activation"),
-               highlight_row=query, where=left)
+with left:  # an exact slice of at most 256 units: block-averaging would hide the zeros
+    start = 0
+    if dff > figures.MAX_SIDE:
+        starts = list(range(0, dff, figures.MAX_SIDE))
+        last = {a: min(a + figures.MAX_SIDE, dff) - 1 for a in starts}
+        start = st.select_slider(ctx.t("unit_slice"), starts, key="ffn_unit_slice",
+                                 format_func=lambda a: f"{a} … {last[a]}")
+    stop = min(start + figures.MAX_SIDE, dff)
+    widgets.matrix(ctx, lt.ffn_hidden[:, start:stop], f"ffn_hidden[:, {start}:{stop}]",
+                   key="ffn_hidden", signed=False, xlabel=ctx.t("hidden_unit_from", a=start),
+                   colorbar_label=ctx.t("activation"), highlight_row=query)
+    if dff > figures.MAX_SIDE:
+        st.caption(ctx.t("unit_slice_caption", n=stop - start, dff=dff))
 shares = [relu_zero_share(layer_trace.ffn_hidden) for layer_trace in tr.layers]
 with right:
     st.metric(ctx.t("zero_share"), f"{shares[layer]:.1%}", help=ctx.t("zero_help"))

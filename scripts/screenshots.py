@@ -70,9 +70,12 @@ def main() -> None:
     p.add_argument("--sizes", default="1400x900", help="e.g. 1400x900,820x1180,390x844")
     p.add_argument("--query", default="", help="link settings, e.g. lang=zh&d_model=64")
     p.add_argument("--tall", action="store_true", help="also the whole page (up to 7000 px)")
+    p.add_argument("--pages", default="", help="page ids, e.g. positional,ffn (default: all)")
     args = p.parse_args()
     sys.path.insert(0, str(args.repo))
     page_ids = [info.id for info in _pages()]
+    if args.pages:
+        page_ids = [i for i in page_ids if i in args.pages.split(",")]
 
     port = free_port()
     server = start(args.repo, port)
