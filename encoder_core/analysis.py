@@ -257,3 +257,19 @@ def permutation_gap(out_shuffled: np.ndarray, out: np.ndarray, perm: np.ndarray)
 def fixed_permutation(n: int, seed: int = 0) -> np.ndarray:
     """A reproducible shuffle of 0 … n−1 (for the ablation demo). Returns [n] int."""
     return np.random.default_rng(seed).permutation(n)
+
+
+def unshuffle(values: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """Values over the shuffled patches put back in the original patch order: u[perm[n]] =
+    values[..., n]. Without PE, the shuffled image's attention row of the moved query,
+    unshuffled, equals the original row (permutation equivariance).
+
+    Args:
+        values: [..., N] over the shuffled image's patches; perm: [N], patch n of the shuffled
+            image was patch perm[n].
+    Returns:
+        [..., N] in the original order (a new array).
+    """
+    out = np.empty_like(values)
+    out[..., perm] = values
+    return out

@@ -38,8 +38,10 @@ def picture(ctx: PageContext, kind: str, *args, key: str, caption: str | None = 
 def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool = True,
            xlabel: str | None = None, ylabel: str | None = None, where=None,
            colorbar_label: str = "", window: bool = True, highlight_row: int | None = None,
-           highlight_col: int | None = None, size: tuple[float, float] = (5.0, 4.0)) -> None:
-    """A matrix as a heatmap titled with its name and shape, plus a 32 × 32 number window."""
+           highlight_col: int | None = None, size: tuple[float, float] = (5.0, 4.0),
+           vmax: float | None = None) -> None:
+    """A matrix as a heatmap titled with its name and shape, plus a 32 × 32 number window;
+    `vmax` fixes the colour scale (to share it with another matrix)."""
     where = where or st
     m = np.atleast_2d(m)
     title = f"{name}  [{' × '.join(str(s) for s in m.shape)}]"
@@ -49,7 +51,7 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
         xlabel, ylabel = "j", "i"
     picture(ctx, "heatmap", m, title, xlabel, ylabel, signed=signed, where=where, key=key,
             colorbar_label=colorbar_label, highlight_row=highlight_row,
-            highlight_col=highlight_col, size=size)
+            highlight_col=highlight_col, size=size, vmax=vmax)
     kr = -(-m.shape[0] // figures.MAX_SIDE)
     kc = -(-m.shape[1] // figures.MAX_SIDE)
     if kr > 1 or kc > 1:

@@ -1,9 +1,10 @@
 """Compare & ablate — positional encoding off, and two settings side by side (issue 4)."""
 
+import numpy as np
 import streamlit as st
 
 from encoder_core import ConfigError
-from encoder_core.analysis import attention_entropy, fixed_permutation, permutation_gap
+from encoder_core.analysis import attention_entropy, fixed_permutation, unshuffle
 from encoder_core.config import SCALES
 from encoder_core.patches import shuffle_patches
 from lens import widgets
@@ -24,17 +25,50 @@ TEXT = {
     "with_pe": ("with PE", "有位置编码"), "without_pe": ("without PE", "无位置编码"),
     "maps_title": ("layer {l}, query {q}: {h} heads, {what}",
                    "第 {l} 层，查询 {q}：{h} 个头，{what}"),
-    "shuffle_title": ("Shuffle the patches", "打乱图像块"),
+    "head_n": ("head {n}", "头 {n}"),
+    "weight": ("attention weight", "注意力权重"),
+    "one_scale": ("Both grids share one colour scale. The first {k} of h = {h} heads are shown.",
+                  "两组图共用一个颜色刻度。显示 h = {h} 个头中的前 {k} 个。"),
+    "one_scale_all": ("Both grids share one colour scale.", "两组图共用一个颜色刻度。"),
+    "shuffle_title": ("Shuffle the patches: permutation equivariance",
+                      "打乱图像块：置换等变（permutation equivariance）"),
+    "equivariance": (
+        "Without the positional encoding the encoder is **permutation-equivariant** (置换等变): "
+        "shuffling its input rows only shuffles its output rows the same way. Below, every "
+        "patch of the image is moved by one fixed permutation and the encoder runs again.",
+        "没有位置编码时，编码器是**置换等变**的（permutation-equivariant）：打乱输入的行，只会以"
+        "同样的方式打乱输出的行。下面用一个固定的排列移动图像的每个图像块，再运行一次编码器。"),
+    "col_original": ("the image, query patch", "原图，查询图像块"),
+    "col_moved": ("shuffled, same patch, put back", "打乱后的同一图像块，放回原位"),
+    "moved_title": ("attention of patch {q} (at position {n} once shuffled), layer {l}, head {hd}",
+                    "图像块 {q}（打乱后位于 {n}）的注意力，第 {l} 层，第 {hd} 个头"),
+    "moved_caption": (
+        "Left: where patch {q} looks in the image. Right: where the same patch looks after the "
+        "shuffle (it sits at position {n} then), each weight put back on the patch it belongs "
+        "to. Without PE the two maps are identical; with PE they differ, because each position "
+        "adds its own vector.",
+        "左：图像块 {q} 在原图中看向哪里。右：打乱之后同一个图像块（此时位于 {n}）看向哪里，"
+        "每个权重都放回它所属的图像块上。没有位置编码时两幅图完全相同；有位置编码时它们不同，因为每个位置"
+        "加上了自己的向量。"),
+    "gap_name": ("|Enc(shuffled) − Enc(image)[perm]|, {what}",
+                 "|Enc(打乱) − Enc(原图)[perm]|，{what}"),
+    "gap_scale": (
+        "Both difference maps share one colour scale, so the one without PE is blank: its "
+        "largest difference is a rounding error of float32, whose numbers carry about 7 "
+        "significant digits.",
+        "两幅差值图共用一个颜色刻度，所以无位置编码的那幅是空白的：它最大的差值只是 float32 的舍入"
+        "误差（float32 的数大约有 7 位有效数字）。"),
     "shuffled_image": ("the same patches, shuffled (fixed permutation)",
                        "同样的图像块，打乱顺序（固定排列）"),
-    "gap": ("max |output(shuffled) − output[perm]|", "max |输出(打乱) − 输出[perm]|"),
     "gap_off": ("**Without PE: {gap:.2e}** — only float32 rounding: the output rows are the same "
                 "rows, reordered.",
                 "**无位置编码：{gap:.2e}** —— 只是 float32 舍入误差："
                 "输出还是那些行，只是换了顺序。"),
-    "gap_on": ("**With PE: {gap:.3f}** — the rows themselves change: the encoder knows where each "
-               "patch was.",
-               "**有位置编码：{gap:.3f}** —— 行本身变了：编码器知道每个图像块原来的位置。"),
+    "gap_on": ("**With PE: {gap:.3f}** — as large as the output's own entries (their mean size "
+               "is {typical:.3f}): the rows themselves change, the encoder knows where each patch "
+               "was.",
+               "**有位置编码：{gap:.3f}** —— 与输出本身的数值一样大（其平均大小为 {typical:.3f}）："
+               "行本身变了，编码器知道每个图像块原来的位置。"),
     "cmp_title": ("Two settings side by side", "两种设置并排对比"),
     "cmp_what": ("Compare", "对比"),
     "cmp_a": ("setting A", "设置 A"), "cmp_b": ("setting B", "设置 B"),
@@ -59,36 +93,58 @@ left, right = st.columns([1, 2])
 with left:
     query = widgets.query_picker(ctx)
     layer = widgets.layer_selector(ctx)
+    head = widgets.head_selector(ctx)
 on = ctx.variant(use_pe=True)
 off = ctx.variant(use_pe=False)
 G, h = cfg.grid_size, cfg.n_heads
 shown = min(h, 8)
+maps = {pe_id: tr.layers[layer].attn[:shown, query, :].reshape(shown, G, G)  # [k, G, G]
+        for pe_id, tr in (("with_pe", on), ("without_pe", off))}
+vmax = max(float(m.max()) for m in maps.values())  # one colour scale for both
 with right:
-    for pe_id, tr in (("with_pe", on), ("without_pe", off)):
-        maps = tr.layers[layer].attn[:shown, query, :].reshape(shown, G, G)
-        widgets.picture(ctx, "attention_grid", tr.image, maps,
-                        [f"head {i + 1}" for i in range(shown)],
-                        ctx.t("maps_title", l=layer + 1, q=query, h=h, what=ctx.t(pe_id)),
-                        ncols=min(shown, 4), query=query, key=f"compare_{pe_id}")
+    for pe_id, m in maps.items():
+        widgets.picture(ctx, "attention_grid", ctx.trace.image, m,
+                        [ctx.ft("head_n", n=i + 1) for i in range(shown)],
+                        ctx.ft("maps_title", l=layer + 1, q=query, h=h, what=ctx.ft(pe_id)),
+                        ncols=min(shown, 4), query=query, vmax=vmax,
+                        colorbar_label=ctx.ft("weight"), key=f"compare_{pe_id}")
+    st.caption(ctx.t("one_scale", k=shown, h=h) if shown < h else ctx.t("one_scale_all"))
 
 st.subheader(ctx.t("shuffle_title"))
+st.markdown(ctx.t("equivariance"))
+st.latex(r"\mathrm{Enc}(\text{shuffled}) = \mathrm{Enc}(\text{image})[\text{perm}]"
+         r"\quad\text{(without PE)}")
 perm = fixed_permutation(cfg.n_tokens)
 shuffled = shuffle_patches(ctx.trace.image, cfg.patch_size, perm)
-gaps = {}
-for use_pe in (False, True):
-    base = on if use_pe else off
-    moved = ctx.variant(image=shuffled, image_tag="/shuffled", use_pe=use_pe)
-    gaps[use_pe] = permutation_gap(moved.output, base.output, perm)
+moved_to = int(np.flatnonzero(perm == query)[0])  # where the query patch sits once shuffled
+moved = {pe_id: ctx.variant(image=shuffled, image_tag="/shuffled", use_pe=pe_id == "with_pe")
+         for pe_id in ("with_pe", "without_pe")}
+base = {"with_pe": on, "without_pe": off}
+rows = ("without_pe", "with_pe")
+table = np.stack([np.stack([  # [2 settings, 2 images, G, G], head `head`
+    base[r].layers[layer].attn[head, query].reshape(G, G),
+    unshuffle(moved[r].layers[layer].attn[head, moved_to], perm).reshape(G, G)]) for r in rows])
 c1, c2 = st.columns([1, 2])
 with c1:
-    widgets.picture(ctx, "image_with_grid", shuffled, cfg.patch_size, ctx.t("shuffled_image"),
+    widgets.picture(ctx, "image_with_grid", shuffled, cfg.patch_size, ctx.ft("shuffled_image"),
                     numbers=False, key="shuffled")
 with c2:
-    st.latex(r"\text{perm: patch } n \text{ of the shuffled image} = \text{patch perm}[n]")
-    st.latex(r"\max\,\lvert \mathrm{Enc}(\text{shuffled}) - \mathrm{Enc}(\text{image})"
-             r"[\text{perm}] \rvert")
-    st.markdown(ctx.t("gap_off", gap=gaps[False]))
-    st.markdown(ctx.t("gap_on", gap=gaps[True]))
+    widgets.picture(ctx, "attention_table", ctx.trace.image, table,
+                    ctx.ft("moved_title", q=query, n=moved_to, l=layer + 1, hd=head + 1),
+                    row_labels=[ctx.ft(r) for r in rows],
+                    col_labels=[ctx.ft("col_original"), ctx.ft("col_moved")], query=query,
+                    panel=2.2, colorbar_label=ctx.ft("weight"), key="moved_maps")
+    st.caption(ctx.t("moved_caption", q=query, n=moved_to))
+gaps = {r: np.abs(moved[r].output - base[r].output[perm]) for r in rows}  # [N, d] each
+c1, c2 = st.columns(2)
+top = max(float(g.max()) for g in gaps.values())
+for r, where in zip(rows, (c1, c2), strict=True):
+    widgets.matrix(ctx, gaps[r], ctx.ft("gap_name", what=ctx.ft(r)), key=f"gap_{r}",
+                   signed=False, where=where, colorbar_label="|Δ|", window=False, vmax=top)
+st.markdown(ctx.t("gap_off", gap=float(gaps["without_pe"].max())))
+st.markdown(ctx.t("gap_on", gap=float(gaps["with_pe"].max()),
+                  typical=float(np.abs(on.output).mean())))
+st.caption(ctx.t("gap_scale"))
 
 # --- two settings side by side -------------------------------------------------------------
 st.header(ctx.t("cmp_title"))
@@ -116,8 +172,9 @@ for col, value in zip((ca, cb), values, strict=True):
         k = min(hv, 8)
         maps = tr.layers[layer].attn[:k, query, :].reshape(k, G, G)
         widgets.picture(ctx, "attention_grid", tr.image, maps,
-                        [f"head {i + 1}" for i in range(k)],
+                        [ctx.ft("head_n", n=i + 1) for i in range(k)],
                         ctx.t("maps_title", l=layer + 1, q=query, h=hv, what=f"{what} = {value}"),
-                        ncols=min(k, 4), query=query, key=f"cmp_{what}_{value}")
+                        ncols=min(k, 4), query=query, colorbar_label=ctx.ft("weight"),
+                        key=f"cmp_{what}_{value}")
         ent = attention_entropy(tr.layers[layer].attn)
         st.caption(ctx.t("entropy", values=", ".join(f"{e:.2f}" for e in ent[:k])))

@@ -145,3 +145,25 @@ def test_parameter_count_is_the_number_of_values_the_encoder_uses(changes):
                      "gamma_2", "beta_2") if name not in unused)
     assert parameter_count(cfg) == p.W_E.size + cfg.n_layers * per_layer
     assert sum(s.n_params for s in pipeline_steps(cfg) if not s.per_layer) == p.W_E.size
+
+
+def test_unshuffle_undoes_a_patch_shuffle_and_gives_the_original_attention_without_pe(
+        make_image):
+    from encoder_core.analysis import fixed_permutation, unshuffle
+    from encoder_core.patches import shuffle_patches
+
+    cfg = CFG.replace(use_pe=False)
+    perm = fixed_permutation(cfg.n_tokens)
+    x = np.arange(cfg.n_tokens, dtype=np.float32)
+    assert np.array_equal(unshuffle(x[perm], perm), x)
+    image = make_image(cfg.image_size)
+    original = encode(image, cfg)
+    moved = encode(shuffle_patches(image, cfg.patch_size, perm), cfg)
+    q = 5
+    n = int(np.flatnonzero(perm == q)[0])  # where patch q sits in the shuffled image
+    row = unshuffle(moved.layers[0].attn[:, n, :], perm)  # [h, N]
+    np.testing.assert_allclose(row, original.layers[0].attn[:, q, :], atol=1e-6)
+    with_pe = encode(shuffle_patches(image, cfg.patch_size, perm), cfg.replace(use_pe=True))
+    changed = unshuffle(with_pe.layers[0].attn[:, n, :], perm)
+    unmoved = encode(image, cfg.replace(use_pe=True)).layers[0].attn[:, q]
+    assert np.abs(changed - unmoved).max() > 1e-3

@@ -100,3 +100,16 @@ def test_a_simulated_click_on_the_picture_moves_the_query():
     at.switch_page("pages/06_scores.py").run()  # the query is kept on other pages
     assert at.session_state["query"] == 7
 
+
+
+def test_compare_names_permutation_equivariance_and_shows_it_holds_only_without_pe():
+    at = new_app(**SMALL)
+    at.run()
+    at.switch_page("pages/11_compare.py").run()
+    assert_clean(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "permutation-equivariant" in text and "置换等变" in text
+    off = re.search(r"Without PE: ([0-9.e+-]+)", text)
+    on = re.search(r"With PE: ([0-9.]+)", text)
+    assert off and on, text[:500]
+    assert float(off.group(1)) < 1e-4 < 1e-2 < float(on.group(1))

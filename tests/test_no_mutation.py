@@ -136,6 +136,7 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "analysis.head_sum_gap": lambda: ((a(H, N, DH), a(D, D), a(N, D)), {}),
     "analysis.permutation_gap": lambda: ((a(N, D), a(N, D), rng().permutation(N)), {}),
     "analysis.fixed_permutation": lambda: ((N,), {}),
+    "analysis.unshuffle": lambda: ((a(H, N), rng().permutation(N)), {}),
     # explain.py
     "explain.dot_terms": lambda: ((a(D).astype(np.float64), a(D).astype(np.float64), 2.0), {}),
     "explain.softmax_terms": lambda: ((a(N).astype(np.float64),), {}),

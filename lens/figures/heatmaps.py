@@ -25,11 +25,16 @@ from .style import (
 def heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
                    colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
                    highlight_row: int | None = None,
-                   highlight_col: int | None = None) -> Figure:
-    """One matrix as a heatmap with title, axis labels and colourbar. m: [rows, cols] (1-D ok)."""
+                   highlight_col: int | None = None, vmax: float | None = None) -> Figure:
+    """One matrix as a heatmap with title, axis labels and colourbar. m: [rows, cols] (1-D ok).
+    vmax, when given, fixes the colour scale (0 … vmax, or −vmax … vmax when signed) so that
+    several heatmaps can share it."""
     m = np.atleast_2d(np.asarray(m, dtype=np.float32))
     shown, (kr, kc) = block_average(m)
-    vmin, vmax = colour_limits(shown, signed)
+    if vmax is None:
+        vmin, vmax = colour_limits(shown, signed)
+    else:
+        vmin = -vmax if signed else 0.0
     fig = Figure(figsize=size)
     ax, cax = fixed_axes_with_colorbar(fig)
     im = ax.imshow(shown, cmap=SIGNED_CMAP if signed else PROB_CMAP, vmin=vmin, vmax=vmax,
@@ -53,11 +58,13 @@ def heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signe
 
 def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
             colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
-            highlight_row: int | None = None, highlight_col: int | None = None) -> bytes:
+            highlight_row: int | None = None, highlight_col: int | None = None,
+            vmax: float | None = None) -> bytes:
     """PNG bytes of `heatmap_figure`."""
     return to_png(heatmap_figure(m, title, xlabel, ylabel, signed=signed,
                                  colorbar_label=colorbar_label, size=size,
-                                 highlight_row=highlight_row, highlight_col=highlight_col))
+                                 highlight_row=highlight_row, highlight_col=highlight_col,
+                                 vmax=vmax))
 
 
 def row_heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str,

@@ -41,7 +41,8 @@ def overlay_mappable(vmax: float) -> ScalarMappable:
 def attention_grid_figure(image: np.ndarray, maps: np.ndarray, titles: Sequence[str],
                           title: str, *, ncols: int = 4, query: int | None = None,
                           alpha: float = 0.6, row_labels: Sequence[str] | None = None,
-                          colorbar_label: str = "attention weight") -> Figure:
+                          colorbar_label: str = "attention weight",
+                          vmax: float | None = None) -> Figure:
     """Attention maps over the image, one figure with one shared colour scale.
 
     Args:
@@ -49,13 +50,14 @@ def attention_grid_figure(image: np.ndarray, maps: np.ndarray, titles: Sequence[
         maps: [k, G, G] weights per patch (e.g. one query's row of each head, reshaped)
         titles: k subplot titles; query: the query patch to outline (row-major index)
         row_labels: when given, ncols is the row length and each row gets this label
+        vmax: top of the colour scale (default: the largest weight), to share it across figures
     """
     k, G, _ = maps.shape
     S = image.shape[0]
     P = S // G
     ncols = min(ncols, k)
     nrows = int(np.ceil(k / ncols))
-    vmax = float(maps.max()) if maps.size and maps.max() > 0 else 1.0
+    vmax = vmax or (float(maps.max()) if maps.size and maps.max() > 0 else 1.0)
     grey = image.mean(axis=-1) if image.shape[-1] > 1 else image[..., 0]
     fig = Figure(figsize=(2.3 * ncols + 1.2, 2.3 * nrows + 0.6))
     fig.suptitle(title, fontsize=fit_fontsize(title, fig.get_size_inches()[0] - 0.3, 11))
@@ -83,17 +85,18 @@ def attention_grid_figure(image: np.ndarray, maps: np.ndarray, titles: Sequence[
 def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], title: str,
                    *, ncols: int = 4, query: int | None = None, alpha: float = 0.6,
                    row_labels: Sequence[str] | None = None,
-                   colorbar_label: str = "attention weight") -> bytes:
+                   colorbar_label: str = "attention weight", vmax: float | None = None) -> bytes:
     """PNG bytes of `attention_grid_figure`."""
     return to_png(attention_grid_figure(image, maps, titles, title, ncols=ncols, query=query,
                                         alpha=alpha, row_labels=row_labels,
-                                        colorbar_label=colorbar_label))
+                                        colorbar_label=colorbar_label, vmax=vmax))
 
 
 def attention_table_figure(image: np.ndarray, maps: np.ndarray, title: str, *,
                            row_labels: Sequence[str], col_labels: Sequence[str],
                            query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
-                           colorbar_label: str = "attention weight") -> Figure:
+                           colorbar_label: str = "attention weight",
+                           vmax: float | None = None) -> Figure:
     """A rows × columns table of attention maps over the image (e.g. layer × head), one figure,
     one shared colour scale, labels only on the outer edge so the text stays large.
 
@@ -102,11 +105,12 @@ def attention_table_figure(image: np.ndarray, maps: np.ndarray, title: str, *,
         maps: [rows, cols, G, G] weights per patch (e.g. one query's attn row, reshaped)
         row_labels: rows labels (left edge); col_labels: cols labels (top edge)
         query: the query patch to outline (row-major index); panel: side of one map in inches
+        vmax: top of the colour scale (default: the largest weight)
     """
     nrows, ncols, G, _ = maps.shape
     S = image.shape[0]
     P = S // G
-    vmax = float(maps.max()) if maps.size and maps.max() > 0 else 1.0
+    vmax = vmax or (float(maps.max()) if maps.size and maps.max() > 0 else 1.0)
     grey = image.mean(axis=-1) if image.shape[-1] > 1 else image[..., 0]
     fig = Figure(figsize=(panel * ncols + 1.6, panel * nrows + 0.9))
     fig.suptitle(title, fontsize=12)
@@ -133,8 +137,8 @@ def attention_table_figure(image: np.ndarray, maps: np.ndarray, title: str, *,
 def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
                     row_labels: Sequence[str], col_labels: Sequence[str],
                     query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
-                    colorbar_label: str = "attention weight") -> bytes:
+                    colorbar_label: str = "attention weight", vmax: float | None = None) -> bytes:
     """PNG bytes of `attention_table_figure`."""
     return to_png(attention_table_figure(image, maps, title, row_labels=row_labels,
                                          col_labels=col_labels, query=query, alpha=alpha,
-                                         panel=panel, colorbar_label=colorbar_label))
+                                         panel=panel, colorbar_label=colorbar_label, vmax=vmax))
