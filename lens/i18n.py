@@ -30,6 +30,8 @@ COMMON: Texts = {
                    "无法使用该上传文件：{msg} 应用继续显示 {name}。"),
     "showing": ("Showing: {name}", "当前图像：{name}"),
     "model": ("Model", "模型"),
+    "advanced": ("Advanced: the architecture (d_model, h, layers, …)",
+                 "高级：模型结构（d_model、h、层数……）"),
     "weights": ("Weights", "权重"),
     "weights_random": ("random (seeded)", "随机（固定种子）"),
     "weights_trained": ("trained on shapes", "在形状数据上训练"),

@@ -22,6 +22,7 @@ UPLOAD_ERROR = "_upload_error"  # (message, file name) of the last unusable uplo
 IMAGE_BYTES = "image_bytes"  # the last good upload
 IMAGE_NAME = "image_name"  # its file name
 NEW_SAMPLE = "new_sample"  # button: the next generated shape
+ADVANCED = "sidebar_advanced"  # the sidebar's "Advanced" expander is open
 
 QUERY_CLICK = "query_click"  # the click component's last report {x, y, width, height}
 LAST_CLICK = "_last_click"  # the click already applied

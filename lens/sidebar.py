@@ -37,20 +37,27 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
         arch = s.architecture
         sb.info(t("trained_locked", arch=f"d_model {arch.d_model}, h {arch.n_heads}, "
                                          f"{arch.n_layers} layers, d_ff {arch.d_ff}"))
-    sb.radio(t("colour"), list(CHANNELS), key="channels", horizontal=True, disabled=locked,
-             format_func=lambda c: t("grey") if c == 1 else t("rgb"))
-    sb.select_slider(t("image_size"), IMAGE_SIZES, key="image_size", disabled=locked)
-    sb.select_slider(t("patch_size"), s.patch_options(), key="patch_size", disabled=locked)
-    sb.select_slider(t("d_model"), D_MODELS, key="d_model", disabled=locked)
-    sb.select_slider(t("n_heads"), s.head_options(), key="n_heads", disabled=locked)
-    sb.slider(t("n_layers"), 1, MAX_LAYERS, key="n_layers", disabled=locked)
-    sb.caption(f"d_ff = {s.d_ff}" if locked else t("d_ff_info", d_ff=s.d_ff))
-    sb.toggle(t("use_ffn"), key="use_ffn", disabled=locked)
-    sb.radio(t("scale"), list(SCALES), key="scale", format_func=lambda v: t(f"scale_{v}"))
-    sb.toggle(t("use_pe"), key="use_pe")
-    sb.number_input(t("seed"), min_value=0, max_value=MAX_SEED, step=1, key="seed",
-                    disabled=s.weights != "random")
+    if keys.ADVANCED in st.session_state:  # stays open across reruns and pages once opened
+        st.session_state[keys.ADVANCED] = st.session_state[keys.ADVANCED]
+    with sb.expander(t("advanced"), key=keys.ADVANCED):  # folded on a first visit
+        _architecture_controls(s, t, locked)
     sb.button(t("reset"), on_click=reset_settings)
+
+
+def _architecture_controls(s: Settings, t: Callable[..., str], locked: bool) -> None:
+    st.radio(t("colour"), list(CHANNELS), key="channels", horizontal=True, disabled=locked,
+             format_func=lambda c: t("grey") if c == 1 else t("rgb"))
+    st.select_slider(t("image_size"), IMAGE_SIZES, key="image_size", disabled=locked)
+    st.select_slider(t("patch_size"), s.patch_options(), key="patch_size", disabled=locked)
+    st.select_slider(t("d_model"), D_MODELS, key="d_model", disabled=locked)
+    st.select_slider(t("n_heads"), s.head_options(), key="n_heads", disabled=locked)
+    st.slider(t("n_layers"), 1, MAX_LAYERS, key="n_layers", disabled=locked)
+    st.caption(f"d_ff = {s.d_ff}" if locked else t("d_ff_info", d_ff=s.d_ff))
+    st.toggle(t("use_ffn"), key="use_ffn", disabled=locked)
+    st.radio(t("scale"), list(SCALES), key="scale", format_func=lambda v: t(f"scale_{v}"))
+    st.toggle(t("use_pe"), key="use_pe")
+    st.number_input(t("seed"), min_value=0, max_value=MAX_SEED, step=1, key="seed",
+                    disabled=s.weights != "random")
 
 
 def _image_controls(s: Settings, t: Callable[..., str], has_samples: bool) -> None:

@@ -180,13 +180,27 @@ def sidebar(page: Page) -> Locator:
     return page.locator(SIDEBAR)
 
 
+ADVANCED = tuple(COMMON["advanced"])  # the sidebar's folded architecture controls
+
+
+def open_advanced(page: Page) -> None:
+    """Unfold the sidebar's "Advanced" expander (the architecture controls) if it is folded."""
+    details = sidebar(page).locator('[data-testid="stExpander"] details').filter(
+        has_text=re.compile("|".join(re.escape(a.split(":")[0]) for a in ADVANCED))).first
+    if details.get_attribute("open") is None:
+        details.locator("summary").click()
+        expect(details).to_have_attribute("open", "")
+
+
 def slider_value(page: Page, label: str) -> str:
+    open_advanced(page)
     return page.get_by_role("slider", name=label).get_attribute("aria-valuetext") or ""
 
 
 def set_select_slider(page: Page, label: str, target: float, max_steps: int = 40) -> None:
     """Move a numeric (select) slider by keyboard, one step at a time (waiting for each rerun),
     until it shows `target`."""
+    open_advanced(page)
     thumb = page.get_by_role("slider", name=label)
     for _ in range(max_steps):
         now = slider_value(page, label)

@@ -17,6 +17,7 @@ from browser_helpers import (
     MAIN_IMAGES,
     N_HEADS,
     SHOTS,
+    SIDEBAR,
     TIMEOUT_MS,
     VIEWPORT,
     colour_fraction,
@@ -45,7 +46,16 @@ async def idle(page: Page) -> None:
     await page.wait_for_function(IDLE_JS, timeout=TIMEOUT_MS, polling=100)
 
 
+async def open_advanced(page: Page) -> None:
+    """Unfold the sidebar's "Advanced" expander (the architecture controls) if folded."""
+    details = page.locator(f'{SIDEBAR} [data-testid="stExpander"] details').first
+    if await details.get_attribute("open") is None:
+        await details.locator("summary").click()
+        await aexpect(details).to_have_attribute("open", "", timeout=TIMEOUT_MS)
+
+
 async def move_slider(page: Page, label: str, target: int) -> None:
+    await open_advanced(page)
     thumb = page.get_by_role("slider", name=label)
     for _ in range(40):
         now = int(await thumb.get_attribute("aria-valuetext"))
@@ -68,6 +78,7 @@ async def input_embedding_shape(page: Page) -> str:
 
 async def sample(page: Page, context) -> dict:
     """What the session shows now: controls, shapes, URL, its picture's colours, messages."""
+    await open_advanced(page)
     src = await page.locator(MAIN_IMAGES).first.get_attribute("src")
     resp = await context.request.get(src)
     if resp.status == 404:  # a newer rerun has replaced the picture meanwhile

@@ -17,6 +17,7 @@ from browser_helpers import (
     main_images,
     nav_label,
     nav_links,
+    open_advanced,
     open_app,
     screenshot,
     set_select_slider,
@@ -116,6 +117,7 @@ def test_language_switch_to_chinese(page, app_url):
     sb = sidebar(page)
     expect(sb.get_by_text("图像", exact=True)).to_be_visible()
     expect(sb.get_by_text("图像来源")).to_be_visible()
+    open_advanced(page)
     expect(page.get_by_role("slider", name=COMMON["n_heads"][1])).to_be_visible()  # h — 头数
     expect(page.locator(MAIN).get_by_text("第 2 步，共 10 步")).to_be_visible()
     assert [t.strip() for t in nav_links(page).all_inner_texts()] == [
