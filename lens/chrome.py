@@ -54,19 +54,34 @@ def notices(t: Callable[..., str]) -> None:
 
 
 def header(ctx: PageContext) -> None:
-    """Title, 'step k of n', previous / next, and the caption about the weights."""
-    st.title(PAGES[ctx.id].title_in(ctx.lang))
-    k = step_number(ctx.id)
-    if k is not None:
-        previous, following = neighbours(ctx.id)
-        left, mid, right = st.columns([1, 2, 1])
-        if previous and left.button(ctx.t("prev"), key=keys.NAV_PREV):
-            st.switch_page(previous.path)
-        mid.markdown(f"<div style='text-align:center'>{ctx.t('step_of', k=k, n=len(STEPS))}"
-                     "</div>", unsafe_allow_html=True)
-        if following and right.button(ctx.t("next"), key=keys.NAV_NEXT):
-            st.switch_page(following.path)
+    """The app's name, the title, 'step k of n' with previous / next, the step in one line,
+    and the caption about the weights."""
+    info = PAGES[ctx.id]
+    st.caption(ctx.t("app_title"))
+    st.title(info.title_in(ctx.lang))
+    _step_navigation(ctx, keys.NAV_PREV, keys.NAV_NEXT)
+    st.markdown(f"**{info.takeaway_in(ctx.lang)}**")
     weights_caption(ctx)
+
+
+def footer(ctx: PageContext) -> None:
+    """Previous / next again at the end of a long page."""
+    st.divider()
+    _step_navigation(ctx, keys.NAV_PREV_BOTTOM, keys.NAV_NEXT_BOTTOM)
+
+
+def _step_navigation(ctx: PageContext, prev_key: str, next_key: str) -> None:
+    k = step_number(ctx.id)
+    if k is None:
+        return
+    previous, following = neighbours(ctx.id)
+    left, mid, right = st.columns([1, 2, 1])
+    if previous and left.button(ctx.t("prev"), key=prev_key):
+        st.switch_page(previous.path)
+    mid.markdown(f"<div style='text-align:center'>{ctx.t('step_of', k=k, n=len(STEPS))}"
+                 "</div>", unsafe_allow_html=True)
+    if following and right.button(ctx.t("next"), key=next_key):
+        st.switch_page(following.path)
 
 
 def weights_caption(ctx: PageContext) -> None:

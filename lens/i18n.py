@@ -15,7 +15,8 @@ LANG_NAMES: dict[str, str] = dict(zip(LANGS, ("English", "中文"), strict=True)
 Texts = dict[str, tuple[str, str]]
 
 COMMON: Texts = {
-    "app_title": ("Encoder Lens", "Encoder Lens 编码器透镜"),
+    "app_title": ("Encoder Lens — a Transformer encoder, step by step, on an image",
+                  "Encoder Lens 编码器透镜——在图像上逐步查看 Transformer 编码器"),
     "language": ("Language / 语言", "Language / 语言"),
     "image": ("Image", "图像"),
     "image_source": ("Image source", "图像来源"),

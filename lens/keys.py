@@ -34,3 +34,5 @@ EXPORT_BUILD = "export_build"  # button
 EXPORT_DOWNLOAD = "export_download"  # download button
 NAV_PREV = "nav_prev"  # previous / next buttons at the top of a step page
 NAV_NEXT = "nav_next"
+NAV_PREV_BOTTOM = "nav_prev_bottom"  # and again at the end of the page
+NAV_NEXT_BOTTOM = "nav_next_bottom"

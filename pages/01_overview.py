@@ -3,11 +3,23 @@
 import streamlit as st
 
 from encoder_core.analysis import parameter_count, pipeline_steps, score_divisor_text
-from lens import widgets
+from lens import chrome, widgets
 from lens.context import page
 from lens.session import set_settings
 
 TEXT = {
+    "what_to_do": (
+        "**Walk through the ten steps with *Next step →* (or the list on the left) and read "
+        "every matrix with its real numbers; click a patch on any image to follow it.** "
+        "The architecture (d_model, h, layers) is under *Advanced* in the sidebar.",
+        "**用“下一步 →”（或左侧的列表）依次浏览十个步骤，查看每个矩阵的真实数值；点击任意图像上的"
+        "图像块即可跟踪它。** 模型结构（d_model、h、层数）在侧边栏的“高级”中。"),
+    "cap_image": ("the image  [{S} × {S} × {C}]", "图像  [{S} × {S} × {C}]"),
+    "cap_patches": ("{N} patches, each a row of {D} numbers", "{N} 个图像块，每块一行 {D} 个数"),
+    "cap_encoder": ("the encoder: {L} layers", "编码器：{L} 层"),
+    "stage_layer": ("attention + Add & Norm", "注意力 + 残差与层归一化"),
+    "stage_layer_ffn": ("attention + Add & Norm + FFN + Add & Norm",
+                        "注意力 + 残差归一化 + 前馈 + 残差归一化"),
     "intro": (
         "A Transformer encoder reads an image as a sequence of patches. Each step below is a "
         "page; here is the whole pipeline with the real shapes at the current settings.",
@@ -66,6 +78,15 @@ TEXT = {
 
 ctx = page("overview", TEXT)
 cfg = ctx.cfg
+N, D, d, L = cfg.n_tokens, cfg.patch_dim, cfg.d_model, cfg.n_layers
+st.markdown(ctx.t("what_to_do"))
+sublayers = ctx.ft("stage_layer_ffn") if cfg.use_ffn else ctx.ft("stage_layer")
+widgets.picture(ctx, "pipeline", ctx.trace.image, cfg.patch_size,
+                [ctx.ft("cap_image", S=cfg.image_size, C=cfg.channels),
+                 ctx.ft("cap_patches", N=N, D=D), ctx.ft("cap_encoder", L=L)],
+                [f"x0 = patches · W_E + PE   [{N} × {d}]",
+                 f"{sublayers}  × {L}   (h = {cfg.n_heads})", f"output   [{N} × {d}]"],
+                key="pipeline")
 st.write(ctx.t("intro"))
 widgets.note_original(ctx)
 
@@ -108,3 +129,5 @@ with c2:
               on_click=set_settings, kwargs={"use_ffn": not cfg.use_ffn})
 st.markdown(ctx.t("dev_wq"))
 st.markdown(ctx.t("dev_cls"))
+
+chrome.footer(ctx)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from lens import widgets
+from lens import chrome, widgets
 from lens.context import page
 
 TEXT = {
@@ -61,3 +61,5 @@ for ch in range(C):
         name = f"patch {pick}" + (f", {ctx.t('channel')} {'RGB'[ch]}" if C == 3 else "")
         widgets.picture(ctx, "value_grid", one[..., ch], name, ctx.t("pixel_col"),
                         ctx.t("pixel_row"), signed=False, key=f"patch_values_{ch}")
+
+chrome.footer(ctx)

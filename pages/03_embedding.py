@@ -3,7 +3,7 @@
 import streamlit as st
 
 from encoder_core.explain import dot_terms
-from lens import blocks, widgets
+from lens import blocks, chrome, widgets
 from lens.context import page
 
 TEXT = {
@@ -103,3 +103,5 @@ with matrices:
         widgets.matrix(ctx, tr.embedded, "embedded = patches · W_E", key="embedded",
                        xlabel=ctx.t("column_j"), highlight_row=i, highlight_col=j)
         st.caption(ctx.t("emb_caption", i=i, j=j))
+
+chrome.footer(ctx)

@@ -4,7 +4,7 @@ import streamlit as st
 
 from encoder_core.analysis import cosine_similarity
 from encoder_core.explain import pe_terms
-from lens import blocks, figures, widgets
+from lens import blocks, chrome, figures, widgets
 from lens.context import page
 
 TEXT = {
@@ -219,3 +219,5 @@ with right:
                    xlabel=ctx.t("features"), ylabel=ctx.t("pos"))
 if cfg.use_pe:
     st.caption(ctx.t("sum_caption"))
+
+chrome.footer(ctx)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from encoder_core.explain import dot_terms
-from lens import blocks, widgets
+from lens import blocks, chrome, widgets
 from lens.context import page
 
 TEXT = {
@@ -134,3 +134,5 @@ with results_box:
                        size=(4, 3.2), highlight_row=i if name == which else None,
                        highlight_col=j if name == which else None)
     st.caption(ctx.t("results_caption"))
+
+chrome.footer(ctx)

@@ -10,7 +10,7 @@ from encoder_core.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.explain import dot_terms, softmax_terms
-from lens import blocks, blocks_rows, widgets
+from lens import blocks, blocks_rows, chrome, widgets
 from lens.context import page
 from lens.latex import dims, divisor_latex
 
@@ -231,3 +231,5 @@ if h == 1:
     st.info(ctx.t("scaling_one_head"))
 if ctx.weights == "random":
     st.caption(ctx.t("scaling_random"))
+
+chrome.footer(ctx)

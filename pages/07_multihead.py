@@ -4,7 +4,7 @@ import streamlit as st
 
 from encoder_core.analysis import contribution_norms, head_contributions, head_sum_gap
 from encoder_core.explain import dot_terms
-from lens import blocks, widgets
+from lens import blocks, chrome, widgets
 from lens.context import page
 from lens.latex import dims
 
@@ -198,3 +198,5 @@ with c2:
         f"{ctx.t('head_n', n=f'{n + 1:>{w}}')} (k = {n * dh:>{wk}}…{(n + 1) * dh - 1:>{wk}})"
         for n in range(h)], layer.attn_out[query, j], f"attn_out[{query}, {j}]",
         first=MAX_MAPS, unit="heads")
+
+chrome.footer(ctx)

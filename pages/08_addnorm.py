@@ -3,7 +3,7 @@
 import streamlit as st
 
 from encoder_core.explain import layer_norm_terms
-from lens import blocks_rows, widgets
+from lens import blocks_rows, chrome, widgets
 from lens.context import page
 
 TEXT = {
@@ -162,3 +162,5 @@ widgets.picture(ctx, "bars", [terms.x, terms.normed],
                 [f"resid_1[{query}]  [{d}]", f"ln_1.normed[{query}] = x̂  [{d}]"],
                 ctx.t("feature_k"), ["x", "x̂"], ctx.t("row_title", i=query),
                 highlight=k, key="row")
+
+chrome.footer(ctx)

@@ -4,7 +4,7 @@ import streamlit as st
 
 from encoder_core.analysis import relu_zero_share
 from encoder_core.explain import hidden_unit_terms
-from lens import blocks, figures, widgets
+from lens import blocks, chrome, figures, widgets
 from lens.context import page
 
 TEXT = {
@@ -99,6 +99,7 @@ if not cfg.use_ffn:
     st.latex(r"(%d \times %d) \cdot (%d \times %d) \rightarrow %d \times %d \rightarrow"
              r" (%d \times %d) \cdot (%d \times %d) = %d \times %d"
              % (N, d, d, dff, N, dff, N, dff, dff, d, N, d))
+    chrome.footer(ctx)
     st.stop()
 
 st.write(ctx.t("intro", N=N, d=d, dff=dff))
@@ -186,3 +187,5 @@ widgets.picture(ctx, "bars", [lt.ln_2.mean, lt.ln_2.var],
 last = layer == cfg.n_layers - 1
 right.write(ctx.t("layer_out", l=layer + 1,
                   where=ctx.t("goes_final") if last else ctx.t("goes_next")))
+
+chrome.footer(ctx)

@@ -9,7 +9,7 @@ from encoder_core.analysis import (
     rollout_mean_over_queries,
     uniform_attention_reference,
 )
-from lens import widgets
+from lens import chrome, widgets
 from lens.context import page
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
@@ -178,3 +178,5 @@ with right:
     st.write(ctx.t("output_text", N=N, d=d))
     if ctx.weights == "trained" and ctx.head_model is not None:
         st.info(ctx.t("trained_note"))
+
+chrome.footer(ctx)

@@ -31,6 +31,7 @@ KINDS = {
     "bars": (([RNG.random(8), RNG.random(8)], ["s", "p"], "key j", ["score", "w"], "row"), {}),
     "bar_panels": ((RNG.random((2, 8)), ["a", "b"], "key j", "weight", "rows"), {}),
     "lines": ((list(range(8)), [RNG.random(8)], ["pe"], "PE", "pos", "value"), {}),
+    "pipeline": ((GREY, 8, ["image", "patches", "encoder"], ["x0", "layer × 2", "output"]), {}),
 }
 
 
@@ -360,3 +361,18 @@ def test_lines_draws_one_labelled_curve_per_series_with_a_legend():
         np.testing.assert_allclose(line.get_ydata(), y)
     assert labels(ax.get_legend().get_texts()) == ["PE[:, 0]", "PE[:, 1]"]
     assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("PE", "pos", "v")
+
+
+# --- the pipeline -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("image", [GREY, RGB], ids=["grey", "rgb"])
+def test_the_pipeline_shows_the_image_its_first_patches_and_one_box_per_encoder_stage(image):
+    stages = ["x0 = patches·W_E + PE  [16 × 64]", "encoder layer × 2", "output  [16 × 64]"]
+    fig = figures.pipeline_figure(image, 8, ["the image", "16 patches", "the encoder"], stages,
+                                  shown_patches=4)
+    ax_img, ax_seq, ax_enc = fig.axes
+    assert [ax.get_xlabel() for ax in fig.axes] == ["the image", "16 patches", "the encoder"]
+    assert len(ax_img.get_images()) == 1 and len(ax_img.get_lines()) == 2 * (32 // 8 - 1)
+    assert len(ax_seq.get_images()) == 2 * 4  # each patch: its tile and its flattened row
+    assert labels(ax_enc.texts) == stages
+    assert len(ax_enc.patches) == len(stages)

@@ -11,6 +11,7 @@ nearest-upsampled to the image and alpha-blended on it. Grids are one figure wit
     images.py    the input image: image_with_grid, image_pair, patch_gallery, clickable_grid
     overlays.py  attention over the image: attention_grid, attention_table
     charts.py    vectors: bars, bar_panels, lines
+    pipeline.py  the whole pipeline with the live shapes: image → patches → encoder
 
 Every picture `<kind>` is `to_png(<kind>_figure(...))`: the app calls `figures.<kind>(...)` by
 name for PNG bytes, tests inspect the matplotlib Figure of `<kind>_figure`. Both are exported
@@ -43,6 +44,7 @@ from .overlays import (
     overlay_mappable,
     overlay_rgb,
 )
+from .pipeline import pipeline, pipeline_figure
 from .style import (
     BAR_COLOUR,
     DPI,
@@ -70,7 +72,8 @@ __all__ = [
     "bar_panels", "bar_panels_figure", "bars", "bars_figure", "clickable_grid",
     "heatmap", "heatmap_figure", "image_pair", "image_pair_figure",
     "image_with_grid", "image_with_grid_figure", "lines", "lines_figure",
-    "patch_gallery", "patch_gallery_figure", "row_heatmap", "row_heatmap_figure",
+    "patch_gallery", "patch_gallery_figure", "pipeline", "pipeline_figure", "row_heatmap",
+    "row_heatmap_figure",
     "value_grid", "value_grid_figure",
     # the shared look and its helpers
     "BAR_COLOUR", "DPI", "FONTS", "GRID_COLOUR", "HAS_CJK_FONT", "HIGHLIGHT_COLOUR", "MAX_SIDE",
