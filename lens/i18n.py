@@ -126,6 +126,10 @@ COMMON: Texts = {
     "window": ("Inspect the numbers: a 32 × 32 window", "查看数值：32 × 32 窗口"),
     "window_rows": ("first row", "起始行"),
     "window_cols": ("first column", "起始列"),
+    "window_caption": ("{name}[{r0}:{r1}, {c0}:{c1}], outlined dashed on the heatmap; colours "
+                       "as in the heatmap.",
+                       "{name}[{r0}:{r1}, {c0}:{c1}]，在热图上以虚线框出；颜色与热图一致。"),
+    "mean_of": ("mean of {k}", "{k} 个的平均"),
     "download_png": ("Download PNG", "下载 PNG"),
     "export": ("Export", "导出"),
     "export_build": ("Prepare the trace (.npz)", "生成中间结果文件 (.npz)"),

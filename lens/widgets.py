@@ -9,6 +9,7 @@ arrays costs a hash, not a redraw.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from . import figures, keys
@@ -49,20 +50,33 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
     ylabel = ylabel if ylabel is not None else ctx.t("tokens")
     if ctx.lang == "zh" and not figures.HAS_CJK_FONT:
         xlabel, ylabel = "j", "i"
+    box = None  # where the number window sits, outlined on the heatmap
+    if window and (m.shape[0] > WINDOW or m.shape[1] > WINDOW):
+        box = (_window_start(key, "r", m.shape[0]), _window_start(key, "c", m.shape[1]),
+               WINDOW, WINDOW)
     picture(ctx, "heatmap", m, title, xlabel, ylabel, signed=signed, where=where, key=key,
             colorbar_label=colorbar_label, highlight_row=highlight_row,
-            highlight_col=highlight_col, size=size, vmax=vmax)
+            highlight_col=highlight_col, size=size, vmax=vmax, window=box,
+            mean_of=ctx.ft("mean_of"))
     kr = -(-m.shape[0] // figures.MAX_SIDE)
     kc = -(-m.shape[1] // figures.MAX_SIDE)
     if kr > 1 or kc > 1:
         where.caption(ctx.t("block_avg", kr=kr, kc=kc))
     if window:
-        number_window(ctx, m, name, key=key, signed=signed, where=where)
+        number_window(ctx, m, name, key=key, signed=signed, where=where, vmax=vmax)
+
+
+def _window_start(key: str, axis: str, size: int) -> int:
+    """The number window's first row ("r") or column ("c") as its input holds it."""
+    value = st.session_state.get(f"win_{axis}_{key}", 0)
+    return int(min(max(value, 0), max(0, size - WINDOW)))
 
 
 def number_window(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool = True,
-                  where=None) -> None:
-    """An expander with any 32 × 32 block of `m` at full resolution, as a table."""
+                  where=None, vmax: float | None = None) -> None:
+    """An expander with any 32 × 32 block of `m` at full resolution: a table coloured with the
+    heatmap's colour map and scale, every cell shown, four decimals; its place is outlined on
+    the heatmap."""
     where = where or st
     with where.expander(f"{ctx.t('window')} — {name}"):
         r_max = max(0, m.shape[0] - WINDOW)
@@ -73,11 +87,18 @@ def number_window(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signe
         c0 = c2.number_input(ctx.t("window_cols"), 0, c_max, 0, step=WINDOW // 2,
                              key=f"win_c_{key}") if c_max else 0
         block = np.asarray(m[r0:r0 + WINDOW, c0:c0 + WINDOW], dtype=np.float64)
-        st.dataframe(
-            {f"{c0 + j}": block[:, j] for j in range(block.shape[1])},
-            height=min(36 * (block.shape[0] + 1), 420),
-        )
-        st.caption(f"{name}[{r0}:{r0 + block.shape[0]}, {c0}:{c0 + block.shape[1]}]")
+        if vmax is None:
+            vmin, vmax = figures.colour_limits(figures.block_average(m)[0], signed)
+        else:
+            vmin = -vmax if signed else 0.0
+        table = pd.DataFrame(block, index=range(r0, r0 + block.shape[0]),
+                             columns=[str(c0 + j) for j in range(block.shape[1])])
+        styled = table.style.background_gradient(
+            cmap=figures.SIGNED_CMAP if signed else figures.PROB_CMAP, vmin=vmin, vmax=vmax,
+            axis=None).format("{:+.4f}")
+        st.dataframe(styled, height=35 * (block.shape[0] + 1) + 3)
+        st.caption(ctx.t("window_caption", name=name, r0=r0, r1=r0 + block.shape[0], c0=c0,
+                         c1=c0 + block.shape[1]))
 
 
 def query_picker(ctx: PageContext, where=None) -> int:

@@ -133,7 +133,7 @@ with right:
     col = c2.number_input(ctx.t("ex_col"), 0, d - 1, min(2, d - 1), step=1, key="pe_ex_col")
     ex = pe_terms(pos, col, d)
     two_i = "2i" if ex.func == "sin" else "2i+1"
-    st.latex(rf"\text{{column}}\ {col} = {two_i}\ \Rightarrow\ i = {ex.i}")
+    st.latex(rf"\text{{{ctx.t('ex_col')}}}\ {col} = {two_i}\ \Rightarrow\ i = {ex.i}")
     st.latex(rf"\frac{{2i}}{{d_{{model}}}} = \frac{{{2 * ex.i}}}{{{d}}} = {ex.exponent:.5g}")
     st.latex(r"\begin{aligned}"
              rf"PE({pos}, {col}) &= \{ex.func}\!\left(\frac{{{pos}}}"

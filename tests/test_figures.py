@@ -376,3 +376,17 @@ def test_the_pipeline_shows_the_image_its_first_patches_and_one_box_per_encoder_
     assert len(ax_seq.get_images()) == 2 * 4  # each patch: its tile and its flattened row
     assert labels(ax_enc.texts) == stages
     assert len(ax_enc.patches) == len(stages)
+
+
+def test_a_heatmap_outlines_its_number_window_and_words_block_averaging_as_told():
+    from matplotlib.patches import Rectangle
+
+    m = RNG.standard_normal((300, 600))
+    fig = figures.heatmap_figure(m, "x", "feature", "token", window=(40, 100, 32, 32),
+                                 mean_of="{k} 个的平均")
+    ax = panels(fig)[0]
+    boxes = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_linestyle() == "--"]
+    assert len(boxes) == 1
+    assert boxes[0].get_xy() == (99.5, 39.5)
+    assert (boxes[0].get_width(), boxes[0].get_height()) == (32, 32)
+    assert ax.get_xlabel() == "feature  (3 个的平均)" and ax.get_ylabel() == "token  (2 个的平均)"

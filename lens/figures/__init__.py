@@ -57,6 +57,7 @@ from .style import (
     PROB_CMAP,
     QUERY_COLOUR,
     SIGNED_CMAP,
+    WINDOW_COLOUR,
     block_average,
     colour_limits,
     fit_fontsize,
@@ -77,7 +78,8 @@ __all__ = [
     "value_grid", "value_grid_figure",
     # the shared look and its helpers
     "BAR_COLOUR", "DPI", "FONTS", "GRID_COLOUR", "HAS_CJK_FONT", "HIGHLIGHT_COLOUR", "MAX_SIDE",
-    "OVERLAY_CMAP", "PROB_CMAP", "QUERY_COLOUR", "SIGNED_CMAP", "bar_row", "block_average",
+    "OVERLAY_CMAP", "PROB_CMAP", "QUERY_COLOUR", "SIGNED_CMAP", "WINDOW_COLOUR", "bar_row",
+    "block_average",
     "colour_limits", "fit_fontsize", "fixed_axes_with_colorbar", "fixed_margins",
     "grid_margins", "overlay_mappable", "overlay_rgb", "to_png",
 ]

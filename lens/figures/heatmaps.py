@@ -9,11 +9,13 @@ from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from .style import (
     MAX_SIDE,
     PROB_CMAP,
     SIGNED_CMAP,
+    WINDOW_COLOUR,
     block_average,
     colour_limits,
     fit_fontsize,
@@ -25,10 +27,13 @@ from .style import (
 def heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
                    colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
                    highlight_row: int | None = None,
-                   highlight_col: int | None = None, vmax: float | None = None) -> Figure:
+                   highlight_col: int | None = None, vmax: float | None = None,
+                   window: tuple[int, int, int, int] | None = None,
+                   mean_of: str = "mean of {k}") -> Figure:
     """One matrix as a heatmap with title, axis labels and colourbar. m: [rows, cols] (1-D ok).
     vmax, when given, fixes the colour scale (0 … vmax, or −vmax … vmax when signed) so that
-    several heatmaps can share it."""
+    several heatmaps can share it; window (row, col, rows, cols) is outlined dashed (where the
+    number window sits); mean_of words a block-averaged axis ("mean of {k}")."""
     m = np.atleast_2d(np.asarray(m, dtype=np.float32))
     shown, (kr, kc) = block_average(m)
     if vmax is None:
@@ -41,8 +46,8 @@ def heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signe
                    aspect="auto", interpolation="nearest",
                    extent=(-0.5, m.shape[1] - 0.5, m.shape[0] - 0.5, -0.5))
     w, h = fig.get_size_inches()
-    xlabel += f"  (mean of {kc})" if kc > 1 else ""
-    ylabel += f"  (mean of {kr})" if kr > 1 else ""
+    xlabel += f"  ({mean_of.format(k=kc)})" if kc > 1 else ""
+    ylabel += f"  ({mean_of.format(k=kr)})" if kr > 1 else ""
     ax.set_title(title, fontsize=fit_fontsize(title, w - 0.2, 10))
     ax.set_xlabel(xlabel, fontsize=fit_fontsize(xlabel, w - 1.0, 9))
     ax.set_ylabel(ylabel, fontsize=fit_fontsize(ylabel, h - 0.8, 9))
@@ -52,6 +57,11 @@ def heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signe
     if highlight_col is not None:
         ax.axvline(highlight_col - 0.5, color="k", lw=0.8)
         ax.axvline(highlight_col + 0.5, color="k", lw=0.8)
+    if window is not None:
+        r0, c0, rows, cols = window
+        ax.add_patch(Rectangle((c0 - 0.5, r0 - 0.5), min(cols, m.shape[1] - c0),
+                               min(rows, m.shape[0] - r0), fill=False, ec=WINDOW_COLOUR,
+                               lw=1.2, ls="--"))
     fig.colorbar(im, cax=cax, label=colorbar_label)
     return fig
 
@@ -59,18 +69,20 @@ def heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signe
 def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
             colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
             highlight_row: int | None = None, highlight_col: int | None = None,
-            vmax: float | None = None) -> bytes:
+            vmax: float | None = None, window: tuple[int, int, int, int] | None = None,
+            mean_of: str = "mean of {k}") -> bytes:
     """PNG bytes of `heatmap_figure`."""
     return to_png(heatmap_figure(m, title, xlabel, ylabel, signed=signed,
                                  colorbar_label=colorbar_label, size=size,
                                  highlight_row=highlight_row, highlight_col=highlight_col,
-                                 vmax=vmax))
+                                 vmax=vmax, window=window, mean_of=mean_of))
 
 
 def row_heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str,
                        row_labels: Sequence[str], *, signed: bool = True,
                        colorbar_label: str = "", highlight_col: int | None = None,
-                       size: tuple[float, float] = (5.0, 3.4)) -> Figure:
+                       size: tuple[float, float] = (5.0, 3.4),
+                       mean_of: str = "mean of {k}") -> Figure:
     """A matrix with a few named rows (e.g. one row per head) as a heatmap: integer row ticks
     with labels, columns block-averaged over 256, title, axis labels and a colourbar.
 
@@ -90,7 +102,7 @@ def row_heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str,
     ticks = list(range(0, rows, step))
     ax.set_yticks(ticks, [row_labels[r] for r in ticks])
     ax.set_title(f"{title}  [{rows} × {cols}]")
-    ax.set_xlabel(xlabel + (f"  (mean of {kc})" if kc > 1 else ""))
+    ax.set_xlabel(xlabel + (f"  ({mean_of.format(k=kc)})" if kc > 1 else ""))
     ax.set_ylabel(ylabel)
     if highlight_col is not None:
         ax.axvline(highlight_col - 0.5, color="k", lw=0.8)
@@ -101,11 +113,12 @@ def row_heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str,
 
 def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels: Sequence[str],
                 *, signed: bool = True, colorbar_label: str = "",
-                highlight_col: int | None = None, size: tuple[float, float] = (5.0, 3.4)) -> bytes:
+                highlight_col: int | None = None, size: tuple[float, float] = (5.0, 3.4),
+                mean_of: str = "mean of {k}") -> bytes:
     """PNG bytes of `row_heatmap_figure`."""
     return to_png(row_heatmap_figure(m, title, xlabel, ylabel, row_labels, signed=signed,
                                      colorbar_label=colorbar_label, highlight_col=highlight_col,
-                                     size=size))
+                                     size=size, mean_of=mean_of))
 
 
 def value_grid_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
