@@ -106,7 +106,7 @@ with right:
         widgets.picture(ctx, "attention_grid", ctx.trace.image, m,
                         [ctx.ft("head_n", n=i + 1) for i in range(shown)],
                         ctx.ft("maps_title", l=layer + 1, q=query, h=h, what=ctx.ft(pe_id)),
-                        ncols=min(shown, 4), query=query, vmax=vmax,
+                        ncols=min(shown, 4), query=query, vmax=vmax, uniform=1 / cfg.n_tokens,
                         colorbar_label=ctx.ft("weight"), key=f"compare_{pe_id}")
     st.caption(ctx.t("one_scale", k=shown, h=h) if shown < h else ctx.t("one_scale_all"))
 
@@ -133,7 +133,8 @@ with c2:
                     ctx.ft("moved_title", q=query, n=moved_to, l=layer + 1, hd=head + 1),
                     row_labels=[ctx.ft(r) for r in rows],
                     col_labels=[ctx.ft("col_original"), ctx.ft("col_moved")], query=query,
-                    panel=2.2, colorbar_label=ctx.ft("weight"), key="moved_maps")
+                    panel=2.2, colorbar_label=ctx.ft("weight"), uniform=1 / cfg.n_tokens,
+                    key="moved_maps")
     st.caption(ctx.t("moved_caption", q=query, n=moved_to))
 gaps = {r: np.abs(moved[r].output - base[r].output[perm]) for r in rows}  # [N, d] each
 c1, c2 = st.columns(2)

@@ -390,3 +390,23 @@ def test_a_heatmap_outlines_its_number_window_and_words_block_averaging_as_told(
     assert boxes[0].get_xy() == (99.5, 39.5)
     assert (boxes[0].get_width(), boxes[0].get_height()) == (32, 32)
     assert ax.get_xlabel() == "feature  (3 个的平均)" and ax.get_ylabel() == "token  (2 个的平均)"
+
+
+@pytest.mark.parametrize("kind", ["attention_grid", "attention_table"])
+def test_attention_maps_mark_the_uniform_weight_on_their_colour_bar(kind):
+    args, kwargs = KINDS[kind]
+    fig = getattr(figures, f"{kind}_figure")(*args, **kwargs, vmax=0.5, uniform=1 / 16)
+    (cb,) = colourbars(fig)
+    marks = [ln for ln in cb.ax.get_lines() if np.allclose(ln.get_ydata(), 1 / 16)]
+    assert len(marks) == 1 and "1/N" in labels(cb.ax.texts)
+    plain = getattr(figures, f"{kind}_figure")(*args, **kwargs, vmax=0.5)
+    assert not colourbars(plain)[0].ax.get_lines()
+
+
+def test_the_overlay_lets_the_photo_show_where_attention_is_low():
+    grey = np.full((8, 8), 0.2)  # a dark photo: a dark shape must not vanish
+    weights = np.array([[0.0, 1.0], [0.0, 0.0]])
+    rgb = figures.overlay_rgb(grey, weights, vmax=1.0, alpha=0.6)
+    low, high = rgb[0, 0], rgb[0, 4]  # a patch with weight 0, one at the top of the scale
+    assert np.abs(low - 0.2).max() < 0.05  # the photo barely tinted
+    assert np.abs(high - 0.2).max() > 0.3  # the colour covers it

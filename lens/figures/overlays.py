@@ -19,7 +19,9 @@ from .style import OVERLAY_CMAP, QUERY_COLOUR, fit_fontsize, grid_margins, to_pn
 
 def overlay_rgb(grey: np.ndarray, weights: np.ndarray, vmax: float,
                 alpha: float = 0.6) -> np.ndarray:
-    """A map over the patch grid, nearest-upsampled to the image and alpha-blended on it.
+    """A map over the patch grid, nearest-upsampled to the image and blended on it with an
+    opacity that follows the weight: where attention is low the photo stays visible, where it
+    is high the colour covers it (up to `alpha`).
 
     Args:
         grey: [S, S] in [0, 1]; weights: [G, G] ≥ 0; vmax: the top of the shared colour scale.
@@ -27,9 +29,21 @@ def overlay_rgb(grey: np.ndarray, weights: np.ndarray, vmax: float,
         [S, S, 3] RGB in [0, 1] (one image per panel: half the drawing of two layers).
     """
     P = grey.shape[0] // weights.shape[0]
-    up = np.kron(weights, np.ones((P, P)))  # nearest upsampling to the image
-    colour = matplotlib.colormaps[OVERLAY_CMAP](np.clip(up / vmax, 0, 1))[..., :3]
-    return (1 - alpha) * grey[..., None] + alpha * colour
+    level = np.clip(np.kron(weights, np.ones((P, P))) / vmax, 0, 1)  # nearest upsampling
+    colour = matplotlib.colormaps[OVERLAY_CMAP](level)[..., :3]
+    opacity = (alpha * (0.15 + 0.85 * level))[..., None]  # [S, S, 1]
+    return (1 - opacity) * grey[..., None] + opacity * colour
+
+
+def mark_uniform(cb, uniform: float | None) -> None:
+    """Mark the uniform weight 1/N on a colourbar (when it lies within the scale): above it a
+    patch gets more than an even share of attention, below it less."""
+    lo, hi = cb.mappable.norm.vmin, cb.mappable.norm.vmax
+    if uniform is None or not lo <= uniform <= hi:
+        return
+    cb.ax.axhline(uniform, color=QUERY_COLOUR, lw=2.0)
+    cb.ax.text(-0.15, uniform, "1/N", transform=cb.ax.get_yaxis_transform(), ha="right",
+               va="center", fontsize=7, color="#333333")
 
 
 def overlay_mappable(vmax: float) -> ScalarMappable:
@@ -42,7 +56,7 @@ def attention_grid_figure(image: np.ndarray, maps: np.ndarray, titles: Sequence[
                           title: str, *, ncols: int = 4, query: int | None = None,
                           alpha: float = 0.6, row_labels: Sequence[str] | None = None,
                           colorbar_label: str = "attention weight",
-                          vmax: float | None = None) -> Figure:
+                          vmax: float | None = None, uniform: float | None = None) -> Figure:
     """Attention maps over the image, one figure with one shared colour scale.
 
     Args:
@@ -51,6 +65,7 @@ def attention_grid_figure(image: np.ndarray, maps: np.ndarray, titles: Sequence[
         titles: k subplot titles; query: the query patch to outline (row-major index)
         row_labels: when given, ncols is the row length and each row gets this label
         vmax: top of the colour scale (default: the largest weight), to share it across figures
+        uniform: the even weight 1/N, marked on the colour bar
     """
     k, G, _ = maps.shape
     S = image.shape[0]
@@ -78,25 +93,28 @@ def attention_grid_figure(image: np.ndarray, maps: np.ndarray, titles: Sequence[
             ax.add_patch(Rectangle((c * P - 0.5, r * P - 0.5), P, P,
                                    fill=False, ec=QUERY_COLOUR, lw=1.5))
     if k:
-        fig.colorbar(overlay_mappable(vmax), cax=cax, label=colorbar_label)
+        cb = fig.colorbar(overlay_mappable(vmax), cax=cax, label=colorbar_label)
+        mark_uniform(cb, uniform)
     return fig
 
 
 def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], title: str,
                    *, ncols: int = 4, query: int | None = None, alpha: float = 0.6,
                    row_labels: Sequence[str] | None = None,
-                   colorbar_label: str = "attention weight", vmax: float | None = None) -> bytes:
+                   colorbar_label: str = "attention weight", vmax: float | None = None,
+                   uniform: float | None = None) -> bytes:
     """PNG bytes of `attention_grid_figure`."""
     return to_png(attention_grid_figure(image, maps, titles, title, ncols=ncols, query=query,
                                         alpha=alpha, row_labels=row_labels,
-                                        colorbar_label=colorbar_label, vmax=vmax))
+                                        colorbar_label=colorbar_label, vmax=vmax,
+                                        uniform=uniform))
 
 
 def attention_table_figure(image: np.ndarray, maps: np.ndarray, title: str, *,
                            row_labels: Sequence[str], col_labels: Sequence[str],
                            query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
                            colorbar_label: str = "attention weight",
-                           vmax: float | None = None) -> Figure:
+                           vmax: float | None = None, uniform: float | None = None) -> Figure:
     """A rows × columns table of attention maps over the image (e.g. layer × head), one figure,
     one shared colour scale, labels only on the outer edge so the text stays large.
 
@@ -106,6 +124,7 @@ def attention_table_figure(image: np.ndarray, maps: np.ndarray, title: str, *,
         row_labels: rows labels (left edge); col_labels: cols labels (top edge)
         query: the query patch to outline (row-major index); panel: side of one map in inches
         vmax: top of the colour scale (default: the largest weight)
+        uniform: the even weight 1/N, marked on the colour bar
     """
     nrows, ncols, G, _ = maps.shape
     S = image.shape[0]
@@ -131,14 +150,17 @@ def attention_table_figure(image: np.ndarray, maps: np.ndarray, title: str, *,
     cb = fig.colorbar(overlay_mappable(vmax), cax=cax)
     cb.set_label(colorbar_label, fontsize=11)
     cb.ax.tick_params(labelsize=10)
+    mark_uniform(cb, uniform)
     return fig
 
 
 def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
                     row_labels: Sequence[str], col_labels: Sequence[str],
                     query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
-                    colorbar_label: str = "attention weight", vmax: float | None = None) -> bytes:
+                    colorbar_label: str = "attention weight", vmax: float | None = None,
+                    uniform: float | None = None) -> bytes:
     """PNG bytes of `attention_table_figure`."""
     return to_png(attention_table_figure(image, maps, title, row_labels=row_labels,
                                          col_labels=col_labels, query=query, alpha=alpha,
-                                         panel=panel, colorbar_label=colorbar_label, vmax=vmax))
+                                         panel=panel, colorbar_label=colorbar_label, vmax=vmax,
+                                         uniform=uniform))
