@@ -89,14 +89,17 @@ def test_a_simulated_click_on_the_picture_moves_the_query():
     at = new_app(**SMALL)  # 64 px image, 16 px patches: a 4 × 4 grid
     at.run()
     at.switch_page("pages/07_multihead.py").run()
-    assert at.session_state["query"] == 0
-    # the component reports the click in the displayed picture's pixels
-    at.session_state[keys.QUERY_CLICK] = {"x": 250, "y": 90, "width": 320, "height": 320}
+    assert at.session_state["query"] == 2 * 4 + 2  # the default: the centre patch
+    # the explorer reports a commit (click, tap or arrow keys) as its "commit" state value
+    at.session_state[keys.QUERY_CLICK] = {"commit": {"query": 7, "nonce": "1"}}
     at.run()
     assert_clean(at)
-    assert at.session_state["query"] == 1 * 4 + 3  # row 90/80 = 1, column 250/80 = 3
+    assert at.session_state["query"] == 7
     assert (at.session_state["query_row"], at.session_state["query_col"]) == (1, 3)
     assert any("i = 7" in m.value for m in at.markdown)
+    at.number_input(key="query_row").set_value(0).run()  # the old commit is not re-applied
+    assert at.session_state["query"] == 3
+    at.number_input(key="query_row").set_value(1).run()
     at.switch_page("pages/06_scores.py").run()  # the query is kept on other pages
     assert at.session_state["query"] == 7
 
