@@ -292,11 +292,13 @@ export default function (component) {
   for (const P of panels) {
     const onMove = (ev) => {
       const j = patchAt(P.cv, ev);
-      const w = f16[H.maps[row(Number(P.cv.dataset.panel), hover) + j]] / H.scale;
+      const bits = H.maps[row(Number(P.cv.dataset.panel), hover) + j];
+      // below float16's normal range the digits are not the trace's: say only how small
+      const w = bits & 0x7c00 ? fmt(f16[bits] / H.scale) : "< " + fmt(2 ** -14 / H.scale);
       const who = H.row_labels.length ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}`
         : H.titles[P.c];
-      showTip(ev, `${who} · ${patchText(j)} · ${H.text.weight} ${fmt(w)}`);
-      root.dataset.tip = String(fmt(w));
+      showTip(ev, `${who} · ${patchText(j)} · ${H.text.weight} ${w}`);
+      root.dataset.tip = w;
     };
     P.cv.addEventListener("pointermove", onMove);
     P.cv.addEventListener("pointerdown", onMove);

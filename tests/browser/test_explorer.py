@@ -4,8 +4,11 @@ keys move and commit it, and the picker maps a tap to the patch under it at ever
 
 from __future__ import annotations
 
+import math
 import re
+from functools import cache
 
+import numpy as np
 import pytest
 from browser_helpers import (
     MAIN,
@@ -18,6 +21,10 @@ from browser_helpers import (
     wait_url,
 )
 from playwright.sync_api import expect
+
+from encoder_core import encode
+from lens import compute
+from lens.settings import Settings
 
 pytestmark = pytest.mark.browser
 
@@ -36,6 +43,22 @@ WATCH_RUNS_JS = """() => {
     window.__states.push(app.getAttribute('data-test-script-state')));
   window.__watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
 }"""
+
+
+@cache
+def default_attn() -> np.ndarray:
+    """attn of layer 1 at the defaults, [n_heads, N, N], computed here as the app does."""
+    cfg = Settings().normalised()[0].to_config()
+    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+                                    cfg.channels)
+    return np.asarray(encode(image, cfg, compute.random_params(cfg)).layers[0].attn)
+
+
+def same_to_3_digits(shown: float, trace: float) -> bool:
+    """`shown` is `trace` to 3 significant digits (within one unit of the third digit, for a
+    trace value that float16's rounding moved across a rounding boundary)."""
+    unit = 10 ** (math.floor(math.log10(abs(trace))) - 2)
+    return abs(shown - trace) <= unit
 
 
 @pytest.fixture(params=SIZES, ids=IDS)
@@ -107,14 +130,22 @@ def test_hovering_repaints_every_map_with_no_rerun(sized, app_url, path):
     state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
     assert state == "notRunning"
     assert query_row_col(page) == (7, 7)  # hovering chose nothing
-    # the tooltip over a map: the key patch and its weight
-    cell = page.locator(f"{EXPLORER} .el-cell canvas").first
+    # the tooltip over a map: the key patch and its weight, the trace's to 3 digits
+    page.mouse.move(0, 0)  # off the picture: the maps show the committed query again
+    wait_for(lambda: dataset(page)["hover"], lambda h: h == str(CENTRE), "the maps to reset")
+    cell = page.locator(f"{EXPLORER} .el-cell canvas").first  # head 1 (of layer 1)
     cell.scroll_into_view_if_needed()
-    cb = cell.bounding_box()
-    page.mouse.move(cb["x"] + cb["width"] * 0.5, cb["y"] + cb["height"] * 0.5)
     tip = page.locator(f"{EXPLORER} .el-tip")
-    expect(tip).to_be_visible()
-    assert re.search(r"patch \d+ \(row \d+, column \d+\) · weight [0-9.e-]+", tip.inner_text())
+    for r, c in [(7, 7), (0, 13), (12, 3)]:
+        cb = cell.bounding_box()
+        p = patch_point(cb, r, c)
+        page.mouse.move(cb["x"] + p["x"], cb["y"] + p["y"])
+        expect(tip).to_be_visible()
+        text = tip.inner_text()
+        m = re.search(r"patch (\d+) \(row \d+, column \d+\) · weight ([0-9.e-]+)$", text)
+        assert m and int(m.group(1)) == r * G + c, text
+        trace = float(default_attn()[0, CENTRE, r * G + c])
+        assert same_to_3_digits(float(m.group(2)), trace), (text, trace)
     screenshot(page, f"explorer_{path}_{w}_hover")
     assert_no_errors(page)
 
