@@ -136,7 +136,8 @@ if explorer.fits(h, N):  # every head's map of every query: the maps follow the 
     widgets.query_explorer(ctx, explorer.Maps(
         layer.attn[None], ctx.t("live_title", h=h, i="{i}", l=l + 1), ctx.t("weight"),
         titles=[ctx.t("head_n", n=n + 1) for n in range(h)]))
-    st.caption(ctx.t("n_maps", h=h) + " " + ctx.t("grid_text", G=G))
+    st.caption(ctx.t("n_maps", h=h))
+    st.write(ctx.t("grid_text", G=G))
 else:  # too many values to send: the picture picks, the maps are drawn by the server
     widgets.query_explorer(ctx)
     st.caption(ctx.t("live_off", mb=explorer.map_bytes(h, N) / 2**20,

@@ -103,3 +103,25 @@ def test_a_simulated_click_on_the_picture_moves_the_query():
     at.switch_page("pages/06_scores.py").run()  # the query is kept on other pages
     assert at.session_state["query"] == 7
 
+
+
+@pytest.mark.parametrize("link, centre, multihead_live, stack_live", [
+    ({"image_size": "320", "patch_size": "16", "d_model": "64", "n_heads": "8",
+      "n_layers": "2"}, 10 * 20 + 10, True, "one"),  # 400 tokens: one layer of maps fits
+    ({"image_size": "512", "patch_size": "16", "d_model": "64", "n_heads": "16",
+      "n_layers": "1"}, 16 * 32 + 16, False, "none"),  # 1,024 tokens × 16 heads: over the cap
+])
+def test_over_the_explorer_cap_the_pages_fall_back_and_say_so(link, centre, multihead_live,
+                                                              stack_live):
+    at = new_app(**link)
+    at.run()
+    at.switch_page("pages/07_multihead.py").run()
+    assert_clean(at)
+    said = " ".join(c.value for c in at.caption)
+    assert ("over the 4 MB a page sends" in said) != multihead_live
+    assert len(at.image) >= 1 and at.session_state["query"] == centre
+    at.switch_page("pages/10_stack.py").run()
+    assert_clean(at)
+    said = " ".join(c.value for c in at.caption)
+    assert ("the pointer are those of layer 1" in said) == (stack_live == "one")
+    assert ("over the 4 MB a page sends" in said) == (stack_live == "none")
