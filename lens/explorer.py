@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import matplotlib
 import numpy as np
@@ -44,7 +44,7 @@ class Maps:
     colorbar: str  # the colour bar's label
     titles: Sequence[str] = ()
     row_labels: Sequence[str] = ()
-    col_labels: Sequence[str] = field(default=())
+    col_labels: Sequence[str] = ()
 
 
 def map_bytes(n_panels: int, n_tokens: int) -> int:

@@ -23,8 +23,8 @@ IMAGE_BYTES = "image_bytes"  # the last good upload
 IMAGE_NAME = "image_name"  # its file name
 NEW_SAMPLE = "new_sample"  # button: the next generated shape
 
-QUERY_CLICK = "query_click"  # the click component's last report {x, y, width, height}
-LAST_CLICK = "_last_click"  # the click already applied
+QUERY_CLICK = "query_click"  # the explorer's state: {"commit": {"query", "nonce"}} (last commit)
+LAST_CLICK = "_last_click"  # the commit already applied
 QUERY_ROW = "query_row"  # number inputs of the query picker
 QUERY_COL = "query_col"
 
