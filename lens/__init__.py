@@ -7,6 +7,8 @@
     sidebar.py    the controls; chrome.py: navigation, notices, header, export
     steps.py      the pages by id
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
+    explorer.py   the picture that picks the query; with maps, they follow the pointer in the
+                  browser (explorer_js.py: its HTML, CSS and JavaScript)
     blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
     figures/      arrays -> PNG pictures (matplotlib, no Streamlit)
     i18n.py       English / 中文; note.py the note's text; latex.py numbers for LaTeX

@@ -112,8 +112,17 @@ COMMON: Texts = {
     "query": ("Query patch i", "查询图像块 i"),
     "query_row": ("Query row", "查询块所在行"),
     "query_col": ("Query column", "查询块所在列"),
-    "click_hint": ("Click a patch on the image to make it the query.",
-                   "点击图像上的某个图像块，将其设为查询。"),
+    "click_hint": ("Click (or tap) a patch on the image to make it the query; the arrow keys "
+                   "move it.",
+                   "点击（或轻触）图像上的某个图像块，将其设为查询；方向键可移动它。"),
+    "hover_hint": ("Point at a patch: every map shows its attention at once. Click (or tap) to "
+                   "make it the query; the arrow keys move it.",
+                   "指向某个图像块：所有图立即显示它的注意力。点击（或轻触）将其设为查询；"
+                   "方向键可移动它。"),
+    "picker_aria": ("The image cut into patches: choose the query patch",
+                    "切成图像块的图像：选择查询图像块"),
+    "patch_tip": ("patch {i} (row {r}, column {c})", "图像块 {i}（第 {r} 行，第 {c} 列）"),
+    "weight_tip": ("weight", "权重"),
     "tokens": ("token (patch) i", "词元（图像块）i"),
     "keys": ("key token j", "键词元 j"),
     "features": ("feature", "特征维度"),

@@ -24,8 +24,8 @@ IMAGE_NAME = "image_name"  # its file name
 NEW_SAMPLE = "new_sample"  # button: the next generated shape
 ADVANCED = "sidebar_advanced"  # the sidebar's "Advanced" expander is open
 
-QUERY_CLICK = "query_click"  # the click component's last report {x, y, width, height}
-LAST_CLICK = "_last_click"  # the click already applied
+QUERY_CLICK = "query_click"  # the explorer's state: {"commit": {"query", "nonce"}} (last commit)
+LAST_CLICK = "_last_click"  # the commit already applied
 QUERY_ROW = "query_row"  # number inputs of the query picker
 QUERY_COL = "query_col"
 

@@ -34,6 +34,7 @@ WEIGHTS: tuple[str, ...] = get_args(Weights)
 
 # What the controls offer (the sidebar draws exactly these).
 CHANNELS = (1, 3)
+CENTRE = -1  # the query's default, resolved by `normalised` to the centre patch of the grid
 IMAGE_SIZES = (32, 48, 64, 96, 128, 160, 192, 224, 256, 320, 384, 448, 512)
 D_MODELS = (8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 MAX_LAYERS = 12
@@ -76,7 +77,7 @@ class Settings:
     sample_seed: int = 0  # which generated shape
     layer: int = 0  # selected layer, 0-based (shown 1…L)
     head: int = 0  # selected head, 0-based (shown 1…h)
-    query: int = 0  # selected query patch, row-major
+    query: int = CENTRE  # selected query patch, row-major; CENTRE: the centre patch
     # The configuration of a model that fixes the architecture; not in links.
     architecture: EncoderConfig | None = None
 
@@ -141,6 +142,9 @@ class Settings:
         settings, more = cls(**values).normalised(models)
         # a model fixing the architecture is news only for the values the link gave
         more = [n for n in more if n.why != "locked" or n.key in query]
+        centre = _encode(CENTRE)  # a query that fell back to the default: say which patch
+        notices = [replace(n, used=_encode(settings.query)) if n.used == centre else n
+                   for n in notices]
         return settings, notices + more
 
     # --- possible combinations -----------------------------------------------------------
@@ -180,6 +184,8 @@ class Settings:
             gib = probe.attention_bytes * s.n_heads / 2**30
             change("n_heads", _nearest(s.n_heads, heads), why, d=s.d_model, L=s.n_layers,
                    N=probe.n_tokens, gib=round(gib, 2), limit=MAX_ATTENTION_BYTES / 2**30)
+        if s.query == CENTRE:  # the default: the centre patch of this grid, without a word
+            s = replace(s, query=(probe.grid_size // 2) * probe.grid_size + probe.grid_size // 2)
         for key, count in (("layer", s.n_layers), ("head", s.n_heads),
                            ("query", probe.n_tokens)):
             value = getattr(s, key)

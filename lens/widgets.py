@@ -1,6 +1,6 @@
 """Page building blocks: cached pictures, a matrix with its caption and number window, the
-query-patch picker (click or row/column), the layer and head selectors, the note's original
-text, PNG download buttons.
+query patch (the explorer's picture, or row / column inputs), the layer and head selectors, the
+note's original text, PNG download buttons.
 
 Pictures are rendered by `lens.figures` and cached by content, so a rerun that shows the same
 arrays costs a hash, not a redraw.
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import figures, keys
+from . import explorer, figures, keys
 from .context import PageContext
 from .note import note_markdown
 from .session import sync_url
@@ -101,40 +101,52 @@ def number_window(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signe
                          c1=c0 + block.shape[1]))
 
 
-def query_picker(ctx: PageContext, where=None) -> int:
-    """Choose the query patch by clicking the image or with row/column inputs (kept in sync)."""
-    from streamlit_image_coordinates import streamlit_image_coordinates
-
+def query_inputs(ctx: PageContext, where=None) -> int:
+    """The query patch: a commit of the picture (click, tap, arrow keys) applied once, then
+    shown and editable as row / column inputs (the keyboard's way), kept in sync."""
     state = st.session_state
-    where = where or st
-    cfg = ctx.cfg
-    G, S = cfg.grid_size, cfg.image_size
+    G = ctx.cfg.grid_size
     query = ctx.settings.query
-    click = state.get(keys.QUERY_CLICK)
-    if click and click != state.get(keys.LAST_CLICK):
-        col = int(click["x"] / max(click.get("width", S), 1) * G)
-        row = int(click["y"] / max(click.get("height", S), 1) * G)
-        query = min(max(row, 0), G - 1) * G + min(max(col, 0), G - 1)
-        state["query"] = query  # first the query, then mark the click as handled
-        state[keys.LAST_CLICK] = click
+    commit = explorer.committed(keys.QUERY_CLICK)
+    if commit and commit != state.get(keys.LAST_CLICK):
+        query = min(max(int(commit["query"]), 0), G * G - 1)
+        state["query"] = query  # first the query, then mark the commit as handled
+        state[keys.LAST_CLICK] = commit
     state["query"] = query
     state[keys.QUERY_ROW], state[keys.QUERY_COL] = divmod(query, G)
-    sync_url()  # a click changed the query after page() wrote the link
+    sync_url()  # a commit changed the query after page() wrote the link
 
     def from_row_col() -> None:
         state["query"] = state[keys.QUERY_ROW] * G + state[keys.QUERY_COL]
 
-    picture = figures.clickable_grid(ctx.trace.image, cfg.patch_size, highlight=query)
-    with where.container():
+    with (where or st).container():
         st.markdown(f"**{ctx.t('query')} = {query}**")
-        streamlit_image_coordinates(picture, key=keys.QUERY_CLICK, width=320)
-        st.caption(ctx.t("click_hint"))
         c1, c2 = st.columns(2)
         c1.number_input(ctx.t("query_row"), 0, G - 1, step=1, key=keys.QUERY_ROW,
                         on_change=from_row_col)
         c2.number_input(ctx.t("query_col"), 0, G - 1, step=1, key=keys.QUERY_COL,
                         on_change=from_row_col)
     return int(state["query"])
+
+
+def query_explorer(ctx: PageContext, maps: explorer.Maps | None = None, where=None) -> None:
+    """The picture that picks the query; with `maps`, every map follows the hovered patch."""
+    text = {"hint": ctx.t("hover_hint" if maps is not None else "click_hint"),
+            "aria": ctx.t("picker_aria"), "patch": ctx.t("patch_tip", i="{i}", r="{r}", c="{c}"),
+            "weight": ctx.t("weight_tip")}
+    query = int(st.session_state.get("query", ctx.settings.query))  # after a commit
+    explorer.explorer(ctx.trace.image, ctx.cfg.grid_size, query, text, key=keys.QUERY_CLICK,
+                      maps=maps, where=where)
+
+
+def query_picker(ctx: PageContext, where=None) -> int:
+    """Choose the query patch by clicking (tapping) the image or with row/column inputs."""
+    where = where or st
+    with where.container():
+        picture = st.container()  # above the inputs, drawn once the commit is applied
+        query = query_inputs(ctx)
+        query_explorer(ctx, where=picture)
+    return query
 
 
 def layer_selector(ctx: PageContext, where=None) -> int:

@@ -4,7 +4,7 @@ import streamlit as st
 
 from encoder_core.analysis import contribution_norms, head_contributions, head_sum_gap
 from encoder_core.explain import dot_terms
-from lens import blocks, chrome, widgets
+from lens import blocks, chrome, explorer, widgets
 from lens.context import page
 from lens.latex import dims
 
@@ -28,6 +28,13 @@ TEXT = {
     "grid_title_first": ("{h} heads (first {k} shown) — attention of query patch {i}, layer {l}",
                          "{h} 个头（显示前 {k} 个）——查询图像块 {i} 的注意力，第 {l} 层"),
     "head_n": ("head {n}", "头 {n}"),
+    "live_title": ("{h} heads — attention of query patch {i}, layer {l}",
+                   "{h} 个头——查询图像块 {i} 的注意力，第 {l} 层"),
+    "live_off": (
+        "The maps of every patch would be {mb:.1f} MB, over the {cap:.0f} MB a page sends to "
+        "follow the pointer: click a patch (or type its row and column) to redraw them.",
+        "所有图像块的注意力图共 {mb:.1f} MB，超过页面为跟随指针而发送的上限 {cap:.0f} MB："
+        "点击一个图像块（或输入其行与列）以重新绘制。"),
     "weight": ("attention weight", "注意力权重"),
     "n_maps": ("h = {h} attention maps", "h = {h} 个注意力图"),
     "n_maps_first": ("h = {h} attention maps; the grid draws the first {k}.",
@@ -106,7 +113,7 @@ st.write(ctx.t("intro"))
 widgets.note_original(ctx)
 left, right = st.columns([1, 2])
 with left:
-    query = widgets.query_picker(ctx)
+    query = widgets.query_inputs(ctx)  # the picture that picks it is the explorer below
 with right:
     l = widgets.layer_selector(ctx)
     layer, W_O = tr.layers[l], tr.params.layers[l].W_O
@@ -125,15 +132,25 @@ maps = layer.attn[:k, query, :].reshape(k, G, G)  # [k, N] -> [k, G, G]
 ncols = min(k, 4)
 title = (ctx.ft("grid_title", h=h, i=query, l=l + 1) if h <= MAX_MAPS
          else ctx.ft("grid_title_first", h=h, k=k, i=query, l=l + 1))
-c1, c2 = st.columns([max(ncols, 2), 5 - min(ncols, 3)])
-widgets.picture(ctx, "attention_grid", tr.image, maps,
-                [ctx.ft("head_n", n=n + 1) for n in range(k)], title, ncols=ncols, query=query,
-                colorbar_label=ctx.ft("weight"), key="mh_grid", where=c1)
-with c2:
-    st.caption(ctx.t("n_maps", h=h) if h <= MAX_MAPS else ctx.t("n_maps_first", h=h, k=k))
+if explorer.fits(h, N):  # every head's map of every query: the maps follow the pointer
+    widgets.query_explorer(ctx, explorer.Maps(
+        layer.attn[None], ctx.t("live_title", h=h, i="{i}", l=l + 1), ctx.t("weight"),
+        titles=[ctx.t("head_n", n=n + 1) for n in range(h)]))
+    st.caption(ctx.t("n_maps", h=h))
     st.write(ctx.t("grid_text", G=G))
-    if ctx.weights == "random":
-        st.caption(ctx.t("grid_random"))
+else:  # too many values to send: the picture picks, the maps are drawn by the server
+    widgets.query_explorer(ctx)
+    st.caption(ctx.t("live_off", mb=explorer.map_bytes(h, N) / 2**20,
+                     cap=explorer.MAX_BYTES / 2**20))
+    c1, c2 = st.columns([max(ncols, 2), 5 - min(ncols, 3)])
+    widgets.picture(ctx, "attention_grid", tr.image, maps,
+                    [ctx.ft("head_n", n=n + 1) for n in range(k)], title, ncols=ncols,
+                    query=query, colorbar_label=ctx.ft("weight"), key="mh_grid", where=c1)
+    with c2:
+        st.caption(ctx.t("n_maps", h=h) if h <= MAX_MAPS else ctx.t("n_maps_first", h=h, k=k))
+        st.write(ctx.t("grid_text", G=G))
+if ctx.weights == "random":
+    st.caption(ctx.t("grid_random"))
 
 # --- concat, W_O, attn_out -----------------------------------------------------------------------
 st.subheader(ctx.t("concat"))

@@ -9,7 +9,7 @@ from encoder_core.analysis import (
     rollout_mean_over_queries,
     uniform_attention_reference,
 )
-from lens import chrome, widgets
+from lens import chrome, explorer, widgets
 from lens.context import page
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
@@ -38,6 +38,19 @@ TEXT = {
                         "to keep the picture readable.",
                         "为保持图像清晰，只显示 {L} 层中的前 {l} 层、{H} 个头中的前 {h} 个。"),
     "head_title": ("head {h}", "头 {h}"),
+    "live_one": (
+        "All {n} layers' maps of every patch would be too much to send: the maps that follow "
+        "the pointer are those of layer {l} (chosen above); the picture below draws every "
+        "layer for the chosen query patch.",
+        "全部 {n} 层、所有图像块的注意力图数据量过大：跟随指针的是第 {l} 层（在上方选择）；"
+        "下方的图为所选查询图像块画出每一层。"),
+    "live_off": (
+        "The maps of every patch would be {mb:.1f} MB for one layer, over the {cap:.0f} MB a "
+        "page sends to follow the pointer: click a patch (or type its row and column) to "
+        "redraw them.",
+        "仅一层、所有图像块的注意力图就有 {mb:.1f} MB，"
+        "超过页面为跟随指针而发送的上限 {cap:.0f} MB："
+        "点击一个图像块（或输入其行与列）以重新绘制。"),
     "layer_label": ("layer {l}", "第 {l} 层"),
     "weight": ("attention weight", "注意力权重"),
     "rollout": ("2 · Attention rollout: following attention through all layers",
@@ -110,7 +123,7 @@ widgets.note_original(ctx)
 
 top_left, top_right = st.columns([2, 3], gap="large")
 with top_left:
-    query = widgets.query_picker(ctx)
+    query = widgets.query_inputs(ctx)  # the picture that picks it is the explorer below
 with top_right:
     st.latex(r"x_l = \mathrm{EncoderLayer}_l(x_{l-1}), \quad l = 1 \dots %d" % L)
     st.latex(r"\underbrace{\text{output}}_{%d \times %d} = x_{%d}" % (N, d, L))
@@ -122,14 +135,29 @@ st.write(ctx.t("grid_text", i=query, N=N, G=G))
 limited = ("l" if n_l < L else "") + ("h" if n_h < H else "")
 if limited:
     st.caption(ctx.t(f"grid_limited_{limited}", l=n_l, L=L, h=n_h, H=H))
-maps = np.stack([tr.layers[l].attn[:n_h, query, :].reshape(n_h, G, G)  # [h, N] -> [h, G, G]
-                 for l in range(n_l)])  # [n_l, n_h, G, G]
-share = (1.25 * n_h + 1.6) / (1.25 * MAX_GRID_HEADS + 1.6)  # the figure's width, relative
-where = st.columns([share, 1 - share])[0] if share < 0.9 else st  # few heads: not blown up
-widgets.picture(ctx, "attention_table", tr.image, maps, f"attn[h, {query}, :]  ({G} × {G})",
-                where=where, row_labels=[ctx.t("layer_label", l=l + 1) for l in range(n_l)],
-                col_labels=[ctx.t("head_title", h=h + 1) for h in range(n_h)], query=query,
-                colorbar_label=ctx.t("weight"), key="grid")
+row_labels = [ctx.t("layer_label", l=l + 1) for l in range(n_l)]
+col_labels = [ctx.t("head_title", h=h + 1) for h in range(n_h)]
+live = list(range(n_l)) if explorer.fits(n_l * n_h, N) else []
+if not live and explorer.fits(n_h, N):  # one layer fits: the one chosen here
+    live = [widgets.layer_selector(ctx)]
+    st.caption(ctx.t("live_one", l=live[0] + 1, n=n_l))
+if live:  # every query's row of the layers sent: the maps follow the pointer
+    widgets.query_explorer(ctx, explorer.Maps(
+        np.stack([tr.layers[l].attn[:n_h] for l in live]),  # [layers, n_h, N, N]
+        f"attn[h, {{i}}, :]  ({G} × {G})", ctx.t("weight"),
+        row_labels=[ctx.t("layer_label", l=l + 1) for l in live], col_labels=col_labels))
+if live != list(range(n_l)):  # the server draws the layers the explorer does not carry
+    if not live:
+        widgets.query_explorer(ctx)
+        st.caption(ctx.t("live_off", mb=explorer.map_bytes(n_h, N) / 2**20,
+                         cap=explorer.MAX_BYTES / 2**20))
+    maps = np.stack([tr.layers[l].attn[:n_h, query, :].reshape(n_h, G, G)  # [h, N] -> [h, G, G]
+                     for l in range(n_l)])  # [n_l, n_h, G, G]
+    share = (1.25 * n_h + 1.6) / (1.25 * MAX_GRID_HEADS + 1.6)  # the figure's width, relative
+    where = st.columns([share, 1 - share])[0] if share < 0.9 else st  # few heads: not blown up
+    widgets.picture(ctx, "attention_table", tr.image, maps, f"attn[h, {query}, :]  ({G} × {G})",
+                    where=where, row_labels=row_labels, col_labels=col_labels, query=query,
+                    colorbar_label=ctx.t("weight"), key="grid")
 
 # --- 2 · attention rollout ------------------------------------------------------------------
 st.subheader(ctx.t("rollout"))

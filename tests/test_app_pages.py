@@ -89,14 +89,17 @@ def test_a_simulated_click_on_the_picture_moves_the_query():
     at = new_app(**SMALL)  # 64 px image, 16 px patches: a 4 × 4 grid
     at.run()
     at.switch_page("pages/07_multihead.py").run()
-    assert at.session_state["query"] == 0
-    # the component reports the click in the displayed picture's pixels
-    at.session_state[keys.QUERY_CLICK] = {"x": 250, "y": 90, "width": 320, "height": 320}
+    assert at.session_state["query"] == 2 * 4 + 2  # the default: the centre patch
+    # the explorer reports a commit (click, tap or arrow keys) as its "commit" state value
+    at.session_state[keys.QUERY_CLICK] = {"commit": {"query": 7, "nonce": "1"}}
     at.run()
     assert_clean(at)
-    assert at.session_state["query"] == 1 * 4 + 3  # row 90/80 = 1, column 250/80 = 3
+    assert at.session_state["query"] == 7
     assert (at.session_state["query_row"], at.session_state["query_col"]) == (1, 3)
     assert any("i = 7" in m.value for m in at.markdown)
+    at.number_input(key="query_row").set_value(0).run()  # the old commit is not re-applied
+    assert at.session_state["query"] == 3
+    at.number_input(key="query_row").set_value(1).run()
     at.switch_page("pages/06_scores.py").run()  # the query is kept on other pages
     assert at.session_state["query"] == 7
 
@@ -113,3 +116,25 @@ def test_compare_names_permutation_equivariance_and_shows_it_holds_only_without_
     on = re.search(r"With PE: ([0-9.]+)", text)
     assert off and on, text[:500]
     assert float(off.group(1)) < 1e-4 < 1e-2 < float(on.group(1))
+
+
+@pytest.mark.parametrize("link, centre, multihead_live, stack_live", [
+    ({"image_size": "320", "patch_size": "16", "d_model": "64", "n_heads": "8",
+      "n_layers": "2"}, 10 * 20 + 10, True, "one"),  # 400 tokens: one layer of maps fits
+    ({"image_size": "512", "patch_size": "16", "d_model": "64", "n_heads": "16",
+      "n_layers": "1"}, 16 * 32 + 16, False, "none"),  # 1,024 tokens × 16 heads: over the cap
+])
+def test_over_the_explorer_cap_the_pages_fall_back_and_say_so(link, centre, multihead_live,
+                                                              stack_live):
+    at = new_app(**link)
+    at.run()
+    at.switch_page("pages/07_multihead.py").run()
+    assert_clean(at)
+    said = " ".join(c.value for c in at.caption)
+    assert ("over the 4 MB a page sends" in said) != multihead_live
+    assert len(at.image) >= 1 and at.session_state["query"] == centre
+    at.switch_page("pages/10_stack.py").run()
+    assert_clean(at)
+    said = " ".join(c.value for c in at.caption)
+    assert ("the pointer are those of layer 1" in said) == (stack_live == "one")
+    assert ("over the 4 MB a page sends" in said) == (stack_live == "none")

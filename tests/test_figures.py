@@ -57,7 +57,7 @@ def rgb255(colour: str) -> tuple[int, int, int]:
 # --- every kind -------------------------------------------------------------------------------
 
 def test_the_app_finds_every_picture_kind_and_the_constants_it_reads_in_the_package():
-    for kind in [*KINDS, "clickable_grid"]:
+    for kind in KINDS:
         assert callable(getattr(figures, kind))
     assert figures.MAX_SIDE == 256
     assert isinstance(figures.HAS_CJK_FONT, bool)
@@ -225,20 +225,6 @@ def test_patch_gallery_shows_each_patch_up_to_max_patches_titled_with_its_index(
     for i, ax in enumerate(shown):
         np.testing.assert_allclose(ax.images[0].get_array(), patches[i].reshape(4, 4, 3))
     assert len(fig.axes) == 9 and fig.get_suptitle() == "patches"  # a 3 × 3 grid, 2 empty
-
-
-@pytest.mark.parametrize("side", [320, 100, 7])
-def test_clickable_grid_pixels_map_exactly_onto_the_patch_grid(side):
-    G, P = 4, 8
-    out = figures.clickable_grid(GREY, P, highlight=6, side=side)
-    k = max(2, side // G)
-    assert out.shape == (G * k, G * k, 3) and out.dtype == np.uint8
-    outline = np.argwhere((out == rgb255(figures.QUERY_COLOUR)).all(axis=-1))
-    assert set(map(tuple, outline // k)) == {(1, 2)}  # pixel // k is the patch: 6 = (1, 2)
-    gridlines = [j * k for j in range(1, G)]  # the first pixel row / column of each patch
-    grid = rgb255(figures.GRID_COLOUR)
-    assert list(np.flatnonzero((out[:, 1] == grid).all(axis=-1))) == gridlines
-    assert list(np.flatnonzero((out[1, :] == grid).all(axis=-1))) == gridlines
 
 
 # --- attention over the image -----------------------------------------------------------------

@@ -72,8 +72,21 @@ def test_a_malformed_choice_or_switch_falls_back_to_its_default_with_a_notice(ke
 @pytest.mark.parametrize("key", [*OPTIONS, *RANGES])
 def test_a_value_that_is_not_a_number_falls_back_to_the_default_with_a_notice(key):
     s, notices = Settings.from_url({key: "twelve"}, MODELS)
-    assert getattr(s, key) == getattr(DEFAULTS, key)
+    assert getattr(s, key) == getattr(DEFAULTS.normalised()[0], key)  # query: the centre
     assert [(n.key, n.given, n.why) for n in notices] == [(key, "twelve", "not_a_number")]
+    assert notices[0].used == str(getattr(s, key))
+
+
+@pytest.mark.parametrize("image_size, patch_size, centre", [
+    (224, 16, 7 * 14 + 7), (224, 32, 3 * 7 + 3), (64, 16, 2 * 4 + 2), (512, 16, 16 * 32 + 16)])
+def test_the_default_query_is_the_centre_patch_of_the_grid(image_size, patch_size, centre):
+    s, notices = Settings(image_size=image_size, patch_size=patch_size).normalised()
+    assert s.query == centre and notices == []
+    linked, _ = Settings.from_url({"image_size": str(image_size),
+                                   "patch_size": str(patch_size)})
+    assert linked.query == centre
+    explicit, notices = Settings.from_url({"query": "3"})  # a link's own query is kept
+    assert explicit.query == 3 and notices == []
 
 
 @pytest.mark.parametrize("query, key, used, why", [

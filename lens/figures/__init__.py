@@ -8,14 +8,14 @@ nearest-upsampled to the image and alpha-blended on it. Grids are one figure wit
 
     style.py     fonts, colour maps and colours, colour limits, block averaging, margins, to_png
     heatmaps.py  matrices: heatmap, row_heatmap, value_grid
-    images.py    the input image: image_with_grid, image_pair, patch_gallery, clickable_grid
+    images.py    the input image: image_with_grid, image_pair, patch_gallery
     overlays.py  attention over the image: attention_grid, attention_table
     charts.py    vectors: bars, bar_panels, lines
     pipeline.py  the whole pipeline with the live shapes: image → patches → encoder
 
 Every picture `<kind>` is `to_png(<kind>_figure(...))`: the app calls `figures.<kind>(...)` by
 name for PNG bytes, tests inspect the matplotlib Figure of `<kind>_figure`. Both are exported
-here. `clickable_grid` returns its RGB array directly.
+here.
 """
 
 from .charts import bar_panels, bar_panels_figure, bar_row, bars, bars_figure, lines, lines_figure
@@ -28,7 +28,6 @@ from .heatmaps import (
     value_grid_figure,
 )
 from .images import (
-    clickable_grid,
     image_pair,
     image_pair_figure,
     image_with_grid,
@@ -68,9 +67,9 @@ from .style import (
 )
 
 __all__ = [
-    # the pictures, as PNG bytes (clickable_grid: an RGB array) and as Figures
+    # the pictures, as PNG bytes and as Figures
     "attention_grid", "attention_grid_figure", "attention_table", "attention_table_figure",
-    "bar_panels", "bar_panels_figure", "bars", "bars_figure", "clickable_grid",
+    "bar_panels", "bar_panels_figure", "bars", "bars_figure",
     "heatmap", "heatmap_figure", "image_pair", "image_pair_figure",
     "image_with_grid", "image_with_grid_figure", "lines", "lines_figure",
     "patch_gallery", "patch_gallery_figure", "pipeline", "pipeline_figure", "row_heatmap",

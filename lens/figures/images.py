@@ -1,9 +1,7 @@
 """The input image itself: with its patch grid and numbers (`image_with_grid`), beside the upload
-(`image_pair`), cut into patch tiles (`patch_gallery`), and as a bare picture whose pixels map
-onto patches for clicking (`clickable_grid`).
+(`image_pair`) and cut into patch tiles (`patch_gallery`).
 
-Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG.
-`clickable_grid` draws no Figure: it returns the RGB array itself."""
+Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG."""
 
 from __future__ import annotations
 
@@ -96,30 +94,3 @@ def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: st
                   max_patches: int = 64) -> bytes:
     """PNG bytes of `patch_gallery_figure`."""
     return to_png(patch_gallery_figure(patches, patch_size, channels, title, max_patches))
-
-
-def clickable_grid(image: np.ndarray, patch_size: int, highlight: int | None = None,
-                   side: int = 320) -> np.ndarray:
-    """The model's image as a bare picture (no axes or margins) with the patch grid, the chosen
-    patch outlined and a thin dark frame — so a click's pixel maps exactly to a patch.
-
-    Args:
-        image: [S, S, C] in [0, 1]
-    Returns:
-        [G·k, G·k, 3] uint8 with k = max(2, side // G) pixels a patch.
-    """
-    G = image.shape[0] // patch_size
-    k = max(2, side // G)
-    rgb = np.repeat(image, 3, axis=-1) if image.shape[-1] == 1 else image
-    idx = (np.arange(G * k) * image.shape[0]) // (G * k)  # nearest resampling
-    out = (np.clip(rgb[idx][:, idx], 0, 1) * 255).astype(np.uint8)
-    lines = np.arange(1, G) * k
-    out[lines, :] = out[:, lines] = (255, 204, 0)  # grid, between patches: GRID_COLOUR
-    if highlight is not None:
-        r, c = divmod(highlight, G)
-        y0, x0 = r * k, c * k
-        for t in range(2):  # a 2-pixel outline inside the patch: QUERY_COLOUR
-            out[y0 + t, x0:x0 + k] = out[y0 + k - 1 - t, x0:x0 + k] = (0, 229, 255)
-            out[y0:y0 + k, x0 + t] = out[y0:y0 + k, x0 + k - 1 - t] = (0, 229, 255)
-    out[[0, -1], :] = out[:, [0, -1]] = (34, 34, 34)  # frame
-    return out

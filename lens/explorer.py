@@ -1,0 +1,127 @@
+"""The attention explorer: the image as a query picker that, with attention maps, repaints every
+map of the hovered patch in the browser (no rerun); a click, a tap or the arrow keys commit the
+query to the server.
+
+One `st.components.v2` component (in the page, not an iframe; its code in `lens.explorer_js`).
+Everything it shows travels as one `bytes` blob (`payload`): a small JSON header (sizes and our
+own labels, never user text), the colour map, the picture as RGB pixels and the attention rows
+as float16 (3 significant digits of the trace). A blob over `MAX_BYTES` is not sent: the page
+then keeps its static pictures (`fits` tells which).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import matplotlib
+import numpy as np
+import streamlit as st
+
+from .explorer_js import CSS, HTML, JS
+from .figures.style import OVERLAY_CMAP
+
+MAX_BYTES = 4 * 2**20  # the most one page sends: above it, click-and-rerun pictures
+SCALE = 2.0**15  # weights ≤ 1 are sent × 2¹⁵, so that small ones stay normal float16 numbers
+MAX_PICTURE = 256  # side of the picture sent, at most (pixels)
+ALPHA = 0.6  # the maps' opacity over the image, as in `figures.overlay_rgb`
+
+_component = st.components.v2.component("encoder_lens_explorer", html=HTML, css=CSS, js=JS)
+
+
+@dataclass(frozen=True)
+class Maps:
+    """Attention rows for every query, one panel per (row, column), e.g. layer × head.
+
+    attn: [rows, cols, N, N] softmax weights; titles: one per column when there is one row of
+    panels (then row_labels is empty), else row_labels / col_labels label a table.
+    """
+
+    attn: np.ndarray  # [rows, cols, N, N]
+    title: str  # "{i}" is replaced by the query patch shown
+    colorbar: str  # the colour bar's label
+    titles: Sequence[str] = ()
+    row_labels: Sequence[str] = ()
+    col_labels: Sequence[str] = ()
+
+
+def map_bytes(n_panels: int, n_tokens: int) -> int:
+    """Bytes of `n_panels` panels of every query's attention row, as float16."""
+    return 2 * n_panels * n_tokens * n_tokens
+
+
+def fits(n_panels: int, n_tokens: int) -> bool:
+    """Whether the explorer may carry these maps (picture and header take < 0.25 MB)."""
+    return map_bytes(n_panels, n_tokens) + 2**18 <= MAX_BYTES
+
+
+def picture_pixels(image: np.ndarray, grid: int) -> np.ndarray:
+    """The image as RGB uint8, nearest-resampled to a side that is a multiple of the grid.
+
+    Args:
+        image: [S, S, C] in [0, 1]
+    Returns:
+        [G·k, G·k, 3] uint8 with k = max(1, min(S, MAX_PICTURE) // G)
+    """
+    side = grid * max(1, min(image.shape[0], MAX_PICTURE) // grid)
+    rgb = np.repeat(image, 3, axis=-1) if image.shape[-1] == 1 else image
+    idx = (np.arange(side) * image.shape[0]) // side  # nearest resampling
+    return np.round(np.clip(rgb[idx][:, idx], 0, 1) * 255).astype(np.uint8)
+
+
+def _lut() -> np.ndarray:
+    """The overlay colour map as 256 × RGB uint8."""
+    return matplotlib.colormaps[OVERLAY_CMAP](np.linspace(0, 1, 256), bytes=True)[:, :3]
+
+
+def _pad4(b: bytes, fill: bytes = b"\0") -> bytes:
+    return b + fill * (-len(b) % 4)
+
+
+def payload(image: np.ndarray, grid: int, query: int, text: dict[str, str],
+            maps: Maps | None = None) -> bytes:
+    """The blob the component reads: uint32 header length, JSON header, then the sections."""
+    pixels = picture_pixels(image, grid)
+    lut = _pad4(_lut().tobytes())
+    pic = _pad4(pixels.tobytes())
+    head: dict[str, object] = {"G": grid, "N": grid * grid, "side": pixels.shape[0],
+                               "query": int(query), "scale": SCALE, "alpha": ALPHA,
+                               "lut_at": 0, "image_at": len(lut), "rows": 0, "cols": 0,
+                               "text": text}
+    body = [lut, pic]
+    if maps is not None:
+        rows, cols, n, _ = maps.attn.shape
+        head.update(rows=rows, cols=cols, maps_at=len(lut) + len(pic),
+                    titles=list(maps.titles), row_labels=list(maps.row_labels),
+                    col_labels=list(maps.col_labels))
+        head["text"] = {**text, "title": maps.title, "colorbar": maps.colorbar}
+        body.append((np.asarray(maps.attn, np.float32) * SCALE).astype("<f2").tobytes())
+    header = _pad4(json.dumps(head, ensure_ascii=False).encode(), b" ")  # JSON allows spaces
+    return struct.pack("<I", len(header)) + header + b"".join(body)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _cached_payload(image: np.ndarray, grid: int, query: int, text: dict[str, str],
+                    maps: Maps | None) -> bytes:
+    return payload(image, grid, query, text, maps)
+
+
+def committed(key: str) -> dict | None:
+    """The last commit the component reported ({query, nonce}), from the session state."""
+    value = st.session_state.get(key)
+    try:
+        commit = value.get("commit") if value is not None else None
+    except AttributeError:
+        return None
+    return dict(commit) if isinstance(commit, dict) and "query" in commit else None
+
+
+def explorer(image: np.ndarray, grid: int, query: int, text: dict[str, str], *, key: str,
+             maps: Maps | None = None, where=None) -> None:
+    """Mount the explorer (the picker alone when `maps` is None). `text`: hint, aria, patch
+    ("{i}", "{r}", "{c}") and weight — the app's own labels."""
+    blob = _cached_payload(image, grid, query, text, maps)
+    with (where or st).container():
+        _component(data=blob, key=key, on_commit_change=lambda: None, width="stretch")

@@ -1,0 +1,310 @@
+"""The attention explorer's browser side: HTML, CSS and JavaScript as constant strings.
+
+Nothing here is built from data: every number, label and pixel reaches the browser through the
+component's data channel (one `bytes` blob, see `lens.explorer.payload`), and every label is
+written with `textContent`, never as HTML.
+
+The blob: uint32 (little-endian) header length, the JSON header, then at the offsets the header
+gives: the colour map (256 × RGB, uint8), the picture ([side, side, 3] uint8) and, when there are
+maps, the attention rows ([rows, cols, N, N] float16, scaled by `header.scale`).
+"""
+
+HTML = '<div class="el-root" data-testid="el-explorer" tabindex="-1"></div>'
+
+CSS = """
+.el-root { position: relative; display: flex; flex-wrap: wrap; gap: 12px 20px;
+  align-items: flex-start; font-family: var(--st-font, sans-serif); font-size: 13px;
+  color: var(--st-text-color, #222); width: 100%; }
+.el-pick { flex: 0 1 320px; min-width: 160px; max-width: 100%; }
+.el-root.el-only .el-pick { flex: 0 1 360px; }
+.el-pick canvas { width: 100%; height: auto; display: block; cursor: crosshair;
+  image-rendering: pixelated; touch-action: none; outline: none; border-radius: 2px; }
+.el-pick canvas:focus-visible { box-shadow: 0 0 0 3px var(--st-primary-color, #ff4b4b); }
+.el-hint { font-size: 12px; opacity: 0.75; margin-top: 4px; }
+.el-maps { flex: 1 1 340px; min-width: 0; max-width: 100%; }
+.el-title { font-weight: 600; margin-bottom: 6px; }
+.el-grid { display: grid; gap: 4px; align-items: end; }
+.el-cell { min-width: 0; }
+.el-cell canvas { width: 100%; height: auto; display: block; image-rendering: pixelated; }
+.el-lab { font-size: 11px; text-align: center; white-space: nowrap; overflow: hidden;
+  text-overflow: ellipsis; }
+.el-row { font-size: 11px; align-self: center; white-space: nowrap; padding-right: 2px; }
+.el-bar { margin-top: 8px; max-width: 360px; }
+.el-bar canvas { width: 100%; height: 12px; display: block; }
+.el-ticks { display: flex; justify-content: space-between; font-size: 11px; }
+.el-tip { position: absolute; pointer-events: none; background: rgba(20, 20, 20, 0.88);
+  color: #fff; padding: 3px 6px; border-radius: 4px; font-size: 12px; white-space: nowrap;
+  display: none; z-index: 10; }
+"""
+
+JS = r"""
+let F16 = null;  // float16 bit pattern -> float32, built once
+function f16table() {
+  if (F16) return F16;
+  F16 = new Float32Array(65536);
+  for (let b = 0; b < 65536; b++) {
+    const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
+    F16[b] = e === 0 ? s * m * 2 ** -24 : e === 31 ? (m ? NaN : s * Infinity)
+      : s * (1 + m / 1024) * 2 ** (e - 15);
+  }
+  return F16;
+}
+
+function parse(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = view.getUint32(0, true);
+  const head = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + n)));
+  const base = bytes.byteOffset + 4 + n;
+  head.lut = new Uint8Array(bytes.buffer, base + head.lut_at, 768);
+  head.img = new Uint8Array(bytes.buffer, base + head.image_at, head.side * head.side * 3);
+  if (head.rows) {
+    const count = head.rows * head.cols * head.N * head.N;
+    const start = base + head.maps_at;
+    // copy when unaligned: Uint16Array needs an even offset
+    head.maps = start % 2 ? new Uint16Array(bytes.slice(start - bytes.byteOffset,
+      start - bytes.byteOffset + 2 * count).buffer) : new Uint16Array(bytes.buffer, start, count);
+  }
+  return head;
+}
+
+function el(tag, cls, parent) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function fmt(w) {
+  if (w === 0) return "0";
+  return Math.abs(w) >= 1e-3 ? Number(w.toPrecision(3)).toString() : w.toExponential(2);
+}
+
+export default function (component) {
+  const { data, setStateValue, parentElement } = component;
+  const root = parentElement.querySelector(".el-root");
+  if (!root || !data || !data.length) return;
+  root.replaceChildren();
+  const H = parse(data);
+  const G = H.G, N = H.N, side = H.side, k = side / G;
+  const f16 = f16table();
+  let query = H.query, hover = H.query, keyTimer = null, nonce = 0;
+  root.classList.toggle("el-only", !H.rows);
+  root.dataset.committed = String(query);
+  root.dataset.hover = String(hover);
+  const tip = el("div", "el-tip", root);
+
+  // --- the picker: the image, its patch grid, the query and the hovered patch --------------
+  const pick = el("div", "el-pick", root);
+  const pc = el("canvas", "", pick);
+  pc.width = pc.height = side;
+  pc.tabIndex = 0;
+  pc.setAttribute("role", "img");
+  pc.setAttribute("aria-label", H.text.aria);
+  pc.dataset.testid = "el-picker";
+  el("div", "el-hint", pick).textContent = H.text.hint;
+  const pctx = pc.getContext("2d");
+  const base = pctx.createImageData(side, side);
+  for (let p = 0, q = 0; p < side * side; p++, q += 3) {
+    base.data[4 * p] = H.img[q]; base.data[4 * p + 1] = H.img[q + 1];
+    base.data[4 * p + 2] = H.img[q + 2]; base.data[4 * p + 3] = 255;
+  }
+  function drawPicker() {
+    pctx.putImageData(base, 0, 0);
+    pctx.lineWidth = Math.max(1, side / 320);
+    pctx.strokeStyle = "rgba(255, 204, 0, 0.8)";  // GRID_COLOUR
+    pctx.beginPath();
+    for (let g = 1; g < G; g++) {
+      pctx.moveTo(g * k, 0); pctx.lineTo(g * k, side);
+      pctx.moveTo(0, g * k); pctx.lineTo(side, g * k);
+    }
+    pctx.stroke();
+    const box = (i, colour, w) => {
+      pctx.lineWidth = w; pctx.strokeStyle = colour;
+      pctx.strokeRect((i % G) * k + w / 2, Math.floor(i / G) * k + w / 2, k - w, k - w);
+    };
+    if (hover !== query) box(hover, "rgba(255, 255, 255, 0.9)", Math.max(1, k / 8));
+    box(query, "#00e5ff", Math.max(2, k / 6));  // QUERY_COLOUR
+  }
+
+  // --- the maps: one canvas per head (and layer), one shared colour scale ------------------
+  const panels = [];
+  let bar = null, ticks = null, title = null, grid = null;
+  const ps = Math.min(side, G * Math.max(1, Math.floor(112 / G)));  // panel side in pixels
+  const pk = ps / G;
+  let grey = null;
+  if (H.rows) {
+    const maps = el("div", "el-maps", root);
+    title = el("div", "el-title", maps);
+    grid = el("div", "el-grid", maps);
+    grey = new Float32Array(ps * ps);  // the image's grey, nearest-resampled to a panel
+    for (let y = 0; y < ps; y++) for (let x = 0; x < ps; x++) {
+      const q = 3 * (Math.floor(y * side / ps) * side + Math.floor(x * side / ps));
+      grey[y * ps + x] = (H.img[q] + H.img[q + 1] + H.img[q + 2]) / 3;
+    }
+    const table = H.row_labels.length > 0;
+    if (table) {
+      el("div", "", grid);
+      for (let c = 0; c < H.cols; c++) el("div", "el-lab", grid).textContent = H.col_labels[c];
+    }
+    for (let r = 0; r < H.rows; r++) {
+      if (table) el("div", "el-row", grid).textContent = H.row_labels[r];
+      for (let c = 0; c < H.cols; c++) {
+        const cell = el("div", "el-cell", grid);
+        if (!table) el("div", "el-lab", cell).textContent = H.titles[c];
+        const cv = el("canvas", "", cell);
+        cv.width = cv.height = ps;
+        cv.dataset.panel = String(r * H.cols + c);
+        panels.push({ r, c, cv, ctx: cv.getContext("2d"), img: new ImageData(ps, ps) });
+      }
+    }
+    const layout = () => {
+      const w = maps.clientWidth || 320;
+      if (table) {
+        grid.style.gridTemplateColumns = `max-content repeat(${H.cols}, minmax(0, 1fr))`;
+      } else {
+        const n = Math.max(1, Math.min(H.cols, 4, Math.floor(w / 96)));
+        grid.style.gridTemplateColumns = `repeat(${n}, minmax(0, 1fr))`;
+      }
+    };
+    layout();
+    const ro = new ResizeObserver(layout);
+    ro.observe(maps);
+    const b = el("div", "el-bar", maps);
+    el("div", "el-lab", b).textContent = H.text.colorbar;
+    bar = el("canvas", "", b);
+    bar.width = 256; bar.height = 1;
+    const bctx = bar.getContext("2d"), bimg = bctx.createImageData(256, 1);
+    for (let i = 0; i < 256; i++) {
+      bimg.data.set([H.lut[3 * i], H.lut[3 * i + 1], H.lut[3 * i + 2], 255], 4 * i);
+    }
+    bctx.putImageData(bimg, 0, 0);
+    ticks = el("div", "el-ticks", b);
+    for (let i = 0; i < 3; i++) el("span", "", ticks);
+    root._cleanup = () => ro.disconnect();
+  }
+
+  const row = (panel, i) => (panel * N + i) * N;  // offset of attn row i of a panel
+  let vmax = 1;
+  function drawMaps() {
+    if (!H.rows) return;
+    const t0 = performance.now();
+    vmax = 0;
+    for (let p = 0; p < panels.length; p++) {
+      const o = row(p, hover);
+      for (let j = 0; j < N; j++) vmax = Math.max(vmax, f16[H.maps[o + j]]);
+    }
+    vmax = vmax > 0 ? vmax : 1;
+    const a = H.alpha, lut = H.lut, colour = new Uint8Array(3 * N);
+    for (let p = 0; p < panels.length; p++) {
+      const P = panels[p], o = row(p, hover), d = P.img.data;
+      for (let j = 0; j < N; j++) {
+        const v = Math.min(255, Math.max(0, Math.round(f16[H.maps[o + j]] / vmax * 255)));
+        colour[3 * j] = lut[3 * v]; colour[3 * j + 1] = lut[3 * v + 1];
+        colour[3 * j + 2] = lut[3 * v + 2];
+      }
+      for (let y = 0; y < ps; y++) {
+        const gy = Math.floor(y / pk) * G;
+        for (let x = 0; x < ps; x++) {
+          const j = 3 * (gy + Math.floor(x / pk)), q = 4 * (y * ps + x);
+          const g = (1 - a) * grey[y * ps + x];
+          d[q] = g + a * colour[j]; d[q + 1] = g + a * colour[j + 1];
+          d[q + 2] = g + a * colour[j + 2]; d[q + 3] = 255;
+        }
+      }
+      P.ctx.putImageData(P.img, 0, 0);
+      P.ctx.lineWidth = Math.max(1, pk / 6);
+      P.ctx.strokeStyle = "#00e5ff";  // the query patch (the hovered one)
+      P.ctx.strokeRect((hover % G) * pk + 0.5, Math.floor(hover / G) * pk + 0.5, pk - 1, pk - 1);
+    }
+    const real = vmax / H.scale;
+    title.textContent = H.text.title.replace("{i}", String(hover));
+    ticks.children[0].textContent = "0";
+    ticks.children[1].textContent = fmt(real / 2);
+    ticks.children[2].textContent = fmt(real);
+    const ms = performance.now() - t0;
+    root.dataset.paintMs = ms.toFixed(3);
+    root.dataset.paints = String(Number(root.dataset.paints || 0) + 1);
+  }
+
+  function paint() {
+    drawPicker();
+    drawMaps();
+    root.dataset.hover = String(hover);
+  }
+
+  // --- pointer: hover shows, a click or tap commits ----------------------------------------
+  const patchAt = (cv, ev) => {
+    const r = cv.getBoundingClientRect();  // the displayed size, whatever the canvas's pixels
+    const c = Math.min(G - 1, Math.max(0, Math.floor((ev.clientX - r.left) / r.width * G)));
+    const rr = Math.min(G - 1, Math.max(0, Math.floor((ev.clientY - r.top) / r.height * G)));
+    return rr * G + c;
+  };
+  const showTip = (ev, text) => {
+    const r = root.getBoundingClientRect();
+    tip.textContent = text;
+    tip.style.display = "block";
+    const x = ev.clientX - r.left + 12, w = tip.offsetWidth;
+    tip.style.left = Math.max(0, Math.min(x, r.width - w)) + "px";
+    tip.style.top = (ev.clientY - r.top + 14) + "px";
+  };
+  const hideTip = () => { tip.style.display = "none"; };
+  const patchText = (i) => H.text.patch.replace("{i}", String(i))
+    .replace("{r}", String(Math.floor(i / G))).replace("{c}", String(i % G));
+  const setHover = (i) => { if (i !== hover) { hover = i; paint(); } };
+  const commit = (i) => {
+    query = i; hover = i; paint();
+    root.dataset.committed = String(i);
+    nonce += 1;
+    setStateValue("commit", { query: i, nonce: `${Date.now()}-${nonce}` });
+  };
+  let down = null;
+  pc.addEventListener("pointermove", (ev) => {
+    const i = patchAt(pc, ev);
+    setHover(i);
+    showTip(ev, patchText(i));
+  });
+  pc.addEventListener("pointerleave", () => { hideTip(); setHover(query); });
+  pc.addEventListener("pointerdown", (ev) => {
+    down = { x: ev.clientX, y: ev.clientY };
+    setHover(patchAt(pc, ev));
+    showTip(ev, patchText(hover));
+  });
+  pc.addEventListener("pointerup", (ev) => {
+    if (!down) return;
+    const i = patchAt(pc, ev);
+    down = null;
+    if (ev.pointerType !== "mouse") hideTip();
+    commit(i);
+  });
+  pc.addEventListener("pointercancel", () => { down = null; hideTip(); setHover(query); });
+  pc.addEventListener("keydown", (ev) => {
+    const step = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+    const s = step[ev.key];
+    if (!s) return;
+    ev.preventDefault();
+    const r = Math.min(G - 1, Math.max(0, Math.floor(hover / G) + s[0]));
+    const c = Math.min(G - 1, Math.max(0, (hover % G) + s[1]));
+    query = r * G + c; hover = query; paint();
+    root.dataset.committed = String(query);
+    clearTimeout(keyTimer);  // a run of presses commits once, where it stops
+    keyTimer = setTimeout(() => commit(query), 350);
+  });
+  for (const P of panels) {
+    const onMove = (ev) => {
+      const j = patchAt(P.cv, ev);
+      const bits = H.maps[row(Number(P.cv.dataset.panel), hover) + j];
+      // below float16's normal range the digits are not the trace's: say only how small
+      const w = bits & 0x7c00 ? fmt(f16[bits] / H.scale) : "< " + fmt(2 ** -14 / H.scale);
+      const who = H.row_labels.length ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}`
+        : H.titles[P.c];
+      showTip(ev, `${who} · ${patchText(j)} · ${H.text.weight} ${w}`);
+      root.dataset.tip = w;
+    };
+    P.cv.addEventListener("pointermove", onMove);
+    P.cv.addEventListener("pointerdown", onMove);
+    P.cv.addEventListener("pointerleave", hideTip);
+  }
+  paint();
+  return () => { clearTimeout(keyTimer); if (root._cleanup) root._cleanup(); };
+}
+"""

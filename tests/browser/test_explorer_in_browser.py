@@ -1,0 +1,216 @@
+"""The attention explorer in a real browser, at a desktop, a tablet and a phone size: hovering
+repaints every map with no rerun, a click (a tap) commits the query to the server, the arrow
+keys move and commit it, and the picker maps a tap to the patch under it at every width."""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import cache
+
+import numpy as np
+import pytest
+from browser_helpers import (
+    MAIN,
+    assert_no_errors,
+    open_app,
+    screenshot,
+    title,
+    wait_for,
+    wait_idle,
+    wait_url,
+)
+from playwright.sync_api import expect
+
+from encoder_core import encode
+from lens import compute
+from lens.settings import Settings
+
+pytestmark = pytest.mark.browser
+
+SIZES = [(1400, 900), (820, 1180), (390, 844)]
+IDS = [f"{w}x{h}" for w, h in SIZES]
+G = 14  # the default grid: 224 / 16 patches a side
+CENTRE = 7 * G + 7
+EXPLORER = '[data-testid="el-explorer"]'
+PICKER = f"{EXPLORER} .el-pick canvas"
+WHERE = re.compile(r"query patch i = (\d+)")
+
+WATCH_RUNS_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  window.__states = [];
+  window.__watch = new MutationObserver(() =>
+    window.__states.push(app.getAttribute('data-test-script-state')));
+  window.__watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+
+@cache
+def default_attn() -> np.ndarray:
+    """attn of layer 1 at the defaults, [n_heads, N, N], computed here as the app does."""
+    cfg = Settings().normalised()[0].to_config()
+    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+                                    cfg.channels)
+    return np.asarray(encode(image, cfg, compute.random_params(cfg)).layers[0].attn)
+
+
+def same_to_3_digits(shown: float, trace: float) -> bool:
+    """`shown` is `trace` to 3 significant digits (within one unit of the third digit, for a
+    trace value that float16's rounding moved across a rounding boundary)."""
+    unit = 10 ** (math.floor(math.log10(abs(trace))) - 2)
+    return abs(shown - trace) <= unit
+
+
+@pytest.fixture(params=SIZES, ids=IDS)
+def sized(request, browser, app_url):
+    """A fresh session at one of the three sizes; the phone size has a touch screen."""
+    w, h = request.param
+    ctx = browser.new_context(viewport={"width": w, "height": h}, has_touch=w < 500)
+    page = ctx.new_page()
+    yield page, w
+    ctx.close()
+
+
+def query_row_col(page) -> tuple[int, int]:
+    wait_idle(page)
+    row = page.locator(MAIN).get_by_label("Query row", exact=True)
+    col = page.locator(MAIN).get_by_label("Query column", exact=True)
+    return int(row.input_value()), int(col.input_value())
+
+
+def picker(page):
+    pic = page.locator(PICKER)
+    expect(pic).to_be_visible()
+    pic.scroll_into_view_if_needed()
+    return pic
+
+
+def patch_point(box: dict, r: int, c: int) -> dict:
+    """The centre of patch (r, c) in the picture as displayed (its box, not its pixels)."""
+    return {"x": (c + 0.5) / G * box["width"], "y": (r + 0.5) / G * box["height"]}
+
+
+def panels(page) -> list[str]:
+    return page.locator(f"{EXPLORER} .el-cell canvas").evaluate_all(
+        "cs => cs.map(c => c.toDataURL())")
+
+
+def dataset(page) -> dict:
+    return page.locator(EXPLORER).evaluate("r => ({...r.dataset})")
+
+
+def fits_its_column(page, locator) -> None:
+    """Nothing of the picture hangs out of the main pane (so all of it can be clicked)."""
+    box, main = locator.bounding_box(), page.locator(MAIN).bounding_box()
+    assert box["width"] > 100, box
+    assert box["x"] >= main["x"] - 1 and box["x"] + box["width"] <= main["x"] + main["width"] + 1, \
+        (box, main)
+
+
+@pytest.mark.parametrize("path", ["multihead", "stack"])
+def test_hovering_repaints_every_map_with_no_rerun(sized, app_url, path):
+    page, w = sized
+    open_app(page, app_url, path)
+    pic = picker(page)
+    fits_its_column(page, pic)
+    before = panels(page)
+    assert len(before) == (8 if path == "multihead" else 6 * 8), len(before)
+    assert dataset(page)["hover"] == str(CENTRE)  # the default query: the centre patch
+    page.evaluate(WATCH_RUNS_JS)
+    box = pic.bounding_box()
+    for r, c in [(2, 3), (10, 11), (4, 12)]:
+        p = patch_point(box, r, c)
+        page.mouse.move(box["x"] + p["x"], box["y"] + p["y"])
+        wait_for(lambda: dataset(page)["hover"], lambda h, r=r, c=c: h == str(r * G + c),
+                 f"the maps to show patch {(r, c)}")
+    after = panels(page)
+    assert all(a != b for a, b in zip(after, before, strict=True)), "a map did not repaint"
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.__states") == [], "hovering started a script run"
+    state = page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
+    assert state == "notRunning"
+    assert query_row_col(page) == (7, 7)  # hovering chose nothing
+    # the tooltip over a map: the key patch and its weight, the trace's to 3 digits
+    page.mouse.move(0, 0)  # off the picture: the maps show the committed query again
+    wait_for(lambda: dataset(page)["hover"], lambda h: h == str(CENTRE), "the maps to reset")
+    cell = page.locator(f"{EXPLORER} .el-cell canvas").first  # head 1 (of layer 1)
+    cell.scroll_into_view_if_needed()
+    tip = page.locator(f"{EXPLORER} .el-tip")
+    for r, c in [(7, 7), (0, 13), (12, 3)]:
+        cb = cell.bounding_box()
+        p = patch_point(cb, r, c)
+        page.mouse.move(cb["x"] + p["x"], cb["y"] + p["y"])
+        expect(tip).to_be_visible()
+        text = tip.inner_text()
+        m = re.search(r"patch (\d+) \(row \d+, column \d+\) · weight ([0-9.e-]+)$", text)
+        assert m and int(m.group(1)) == r * G + c, text
+        trace = float(default_attn()[0, CENTRE, r * G + c])
+        assert same_to_3_digits(float(m.group(2)), trace), (text, trace)
+    screenshot(page, f"explorer_{path}_{w}_hover")
+    assert_no_errors(page)
+
+
+def test_a_click_or_tap_commits_the_query_to_the_server(sized, app_url):
+    page, w = sized
+    open_app(page, app_url, "multihead")
+    assert title(page).startswith("Multi-head attention")
+    pic = picker(page)
+    r, c = 3, 11
+    p = patch_point(pic.bounding_box(), r, c)
+    if w < 500:
+        pic.tap(position=p)
+    else:
+        pic.click(position=p)
+    got = wait_for(lambda: query_row_col(page), lambda rc: rc != (7, 7),
+                   "the query row/column to follow the click")
+    assert got == (r, c)
+    wait_url(page, f"&query={r * G + c}")
+    text = page.locator(MAIN).get_by_text(WHERE).first.inner_text()
+    assert WHERE.search(text).group(1) == str(r * G + c)
+    wait_for(lambda: dataset(page).get("committed"), lambda q: q == str(r * G + c),
+             "the explorer to show the committed query")
+    assert_no_errors(page)
+
+
+def test_arrow_keys_move_the_query_and_commit_it(page, app_url):
+    open_app(page, app_url, "multihead")
+    pic = picker(page)
+    pic.focus()
+    for key in ["ArrowRight", "ArrowRight", "ArrowUp"]:
+        pic.press(key)
+    assert dataset(page)["hover"] == str(CENTRE - G + 2)  # shown at once, in the browser
+    got = wait_for(lambda: query_row_col(page), lambda rc: rc != (7, 7),
+                   "the arrow keys to commit the query")
+    assert got == (6, 9)
+    wait_url(page, f"&query={CENTRE - G + 2}")
+
+
+@pytest.mark.parametrize("target", [(0, 0), (13, 13), (2, 9)])
+def test_the_picker_maps_a_tap_to_the_patch_under_it_at_every_width(sized, app_url, target):
+    """On a page with a query and no attention maps, the same picture picks the query."""
+    page, w = sized
+    open_app(page, app_url, "scores")
+    pic = picker(page)
+    fits_its_column(page, pic)
+    assert page.locator(f"{EXPLORER} .el-maps").count() == 0
+    r, c = target
+    p = patch_point(pic.bounding_box(), r, c)
+    if w < 500:
+        pic.tap(position=p)
+    else:
+        pic.click(position=p)
+    got = wait_for(lambda: query_row_col(page), lambda rc: rc != (7, 7),
+                   "the query row/column to follow the tap")
+    assert got == target, f"tapped the centre of patch {target} at {w} px, got {got}"
+    assert_no_errors(page)
+
+
+def test_the_row_and_column_inputs_still_choose_the_query(page, app_url):
+    open_app(page, app_url, "multihead")
+    row_input = page.locator(MAIN).get_by_label("Query row", exact=True)
+    row_input.fill("0")
+    row_input.press("Enter")
+    wait_for(lambda: query_row_col(page), lambda rc: rc == (0, 7), "the row input to apply")
+    wait_for(lambda: dataset(page).get("committed"), lambda q: q == "7",
+             "the explorer to follow the inputs")
+    wait_url(page, "&query=7")

@@ -1,0 +1,108 @@
+"""The explorer's payload: one bytes blob whose header, picture and float16 maps read back as
+the browser reads them, the trace's weights to 3 significant digits, within the page cap."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from encoder_core.attention import softmax
+from lens import explorer
+from lens.explorer_js import CSS, HTML, JS
+
+TEXT = {"hint": "h", "aria": "a", "patch": "patch {i}", "weight": "weight"}
+
+
+def read(blob: bytes) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray | None]:
+    """(header, lut [256, 3], picture [side, side, 3], maps or None), as explorer_js parses."""
+    (n,) = struct.unpack_from("<I", blob)
+    head = json.loads(blob[4:4 + n].decode())
+    body = memoryview(blob)[4 + n:]
+    assert (4 + n) % 4 == 0
+    lut = np.frombuffer(body, np.uint8, 768, head["lut_at"]).reshape(256, 3)
+    side = head["side"]
+    pic = np.frombuffer(body, np.uint8, side * side * 3, head["image_at"]).reshape(side, side, 3)
+    maps = None
+    if head["rows"]:
+        shape = (head["rows"], head["cols"], head["N"], head["N"])
+        maps = np.frombuffer(body, "<f2", int(np.prod(shape)), head["maps_at"]).reshape(shape)
+    return head, lut, pic, maps
+
+
+def attn_rows(rng, rows, cols, n, spread):
+    """Softmax rows; a large `spread` makes them peaked (tiny weights beside one near 1)."""
+    return softmax(rng.standard_normal((rows, cols, n, n)).astype(np.float32) * spread)
+
+
+def test_the_picker_payload_carries_the_picture_and_no_maps():
+    image = np.linspace(0, 1, 64 * 64, dtype=np.float32).reshape(64, 64, 1)
+    head, lut, pic, maps = read(explorer.payload(image, 4, 10, TEXT))
+    assert maps is None and head["rows"] == 0 and head["query"] == 10
+    assert head["G"] == 4 and head["N"] == 16 and head["side"] == 64
+    assert pic[0, 0].tolist() == [0, 0, 0] and pic[-1, -1].tolist() == [255, 255, 255]
+    assert head["text"] == TEXT
+    assert lut.shape == (256, 3) and lut[0].tolist() != lut[-1].tolist()
+
+
+@pytest.mark.parametrize("spread", [1.0, 8.0, 30.0])  # nearly uniform … peaked rows
+def test_float16_maps_give_the_trace_to_3_significant_digits(spread):
+    rng = np.random.default_rng(0)
+    attn = attn_rows(rng, 2, 3, 49, spread)  # [layers, heads, N, N]
+    image = rng.random((56, 56, 3)).astype(np.float32)
+    blob = explorer.payload(image, 7, 0, TEXT, explorer.Maps(attn, "t {i}", "w"))
+    head, _, _, maps = read(blob)
+    assert maps.shape == attn.shape
+    shown = maps.astype(np.float64) / head["scale"]
+    normal = maps >= np.float16(2**-14)  # what the tooltip gives as a number
+    rel = np.abs(shown - attn)[normal] / attn[normal]
+    assert rel.max() <= 2**-11 + 1e-7  # float16's half unit: 3 significant digits
+    # below float16's normal numbers the tooltip says "< 1.86e-9", which is true
+    assert (attn[~normal] < 2**-14 / head["scale"] * (1 + 2**-10)).all()
+    if spread == 1.0:
+        assert normal.all()
+
+
+def test_a_peaked_row_keeps_weights_far_below_the_uniform_level():
+    """8-bit transport would round a weight of 1e-6 to 0; the scaled float16 keeps 3 digits."""
+    attn = np.zeros((1, 1, 4, 4), np.float32)
+    attn[..., 0] = 1 - 3e-6
+    attn[..., 1:] = 1e-6
+    _, _, _, maps = read(explorer.payload(np.zeros((8, 8, 1), np.float32), 2, 0, TEXT,
+                                          explorer.Maps(attn, "t", "w")))
+    shown = maps.astype(np.float64) / explorer.SCALE
+    assert np.allclose(shown[..., 1:], 1e-6, rtol=2**-11)
+
+
+def test_the_cap_keeps_one_page_under_4_mb_and_says_what_falls_back():
+    assert explorer.fits(8, 196)  # multi-head at the defaults: 0.6 MB
+    assert explorer.map_bytes(8, 196) == 614_656
+    assert explorer.fits(6 * 8, 196)  # the stack's 6 × 8 grid at the defaults: 3.7 MB
+    assert not explorer.fits(16, 1024)  # 1,024 tokens × 16 heads: 32 MB, click-and-rerun
+    assert not explorer.fits(4, 1024) and explorer.fits(1, 1024)
+
+
+def test_the_blob_stays_within_the_cap_when_fits_says_so():
+    rng = np.random.default_rng(1)
+    attn = attn_rows(rng, 6, 8, 196, 1.0)
+    blob = explorer.payload(rng.random((224, 224, 1)).astype(np.float32), 14, 105, TEXT,
+                            explorer.Maps(attn, "t", "w"))
+    assert explorer.fits(48, 196) and len(blob) <= explorer.MAX_BYTES
+
+
+@pytest.mark.parametrize("size, grid, side", [(224, 14, 224), (512, 32, 256), (512, 16, 256),
+                                              (32, 8, 32), (320, 10, 250)])
+def test_the_picture_side_is_a_multiple_of_the_grid_and_at_most_256(size, grid, side):
+    pixels = explorer.picture_pixels(np.zeros((size, size, 1), np.float32), grid)
+    assert pixels.shape == (side, side, 3) and pixels.dtype == np.uint8
+    assert side % grid == 0 and side <= explorer.MAX_PICTURE
+
+
+def test_labels_travel_in_the_data_never_in_the_code():
+    blob = explorer.payload(np.zeros((8, 8, 1), np.float32), 2, 0,
+                            {**TEXT, "patch": "<img src=x onerror=alert(1)>"})
+    assert b"<img src=x" in blob  # as data, written by textContent
+    for code in (HTML, CSS, JS):
+        assert "innerHTML" not in code and "<img" not in code
