@@ -8,6 +8,7 @@
     steps.py      the pages by id
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
     blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
+    meaning.py    the attention pages' trained-model button and training-step slider
     figures/      arrays -> PNG pictures (matplotlib, no Streamlit)
     i18n.py       English / 中文; note.py the note's text; latex.py numbers for LaTeX
 """
