@@ -51,7 +51,7 @@ def test_the_training_step_changes_the_attention_and_the_prediction():
     final = trained_trace("trained")
     slider = at.select_slider(key="train_step")
     steps = slider.options
-    assert len(steps) >= 4
+    assert len(steps) >= 6
     slider.set_value(0).run()
     assert_clean(at)
     assert at.session_state["train_step"] == 0
