@@ -9,6 +9,12 @@ The trained weights (`assets/shapes_encoder.npz`, made by `python -m training.tr
 `.npz` read with `allow_pickle=False`: the configuration as JSON in a 0-d string array under
 `config`, the encoder under `params/W_E` and `params/layer{l}/{name}` (as `load_params` reads
 them), and the head under `W_cls`, `b_cls` and `class_names` (a 1-d string array).
+
+The same model at several points of its training (`assets/shapes_checkpoints.npz`, made by
+`python -m training.checkpoints`) is one `.npz` too: `config` and `class_names` once, `steps`
+[n] (training steps, increasing; the last is the shipped weights), `held_out_accuracy` [n] and
+`held_out_size`, then per step the same keys under `step{N}/` (`step{N}/params/W_E`, …,
+`step{N}/W_cls`, `step{N}/b_cls`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from .params import EncoderParams, ParamsError, params_from_arrays, params_to_ar
 from .trace import EncoderTrace
 
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent / "assets" / "shapes_encoder.npz"
+DEFAULT_CHECKPOINTS = DEFAULT_WEIGHTS.with_name("shapes_checkpoints.npz")
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,73 @@ def load_trained(path: str | PathLike | IO[bytes] = DEFAULT_WEIGHTS,
     if head.W_cls.shape[0] != cfg.d_model:
         raise ParamsError(f"W_cls has {head.W_cls.shape[0]} rows, d_model is {cfg.d_model}.")
     return cfg, params, head
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The trained model as it was after `step` training steps."""
+
+    step: int  # Adam updates done (0 = the initialisation)
+    params: EncoderParams  # the encoder at that step
+    head: ClassifierHead  # the classification head at that step
+    accuracy: float  # held-out accuracy at that step (training's held-out set)
+
+
+def save_checkpoints(path: str | PathLike | IO[bytes], cfg: EncoderConfig,
+                     checkpoints: tuple[Checkpoint, ...] | list[Checkpoint],
+                     held_out_size: int) -> None:
+    """Write checkpoints of one model (increasing steps) to one `.npz` (no pickle)."""
+    steps = [c.step for c in checkpoints]
+    if not steps or steps != sorted(set(steps)):
+        raise ParamsError(f"checkpoint steps must be increasing and not empty, got {steps}.")
+    names = checkpoints[0].head.class_names
+    arrays: dict[str, np.ndarray] = {
+        "config": np.array(json.dumps(cfg.to_dict(), sort_keys=True)),  # 0-d unicode
+        "class_names": np.array(names, dtype=np.str_),  # [n_classes]
+        "steps": np.array(steps, dtype=np.int64),  # [n]
+        "held_out_accuracy": np.array([c.accuracy for c in checkpoints], dtype=np.float64),
+        "held_out_size": np.array(held_out_size, dtype=np.int64),
+    }
+    for c in checkpoints:
+        if c.head.class_names != names or c.head.W_cls.shape[0] != cfg.d_model:
+            raise ParamsError(f"the head of step {c.step} does not fit the others.")
+        for key, a in params_to_arrays(c.params).items():
+            arrays[f"step{c.step}/{key}"] = a
+        arrays[f"step{c.step}/W_cls"] = c.head.W_cls
+        arrays[f"step{c.step}/b_cls"] = c.head.b_cls
+    np.savez(path, **arrays)
+
+
+def load_checkpoints(path: str | PathLike | IO[bytes] = DEFAULT_CHECKPOINTS,
+                     ) -> tuple[EncoderConfig, tuple[Checkpoint, ...]]:
+    """Read what `save_checkpoints` wrote: (config, checkpoints in step order), all checked."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError, EOFError) as err:
+        raise ParamsError(f"Cannot read checkpoints from {path!r}: {err}") from None
+    missing = [k for k in ("config", "class_names", "steps", "held_out_accuracy")
+               if k not in arrays]
+    if missing:
+        raise ParamsError(f"{path!r} holds no checkpoints: missing {', '.join(missing)}.")
+    cfg = EncoderConfig(**json.loads(str(arrays["config"])))
+    names = tuple(arrays["class_names"].tolist())
+    steps, acc = arrays["steps"].tolist(), arrays["held_out_accuracy"].tolist()
+    if len(steps) != len(acc) or steps != sorted(set(steps)):
+        raise ParamsError(f"{path!r}: steps {steps} and accuracies {acc} do not match.")
+    out = []
+    for step, accuracy in zip(steps, acc, strict=True):
+        prefix = f"step{step}/"
+        mine = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+        if "W_cls" not in mine or "b_cls" not in mine:
+            raise ParamsError(f"{path!r}: step {step} has no head.")
+        params = params_from_arrays({k: v for k, v in mine.items() if k.startswith("params/")},
+                                    cfg)
+        head = ClassifierHead(W_cls=mine["W_cls"], b_cls=mine["b_cls"], class_names=names)
+        if head.W_cls.shape[0] != cfg.d_model:
+            raise ParamsError(f"W_cls has {head.W_cls.shape[0]} rows, d_model is {cfg.d_model}.")
+        out.append(Checkpoint(step=int(step), params=params, head=head, accuracy=float(accuracy)))
+    return cfg, tuple(out)
 
 
 def object_patch_mask(mask: np.ndarray, patch_size: int, min_share: float = 0.25) -> np.ndarray:

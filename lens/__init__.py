@@ -10,6 +10,7 @@
     explorer.py   the picture that picks the query; with maps, they follow the pointer in the
                   browser (explorer_js.py: its HTML, CSS and JavaScript)
     blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
+    meaning.py    the attention pages' trained-model button and training-step slider
     figures/      arrays -> PNG pictures (matplotlib, no Streamlit)
     i18n.py       English / 中文; note.py the note's text; latex.py numbers for LaTeX
 """

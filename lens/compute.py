@@ -26,6 +26,7 @@ from encoder_core import (
 from encoder_core.config import valid_patch_sizes
 
 from .cache import LRUCache
+from .settings import FINAL_STEP
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_IMAGE = ROOT / "assets" / "default.jpg"
@@ -128,9 +129,51 @@ def model_architectures() -> dict[str, EncoderConfig]:
     return {"trained": trained[0]} if trained else {}
 
 
-def weights_for(weights: str, cfg: EncoderConfig):
-    """(encoder params, classifier head or None) of the weights `weights` at `cfg`."""
+def trained_checkpoints():
+    """The trained model at several points of its training (`Checkpoint`s in step order; the
+    last is the shipped weights), or () when the file is absent."""
+    from encoder_core.classifier import DEFAULT_CHECKPOINTS
+
+    if trained_model() is None or not Path(DEFAULT_CHECKPOINTS).exists():
+        return ()
+    return _checkpoints_cached()
+
+
+@st.cache_resource
+def _checkpoints_cached():
+    from encoder_core.classifier import load_checkpoints
+
+    return load_checkpoints()[1]
+
+
+def checkpoint_steps() -> tuple[int, ...]:
+    """The training steps the trained model ships at (the last is its final weights)."""
+    return tuple(c.step for c in trained_checkpoints())
+
+
+def checkpoint_at(step: int):
+    """The `Checkpoint` shown for train_step `step` (FINAL_STEP: the last), or None."""
+    shipped = trained_checkpoints()
+    if not shipped:
+        return None
+    return shipped[-1] if step == FINAL_STEP else next(
+        (c for c in shipped if c.step == step), None)
+
+
+def weights_id(weights: str, train_step: int = FINAL_STEP) -> str:
+    """The name of the weights in cache keys: "random", "trained" (final) or "trained@500"."""
+    if weights == "trained" and train_step != FINAL_STEP:
+        return f"trained@{train_step}"
+    return weights
+
+
+def weights_for(weights: str, cfg: EncoderConfig, train_step: int = FINAL_STEP):
+    """(encoder params, classifier head or None) of the weights `weights` at `cfg`; trained
+    weights after `train_step` training steps (FINAL_STEP: the shipped ones)."""
     if weights == "trained":
+        checkpoint = checkpoint_at(train_step) if train_step != FINAL_STEP else None
+        if checkpoint is not None:
+            return checkpoint.params, checkpoint.head
         _, params, head = trained_model()
         return params, head
     return random_params(cfg), None

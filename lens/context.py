@@ -45,6 +45,11 @@ class PageContext:
     def weights(self) -> str:
         return self.settings.weights
 
+    @property
+    def weights_id(self) -> str:
+        """The weights in cache keys: "random", "trained" or "trained@{step}" (a checkpoint)."""
+        return compute.weights_id(self.weights, self.settings.train_step)
+
     def t(self, key: str, **values: object) -> str:
         """The page's text for `key` (or a common one) in the current language."""
         return translate(key, self.lang, self.texts, **values)
@@ -59,7 +64,7 @@ class PageContext:
         """A quantity derived from this trace (rollout, head statistics, …), computed once per
         trace and name instead of on every rerun; `name` must say everything it depends on
         beyond the trace (e.g. f"scaling/{layer}/{head}")."""
-        return compute.derived((self.image_key, self.cfg, self.weights, name), compute_it)
+        return compute.derived((self.image_key, self.cfg, self.weights_id, name), compute_it)
 
     def variant(self, image: np.ndarray | None = None, image_tag: str = "",
                 **changes: object) -> EncoderTrace:
@@ -67,11 +72,11 @@ class PageContext:
         (named by image_tag, e.g. "/shuffled"); cached like any trace. A model that fixes the
         architecture keeps it. Raises ConfigError for an impossible combination."""
         cfg = self.settings.replace(**changes).to_config()
-        params, _ = compute.weights_for(self.weights, cfg)
+        params, _ = compute.weights_for(self.weights, cfg, self.settings.train_step)
         if image is None:
             image, image_tag = self.trace.image, ""
         return compute.trace_for(f"{self.image_key}{image_tag}", image, cfg, params,
-                                 self.weights)
+                                 self.weights_id)
 
 
 def page(page_id: str, texts: Texts | None = None) -> PageContext:
@@ -79,7 +84,7 @@ def page(page_id: str, texts: Texts | None = None) -> PageContext:
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
     texts = check_page_texts(page_id, texts or {})
     models = compute.model_architectures()
-    settings = session.current_settings(models)
+    settings = session.current_settings(models, compute.checkpoint_steps())
     lang = settings.lang
 
     def t(key: str, **values: object) -> str:  # common texts only: the same on every page
@@ -90,11 +95,12 @@ def page(page_id: str, texts: Texts | None = None) -> PageContext:
     chrome.notices(t)
     cfg = settings.to_config()
     image_key, model_input, original, name = current_image(settings, t)
-    params, head = compute.weights_for(settings.weights, cfg)
+    params, head = compute.weights_for(settings.weights, cfg, settings.train_step)
+    weights = compute.weights_id(settings.weights, settings.train_step)
     with st.spinner(t("computing")):
-        trace = compute.trace_for(image_key, model_input, cfg, params, settings.weights)
+        trace = compute.trace_for(image_key, model_input, cfg, params, weights)
     session.sync_url()
-    chrome.export(t, trace, image_key, settings.weights)
+    chrome.export(t, trace, image_key, weights)
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
                       image_name=name, image_key=image_key, texts=texts, head_model=head)
     chrome.header(ctx)

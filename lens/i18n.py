@@ -78,6 +78,10 @@ COMMON: Texts = {
         "在 {N} 个词元、{L} 层时，注意力图将占用 {gib} GiB，超过 {limit:g} GiB 的上限"),
     "why_locked": ("the trained weights fix the architecture", "训练好的权重固定了模型结构"),
     "why_no_model": ("no trained weights are installed", "没有安装训练好的权重"),
+    "why_no_checkpoint": (
+        "the trained model is shipped at training steps {steps} (-1 = the final weights, "
+        "step {final})",
+        "训练好的模型只提供这些训练步数的权重：{steps}（-1 = 最终权重，即第 {final} 步）"),
     "computing": ("Running the encoder…", "正在运行编码器…"),
     "random_caption": (
         "Weights are random (seed {seed}): the pictures show the mechanism faithfully, "

@@ -8,7 +8,7 @@ before any widget is drawn. `sync_url` mirrors them in the link.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
@@ -22,11 +22,13 @@ from .settings import DEFAULTS, Notice, Settings
 SHOWN_WHEN_CHANGED = ("patch_divide", "heads_divide", "heads_memory", "no_model")
 
 
-def current_settings(models: Mapping[str, EncoderConfig]) -> Settings:
-    """The session's settings, possible for the available `models`, mirrored in the state."""
+def current_settings(models: Mapping[str, EncoderConfig],
+                     checkpoints: Sequence[int] = ()) -> Settings:
+    """The session's settings, possible for the available `models` (and the trained model's
+    `checkpoints`, its training steps), mirrored in the state."""
     state = st.session_state
     if not state.get(keys.INITIALISED):
-        settings, notices = Settings.from_url(st.query_params.to_dict(), models)
+        settings, notices = Settings.from_url(st.query_params.to_dict(), models, checkpoints)
         state[keys.URL_NOTICES] = notices
         state[keys.URL_SETTINGS] = settings
         _write(settings)
@@ -35,7 +37,7 @@ def current_settings(models: Mapping[str, EncoderConfig]) -> Settings:
     for key in keys.SETTING_KEYS:  # keep widget values across a page switch
         if key in state:
             state[key] = state[key]
-    settings, notices = _from_state().normalised(models)
+    settings, notices = _from_state().normalised(models, checkpoints)
     _write(settings)
     if settings != state.get(keys.URL_SETTINGS):  # the link's warnings are about the link
         state[keys.URL_NOTICES] = []

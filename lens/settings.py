@@ -5,14 +5,16 @@ combination possible (`normalised`: the patch divides the image, h divides d_mod
 memory limit, the layer, head and query exist), the derived values (d_ff = 4·d_model for
 random weights) and `to_config()`. A model may fix the architecture (the trained shapes
 weights do; loaded checkpoints will): `normalised(models)` copies it into the fields it locks
-and never derives over them. Every value it replaces is reported as a `Notice` that names the
-key, the value given, the value used and why (a reason id with its details; the app words it).
+and never derives over them. The trained model also ships at several points of its training:
+`train_step` picks one (`FINAL_STEP` = its final weights) among the steps the caller passes as
+`checkpoints`. Every value it replaces is reported as a `Notice` that names the key, the value
+given, the value used and why (a reason id with its details; the app words it).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Literal, get_args
 
@@ -40,6 +42,7 @@ D_MODELS = (8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 MAX_LAYERS = 12
 MAX_SEED = 2**31 - 1
 D_FF_PER_D_MODEL = 4  # random weights: d_ff = 4·d_model, as in the paper (2048 = 4·512)
+FINAL_STEP = -1  # train_step of the trained model's final (shipped) weights
 
 # The fields a model that fixes the architecture locks (scaling and PE stay switches).
 ARCHITECTURE = ("channels", "image_size", "patch_size", "d_model", "n_heads", "n_layers",
@@ -55,7 +58,7 @@ class Notice:
     used: str  # the value used instead, as it appears in a link
     why: str  # reason id: not_a_number, not_a_switch, not_an_option, not_allowed,
     #           out_of_range, patch_divide, heads_divide, heads_memory, locked, no_model,
-    #           upload_lost
+    #           upload_lost, no_checkpoint
     detail: Mapping[str, object] = field(default_factory=dict)  # values for the reason's text
 
 
@@ -64,6 +67,7 @@ class Settings:
     lang: Lang = "en"  # language of the app
     source: Source = "default"  # the image: built-in photo, an upload, a generated shape
     weights: Weights = "random"  # seeded random weights, or a model (trained on shapes)
+    train_step: int = FINAL_STEP  # trained weights: after this many training steps (-1 = final)
     channels: int = 1  # C: 1 = grey (the note), 3 = RGB
     image_size: int = 224  # S, side of the image the model receives
     patch_size: int = 16  # P, side of a patch; divides S
@@ -124,6 +128,7 @@ class Settings:
     @classmethod
     def from_url(cls, query: Mapping[str, str],
                  models: Mapping[str, EncoderConfig] | None = None,
+                 checkpoints: Sequence[int] = (),
                  ) -> tuple[Settings, list[Notice]]:
         """Settings from a link's query; unknown keys are ignored. Each value its control does
         not allow is replaced — a number by the nearest allowed value, anything else by the
@@ -139,7 +144,7 @@ class Settings:
         if values.get("source") == "upload":  # an uploaded image cannot travel in a link
             values["source"] = "default"
             notices.append(Notice("source", "upload", "default", "upload_lost"))
-        settings, more = cls(**values).normalised(models)
+        settings, more = cls(**values).normalised(models, checkpoints)
         # a model fixing the architecture is news only for the values the link gave
         more = [n for n in more if n.why != "locked" or n.key in query]
         centre = _encode(CENTRE)  # a query that fell back to the default: say which patch
@@ -149,11 +154,13 @@ class Settings:
 
     # --- possible combinations -----------------------------------------------------------
     def normalised(self, models: Mapping[str, EncoderConfig] | None = None,
+                   checkpoints: Sequence[int] = (),
                    ) -> tuple[Settings, list[Notice]]:
         """The nearest possible settings and a Notice for each value changed.
 
         `models` maps a weights id to the architecture it fixes ("trained" -> its config);
-        "random" is always available.
+        "random" is always available. `checkpoints` are the training steps the trained model
+        ships at, increasing; the last is its final weights (train_step FINAL_STEP).
         """
         models = models or {}
         s, notices = self, []
@@ -167,6 +174,11 @@ class Settings:
             change("weights", "random", "no_model")
         if s.source == "sample" and not models:
             change("source", "default", "no_model")
+        if s.weights == "trained" and s.train_step not in train_steps(checkpoints):
+            final = checkpoints[-1] if checkpoints else None
+            near = _nearest(s.train_step, checkpoints) if checkpoints else final
+            change("train_step", FINAL_STEP if near == final else near, "no_checkpoint",
+                   steps=", ".join(map(str, train_steps(checkpoints))), final=final)
         arch = models.get(s.weights)
         s = replace(s, architecture=arch)
         if arch is not None:
@@ -194,6 +206,12 @@ class Settings:
         return s, notices
 
 
+def train_steps(checkpoints: Sequence[int]) -> tuple[int, ...]:
+    """The train_step values possible with these checkpoints: the steps before the last, then
+    FINAL_STEP for the last (the final weights). [0, 500, 6000] -> (0, 500, -1)."""
+    return (*checkpoints[:-1], FINAL_STEP)
+
+
 URL_KEYS: tuple[str, ...] = tuple(f.name for f in fields(Settings) if f.name != "architecture")
 DEFAULTS = Settings()
 
@@ -204,9 +222,11 @@ CHOICES: dict[str, tuple[str, ...]] = {"lang": LANGS, "source": SOURCES, "weight
 SWITCHES = ("use_ffn", "use_pe")
 OPTIONS: dict[str, tuple[int, ...]] = {"channels": CHANNELS, "image_size": IMAGE_SIZES,
                                        "d_model": D_MODELS}
-# Whole numbers; the last five are checked against the combination later (`normalised`).
+# Whole numbers; train_step and the last five are checked against the combination later
+# (`normalised`).
 RANGES: dict[str, tuple[int, int]] = {
-    "n_layers": (1, MAX_LAYERS), "seed": (0, MAX_SEED), "sample_seed": (0, MAX_SEED),
+    "n_layers": (1, MAX_LAYERS), "train_step": (FINAL_STEP, MAX_SEED), "seed": (0, MAX_SEED),
+    "sample_seed": (0, MAX_SEED),
     "patch_size": (1, MAX_SEED), "n_heads": (1, MAX_SEED), "layer": (0, MAX_SEED),
     "head": (0, MAX_SEED), "query": (0, MAX_SEED)}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")

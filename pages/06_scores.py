@@ -10,7 +10,7 @@ from encoder_core.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.explain import dot_terms, softmax_terms
-from lens import blocks, blocks_rows, chrome, widgets
+from lens import blocks, blocks_rows, chrome, meaning, widgets
 from lens.context import page
 from lens.latex import dims, divisor_latex
 
@@ -138,6 +138,7 @@ s = cfg.score_scale
 
 st.write(ctx.t("intro"))
 widgets.note_original(ctx)
+meaning.trained_attention_control(ctx)
 left, right = st.columns([1, 2])
 with left:
     query = widgets.query_picker(ctx)

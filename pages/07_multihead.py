@@ -4,7 +4,7 @@ import streamlit as st
 
 from encoder_core.analysis import contribution_norms, head_contributions, head_sum_gap
 from encoder_core.explain import dot_terms
-from lens import blocks, chrome, explorer, widgets
+from lens import blocks, chrome, explorer, meaning, widgets
 from lens.context import page
 from lens.latex import dims
 
@@ -111,6 +111,7 @@ N, d, h, dh, G = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.grid_si
 
 st.write(ctx.t("intro"))
 widgets.note_original(ctx)
+meaning.trained_attention_control(ctx)
 left, right = st.columns([1, 2])
 with left:
     query = widgets.query_inputs(ctx)  # the picture that picks it is the explorer below

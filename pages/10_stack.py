@@ -9,7 +9,7 @@ from encoder_core.analysis import (
     rollout_mean_over_queries,
     uniform_attention_reference,
 )
-from lens import chrome, explorer, widgets
+from lens import chrome, explorer, meaning, widgets
 from lens.context import page
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
@@ -120,6 +120,7 @@ N, d, G, P = cfg.n_tokens, cfg.d_model, cfg.grid_size, cfg.patch_size
 L, H = cfg.n_layers, cfg.n_heads
 st.write(ctx.t("intro", L=L, N=N, d=d))
 widgets.note_original(ctx)
+meaning.trained_attention_control(ctx)
 
 top_left, top_right = st.columns([2, 3], gap="large")
 with top_left:

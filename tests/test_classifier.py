@@ -13,12 +13,16 @@ import pytest
 
 from encoder_core import EncoderConfig, encode, init_params, save_params
 from encoder_core.classifier import (
+    DEFAULT_CHECKPOINTS,
     DEFAULT_WEIGHTS,
+    Checkpoint,
     ClassifierHead,
     classify,
+    load_checkpoints,
     load_trained,
     localisation_ratio,
     object_patch_mask,
+    save_checkpoints,
     save_trained,
 )
 from encoder_core.params import ParamsError
@@ -156,3 +160,72 @@ def test_load_trained_rejects_a_file_without_a_head(tmp_path):
 def test_classifier_head_rejects_mismatched_shapes():
     with pytest.raises(ParamsError):
         ClassifierHead(np.zeros((8, 3)), np.zeros(4), CLASS_NAMES)
+
+
+# --- checkpoints: the model at several points of its training ---------------------------------
+MAX_ASSETS_BYTES = 5 * 2**20  # everything under assets/ together
+
+
+def small_checkpoints() -> tuple[EncoderConfig, list[Checkpoint]]:
+    cfg = EncoderConfig(image_size=32, patch_size=8, d_model=8, n_heads=2, n_layers=2, d_ff=16)
+    rng = np.random.default_rng(0)
+    return cfg, [Checkpoint(step=step, params=init_params(cfg.replace(seed=step)),
+                            head=ClassifierHead(rng.standard_normal((8, 4)), rng.standard_normal(4),
+                                                CLASS_NAMES), accuracy=acc)
+                 for step, acc in ((0, 0.25), (10, 0.5), (30, 0.75))]
+
+
+def test_checkpoints_round_trip_without_pickle_with_every_shape_checked():
+    cfg, checkpoints = small_checkpoints()
+    buffer = io.BytesIO()
+    save_checkpoints(buffer, cfg, checkpoints, held_out_size=100)
+    buffer.seek(0)
+    with np.load(buffer, allow_pickle=False) as npz:  # every key loads without pickle
+        assert npz["steps"].tolist() == [0, 10, 30] and npz["config"].ndim == 0
+        assert "step10/params/layer1/W_Q" in npz.files and "step30/W_cls" in npz.files
+    buffer.seek(0)
+    cfg2, loaded = load_checkpoints(buffer)
+    assert cfg2 == cfg
+    for c, c2 in zip(checkpoints, loaded, strict=True):
+        assert (c2.step, c2.accuracy, c2.head.class_names) == (c.step, c.accuracy, CLASS_NAMES)
+        assert np.array_equal(c2.params.W_E, c.params.W_E)
+        assert np.array_equal(c2.params.layers[1].W_2, c.params.layers[1].W_2)
+        assert np.array_equal(c2.head.W_cls, c.head.W_cls)
+        assert np.array_equal(c2.head.b_cls, c.head.b_cls)
+
+
+def test_checkpoints_with_a_wrong_shape_or_unordered_steps_are_refused(tmp_path):
+    cfg, checkpoints = small_checkpoints()
+    with pytest.raises(ParamsError, match="increasing"):
+        save_checkpoints(tmp_path / "x.npz", cfg, checkpoints[::-1], held_out_size=100)
+    path = tmp_path / "wrong.npz"
+    save_checkpoints(path, cfg, checkpoints, held_out_size=100)
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    arrays["config"] = np.array(arrays["config"].item().replace('"d_model": 8', '"d_model": 16'))
+    np.savez(path, **arrays)  # the weights no longer fit the configuration
+    with pytest.raises(ParamsError, match="do not fit"):
+        load_checkpoints(path)
+
+
+def test_shipped_checkpoints_go_from_the_initialisation_to_the_shipped_weights(trained):
+    cfg, params, head = trained
+    ck_cfg, checkpoints = load_checkpoints()
+    assert ck_cfg == cfg
+    steps = [c.step for c in checkpoints]
+    assert steps[0] == 0 and len(steps) >= 6 and steps == sorted(steps)
+    first, last = checkpoints[0], checkpoints[-1]
+    start = init_params(cfg)  # step 0 is init_params(cfg), as training starts
+    assert np.array_equal(first.params.W_E, start.W_E)
+    assert np.array_equal(first.params.layers[1].W_O, start.layers[1].W_O)
+    assert np.array_equal(last.params.W_E, params.W_E)  # the last is the shipped file
+    for lp, lp2 in zip(last.params.layers, params.layers, strict=True):
+        assert all(np.array_equal(getattr(lp, k), getattr(lp2, k)) for k in ("W_Q", "W_1"))
+    assert np.array_equal(last.head.W_cls, head.W_cls)
+    assert first.accuracy < 0.4 and last.accuracy >= 0.98  # chance is 0.25
+
+
+def test_every_asset_together_is_at_most_5_mb():
+    assert DEFAULT_CHECKPOINTS.exists()
+    total = sum(p.stat().st_size for p in DEFAULT_WEIGHTS.parent.rglob("*") if p.is_file())
+    assert total <= MAX_ASSETS_BYTES, f"{total / 2**20:.2f} MiB"

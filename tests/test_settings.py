@@ -14,6 +14,7 @@ from lens.settings import (
     CHOICES,
     D_MODELS,
     DEFAULTS,
+    FINAL_STEP,
     IMAGE_SIZES,
     MAX_LAYERS,
     OPTIONS,
@@ -27,9 +28,11 @@ from lens.settings import (
 TRAINED = EncoderConfig(image_size=224, patch_size=16, channels=1, d_model=64, n_heads=4,
                         n_layers=2, d_ff=128)
 MODELS = {"trained": TRAINED}
+CHECKPOINTS = (0, 500, 1000, 6000)  # training steps shipped; the last is the final weights
 
 # One value per field that differs from the default and is possible with the other defaults.
-OTHER_VALUES = {"lang": "zh", "source": "sample", "weights": "trained", "channels": 3,
+OTHER_VALUES = {"lang": "zh", "source": "sample", "weights": "trained", "train_step": 500,
+                "channels": 3,
                 "image_size": 256, "patch_size": 32, "d_model": 256, "n_heads": 4,
                 "n_layers": 3, "use_ffn": False, "scale": "d_model", "use_pe": False,
                 "seed": 12345, "sample_seed": 9, "layer": 1, "head": 2, "query": 17}
@@ -44,9 +47,10 @@ def test_the_defaults_are_the_notes_and_give_the_default_encoder_config():
 @pytest.mark.parametrize("key", URL_KEYS)
 def test_every_field_survives_a_round_trip_through_a_link(key):
     value = OTHER_VALUES[key]
-    models = MODELS if key in ("weights", "source") else {}
-    original, _ = Settings(**{key: value}).normalised(models)  # trained: its architecture
-    restored, notices = Settings.from_url(original.to_url(), models)
+    models = MODELS if key in ("weights", "source", "train_step") else {}
+    changes = {key: value, **({"weights": "trained"} if key == "train_step" else {})}
+    original, _ = Settings(**changes).normalised(models, CHECKPOINTS)  # trained: its arch.
+    restored, notices = Settings.from_url(original.to_url(), models, CHECKPOINTS)
     assert notices == []
     assert getattr(restored, key) == value
     assert restored.to_url() == original.to_url()
@@ -141,6 +145,33 @@ def test_trained_weights_that_are_not_installed_fall_back_to_random_with_a_notic
     assert [(n.key, n.why) for n in notices] == [("weights", "no_model"), ("source", "no_model")]
 
 
+def test_the_default_training_step_is_the_final_weights_and_a_shipped_step_is_kept():
+    assert DEFAULTS.train_step == FINAL_STEP
+    s, notices = Settings.from_url({"weights": "trained"}, MODELS, CHECKPOINTS)
+    assert (s.train_step, notices) == (FINAL_STEP, [])
+    for step in CHECKPOINTS[:-1]:
+        s, notices = Settings.from_url({"weights": "trained", "train_step": str(step)}, MODELS,
+                                       CHECKPOINTS)
+        assert (s.train_step, notices) == (step, [])
+
+
+@pytest.mark.parametrize("given, used", [("700", 500), ("3", 0), ("5000", FINAL_STEP),
+                                         ("6000", FINAL_STEP), ("99999", FINAL_STEP)])
+def test_a_training_step_that_is_not_shipped_becomes_the_nearest_one_with_a_notice(given, used):
+    s, notices = Settings.from_url({"weights": "trained", "train_step": given}, MODELS,
+                                   CHECKPOINTS)
+    assert s.train_step == used
+    (n,) = notices
+    assert (n.key, n.given, n.used, n.why) == ("train_step", given, str(used), "no_checkpoint")
+    assert n.detail["steps"] == "0, 500, 1000, -1" and n.detail["final"] == 6000
+
+
+def test_without_shipped_checkpoints_only_the_final_weights_are_possible():
+    s, notices = Settings.from_url({"weights": "trained", "train_step": "500"}, MODELS)
+    assert s.train_step == FINAL_STEP
+    assert [(n.key, n.why) for n in notices] == [("train_step", "no_checkpoint")]
+
+
 def test_random_weights_derive_d_ff_from_d_model():
     for d in D_MODELS:
         assert Settings(d_model=d, n_heads=1).to_config().d_ff == 4 * d
@@ -168,7 +199,7 @@ link_text = st.one_of(st.text(max_size=12), st.integers(-10**12, 10**12).map(str
 @given(st.dictionaries(st.sampled_from(URL_KEYS), link_text, max_size=len(URL_KEYS)),
        st.booleans())
 def test_any_link_gives_possible_settings_and_a_notice_for_every_changed_value(query, trained):
-    s, notices = Settings.from_url(query, MODELS if trained else {})
+    s, notices = Settings.from_url(query, *((MODELS, CHECKPOINTS) if trained else ({}, ())))
     s.to_config()  # possible: no ConfigError
     noticed = {n.key for n in notices}
     for key, raw in query.items():

@@ -46,6 +46,15 @@ def test_no_page_text_key_is_also_a_common_key():
         check_page_texts(page_id, table)
 
 
+def test_the_meaning_controls_texts_are_in_both_languages_and_not_common_keys():
+    from lens.i18n import COMMON
+    from lens.meaning import TEXT
+
+    for key, (en, zh) in TEXT.items():
+        assert en.strip() and zh.strip(), key
+        assert key not in COMMON and key.startswith("meaning_"), key
+
+
 def test_a_page_text_that_collides_with_a_common_one_is_refused():
     import pytest
 

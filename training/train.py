@@ -2,6 +2,8 @@
 
     .venv/bin/python -m training.train                # ≤ 50 minutes on 2 cores
     .venv/bin/python -m training.train --minutes 3 --out /tmp/trial.npz   # a short trial
+    .venv/bin/python -m training.train --out training/runs/run2.npz \
+        --checkpoint-steps 0,500,750,1000,1500,2250,3500,6000   # + training/runs/run2_checkpoints/
 
 Recipe: batch 32 of freshly generated images per step (seeds ≥ 1_000_000, disjoint from the
 held-out set and the tests), cross-entropy, Adam with a linear warm-up then cosine decay,
@@ -134,6 +136,20 @@ def save(theta: dict[str, np.ndarray], cfg: EncoderConfig, out: Path, info: dict
     out.with_suffix(".json").write_text(json.dumps(info, indent=2) + "\n")
 
 
+def save_checkpoint(theta: dict[str, np.ndarray], cfg: EncoderConfig, folder: Path,
+                    step: int) -> None:
+    """Write the weights after `step` updates to folder/step{step}.npz (read-only: the run
+    itself is unchanged)."""
+    params, head = params_from(theta, cfg.n_layers, CLASS_NAMES)
+    folder.mkdir(parents=True, exist_ok=True)
+    save_trained(folder / f"step{step}.npz", cfg, params, head)
+
+
+def steps_list(text: str) -> tuple[int, ...]:
+    """'0,500,1000' -> (0, 500, 1000)."""
+    return tuple(sorted({int(t) for t in text.split(",") if t.strip()}))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=50.0, help="time budget")
@@ -150,7 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-size", type=int, default=1000)
     ap.add_argument("--target", type=float, default=0.98, help="stop at this held-out accuracy")
     ap.add_argument("--out", type=Path, default=DEFAULT_WEIGHTS)
+    ap.add_argument("--checkpoint-steps", type=steps_list, default=(),
+                    help="also save the weights after these steps, e.g. 0,500,1000 "
+                         "(to --checkpoint-dir/step{N}.npz)")
+    ap.add_argument("--checkpoint-dir", type=Path, default=None,
+                    help="default: next to --out, <out stem>_checkpoints/")
     args = ap.parse_args(argv)
+    checkpoint_dir = args.checkpoint_dir or args.out.with_name(args.out.stem + "_checkpoints")
 
     cfg = model_config(args.n_layers, args.d_ff, args.seed)
     theta = initial_theta(cfg, args.seed)
@@ -170,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
                                args.batch)
 
     next_batch = batch_of(0)
+    if 0 in args.checkpoint_steps:
+        save_checkpoint(theta, cfg, checkpoint_dir, 0)
     while step < args.steps:
         lr = learning_rate(step, args.lr, args.warmup, args.steps)
         images, labels, _ = next_batch.result()
@@ -180,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         grad_norm = clip_by_global_norm(grads, args.clip)
         opt.step(theta, grads, lr)
         step += 1
+        if step in args.checkpoint_steps:
+            save_checkpoint(theta, cfg, checkpoint_dir, step)
 
         acc = float((logits.argmax(axis=-1) == labels).mean())
         loss_ema = loss if loss_ema is None else 0.98 * loss_ema + 0.02 * loss
