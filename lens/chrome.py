@@ -12,7 +12,7 @@ import streamlit as st
 from encoder_core import EncoderTrace
 from encoder_core.export import trace_npz_bytes
 
-from . import keys, session
+from . import compute, keys, session
 from .settings import Notice
 from .steps import EXTRA_PAGES, PAGES, STEPS, neighbours, step_number
 
@@ -97,7 +97,12 @@ def weights_caption(ctx: PageContext) -> None:
             st.markdown(ctx.t("prediction", best=ranked[0][0], p=100 * ranked[0][1], all=listed))
         else:  # a photo or an upload: never a bold, confident claim
             st.caption(ctx.t("prediction_off_domain", all=listed))
-        st.caption(ctx.t("trained_caption"))
+        steps = compute.checkpoint_steps()
+        checkpoint = compute.checkpoint_at(ctx.settings.train_step)
+        if checkpoint is not None and steps and checkpoint.step < steps[-1]:
+            st.caption(ctx.t("trained_caption_step", step=checkpoint.step, final=steps[-1]))
+        else:
+            st.caption(ctx.t("trained_caption"))
     else:
         st.caption(ctx.t("random_caption", seed=ctx.cfg.seed))
 

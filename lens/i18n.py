@@ -92,6 +92,11 @@ COMMON: Texts = {
         "learned to find the shape; on a photo it can only look for shape-like things.",
         "权重在生成的形状（圆、正方形、三角形、十字）上训练：注意力学会了寻找形状；"
         "对照片它只能寻找类似形状的东西。"),
+    "trained_caption_step": (
+        "The shapes model as it was after {step:,} of its {final:,} training steps: its "
+        "attention is still learning to find the shape (step 0 is the random start).",
+        "形状模型在训练 {final:,} 步中的第 {step:,} 步时的样子：它的注意力还在学习寻找形状"
+        "（第 0 步是随机初始化）。"),
     "new_sample": ("New shape", "换一个形状"),
     "sample_caption": ("A generated image like those the trained model learned from: one shape "
                        "among circle, square, triangle, cross, plus distractors.",

@@ -148,7 +148,8 @@ class Settings:
         # a model fixing the architecture is news only for the values the link gave
         more = [n for n in more if n.why != "locked" or n.key in query]
         centre = _encode(CENTRE)  # a query that fell back to the default: say which patch
-        notices = [replace(n, used=_encode(settings.query)) if n.used == centre else n
+        notices = [replace(n, used=_encode(settings.query))
+                   if n.key == "query" and n.used == centre else n
                    for n in notices]
         return settings, notices + more
 
