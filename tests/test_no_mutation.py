@@ -152,6 +152,9 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "classifier.classify": lambda: ((a_trace(), a_head()), {}),
     "classifier.save_trained": lambda: ((io.BytesIO(), CFG, writable_params(), a_head()), {}),
     "classifier.load_trained": lambda: ((), {}),
+    "classifier.save_checkpoints": lambda: ((io.BytesIO(), CFG, [classifier.Checkpoint(
+        0, writable_params(), a_head(), 0.25)], 100), {}),
+    "classifier.load_checkpoints": lambda: ((), {}),
     "classifier.object_patch_mask": lambda: ((mask(), P), {}),
     "classifier.localisation_ratio": lambda: ((a_trace(), mask()), {}),
     # params.py

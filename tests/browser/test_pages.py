@@ -40,7 +40,7 @@ def test_first_load_shows_default_image(page, app_url):
     assert_no_errors(page)
     screenshot(page, "00_first_load")
     # "Next step →" leads to the patches page and its heatmaps
-    page.locator(MAIN).get_by_role("button", name="Next step →").click()
+    page.locator(MAIN).get_by_role("button", name="Next step →").first.click()
     expect(page.locator(f"{MAIN} h1").first).to_have_text(re.compile("^Patches"))
     wait_idle(page)
     wait_url(page, "/patches?")
@@ -69,7 +69,8 @@ def test_page_opens_from_navigation(shared_page, app_url, step):
     k = [s[0] for s in ALL_PAGES].index(step)
     assert title(page).startswith(ALL_PAGES[k][1])
     if k < len(STEPS):
-        expect(page.locator(MAIN).get_by_text(f"Step {k + 1} of {len(STEPS)}")).to_be_visible()
+        expect(page.locator(MAIN).get_by_text(f"Step {k + 1} of {len(STEPS)}").first
+               ).to_be_visible()
     wait_url(page, f"/{step}?")
     screenshot(page, f"{k + 1:02d}_{step}")
     assert_no_errors(page)

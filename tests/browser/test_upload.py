@@ -17,6 +17,7 @@ from browser_helpers import (
     go_to_step,
     image_srcs,
     main_images,
+    open_advanced,
     open_app,
     png_bytes,
     screenshot,
@@ -30,6 +31,15 @@ from browser_helpers import (
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
+
+
+def overview_pictures(page) -> np.ndarray | None:
+    """The overview's pipeline picture and its image pair (the upload as given) side by side,
+    as one pixel array; None when one was replaced meanwhile by a newer rerun."""
+    pictures = [fetch_png(page, info["src"]) for info in main_images(page, at_least=2)[:2]]
+    if any(p is None for p in pictures):
+        return None
+    return np.concatenate([p.reshape(-1, 3) for p in pictures])[None]
 
 MAGENTA, CYAN = (255, 0, 255), (0, 255, 255)
 ERROR = f'{MAIN} [data-testid="stAlertContentError"]'
@@ -50,7 +60,7 @@ def test_upload_updates_the_patches_page(page, app_url):
     go_to_step(page, "overview")
 
     def shown() -> tuple[float, float]:
-        pair = fetch_png(page, main_images(page)[0]["src"])
+        pair = overview_pictures(page)
         if pair is None:  # replaced meanwhile by a newer rerun: look again
             return 0.0, 0.0
         return colour_fraction(pair, MAGENTA), colour_fraction(pair, CYAN)
@@ -95,6 +105,7 @@ def test_upload_survives_a_setting_changed_right_after_it(page, app_url):
     big[...] = MAGENTA
     big[0, :8, 1] = np.frombuffer(os.urandom(8), dtype=np.uint8)
     upload(page, "big.png", png_bytes(big), wait=False)
+    open_advanced(page)
     thumb = page.get_by_role("slider", name=D_MODEL)
     thumb.focus()
     thumb.press("ArrowRight")  # at once, while the server decodes
@@ -103,7 +114,7 @@ def test_upload_survives_a_setting_changed_right_after_it(page, app_url):
 
     def shown() -> float:
         wait_idle(page)
-        pair = fetch_png(page, main_images(page)[0]["src"])
+        pair = overview_pictures(page)
         return 0.0 if pair is None else colour_fraction(pair, MAGENTA)
 
     hint = page.locator(MAIN).get_by_text("Upload a file in the sidebar")
