@@ -125,7 +125,7 @@ st.latex(rf"pos = 0 \ldots {N - 1},\quad i = 0 \ldots d_{{model}}/2 - 1 = {d // 
 widgets.note_original(ctx)
 
 # --- the matrix, one value worked out, the columns as curves ---------------------------------
-left, right = st.columns(2)
+left, right = st.columns([3, 2])  # the PE panels side by side need the room
 with right:
     st.subheader(ctx.t("example"))
     c1, c2 = st.columns(2)
