@@ -1,0 +1,421 @@
+"""Load a real ViT checkpoint (timm, DINO, DeiT, Hugging Face ViT / DeiT / DINOv2) safely.
+
+    cfg, params, info = load_checkpoint("vit_small.safetensors")
+    trace = encode(load_image(photo, cfg), cfg, params)  # the image in [0, 1]
+
+1. **Read** the tensors without running code from the file (`tensorfile.read_tensors`).
+2. **Find** the state dict (a training checkpoint's `teacher` / `model` entry), strip wrapper
+   prefixes (`module.`, `backbone.`, `vit.`, …), recognise the layout from the keys and rename
+   them (`layouts.py`); unknown encoder keys are refused, head keys set aside.
+3. **Settle every setting** from the weights' shapes, `config.json` / `preprocessor_config.json`
+   beside the file, or a stated default / inference rule — each with its source in `info`.
+4. **Convert** to `EncoderParams` in our conventions: `X · W` (PyTorch's `[out, in]`
+   transposed), W_E rows in our patch order (p1, p2, c): timm's conv weight `[d, C, P, P]` →
+   `w.transpose(2, 3, 1, 0).reshape(P·P·C, d)`. Another image size resamples the position grid
+   bicubically (`resample.py`, as timm does).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .config import ConfigError, EncoderConfig
+from .layouts import detect_layout, find_state_dict, strip_prefixes, to_neutral
+from .params import EncoderParams, LayerParams, ParamsError, check_params
+from .resample import resample_pos_embed
+from .tensorfile import read_tensors
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+HALF = (0.5, 0.5, 0.5)  # Google's / timm augreg / HF ViT: (x − 0.5) / 0.5
+MAX_CONFIG_BYTES = 1 << 20
+HF_ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
+                  "gelu_fast": "gelu_tanh", "relu": "relu"}
+FAMILY_EPS = {"timm": 1e-6, "hf-vit": 1e-12, "hf-dinov2": 1e-6}  # timm, ViTConfig, Dinov2Config
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of the loaded model and where it came from."""
+
+    name: str  # an EncoderConfig field, e.g. "n_heads"
+    value: object
+    source: str  # "weights" (a tensor's shape), "config", "argument", "inferred", "default"
+    why: str = ""  # the rule or the file, e.g. "d_head = 64 (ViT convention)"
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """What `load_checkpoint` found: family, format and the source of every setting."""
+
+    path: str
+    format: str  # "safetensors", "npz" or "torch-zip"
+    layout: str  # "timm", "hf-vit" or "hf-dinov2"
+    family: str  # e.g. "DINO (timm layout)", "Hugging Face DINOv2 with registers"
+    settings: tuple[Setting, ...]
+    set_aside: tuple[str, ...]  # head keys (and the mask token) not used by the encoder
+    prefixes_stripped: tuple[str, ...]  # e.g. ("module.", "backbone.")
+    containers: tuple[str, ...]  # entries walked into, e.g. ("teacher",)
+    left_out: tuple[str, ...]  # sibling entries of those, e.g. ("student", "epoch")
+    n_params: int  # parameters used by the encoder
+    notes: tuple[str, ...]
+
+    def source(self, name: str) -> str:
+        """The source of setting `name` ("weights", "config", …)."""
+        return next(s.source for s in self.settings if s.name == name)
+
+    def describe(self) -> list[str]:
+        """Human-readable lines (the CLI prints them)."""
+        lines = [f"checkpoint: {self.path} ({self.format}, {self.layout} layout)",
+                 f"family: {self.family}", f"encoder parameters: {self.n_params:,}"]
+        if self.containers:
+            lines.append(f"state dict taken from: {'.'.join(self.containers)}"
+                         + (f" (left out: {', '.join(self.left_out)})" if self.left_out else ""))
+        if self.prefixes_stripped:
+            lines.append(f"prefixes stripped: {', '.join(self.prefixes_stripped)}")
+        if self.set_aside:
+            lines.append(f"set aside (not the encoder): {', '.join(self.set_aside)}")
+        for s in self.settings:
+            lines.append(f"  {s.name:<12} = {s.value!s:<28} [{s.source}]"
+                         + (f" {s.why}" if s.why else ""))
+        lines += [f"note: {n}" for n in self.notes]
+        return lines
+
+
+def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
+                    ) -> tuple[EncoderConfig, EncoderParams, CheckpointInfo]:
+    """Read a ViT checkpoint into (cfg, params, info); see the module docstring.
+
+    Args:
+        path: a .safetensors, .npz or PyTorch zip (.pth / .pt / .bin) file.
+        image_size: run at this image size (a multiple of the patch size); the learned
+            position grid is resampled. None: the checkpoint's own size.
+    Raises:
+        ParamsError: with a message that says what is wrong and what to do.
+    """
+    obj, fmt = read_tensors(path)
+    sd, containers, left_out = find_state_dict(obj)
+    sd, stripped = strip_prefixes(sd)
+    layout = detect_layout(set(sd))
+    tensors, aside = to_neutral(sd, layout)
+    check_tensors(tensors)
+    configs = read_configs(Path(path).parent)
+    settings, notes = settle(tensors, layout, configs, image_size, Path(path).name, containers,
+                             stripped)
+    values = {s.name: s.value for s in settings}
+    family = values.pop("family")
+    try:
+        cfg = EncoderConfig(**values)
+    except ConfigError as err:
+        raise ParamsError(f"This checkpoint gives an encoder Encoder Lens cannot run: {err}"
+                          ) from None
+    check_shapes(tensors, cfg)
+    params = check_params(to_params(tensors, cfg), cfg)
+    info = CheckpointInfo(
+        path=os.fspath(path), format=fmt, layout=layout, family=str(family),
+        settings=tuple(s for s in settings if s.name != "family"), set_aside=aside,
+        prefixes_stripped=stripped, containers=containers, left_out=left_out,
+        n_params=count_params(params), notes=tuple(notes))
+    return cfg, params, info
+
+
+def check_tensors(tensors: dict[str, np.ndarray]) -> None:
+    """Every encoder tensor is floating point and finite; else one ParamsError naming them."""
+    not_float = sorted(k for k, v in tensors.items() if v.dtype.kind != "f")
+    if not_float:
+        raise ParamsError(f"these weights are not floating point: {', '.join(not_float[:8])}.")
+    bad = sorted(k for k, v in tensors.items() if not np.isfinite(v).all())
+    if bad:
+        raise ParamsError(f"these weights hold NaN or infinity: {', '.join(bad[:8])}"
+                          f"{', …' if len(bad) > 8 else ''}. The checkpoint is broken (a "
+                          "diverged training run or a damaged file); use another.")
+
+
+def neutral_shapes(T: dict[str, np.ndarray], cfg: EncoderConfig) -> dict[str, tuple]:
+    """The PyTorch shape every encoder tensor must have for `cfg` (at the native grid)."""
+    d, C, P, d_ff = cfg.d_model, cfg.channels, cfg.patch_size, cfg.d_ff
+    n_pos = T["pos"].shape[-2] if T["pos"].ndim == 3 else -1
+    shapes = {"patch.weight": (d, C, P, P), "patch.bias": (d,), "cls": (1, 1, d),
+              "dist": (1, 1, d), "registers": (1, cfg.n_registers, d), "pos": (1, n_pos, d),
+              "norm.weight": (d,), "norm.bias": (d,)}
+    for i in range(cfg.n_layers):
+        shapes |= {f"{i}.{n}": (d, d) for n in ("query.weight", "key.weight", "value.weight",
+                                                "proj.weight")}
+        shapes |= {f"{i}.{n}": (d,) for n in ("ln1.weight", "ln1.bias", "ln2.weight",
+                                              "ln2.bias", "query.bias", "key.bias",
+                                              "value.bias", "proj.bias", "fc2.bias", "ls1",
+                                              "ls2")}
+        shapes |= {f"{i}.fc1.weight": (d_ff, d), f"{i}.fc1.bias": (d_ff,),
+                   f"{i}.fc2.weight": (d, d_ff)}
+    return shapes
+
+
+def check_shapes(T: dict[str, np.ndarray], cfg: EncoderConfig) -> None:
+    """Every tensor has its expected shape and every required one is there; else ParamsError."""
+    shapes = neutral_shapes(T, cfg)
+    required = ["patch.weight", "pos"] + [
+        f"{i}.{n}" for i in range(cfg.n_layers)
+        for n in ("ln1.weight", "ln1.bias", "ln2.weight", "ln2.bias", "query.weight",
+                  "key.weight", "value.weight", "proj.weight", "fc1.weight", "fc2.weight")]
+    problems = [f"{k} is missing" for k in required if k not in T]
+    problems += [f"{k} has shape {tuple(v.shape)}, expected {shapes[k]}"
+                 for k, v in T.items() if k in shapes and tuple(v.shape) != shapes[k]]
+    problems += [f"{k} is not an encoder tensor" for k in T if k not in shapes]
+    if problems:
+        shown = "; ".join(problems[:6]) + ("; …" if len(problems) > 6 else "")
+        raise ParamsError(f"The checkpoint's tensors do not fit one ViT (d_model {cfg.d_model}, "
+                          f"{cfg.n_layers} layers, d_ff {cfg.d_ff}, patch {cfg.patch_size}; "
+                          f"names in the neutral scheme of layouts.py): {shown}.")
+
+
+def read_configs(folder: Path) -> dict[str, dict]:
+    """`config.json` and `preprocessor_config.json` beside the weights, when present."""
+    found = {}
+    for name in ("config.json", "preprocessor_config.json"):
+        file = folder / name
+        if not file.is_file():
+            continue
+        if file.stat().st_size > MAX_CONFIG_BYTES:
+            raise ParamsError(f"{file} is larger than 1 MB: not a model configuration.")
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ParamsError(f"{file} is not valid JSON ({err}): fix or remove it.") from None
+        if not isinstance(data, dict):
+            raise ParamsError(f"{file} is not a JSON object: fix or remove it.")
+        found[name] = data
+    return found
+
+
+def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
+           image_size: int | None, file_name: str, containers: tuple[str, ...],
+           stripped: tuple[str, ...]) -> tuple[list[Setting], list[str]]:
+    """Every EncoderConfig value (plus "family") with its source; and notes for `info`."""
+    notes: list[str] = []
+    S: list[Setting] = []
+    hf = configs.get("config.json", {}) if layout != "timm" else {}
+    timm_cfg = configs.get("config.json", {}) if layout == "timm" else {}
+    pre = configs.get("preprocessor_config.json", {})
+
+    w = T.get("patch.weight")
+    if w is None or w.ndim != 4 or w.shape[2] != w.shape[3]:
+        raise ParamsError("the patch embedding weight is missing or not a square conv kernel "
+                          f"[d, C, P, P] (got {None if w is None else w.shape}).")
+    d, C, P = w.shape[0], w.shape[1], w.shape[2]
+    layers = sorted({int(k.split(".")[0]) for k in T if k[0].isdigit()})
+    if not layers or layers != list(range(len(layers))):
+        raise ParamsError(f"the encoder layers are not numbered 0 … L−1 (found {layers[:12]}).")
+    fc1 = T.get("0.fc1.weight")
+    if fc1 is None:
+        raise ParamsError("layer 0 has no feed-forward weight (fc1 / intermediate.dense).")
+    S += [Setting("d_model", d, "weights", "patch embedding rows"),
+          Setting("channels", C, "weights"), Setting("patch_size", P, "weights"),
+          Setting("n_layers", len(layers), "weights"),
+          Setting("d_ff", fc1.shape[0], "weights", "fc1 rows")]
+
+    cls, dist, reg = "cls" in T, "dist" in T, T.get("registers")
+    n_reg = 0 if reg is None else int(np.prod(reg.shape[:-1]))
+    if "pos" not in T:
+        raise ParamsError("this checkpoint has no learned position embedding; Encoder Lens "
+                          "loads ViTs with one (pos_embed / position_embeddings).")
+    n_pos = int(np.prod(T["pos"].shape[:-1]))
+    grid, pos_prefix = position_grid(n_pos, int(cls) + int(dist), n_reg)
+    S += [Setting("cls_token", cls, "weights"), Setting("dist_token", dist, "weights"),
+          Setting("n_registers", n_reg, "weights"), Setting("position", "learned", "weights"),
+          Setting("pos_prefix", pos_prefix, "weights", f"{n_pos} position rows")]
+
+    native = grid * P
+    if image_size is None:
+        S.append(Setting("image_size", native, "weights", f"{grid}×{grid} position grid"))
+    else:
+        if image_size % P or image_size <= 0:
+            raise ParamsError(f"image_size {image_size} is not a positive multiple of the patch "
+                              f"size {P}: choose e.g. {max(P, round(image_size / P) * P)}.")
+        S.append(Setting("image_size", image_size, "argument",
+                         f"position grid resampled bicubically from {grid}×{grid}"
+                         if image_size != native else ""))
+        if image_size != native and layout != "timm":
+            notes.append("the position grid is resampled as timm does; Hugging Face's own "
+                         "interpolate_pos_encoding differs slightly at other sizes.")
+
+    S += biases_and_norms(T, len(layers))
+    S.append(Setting("norm_first", True, "weights", "ViT blocks are pre-norm"))
+    timm_heads = timm_cfg.get("num_heads", timm_cfg.get("model_args", {}).get("num_heads"))
+    S.append(heads_setting(d, hf.get("num_attention_heads", timm_heads)))
+    S.append(eps_setting(layout, hf))
+    S.append(activation_setting(hf))
+    family = family_name(layout, hf, file_name, dist, n_reg, containers, stripped)
+    S.append(Setting("family", family, "inferred"))
+    S += normalisation(layout, family, timm_cfg.get("pretrained_cfg", {}), pre, C)
+    missing_b = [i for i in layers for n in ("fc1", "fc2") if f"{i}.{n}.bias" not in T]
+    if missing_b:
+        notes.append(f"{len(missing_b)} FFN biases are absent in the file and set to zero.")
+    return S, notes
+
+
+def position_grid(n_pos: int, n_cls_dist: int, n_reg: int) -> tuple[int, bool]:
+    """(grid side, pos_prefix) from the number of position rows, or ParamsError.
+
+    pos_prefix: the cls/dist tokens have rows (timm's default); else only the patches do (timm
+    `no_embed_class=True`). Registers never have a row.
+    """
+    def side(rows: int) -> int:
+        g = math.isqrt(max(rows, 0))
+        return g if g > 0 and g * g == rows else 0
+
+    if side(n_pos - n_cls_dist):
+        return side(n_pos - n_cls_dist), True
+    if n_cls_dist and side(n_pos):
+        return side(n_pos), False
+    hint = (" (timm with reg_tokens and no_embed_class=False gives registers a position row, "
+            "which Encoder Lens does not model)") if n_reg else ""
+    raise ParamsError(f"{n_pos} position rows do not form a square patch grid after the "
+                      f"{n_cls_dist} prefix row(s){hint}.")
+
+
+def biases_and_norms(T: dict[str, np.ndarray], n_layers: int) -> list[Setting]:
+    """patch/qkv/proj bias, LayerScale, final norm: on when every layer has the tensor."""
+    def every(name: str) -> bool:
+        have = [f"{i}.{name}" in T for i in range(n_layers)]
+        if any(have) and not all(have):
+            raise ParamsError(f"only some layers have {name}: the checkpoint is inconsistent.")
+        return all(have)
+
+    qkv = [every(f"{p}.bias") for p in ("query", "key", "value")]
+    if any(qkv) and not all(qkv):
+        raise ParamsError("only some of the query / key / value biases are present; Encoder "
+                          "Lens needs all three or none.")
+    return [Setting("patch_bias", "patch.bias" in T, "weights"),
+            Setting("qkv_bias", all(qkv), "weights"),
+            Setting("proj_bias", every("proj.bias"), "weights"),
+            Setting("layer_scale", every("ls1") and every("ls2"), "weights"),
+            Setting("final_norm", "norm.weight" in T, "weights")]
+
+
+def heads_setting(d: int, from_config: object) -> Setting:
+    """n_heads from the config, else d_head = 64 (every ViT size from Ti to H follows it)."""
+    if from_config is not None:
+        if type(from_config) is not int or from_config <= 0 or d % from_config:
+            raise ParamsError(f"config.json gives {from_config!r} heads for d_model {d}: fix it.")
+        return Setting("n_heads", from_config, "config")
+    if d % 64:
+        raise ParamsError(f"the number of heads is not in the weights and d_model {d} is not a "
+                          "multiple of 64 (the usual d_head): put a config.json with "
+                          "num_attention_heads (or num_heads) beside the checkpoint.")
+    return Setting("n_heads", d // 64, "inferred", "d_head = 64 (the ViT convention)")
+
+
+def eps_setting(layout: str, hf: dict) -> Setting:
+    eps = hf.get("layer_norm_eps")
+    if eps is not None:
+        if not isinstance(eps, float | int) or not eps > 0:
+            raise ParamsError(f"config.json gives layer_norm_eps {eps!r}: fix it.")
+        return Setting("ln_eps", float(eps), "config")
+    return Setting("ln_eps", FAMILY_EPS[layout], "default",
+                   {"timm": "timm ViT", "hf-vit": "ViTConfig", "hf-dinov2": "Dinov2Config"}[layout])
+
+
+def activation_setting(hf: dict) -> Setting:
+    act = hf.get("hidden_act")
+    if act is None:
+        return Setting("activation", "gelu", "default", "exact (erf) GELU, as timm and HF")
+    if act not in HF_ACTIVATIONS:
+        raise ParamsError(f"config.json asks for hidden_act {act!r}; Encoder Lens implements "
+                          f"{', '.join(HF_ACTIVATIONS)}.")
+    return Setting("activation", HF_ACTIVATIONS[act], "config", f"hidden_act {act!r}")
+
+
+def family_name(layout: str, hf: dict, file_name: str, dist: bool, n_reg: int,
+                containers: tuple[str, ...], stripped: tuple[str, ...]) -> str:
+    """A readable family from structural marks, the config and (last) the file name."""
+    name = file_name.lower()
+    if layout == "hf-dinov2":
+        return "Hugging Face DINOv2" + (" with registers" if n_reg else "")
+    if layout == "hf-vit":
+        deit = dist or hf.get("model_type") == "deit" or "deit" in name
+        return "Hugging Face DeiT" if deit else "Hugging Face ViT"
+    if dist:
+        return "DeiT distilled (timm layout)"
+    if {"teacher", "student"} & set(containers) or "backbone." in stripped or "dino" in name:
+        return "DINO (timm layout)"
+    if "deit" in name:
+        return "DeiT (timm layout)"
+    return "timm ViT" + (" with registers" if n_reg else "")
+
+
+def normalisation(layout: str, family: str, pretrained: dict, pre: dict, C: int
+                  ) -> list[Setting]:
+    """pixel_mean / pixel_std: the config's, else the family's (ImageNet or 0.5)."""
+    for cfg, mean_key, std_key, file in ((pretrained, "mean", "std", "config.json"),
+                                         (pre, "image_mean", "image_std",
+                                          "preprocessor_config.json")):
+        if mean_key in cfg and std_key in cfg:
+            mean, std = cfg[mean_key], cfg[std_key]
+            ok = all(isinstance(v, list) and len(v) == C and
+                     all(isinstance(x, float | int) for x in v) for v in (mean, std))
+            if not ok:
+                raise ParamsError(f"{file} gives {mean_key} {mean!r} / {std_key} {std!r}: "
+                                  f"need {C} numbers each.")
+            return [Setting("pixel_mean", tuple(map(float, mean)), "config", file),
+                    Setting("pixel_std", tuple(map(float, std)), "config", file)]
+    imagenet = any(k in family for k in ("DINO", "DeiT"))
+    mean, std = (IMAGENET_MEAN, IMAGENET_STD) if imagenet else (HALF, HALF)
+    why = ("ImageNet mean/std (DINO, DeiT, DINOv2)" if imagenet
+           else "0.5/0.5 (Google / timm augreg / HF ViT); check if your model differs")
+    if C != 3:
+        mean, std, why = (0.5,) * C, (0.5,) * C, f"0.5 for {C} channel(s)"
+    return [Setting("pixel_mean", mean, "inferred", why), Setting("pixel_std", std, "inferred")]
+
+
+def to_params(T: dict[str, np.ndarray], cfg: EncoderConfig) -> EncoderParams:
+    """The neutral tensors in our conventions (shapes are checked by `check_params`)."""
+    d, P, C = cfg.d_model, cfg.patch_size, cfg.channels
+
+    def vec(name: str) -> np.ndarray | None:
+        return None if name not in T else T[name].reshape(-1)
+
+    def lin(name: str) -> np.ndarray:
+        return T[name].T  # PyTorch [out, in] -> our [in, out]
+
+    layers = []
+    for i in range(cfg.n_layers):
+        fc1_b, fc2_b = vec(f"{i}.fc1.bias"), vec(f"{i}.fc2.bias")
+        layers.append(LayerParams(
+            W_Q=lin(f"{i}.query.weight"), W_K=lin(f"{i}.key.weight"),
+            W_V=lin(f"{i}.value.weight"), W_O=lin(f"{i}.proj.weight"),
+            gamma_1=vec(f"{i}.ln1.weight"), beta_1=vec(f"{i}.ln1.bias"),
+            W_1=lin(f"{i}.fc1.weight"),
+            b_1=np.zeros(cfg.d_ff, np.float32) if fc1_b is None else fc1_b,
+            W_2=lin(f"{i}.fc2.weight"), b_2=np.zeros(d, np.float32) if fc2_b is None else fc2_b,
+            gamma_2=vec(f"{i}.ln2.weight"), beta_2=vec(f"{i}.ln2.bias"),
+            b_Q=vec(f"{i}.query.bias"), b_K=vec(f"{i}.key.bias"), b_V=vec(f"{i}.value.bias"),
+            b_O=vec(f"{i}.proj.bias"), ls_1=vec(f"{i}.ls1"), ls_2=vec(f"{i}.ls2")))
+    pos = T["pos"].reshape(-1, d)
+    n_pos_prefix = (int(cfg.cls_token) + int(cfg.dist_token)) if cfg.pos_prefix else 0
+    pos = resample_pos_embed(pos, n_pos_prefix, cfg.grid_size)
+    # conv weight [d, C, P1, P2] -> [P1, P2, C, d] -> [P·P·C, d]: rows in our (p1, p2, c) order
+    W_E = T["patch.weight"].transpose(2, 3, 1, 0).reshape(P * P * C, d)
+    return EncoderParams(
+        W_E=W_E, layers=tuple(layers), b_E=vec("patch.bias"),
+        cls=None if "cls" not in T else T["cls"].reshape(1, d),
+        dist=None if "dist" not in T else T["dist"].reshape(1, d),
+        registers=None if "registers" not in T else T["registers"].reshape(-1, d),
+        pos_embed=pos, norm_gamma=vec("norm.weight"), norm_beta=vec("norm.bias"))
+
+
+def count_params(params: EncoderParams) -> int:
+    """Parameters of the encoder (every array of `params`)."""
+    arrays = [params.W_E, params.b_E, params.cls, params.dist, params.registers,
+              params.pos_embed, params.norm_gamma, params.norm_beta]
+    for lp in params.layers:
+        arrays += list(vars(lp).values())
+    return sum(a.size for a in arrays if a is not None)
+
+
+__all__ = ["CheckpointInfo", "Setting", "load_checkpoint"]

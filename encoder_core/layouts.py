@@ -1,0 +1,190 @@
+"""The key names of ViT checkpoints, mapped to one neutral vocabulary.
+
+Three layouts are recognised from the keys (after stripping wrapper prefixes):
+
+* **timm** `VisionTransformer` — also DINO's and DeiT's own checkpoints (same names):
+  `patch_embed.proj.*`, `cls_token`, `dist_token`, `reg_token`, `pos_embed`,
+  `blocks.{i}.{norm1, attn.qkv, attn.proj, ls1.gamma, norm2, mlp.fc1, mlp.fc2, ls2.gamma}`,
+  `norm.*`; qkv is one fused `[3D, D]` Linear (rows q, k, v).
+* **Hugging Face ViT / DeiT** (`ViTModel`, `DeiTModel`): `embeddings.{patch_embeddings.
+  projection, cls_token, distillation_token, position_embeddings}`, `encoder.layer.{i}.
+  {layernorm_before, attention.attention.{query,key,value}, attention.output.dense,
+  layernorm_after, intermediate.dense, output.dense}`, final `layernorm`.
+* **Hugging Face DINOv2** (`Dinov2Model`, with registers): as HF ViT but `norm1`, `norm2`,
+  `mlp.fc1`, `mlp.fc2`, `layer_scale{1,2}.lambda1`, `embeddings.register_tokens`.
+
+The neutral names keep PyTorch's orientation (`[out, in]`); `checkpoint.py` turns them into
+`EncoderParams`. Per layer: `{i}.{ln1,ln2}.{weight,bias}`, `{i}.{query,key,value,proj,fc1,fc2}.
+{weight,bias}`, `{i}.{ls1,ls2}`; and `patch.{weight,bias}`, `cls`, `dist`, `registers`, `pos`,
+`norm.{weight,bias}`. Only classification-head keys (and the mask token of masked-image
+pre-training) may be set aside; every other unknown key is refused by the caller.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .params import ParamsError
+
+WRAPPER_PREFIXES = ("module.", "backbone.", "model.", "vit.", "deit.", "dinov2.")
+"""Stripped when most keys carry them (DDP's `module.`, DINO's `backbone.`, HF task models)."""
+
+CONTAINER_KEYS = ("teacher", "model", "state_dict", "model_ema", "module", "student")
+"""Entries that may hold the state dict in a training checkpoint, in the order they are tried
+(DINO evaluates its teacher)."""
+
+_W = r"(weight|bias)"
+TIMM = (
+    (rf"patch_embed\.proj\.{_W}", r"patch.\1"),
+    (r"cls_token", "cls"), (r"dist_token", "dist"), (r"reg_token", "registers"),
+    (r"pos_embed", "pos"), (rf"norm\.{_W}", r"norm.\1"),
+    (rf"blocks\.(\d+)\.norm1\.{_W}", r"\1.ln1.\2"),
+    (rf"blocks\.(\d+)\.attn\.qkv\.{_W}", r"\1.qkv.\2"),
+    (rf"blocks\.(\d+)\.attn\.proj\.{_W}", r"\1.proj.\2"),
+    (r"blocks\.(\d+)\.ls1\.gamma", r"\1.ls1"),
+    (rf"blocks\.(\d+)\.norm2\.{_W}", r"\1.ln2.\2"),
+    (rf"blocks\.(\d+)\.mlp\.fc1\.{_W}", r"\1.fc1.\2"),
+    (rf"blocks\.(\d+)\.mlp\.fc2\.{_W}", r"\1.fc2.\2"),
+    (r"blocks\.(\d+)\.ls2\.gamma", r"\1.ls2"),
+)  # fmt: skip
+TIMM_ASIDE = (r"head\..*", r"head_dist\..*")
+
+_HF_COMMON = (
+    (rf"embeddings\.patch_embeddings\.projection\.{_W}", r"patch.\1"),
+    (r"embeddings\.cls_token", "cls"), (r"embeddings\.distillation_token", "dist"),
+    (r"embeddings\.register_tokens", "registers"),
+    (r"embeddings\.position_embeddings", "pos"), (rf"layernorm\.{_W}", r"norm.\1"),
+    (rf"encoder\.layer\.(\d+)\.attention\.attention\.(query|key|value)\.{_W}", r"\1.\2.\3"),
+    (rf"encoder\.layer\.(\d+)\.attention\.output\.dense\.{_W}", r"\1.proj.\2"),
+)  # fmt: skip
+HF_VIT = _HF_COMMON + (
+    (rf"encoder\.layer\.(\d+)\.layernorm_before\.{_W}", r"\1.ln1.\2"),
+    (rf"encoder\.layer\.(\d+)\.layernorm_after\.{_W}", r"\1.ln2.\2"),
+    (rf"encoder\.layer\.(\d+)\.intermediate\.dense\.{_W}", r"\1.fc1.\2"),
+    (rf"encoder\.layer\.(\d+)\.output\.dense\.{_W}", r"\1.fc2.\2"),
+)  # fmt: skip
+HF_DINOV2 = _HF_COMMON + (
+    (rf"encoder\.layer\.(\d+)\.norm1\.{_W}", r"\1.ln1.\2"),
+    (rf"encoder\.layer\.(\d+)\.norm2\.{_W}", r"\1.ln2.\2"),
+    (rf"encoder\.layer\.(\d+)\.mlp\.fc1\.{_W}", r"\1.fc1.\2"),
+    (rf"encoder\.layer\.(\d+)\.mlp\.fc2\.{_W}", r"\1.fc2.\2"),
+    (r"encoder\.layer\.(\d+)\.layer_scale1\.lambda1", r"\1.ls1"),
+    (r"encoder\.layer\.(\d+)\.layer_scale2\.lambda1", r"\1.ls2"),
+)  # fmt: skip
+HF_ASIDE = (r"classifier\..*", r"pooler\..*", r"cls_classifier\..*",
+            r"distillation_classifier\..*", r"embeddings\.mask_token")
+
+LAYOUTS = {"timm": (TIMM, TIMM_ASIDE), "hf-vit": (HF_VIT, HF_ASIDE),
+           "hf-dinov2": (HF_DINOV2, HF_ASIDE)}
+
+
+def is_array(value: object) -> bool:
+    return isinstance(value, np.ndarray)
+
+
+def find_state_dict(obj: object) -> tuple[dict[str, np.ndarray], tuple[str, ...], tuple[str, ...]]:
+    """The flat {name: array} inside what a file holds.
+
+    Returns (state dict, the container entries walked into, the sibling entries left out).
+    A training checkpoint (`{"teacher": …, "epoch": …}`) is searched in CONTAINER_KEYS order.
+    """
+    path: list[str] = []
+    left: list[str] = []
+    for _ in range(4):
+        if not isinstance(obj, dict) or not obj:
+            break
+        if all(is_array(v) for v in obj.values()):
+            if not all(isinstance(k, str) for k in obj):
+                break
+            return dict(obj), tuple(path), tuple(left)
+        inner = next((k for k in CONTAINER_KEYS if isinstance(obj.get(k), dict)), None)
+        if inner is None:
+            break
+        left += [f"{'.'.join(path + [str(k)])}" for k in obj if k != inner]
+        path.append(inner)
+        obj = obj[inner]
+    raise ParamsError("this file holds no state dict of tensors (a dict of named tensors, or "
+                      f"one under {', '.join(repr(k) for k in CONTAINER_KEYS)}): save the "
+                      "model's state_dict().")
+
+
+def strip_prefixes(sd: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
+    """Remove wrapper prefixes carried by more than half of the keys, repeatedly.
+
+    Returns the renamed dict and the prefixes stripped, in order (e.g. ("module.", "backbone.")).
+    """
+    stripped: list[str] = []
+    changed = True
+    while changed:
+        changed = False
+        for p in WRAPPER_PREFIXES:
+            if sum(k.startswith(p) for k in sd) * 2 > len(sd):
+                renamed = {(k[len(p):] if k.startswith(p) else k): v for k, v in sd.items()}
+                if len(renamed) != len(sd):
+                    raise ParamsError(f"stripping the prefix {p!r} makes two keys equal: the "
+                                      "file mixes two models; save one state dict.")
+                sd, changed = renamed, True
+                stripped.append(p)
+    return sd, tuple(stripped)
+
+
+def detect_layout(keys: set[str]) -> str:
+    """'timm', 'hf-vit' or 'hf-dinov2' from the keys; ParamsError naming some keys otherwise."""
+    if "patch_embed.proj.weight" in keys:
+        return "timm"
+    if "embeddings.patch_embeddings.projection.weight" in keys:
+        dinov2 = any(re.fullmatch(r"encoder\.layer\.\d+\.norm1\.weight", k) for k in keys)
+        return "hf-dinov2" if dinov2 else "hf-vit"
+    shown = ", ".join(sorted(keys)[:8]) + (", …" if len(keys) > 8 else "")
+    raise ParamsError(
+        "Unknown checkpoint layout: these keys are not a timm / DINO / DeiT VisionTransformer "
+        "(patch_embed.proj.weight, blocks.0.attn.qkv.weight, …) nor a Hugging Face ViT / DeiT / "
+        "DINOv2 model (embeddings.patch_embeddings.projection.weight, encoder.layer.0.…). "
+        f"Its keys: {shown}. Save the state dict of one of those models.")
+
+
+def to_neutral(sd: dict[str, np.ndarray], layout: str
+               ) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
+    """Rename the keys of `layout` to the neutral names; split timm's fused qkv.
+
+    Returns (neutral tensors, keys set aside). Raises ParamsError listing every key that is
+    neither an encoder key nor a set-aside head key.
+    """
+    table, aside_patterns = LAYOUTS[layout]
+    neutral: dict[str, np.ndarray] = {}
+    aside, unknown = [], []
+    for key, value in sd.items():
+        name = next((re.sub(pat, rep, key) for pat, rep in table if re.fullmatch(pat, key)),
+                    None)
+        if name is not None:
+            neutral[name] = value
+        elif any(re.fullmatch(p, key) for p in aside_patterns):
+            aside.append(key)
+        else:
+            unknown.append(key)
+    if unknown:
+        shown = ", ".join(sorted(unknown)[:10]) + (", …" if len(unknown) > 10 else "")
+        raise ParamsError(
+            f"This checkpoint has {len(unknown)} encoder key(s) the NumPy encoder does not "
+            f"implement: {shown}. They change the computation (e.g. q_norm / k_norm, fc_norm, "
+            "norm_pre, attn_pool, SwiGLU), so the model cannot be shown exactly; only "
+            "classification-head keys are set aside.")
+    return split_fused_qkv(neutral), tuple(sorted(aside))
+
+
+def split_fused_qkv(neutral: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """`{i}.qkv.weight [3D, D]` → query / key / value `[D, D]` (rows 0:D, D:2D, 2D:3D)."""
+    out = {}
+    for name, value in neutral.items():
+        m = re.fullmatch(r"(\d+)\.qkv\.(weight|bias)", name)
+        if m is None:
+            out[name] = value
+            continue
+        if value.shape[0] % 3:
+            raise ParamsError(f"blocks.{m[1]}.attn.qkv.{m[2]} has shape {value.shape}: its "
+                              "first axis should be 3·d_model (q, k, v stacked).")
+        for part, rows in zip(("query", "key", "value"), np.split(value, 3), strict=True):
+            out[f"{m[1]}.{part}.{m[2]}"] = rows
+    return out
