@@ -29,11 +29,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         if f.type in ("bool",) or isinstance(f.default, bool):
             p.add_argument(f"--{f.name.replace('_', '-')}", type=_bool, default=f.default,
                            metavar="{on,off}", help=f"default: {'on' if f.default else 'off'}")
+        elif isinstance(f.default, tuple):  # pixel_mean, pixel_std: "0.485,0.456,0.406"
+            p.add_argument(f"--{f.name.replace('_', '-')}", type=_floats, default=f.default,
+                           metavar="A,B,C", help="comma-separated, one per channel; default: off")
         else:
             kind = type(getattr(d, f.name))
             p.add_argument(f"--{f.name.replace('_', '-')}", type=kind, default=f.default,
                            help=f"default: {f.default}")
     return p.parse_args(argv)
+
+
+def _floats(s: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in s.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected numbers separated by commas, got {s!r}") from None
 
 
 def _bool(s: str) -> bool:

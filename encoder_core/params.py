@@ -4,6 +4,13 @@ Every weight is drawn from its own random stream keyed by (seed, layer, name), s
 n_layers leaves the existing layers untouched and changing n_heads changes no weight at all
 (all heads of a layer live side by side in one [d_model, d_model] matrix).
 Saved to `.npz` under the keys `params/W_E` and `params/layer{l}/{name}`, never with pickle.
+
+The Vision Transformer variants (issue 11) add optional parameters, `None` when the config
+leaves their variant off (so the note's files keep exactly their key set): on the encoder
+`b_E`, `cls`, `dist`, `registers`, `pos_embed`, `norm_gamma`, `norm_beta` (keys
+`params/{name}`), on each layer `b_Q`, `b_K`, `b_V`, `b_O`, `ls_1`, `ls_2` (keys
+`params/layer{l}/{name}`). When the variant is on they are required and shape-checked; when it
+is off, giving them is an error (a weight is never silently ignored).
 """
 
 from __future__ import annotations
@@ -19,6 +26,16 @@ from .config import EncoderConfig
 
 LAYER_WEIGHTS = ("W_Q", "W_K", "W_V", "W_O", "W_1", "W_2")
 LAYER_VECTORS = ("gamma_1", "beta_1", "b_1", "b_2", "gamma_2", "beta_2")
+LAYER_OPTIONAL = ("b_Q", "b_K", "b_V", "b_O", "ls_1", "ls_2")  # None unless the variant is on
+ENCODER_OPTIONAL = ("b_E", "cls", "dist", "registers", "pos_embed", "norm_gamma", "norm_beta")
+OPTIONAL_SWITCH = {
+    "b_E": "patch_bias", "cls": "cls_token", "dist": "dist_token", "registers": "n_registers",
+    "pos_embed": "position='learned'", "norm_gamma": "final_norm", "norm_beta": "final_norm",
+    "b_Q": "qkv_bias", "b_K": "qkv_bias", "b_V": "qkv_bias", "b_O": "proj_bias",
+    "ls_1": "layer_scale", "ls_2": "layer_scale",
+}  # fmt: skip
+NORMAL_STD = 0.02  # learned cls / dist / registers / pos_embed ~ N(0, 0.02²), as timm
+LAYER_SCALE_INIT = 0.1  # ls_1, ls_2 of random weights (CaiT's 0.1; timm's default is 1e-5)
 
 
 class ParamsError(ValueError):
@@ -39,24 +56,65 @@ class LayerParams:
     b_2: np.ndarray  # [d_model]
     gamma_2: np.ndarray  # [d_model] scale of the second layer norm
     beta_2: np.ndarray  # [d_model] shift of the second layer norm
+    # --- optional (issue 11): None unless the config's variant is on ---------------------
+    b_Q: np.ndarray | None = None  # [d_model] query bias (qkv_bias)
+    b_K: np.ndarray | None = None  # [d_model] key bias (qkv_bias)
+    b_V: np.ndarray | None = None  # [d_model] value bias (qkv_bias)
+    b_O: np.ndarray | None = None  # [d_model] bias of the output projection (proj_bias)
+    ls_1: np.ndarray | None = None  # [d_model] LayerScale of the attention output (layer_scale)
+    ls_2: np.ndarray | None = None  # [d_model] LayerScale of the FFN output (layer_scale)
 
 
 @dataclass(frozen=True)
 class EncoderParams:
-    W_E: np.ndarray  # [P·P·C, d_model] input embedding
+    W_E: np.ndarray  # [P·P·C, d_model] input embedding, rows in our patch order (p1, p2, c)
     layers: tuple[LayerParams, ...]  # one per encoder layer
+    # --- optional (issue 11): None unless the config's variant is on ---------------------
+    b_E: np.ndarray | None = None  # [d_model] patch-embedding bias (patch_bias)
+    cls: np.ndarray | None = None  # [1, d_model] the [CLS] token (cls_token)
+    dist: np.ndarray | None = None  # [1, d_model] DeiT's distillation token (dist_token)
+    registers: np.ndarray | None = None  # [n_registers, d_model] DINOv2's registers
+    pos_embed: np.ndarray | None = None  # [n_pos, d_model] learned positions (position="learned")
+    norm_gamma: np.ndarray | None = None  # [d_model] scale of the final LayerNorm (final_norm)
+    norm_beta: np.ndarray | None = None  # [d_model] shift of the final LayerNorm (final_norm)
+
+
+def encoder_optional_names(cfg: EncoderConfig) -> tuple[str, ...]:
+    """The optional encoder-level parameters `cfg` needs (the others must be None)."""
+    on = {"b_E": cfg.patch_bias, "cls": cfg.cls_token, "dist": cfg.dist_token,
+          "registers": cfg.n_registers > 0, "pos_embed": cfg.position == "learned",
+          "norm_gamma": cfg.final_norm, "norm_beta": cfg.final_norm}
+    return tuple(name for name in ENCODER_OPTIONAL if on[name])
+
+
+def layer_optional_names(cfg: EncoderConfig) -> tuple[str, ...]:
+    """The optional per-layer parameters `cfg` needs (the others must be None)."""
+    on = {"b_Q": cfg.qkv_bias, "b_K": cfg.qkv_bias, "b_V": cfg.qkv_bias, "b_O": cfg.proj_bias,
+          "ls_1": cfg.layer_scale, "ls_2": cfg.layer_scale}
+    return tuple(name for name in LAYER_OPTIONAL if on[name])
 
 
 def expected_shapes(cfg: EncoderConfig) -> dict[str, tuple[int, ...]]:
-    """The shape of every parameter for `cfg`, by name (layer fields without the layer)."""
+    """The shape of every parameter `cfg` needs, by name (layer fields without the layer).
+
+    The optional parameters appear only when their variant is on.
+    """
     d, d_ff = cfg.d_model, cfg.d_ff
-    return {
+    shapes = {
         "W_E": (cfg.patch_dim, d),
         "W_Q": (d, d), "W_K": (d, d), "W_V": (d, d), "W_O": (d, d),
         "gamma_1": (d,), "beta_1": (d,),
         "W_1": (d, d_ff), "b_1": (d_ff,), "W_2": (d_ff, d), "b_2": (d,),
         "gamma_2": (d,), "beta_2": (d,),
     }  # fmt: skip
+    optional = {
+        "b_E": (d,), "cls": (1, d), "dist": (1, d), "registers": (cfg.n_registers, d),
+        "pos_embed": (cfg.n_pos, d), "norm_gamma": (d,), "norm_beta": (d,),
+        "b_Q": (d,), "b_K": (d,), "b_V": (d,), "b_O": (d,), "ls_1": (d,), "ls_2": (d,),
+    }  # fmt: skip
+    for name in encoder_optional_names(cfg) + layer_optional_names(cfg):
+        shapes[name] = optional[name]
+    return shapes
 
 
 def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.ndarray:
@@ -71,31 +129,53 @@ def weight_stream(seed: int, layer: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed, layer, zlib.crc32(name.encode())])
 
 
+def normal_init(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """N(0, 0.02²) in float32, timm's init of learned tokens and positions. Returns `shape`."""
+    return rng.standard_normal(shape, dtype=np.float32) * np.float32(NORMAL_STD)
+
+
 def init_params(cfg: EncoderConfig) -> EncoderParams:
-    """Seeded parameters: Glorot-uniform weights, γ = 1, β = 0, zero biases."""
+    """Seeded parameters: Glorot-uniform weights, γ = 1, β = 0, zero biases.
+
+    The variants' parameters, when on: cls, dist, registers and pos_embed ~ N(0, 0.02²) (each
+    from its own stream, layer 0 like W_E), biases b_E, b_Q, b_K, b_V, b_O zero, the final norm
+    γ = 1, β = 0, LayerScale ls_1 = ls_2 = 0.1. A variant switched on or off changes no other
+    parameter.
+    """
     shapes = expected_shapes(cfg)
     W_E = glorot_uniform(weight_stream(cfg.seed, 0, "W_E"), *shapes["W_E"])
     layers = []
+    layer_optional = layer_optional_names(cfg)
     for layer in range(1, cfg.n_layers + 1):
         values = {name: glorot_uniform(weight_stream(cfg.seed, layer, name), *shapes[name])
                   for name in LAYER_WEIGHTS}
-        for name in LAYER_VECTORS:
-            fill = 1.0 if name.startswith("gamma") else 0.0
+        for name in LAYER_VECTORS + layer_optional:
+            fill = {"gamma": 1.0, "ls": LAYER_SCALE_INIT}.get(name.split("_")[0], 0.0)
             values[name] = np.full(shapes[name], fill, dtype=np.float32)
         layers.append(LayerParams(**values))
-    return freeze_params(EncoderParams(W_E=W_E, layers=tuple(layers)))
+    extra = {}
+    for name in encoder_optional_names(cfg):
+        if name in ("cls", "dist", "registers", "pos_embed"):
+            extra[name] = normal_init(weight_stream(cfg.seed, 0, name), shapes[name])
+        else:
+            fill = 1.0 if name == "norm_gamma" else 0.0
+            extra[name] = np.full(shapes[name], fill, dtype=np.float32)
+    return freeze_params(EncoderParams(W_E=W_E, layers=tuple(layers), **extra))
 
 
 def freeze_params(params: EncoderParams) -> EncoderParams:
     """Make every array float32, C-contiguous and read-only (safe to share across callers)."""
-    def ro(a: np.ndarray) -> np.ndarray:
+    def ro(a: np.ndarray | None) -> np.ndarray | None:
+        if a is None:  # an optional parameter whose variant is off
+            return None
         a = np.array(a, dtype=np.float32, order="C")  # a private copy the caller cannot change
         a.flags.writeable = False
         return a
 
     layers = tuple(LayerParams(**{f.name: ro(getattr(lp, f.name)) for f in fields(LayerParams)})
                    for lp in params.layers)
-    return EncoderParams(W_E=ro(params.W_E), layers=layers)
+    top = {f.name: ro(getattr(params, f.name)) for f in fields(EncoderParams) if f.name != "layers"}
+    return EncoderParams(layers=layers, **top)
 
 
 def check_params(params: EncoderParams, cfg: EncoderConfig) -> EncoderParams:
@@ -115,19 +195,29 @@ def check_params(params: EncoderParams, cfg: EncoderConfig) -> EncoderParams:
 
 
 def params_to_arrays(params: EncoderParams) -> dict[str, np.ndarray]:
-    """The flat `.npz` key scheme: `params/W_E`, `params/layer{l}/{name}` (l from 0)."""
+    """The flat `.npz` key scheme: `params/W_E`, `params/layer{l}/{name}` (l from 0), and the
+    optional ones that are set: `params/{b_E, cls, …}`, `params/layer{l}/{b_Q, …}`."""
     arrays = {"params/W_E": params.W_E}
     for l, lp in enumerate(params.layers):
         for f in fields(LayerParams):
-            arrays[f"params/layer{l}/{f.name}"] = getattr(lp, f.name)
+            if getattr(lp, f.name) is not None:
+                arrays[f"params/layer{l}/{f.name}"] = getattr(lp, f.name)
+    for name in ENCODER_OPTIONAL:
+        if getattr(params, name) is not None:
+            arrays[f"params/{name}"] = getattr(params, name)
     return arrays
 
 
 def params_from_arrays(arrays: dict[str, np.ndarray] | np.lib.npyio.NpzFile,
                        cfg: EncoderConfig, freeze: bool = True) -> EncoderParams:
-    """Rebuild EncoderParams from the key scheme, checking every shape against `cfg`."""
+    """Rebuild EncoderParams from the key scheme, checking every shape against `cfg`.
+
+    An optional parameter is required when its variant is on, and refused when it is off.
+    """
     shapes = expected_shapes(cfg)
     problems: list[str] = []
+    layer_optional = layer_optional_names(cfg)
+    encoder_optional = encoder_optional_names(cfg)
 
     def take(key: str, name: str) -> np.ndarray:
         if key not in arrays:
@@ -138,13 +228,28 @@ def params_from_arrays(arrays: dict[str, np.ndarray] | np.lib.npyio.NpzFile,
             problems.append(f"{key} has shape {a.shape}, the configuration needs {shapes[name]}")
         return a
 
+    def take_optional(key: str, name: str, needed: bool) -> np.ndarray | None:
+        if needed:
+            return take(key, name)
+        if key in arrays:
+            problems.append(f"{key} is given but the configuration does not use it "
+                            f"({OPTIONAL_SWITCH[name]} is off)")
+        return None
+
     W_E = take("params/W_E", "W_E")
-    layers = [LayerParams(**{f.name: take(f"params/layer{l}/{f.name}", f.name)
-                             for f in fields(LayerParams)}) for l in range(cfg.n_layers)]
+    layers = []
+    for l in range(cfg.n_layers):
+        values = {name: take(f"params/layer{l}/{name}", name)
+                  for name in LAYER_WEIGHTS + LAYER_VECTORS}
+        for name in LAYER_OPTIONAL:
+            values[name] = take_optional(f"params/layer{l}/{name}", name, name in layer_optional)
+        layers.append(LayerParams(**values))
+    extra = {name: take_optional(f"params/{name}", name, name in encoder_optional)
+             for name in ENCODER_OPTIONAL}
     if problems:
         shown = "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "")
         raise ParamsError(f"These parameters do not fit the configuration: {shown}.")
-    params = EncoderParams(W_E=W_E, layers=tuple(layers))
+    params = EncoderParams(W_E=W_E, layers=tuple(layers), **extra)
     return freeze_params(params) if freeze else params
 
 

@@ -4,8 +4,10 @@ with a message that says what to change."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
+import numpy as np
 import pytest
 from configs import SMALL
 
@@ -98,3 +100,83 @@ def test_replace_validates_like_a_new_config():
         cfg.replace(n_heads=5)
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.n_heads = 8
+
+
+# --- the Vision Transformer variants (issue 11) ---------------------------------------------
+
+VARIANT_DEFAULTS = dict(
+    norm_first=False, cls_token=False, dist_token=False, n_registers=0, position="sinusoidal",
+    pos_prefix=True, patch_bias=False, qkv_bias=False, proj_bias=False, activation="relu",
+    final_norm=False, layer_scale=False, pixel_mean=(), pixel_std=(),
+)  # fmt: skip
+
+
+def test_every_variant_is_off_by_default_and_the_sequence_is_the_patches():
+    cfg = EncoderConfig()
+    assert {name: getattr(cfg, name) for name in VARIANT_DEFAULTS} == VARIANT_DEFAULTS
+    assert cfg.n_prefix == 0 and cfg.seq_len == cfg.n_tokens == 196 and cfg.n_pos == 196
+    assert not cfg.normalises_pixels
+
+
+@pytest.mark.parametrize(
+    ("changes", "n_prefix", "n_pos"),
+    [
+        (dict(cls_token=True), 1, 17),
+        (dict(cls_token=True, dist_token=True), 2, 18),
+        (dict(cls_token=True, dist_token=True, pos_prefix=False), 2, 16),
+        (dict(cls_token=True, n_registers=4), 5, 17),  # registers never get a position row
+        (dict(n_registers=3), 3, 16),
+    ],
+)
+def test_prefix_tokens_count_in_seq_len_but_not_in_n_tokens(changes, n_prefix, n_pos):
+    cfg = EncoderConfig(**{**SMALL, **changes})
+    assert cfg.n_tokens == 16  # the patches, always
+    assert cfg.n_prefix == n_prefix and cfg.seq_len == 16 + n_prefix and cfg.n_pos == n_pos
+    assert cfg.attention_bytes == cfg.n_layers * cfg.n_heads * (16 + n_prefix) ** 2 * 2 * 4
+
+
+def test_seq_len_with_prefix_over_1024_raises_config_error():
+    patches_only = EncoderConfig(image_size=256, patch_size=8, n_layers=1, n_heads=1)
+    assert patches_only.seq_len == 1024
+    with pytest.raises(ConfigError, match=r"1025 tokens \(1024 patches \+ 1 prefix\).*1024"):
+        patches_only.replace(cls_token=True)
+
+
+@pytest.mark.parametrize(
+    ("changes", "pattern"),
+    [
+        (dict(dist_token=True), r"dist_token needs cls_token"),
+        (dict(n_registers=-1), r"n_registers.*≥ 0.*-1"),
+        (dict(n_registers=1.5), r"n_registers.*1\.5"),
+        (dict(position="rope"), r"position.*sinusoidal.*learned.*'rope'"),
+        (dict(activation="swish"), r"activation.*relu.*gelu.*gelu_tanh.*'swish'"),
+        (dict(pixel_mean=(0.5,)), r"pixel_mean and pixel_std go together"),
+        (dict(pixel_mean=(0.5, 0.5), pixel_std=(0.5, 0.5)),
+         r"pixel_mean has 2 values.*channels = 1"),
+        (dict(channels=3, pixel_mean=(0.5,) * 3, pixel_std=(0.5, 0.0, 0.5)),
+         r"pixel_std must be positive"),
+        (dict(pixel_mean=(float("nan"),), pixel_std=(1.0,)), r"pixel_mean.*finite"),
+        (dict(pixel_mean="0.5", pixel_std=(1.0,)), r"pixel_mean.*tuple"),
+        (dict(cls_token=1), r"cls_token must be True or False"),
+        (dict(d_model=33, n_heads=3), r"d_model must be even"),  # sinusoidal needs pairs
+    ],
+)
+def test_impossible_variant_combinations_raise_config_error(changes, pattern):
+    with pytest.raises(ConfigError, match=pattern):
+        EncoderConfig(**{**SMALL, **changes})
+
+
+def test_odd_d_model_is_allowed_with_learned_positions():
+    cfg = EncoderConfig(**{**SMALL, "d_model": 33, "n_heads": 3, "position": "learned"})
+    assert cfg.d_model == 33
+
+
+def test_pixel_statistics_from_json_lists_or_numpy_become_tuples_of_floats():
+    cfg = EncoderConfig(**{**SMALL, "channels": 3, "pixel_mean": [0.485, 0.456, 0.406],
+                           "pixel_std": np.array([0.229, 0.224, 0.225], np.float32).tolist()})
+    assert isinstance(cfg.pixel_mean, tuple) and isinstance(cfg.pixel_std, tuple)
+    assert cfg.normalises_pixels and hash(cfg) == hash(cfg.replace())
+    again = EncoderConfig(**json.loads(json.dumps(cfg.to_dict())))
+    assert again == cfg
+    as_numpy = cfg.replace(pixel_mean=tuple(np.float32(v) for v in (0.5, 0.5, 0.5)))
+    assert all(type(v) is float for v in as_numpy.pixel_mean)

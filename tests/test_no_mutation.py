@@ -61,7 +61,10 @@ def attn(*lead: int) -> np.ndarray:
 def writable_params() -> params.EncoderParams:
     """init_params with every array a writable copy (as a caller may build them)."""
     p = params.init_params(CFG)
-    layers = tuple(params.LayerParams(**{f.name: np.array(getattr(lp, f.name))
+    def copy(v):
+        return None if v is None else np.array(v)  # None: an optional parameter that is off
+
+    layers = tuple(params.LayerParams(**{f.name: copy(getattr(lp, f.name))
                                          for f in dataclasses.fields(lp)}) for lp in p.layers)
     return params.EncoderParams(W_E=np.array(p.W_E), layers=layers)
 
@@ -162,6 +165,9 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "params.glorot_uniform": lambda: ((rng(), 3, 4), {}),
     "params.weight_stream": lambda: ((0, 1, "W_Q"), {}),
     "params.init_params": lambda: ((CFG,), {}),
+    "params.normal_init": lambda: ((rng(), (3, 4)), {}),
+    "params.encoder_optional_names": lambda: ((CFG,), {}),
+    "params.layer_optional_names": lambda: ((CFG,), {}),
     "params.freeze_params": lambda: ((writable_params(),), {}),
     "params.check_params": lambda: ((writable_params(), CFG), {}),
     "params.params_to_arrays": lambda: ((writable_params(),), {}),
@@ -182,6 +188,8 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "image.load_image": lambda: ((png(), CFG), {}),
     # config.py
     "config.validation_problems": lambda: ((CFG,), {}),
+    "config.variant_problems": lambda: ((CFG,), {}),
+    "config.pixel_problems": lambda: ((CFG,), {}),
     "config.valid_patch_sizes": lambda: ((224,), {}),
     "config.valid_head_counts": lambda: ((CFG,), {}),
     # shapes.py

@@ -27,7 +27,8 @@ def all_trace_arrays(trace):
     yield "params.W_E", trace.params.W_E
     for l, lp in enumerate(trace.params.layers):
         for f in dataclasses.fields(lp):
-            yield f"params.layers[{l}].{f.name}", getattr(lp, f.name)
+            if getattr(lp, f.name) is not None:  # None: an optional parameter that is off
+                yield f"params.layers[{l}].{f.name}", getattr(lp, f.name)
 
 
 def test_trace_arrays_are_read_only(trace):

@@ -13,7 +13,7 @@ Parameters live in one flat dict `theta` of writable arrays, keyed like the `.np
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 
 import numpy as np
 
@@ -34,7 +34,9 @@ from encoder_core.classifier import ClassifierHead, class_logits, mean_pool
 from encoder_core.params import freeze_params
 from encoder_core.shapes import CLASS_NAMES
 
-LAYER_FIELDS = tuple(f.name for f in fields(LayerParams))
+# the note's layer (no optional ViT parameters: the trainer's encoder is post-norm, no biases on
+# Q, K, V, W_O, no LayerScale); the fields' order is LayerParams'
+LAYER_FIELDS = tuple(f.name for f in fields(LayerParams) if f.default is MISSING)
 
 
 # --- parameters as one flat dict ----------------------------------------------------------
