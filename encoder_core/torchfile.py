@@ -9,8 +9,9 @@ is read here by a **whitelist unpickler** (Python's own pure-Python `pickle._Unp
   `torch._utils._rebuild_parameter` and the `torch.<Type>Storage` names — mapped to NumPy
   functions defined here. Any other name (`os.system`, `builtins.eval`, `argparse.Namespace`, …)
   stops the read with a ParamsError; nothing named by the file is ever imported.
-* The opcodes that call methods on built objects (BUILD, INST, OBJ, NEWOBJ, NEWOBJ_EX, EXT*)
-  are removed from the dispatch table.
+* The opcodes that call methods on built objects (INST, OBJ, NEWOBJ, NEWOBJ_EX, EXT*) are
+  removed from the dispatch table. BUILD is allowed only on an OrderedDict, whose state
+  (`state_dict()`'s `_metadata` of module versions) is dropped, not set.
 * Storages are read from the zip with NumPy after their sizes are checked; a tensor view is
   bounds-checked (offset, size, stride) before it is copied, and the total is capped.
 """
@@ -39,7 +40,7 @@ STORAGE_DTYPES: dict[str, str] = {
 }
 
 FORBIDDEN_OPCODES = frozenset(op[0] for op in (
-    pickle.BUILD, pickle.INST, pickle.OBJ, pickle.NEWOBJ, pickle.NEWOBJ_EX,
+    pickle.INST, pickle.OBJ, pickle.NEWOBJ, pickle.NEWOBJ_EX,
     pickle.EXT1, pickle.EXT2, pickle.EXT4, pickle.PERSID,
 ))
 
@@ -98,6 +99,15 @@ class WhitelistUnpickler(pickle._Unpickler):
 
     dispatch = {k: v for k, v in pickle._Unpickler.dispatch.items()
                 if k not in FORBIDDEN_OPCODES}
+
+    def load_build(self) -> None:
+        """BUILD: only an OrderedDict's metadata dict, which is dropped (no setattr)."""
+        state = self.stack.pop()
+        if not (isinstance(self.stack[-1], collections.OrderedDict) and isinstance(state, dict)):
+            raise ParamsError("this PyTorch file sets the state of an object other than a "
+                              "state dict: it holds more than tensors.")
+
+    dispatch[pickle.BUILD[0]] = load_build
 
     def __init__(self, data: bytes, zf: zipfile.ZipFile, prefix: str, byteorder: str):
         import io
