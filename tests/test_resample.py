@@ -1,0 +1,35 @@
+"""encoder_core.resample: the position grid resampled exactly as timm's resample_abs_pos_embed
+(bicubic, align_corners=False, antialias=True), up and down, prefix rows kept."""
+
+import numpy as np
+import pytest
+from torch_shim import timm, torch
+
+from encoder_core.resample import resample_pos_embed, resample_weights
+
+
+@pytest.mark.parametrize("grid, new_grid, n_prefix", [
+    (14, 24, 1), (4, 6, 2), (14, 7, 1), (16, 10, 0), (14, 13, 1), (37, 16, 1),
+])  # fmt: skip
+def test_equals_timm_resample_abs_pos_embed(grid, new_grid, n_prefix):
+    pe = np.random.default_rng(grid + new_grid).standard_normal((n_prefix + grid**2, 24))
+    pe = pe.astype(np.float32)
+    theirs = timm.layers.resample_abs_pos_embed(torch.from_numpy(pe)[None], [new_grid, new_grid],
+                                                num_prefix_tokens=n_prefix)[0].numpy()
+    ours = resample_pos_embed(pe, n_prefix, new_grid)
+    assert ours.shape == theirs.shape == (n_prefix + new_grid**2, 24)
+    assert np.abs(ours - theirs).max() / np.abs(theirs).max() <= 1e-5
+    np.testing.assert_array_equal(ours[:n_prefix], pe[:n_prefix])
+
+
+def test_same_grid_is_unchanged_and_rows_sum_to_one():
+    pe = np.random.default_rng(0).standard_normal((1 + 9, 4)).astype(np.float32)
+    np.testing.assert_array_equal(resample_pos_embed(pe, 1, 3), pe)
+    for n_in, n_out in ((5, 9), (9, 5), (7, 7)):
+        np.testing.assert_allclose(resample_weights(n_in, n_out).sum(axis=1), 1.0)
+    np.testing.assert_allclose(resample_weights(6, 6), np.eye(6), atol=1e-12)
+
+
+def test_a_grid_that_is_not_square_is_refused():
+    with pytest.raises(ValueError, match="square"):
+        resample_pos_embed(np.zeros((1 + 10, 4), np.float32), 1, 4)
