@@ -103,8 +103,8 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
     sd, containers, left_out = find_state_dict(obj)
     sd, stripped = strip_prefixes(sd)
     layout = detect_layout(set(sd))
-    tensors, aside = to_neutral(sd, layout)
-    check_tensors(tensors)
+    tensors, aside, origin = to_neutral(sd, layout)
+    check_tensors(tensors, origin)
     configs = read_configs(Path(path).parent)
     settings, notes = settle(tensors, layout, configs, image_size, Path(path).name, containers,
                              stripped)
@@ -115,7 +115,7 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
     except ConfigError as err:
         raise ParamsError(f"This checkpoint gives an encoder Encoder Lens cannot run: {err}"
                           ) from None
-    check_shapes(tensors, cfg)
+    check_shapes(tensors, cfg, origin)
     params = check_params(to_params(tensors, cfg), cfg)
     info = CheckpointInfo(
         path=os.fspath(path), format=fmt, layout=layout, family=str(family),
@@ -125,12 +125,13 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
     return cfg, params, info
 
 
-def check_tensors(tensors: dict[str, np.ndarray]) -> None:
+def check_tensors(tensors: dict[str, np.ndarray], origin: dict[str, str]) -> None:
     """Every encoder tensor is floating point and finite; else one ParamsError naming them."""
-    not_float = sorted(k for k, v in tensors.items() if v.dtype.kind != "f")
+    not_float = sorted(origin[k] for k, v in tensors.items() if v.dtype.kind != "f")
     if not_float:
         raise ParamsError(f"these weights are not floating point: {', '.join(not_float[:8])}.")
-    bad = sorted(k for k, v in tensors.items() if not np.isfinite(v).all())
+    bad = sorted({origin[k].split("[")[0] for k, v in tensors.items()
+                  if not np.isfinite(v).all()})
     if bad:
         raise ParamsError(f"these weights hold NaN or infinity: {', '.join(bad[:8])}"
                           f"{', …' if len(bad) > 8 else ''}. The checkpoint is broken (a "
@@ -156,7 +157,8 @@ def neutral_shapes(T: dict[str, np.ndarray], cfg: EncoderConfig) -> dict[str, tu
     return shapes
 
 
-def check_shapes(T: dict[str, np.ndarray], cfg: EncoderConfig) -> None:
+def check_shapes(T: dict[str, np.ndarray], cfg: EncoderConfig, origin: dict[str, str]
+                 ) -> None:
     """Every tensor has its expected shape and every required one is there; else ParamsError."""
     shapes = neutral_shapes(T, cfg)
     required = ["patch.weight", "pos"] + [
@@ -164,14 +166,14 @@ def check_shapes(T: dict[str, np.ndarray], cfg: EncoderConfig) -> None:
         for n in ("ln1.weight", "ln1.bias", "ln2.weight", "ln2.bias", "query.weight",
                   "key.weight", "value.weight", "proj.weight", "fc1.weight", "fc2.weight")]
     problems = [f"{k} is missing" for k in required if k not in T]
-    problems += [f"{k} has shape {tuple(v.shape)}, expected {shapes[k]}"
+    problems += [f"{origin[k]} has shape {tuple(v.shape)}, expected {shapes[k]}"
                  for k, v in T.items() if k in shapes and tuple(v.shape) != shapes[k]]
-    problems += [f"{k} is not an encoder tensor" for k in T if k not in shapes]
+    problems += [f"{origin[k]} is not an encoder tensor" for k in T if k not in shapes]
     if problems:
         shown = "; ".join(problems[:6]) + ("; …" if len(problems) > 6 else "")
         raise ParamsError(f"The checkpoint's tensors do not fit one ViT (d_model {cfg.d_model}, "
                           f"{cfg.n_layers} layers, d_ff {cfg.d_ff}, patch {cfg.patch_size}; "
-                          f"names in the neutral scheme of layouts.py): {shown}.")
+                          f"a missing one in the neutral names of layouts.py): {shown}.")
 
 
 def read_configs(folder: Path) -> dict[str, dict]:

@@ -146,20 +146,21 @@ def detect_layout(keys: set[str]) -> str:
 
 
 def to_neutral(sd: dict[str, np.ndarray], layout: str
-               ) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
+               ) -> tuple[dict[str, np.ndarray], tuple[str, ...], dict[str, str]]:
     """Rename the keys of `layout` to the neutral names; split timm's fused qkv.
 
-    Returns (neutral tensors, keys set aside). Raises ParamsError listing every key that is
-    neither an encoder key nor a set-aside head key.
+    Returns (neutral tensors, keys set aside, {neutral name: the file's key} for messages).
+    Raises ParamsError listing every key that is neither an encoder key nor a head key.
     """
     table, aside_patterns = LAYOUTS[layout]
     neutral: dict[str, np.ndarray] = {}
+    origin: dict[str, str] = {}
     aside, unknown = [], []
     for key, value in sd.items():
         name = next((re.sub(pat, rep, key) for pat, rep in table if re.fullmatch(pat, key)),
                     None)
         if name is not None:
-            neutral[name] = value
+            neutral[name], origin[name] = value, key
         elif any(re.fullmatch(p, key) for p in aside_patterns):
             aside.append(key)
         else:
@@ -171,7 +172,12 @@ def to_neutral(sd: dict[str, np.ndarray], layout: str
             f"implement: {shown}. They change the computation (e.g. q_norm / k_norm, fc_norm, "
             "norm_pre, attn_pool, SwiGLU), so the model cannot be shown exactly; only "
             "classification-head keys are set aside.")
-    return split_fused_qkv(neutral), tuple(sorted(aside))
+    neutral = split_fused_qkv(neutral)
+    for name in neutral:
+        m = re.fullmatch(r"(\d+)\.(query|key|value)\.(weight|bias)", name)
+        if name not in origin and m:
+            origin[name] = f"{origin[f'{m[1]}.qkv.{m[3]}']}[{m[2]}]"
+    return neutral, tuple(sorted(aside)), origin
 
 
 def split_fused_qkv(neutral: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

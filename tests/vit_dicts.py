@@ -1,0 +1,78 @@
+"""Test helper: small random ViT state dicts with the exact key names of timm and Hugging Face,
+built with NumPy alone (no torch), for the loader's structural tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def timm_state_dict(d: int = 64, C: int = 3, P: int = 8, grid: int = 4, L: int = 2,
+                    d_ff: int = 128, cls: bool = True, dist: bool = False, reg: int = 0,
+                    no_embed_class: bool = False, layer_scale: bool = False,
+                    head: bool = True, seed: int = 0) -> dict[str, np.ndarray]:
+    """A timm VisionTransformer state dict ([out, in] Linear weights, conv [d, C, P, P])."""
+    rng = np.random.default_rng(seed)
+
+    def r(*shape):
+        return rng.standard_normal(shape).astype(np.float32) * 0.1
+
+    n_pos = grid * grid + (0 if no_embed_class else int(cls) + int(dist))
+    sd = {"patch_embed.proj.weight": r(d, C, P, P), "patch_embed.proj.bias": r(d),
+          "pos_embed": r(1, n_pos, d), "norm.weight": 1 + r(d), "norm.bias": r(d)}
+    if cls:
+        sd["cls_token"] = r(1, 1, d)
+    if dist:
+        sd["dist_token"] = r(1, 1, d)
+    if reg:
+        sd["reg_token"] = r(1, reg, d)
+    for i in range(L):
+        b = f"blocks.{i}."
+        sd |= {b + "norm1.weight": 1 + r(d), b + "norm1.bias": r(d),
+               b + "attn.qkv.weight": r(3 * d, d), b + "attn.qkv.bias": r(3 * d),
+               b + "attn.proj.weight": r(d, d), b + "attn.proj.bias": r(d),
+               b + "norm2.weight": 1 + r(d), b + "norm2.bias": r(d),
+               b + "mlp.fc1.weight": r(d_ff, d), b + "mlp.fc1.bias": r(d_ff),
+               b + "mlp.fc2.weight": r(d, d_ff), b + "mlp.fc2.bias": r(d)}
+        if layer_scale:
+            sd |= {b + "ls1.gamma": r(d), b + "ls2.gamma": r(d)}
+    if head:
+        sd |= {"head.weight": r(10, d), "head.bias": r(10)}
+    return sd
+
+
+def hf_state_dict(d: int = 64, C: int = 3, P: int = 8, grid: int = 4, L: int = 2,
+                  d_ff: int = 128, dinov2: bool = False, dist: bool = False, reg: int = 0,
+                  seed: int = 0) -> dict[str, np.ndarray]:
+    """A Hugging Face ViTModel / DeiTModel (dinov2=False) or Dinov2Model state dict."""
+    rng = np.random.default_rng(seed)
+
+    def r(*shape):
+        return rng.standard_normal(shape).astype(np.float32) * 0.1
+
+    e = "embeddings."
+    sd = {e + "patch_embeddings.projection.weight": r(d, C, P, P),
+          e + "patch_embeddings.projection.bias": r(d), e + "cls_token": r(1, 1, d),
+          e + "position_embeddings": r(1, grid * grid + 1 + int(dist), d),
+          "layernorm.weight": 1 + r(d), "layernorm.bias": r(d)}
+    if dist:
+        sd[e + "distillation_token"] = r(1, 1, d)
+    if dinov2:
+        sd[e + "mask_token"] = r(1, d)
+    if reg:
+        sd[e + "register_tokens"] = r(1, reg, d)
+    for i in range(L):
+        b = f"encoder.layer.{i}."
+        for part in ("query", "key", "value"):
+            sd |= {b + f"attention.attention.{part}.weight": r(d, d),
+                   b + f"attention.attention.{part}.bias": r(d)}
+        sd |= {b + "attention.output.dense.weight": r(d, d),
+               b + "attention.output.dense.bias": r(d)}
+        names = (("norm1", "norm2", "mlp.fc1", "mlp.fc2") if dinov2 else
+                 ("layernorm_before", "layernorm_after", "intermediate.dense", "output.dense"))
+        sd |= {b + f"{names[0]}.weight": 1 + r(d), b + f"{names[0]}.bias": r(d),
+               b + f"{names[1]}.weight": 1 + r(d), b + f"{names[1]}.bias": r(d),
+               b + f"{names[2]}.weight": r(d_ff, d), b + f"{names[2]}.bias": r(d_ff),
+               b + f"{names[3]}.weight": r(d, d_ff), b + f"{names[3]}.bias": r(d)}
+        if dinov2:
+            sd |= {b + "layer_scale1.lambda1": r(d), b + "layer_scale2.lambda1": r(d)}
+    return sd
