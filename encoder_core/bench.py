@@ -1,10 +1,12 @@
 """Benchmark: how fast and how large is one forward pass with every intermediate kept?
 
     python -m encoder_core.bench [--repeat 7] [--quick]
+    python -m encoder_core.bench --checkpoint vit.safetensors [--image-size 224]
 
 Prints the machine's float32 matmul rate (1024 × 1024 × 1024), then for the default
-configuration and a sweep of token counts and d_model: the median time of `encode`, its peak
-traced memory, the FLOPs of the pass and the achieved GFLOP/s. Figures, not pass/fail.
+configuration and a sweep of token counts and d_model (or for one real checkpoint, loaded with
+`checkpoint.load_checkpoint`): the median time of `encode`, its peak traced memory, the FLOPs of
+the pass and the achieved GFLOP/s. Figures, not pass/fail. NumPy only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import tracemalloc
 import numpy as np
 
 from .analysis import forward_flops
+from .checkpoint import load_checkpoint
 from .config import EncoderConfig
 from .encoder import encode
 from .params import init_params
@@ -50,10 +53,10 @@ def peak_bytes(fn) -> int:
         tracemalloc.stop()
 
 
-def measure(cfg: EncoderConfig, repeat: int) -> dict[str, float]:
+def measure(cfg: EncoderConfig, repeat: int, params=None) -> dict[str, float]:
     image = np.random.default_rng(1).random((cfg.image_size,) * 2 + (cfg.channels,),
                                             dtype=np.float32)
-    params = init_params(cfg)
+    params = init_params(cfg) if params is None else params
     seconds = median_seconds(lambda: encode(image, cfg, params), repeat)
     peak = peak_bytes(lambda: encode(image, cfg, params))
     flops = forward_flops(cfg)
@@ -71,11 +74,19 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m encoder_core.bench")
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--quick", action="store_true", help="default configuration only")
+    p.add_argument("--checkpoint", help="time this real ViT checkpoint instead")
+    p.add_argument("--image-size", type=int, help="with --checkpoint: resample to this size")
     args = p.parse_args(argv)
     rate = matmul_gflops(repeat=args.repeat)
     print(f"float32 matmul 1024×1024×1024: {rate:.1f} GFLOP/s (median of {args.repeat})\n")
     print(f"{'configuration':<34} {'N':>6} {'d':>6} {'ms':>9} {'peak MB':>9} "
           f"{'GFLOP':>7} {'GFLOP/s':>8} {'of mm':>7}")
+    if args.checkpoint:
+        cfg, params, info = load_checkpoint(args.checkpoint, args.image_size)
+        print(row(f"{info.family}"[:34], cfg, measure(cfg, args.repeat, params), rate))
+        print(f"\n{info.n_params:,} parameters, {cfg.n_layers} layers, {cfg.n_heads} heads, "
+              f"{cfg.seq_len} tokens (with {cfg.n_prefix} prefix)")
+        return
     default = EncoderConfig()
     print(row("default (6 layers, FFN on)", default, measure(default, args.repeat), rate))
     if args.quick:
