@@ -156,3 +156,13 @@ def test_a_head_count_that_cannot_be_inferred_asks_for_a_config(tmp_path):
     with pytest.raises(ParamsError, match="not valid JSON"):
         (tmp_path / "config.json").write_text("{oops")
         load_checkpoint(tmp_path / "w.safetensors")
+
+
+def test_loaded_params_are_read_only_float32_copies(tmp_path):
+    sd = {k: v.astype(np.float16) if k.startswith("blocks.0") else v
+          for k, v in timm_state_dict().items()}
+    _, params, _ = load_checkpoint(save(tmp_path, sd))
+    for a in (params.W_E, params.pos_embed, params.cls, params.layers[0].W_Q,
+              params.layers[0].b_Q, params.layers[1].ls_1 if params.layers[1].ls_1 is not None
+              else params.layers[1].b_1):
+        assert a.dtype == np.float32 and not a.flags.writeable

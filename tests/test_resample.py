@@ -33,3 +33,11 @@ def test_same_grid_is_unchanged_and_rows_sum_to_one():
 def test_a_grid_that_is_not_square_is_refused():
     with pytest.raises(ValueError, match="square"):
         resample_pos_embed(np.zeros((1 + 10, 4), np.float32), 1, 4)
+
+
+def test_the_input_is_not_written():
+    pe = np.random.default_rng(1).standard_normal((1 + 16, 8)).astype(np.float32)
+    before = pe.copy()
+    pe.flags.writeable = False  # a write would raise
+    resample_pos_embed(pe, 1, 6)
+    np.testing.assert_array_equal(pe, before)
