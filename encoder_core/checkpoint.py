@@ -12,7 +12,7 @@
 4. **Convert** to `EncoderParams` in our conventions: `X · W` (PyTorch's `[out, in]`
    transposed), W_E rows in our patch order (p1, p2, c): timm's conv weight `[d, C, P, P]` →
    `w.transpose(2, 3, 1, 0).reshape(P·P·C, d)`. Another image size resamples the position grid
-   bicubically (`resample.py`, as timm does).
+   bicubically (`resample.py`, as timm or Hugging Face do for their own layouts).
 """
 
 from __future__ import annotations
@@ -113,10 +113,11 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
     try:
         cfg = EncoderConfig(**values)
     except ConfigError as err:
-        raise ParamsError(f"This checkpoint gives an encoder Encoder Lens cannot run: {err}"
-                          ) from None
+        raise ParamsError(f"This checkpoint gives an encoder Encoder Lens cannot run: {err} "
+                          "For too many tokens, run it at a smaller size: image_size= "
+                          "(command line: --image-size), e.g. 224.") from None
     check_shapes(tensors, cfg, origin)
-    params = check_params(to_params(tensors, cfg), cfg)
+    params = check_params(to_params(tensors, cfg, antialias=layout == "timm"), cfg)
     info = CheckpointInfo(
         path=os.fspath(path), format=fmt, layout=layout, family=str(family),
         settings=tuple(s for s in settings if s.name != "family"), set_aside=aside,
@@ -239,12 +240,10 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
         if image_size % P or image_size <= 0:
             raise ParamsError(f"image_size {image_size} is not a positive multiple of the patch "
                               f"size {P}: choose e.g. {max(P, round(image_size / P) * P)}.")
+        how = "timm's (antialiased)" if layout == "timm" else "Hugging Face's (no antialias)"
         S.append(Setting("image_size", image_size, "argument",
-                         f"position grid resampled bicubically from {grid}×{grid}"
+                         f"position grid resampled bicubically from {grid}×{grid}, as {how}"
                          if image_size != native else ""))
-        if image_size != native and layout != "timm":
-            notes.append("the position grid is resampled as timm does; Hugging Face's own "
-                         "interpolate_pos_encoding differs slightly at other sizes.")
 
     S += biases_and_norms(T, len(layers))
     S.append(Setting("norm_first", True, "weights", "ViT blocks are pre-norm"))
@@ -375,8 +374,12 @@ def normalisation(layout: str, family: str, pretrained: dict, pre: dict, C: int
     return [Setting("pixel_mean", mean, "inferred", why), Setting("pixel_std", std, "inferred")]
 
 
-def to_params(T: dict[str, np.ndarray], cfg: EncoderConfig) -> EncoderParams:
-    """The neutral tensors in our conventions (shapes are checked by `check_params`)."""
+def to_params(T: dict[str, np.ndarray], cfg: EncoderConfig, antialias: bool = True
+              ) -> EncoderParams:
+    """The neutral tensors in our conventions (shapes checked before, by `check_shapes`).
+
+    antialias: how a position grid is resampled to cfg.image_size (True: timm; False: HF).
+    """
     d, P, C = cfg.d_model, cfg.patch_size, cfg.channels
 
     def vec(name: str) -> np.ndarray | None:
@@ -400,7 +403,7 @@ def to_params(T: dict[str, np.ndarray], cfg: EncoderConfig) -> EncoderParams:
             b_O=vec(f"{i}.proj.bias"), ls_1=vec(f"{i}.ls1"), ls_2=vec(f"{i}.ls2")))
     pos = T["pos"].reshape(-1, d)
     n_pos_prefix = (int(cfg.cls_token) + int(cfg.dist_token)) if cfg.pos_prefix else 0
-    pos = resample_pos_embed(pos, n_pos_prefix, cfg.grid_size)
+    pos = resample_pos_embed(pos, n_pos_prefix, cfg.grid_size, antialias)
     # conv weight [d, C, P1, P2] -> [P1, P2, C, d] -> [P·P·C, d]: rows in our (p1, p2, c) order
     W_E = T["patch.weight"].transpose(2, 3, 1, 0).reshape(P * P * C, d)
     return EncoderParams(
