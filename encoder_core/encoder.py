@@ -1,8 +1,19 @@
 """Step 3 and the whole encoder: one code path that keeps every intermediate.
 
+The note's encoder (the default, post-norm):
+
     x0 = patchify(image)·W_E + PE
-    for each layer:  x = LayerNorm(x + MultiHead(x));  x = LayerNorm(x + FFN(x))   (post-norm)
+    for each layer:  x = LayerNorm(x + MultiHead(x));  x = LayerNorm(x + FFN(x))
     output = x
+
+A Vision Transformer (issue 11; timm, DINO, DeiT, Hugging Face ViT, DINOv2) switches on, in
+the config, the variants around the same steps:
+
+    pixels = (image − mean) / std                                       (pixel_mean/std)
+    x0 = [cls, dist, registers…, patchify(pixels)·W_E + b_E] + pos      (prefix, learned pos)
+    for each layer (pre-norm):  x = x + ls_1 ⊙ MultiHead(LN_1(x))       (b_Q, b_K, b_V, b_O)
+                                x = x + ls_2 ⊙ FFN(LN_2(x))             (GELU)
+    output = LN(x)                                                      (final_norm)
 """
 
 from __future__ import annotations
@@ -11,47 +22,97 @@ import numpy as np
 
 from .attention import attention_scores, merge_heads, softmax, split_heads
 from .config import EncoderConfig
-from .embedding import embed
+from .embedding import embed, prefix_tokens
 from .ffn import feed_forward
 from .norm import layer_norm
 from .params import EncoderParams, LayerParams, check_params, init_params
-from .patches import patchify
-from .positional import positional_encoding
+from .patches import normalise_pixels, patchify
+from .positional import patch_positions, position_rows
 from .trace import EncoderTrace, LayerTrace, freeze
 
 
+def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """x·W (+ b). x: [..., in]; W: [in, out]; b: [out] or None. Returns [..., out], a new array."""
+    y = x @ W  # [..., in] @ [in, out] -> [..., out]
+    if b is not None:
+        y += b  # in place on the product made above
+    return y
+
+
+def layer_scaled(ls: np.ndarray | None, y: np.ndarray) -> np.ndarray:
+    """ls ⊙ y (LayerScale, one factor per column), or y itself when there is none.
+
+    ls: [d_model] or None; y: [..., N, d_model].
+    """
+    return y if ls is None else ls * y
+
+
 def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig) -> LayerTrace:
-    """One post-norm encoder layer; returns every intermediate.
+    """One encoder layer, post-norm (the note) or pre-norm (`cfg.norm_first`, ViT).
+
+    Post-norm:  resid_1 = x + ls_1 ⊙ attn_out(x),           ln_1 = LN(resid_1),
+                resid_2 = ln_1.out + ls_2 ⊙ FFN(ln_1.out),  ln_2 = LN(resid_2),  out = ln_2.out
+    Pre-norm:   ln_1 = LN(x),  resid_1 = x + ls_1 ⊙ attn_out(ln_1.out),
+                ln_2 = LN(resid_1),  resid_2 = resid_1 + ls_2 ⊙ FFN(ln_2.out),  out = resid_2
+    (ls_1, ls_2 only with layer_scale; without the FFN out is ln_1.out, or resid_1 pre-norm.)
 
     Args:
-        x: [..., N, d_model], the layer's input; leading batch axes are allowed (one image:
-            none; the trainer: [B]). Its dtype is kept (float64 stays float64).
-        p: the layer's weights; cfg: the settings (n_heads, scale, use_ffn, ln_eps).
+        x: [..., S, d_model], the layer's input (S = seq_len); leading batch axes are allowed
+            (one image: none; the trainer: [B]). Its dtype is kept (float64 stays float64).
+        p: the layer's weights; cfg: the settings (n_heads, scale, use_ffn, ln_eps, variants).
     Returns:
-        LayerTrace whose fields carry the same leading axes as x, e.g. attn [..., h, N, N].
+        LayerTrace whose fields carry the same leading axes as x, e.g. attn [..., h, S, S].
+    """
+    if cfg.norm_first:
+        ln_1 = layer_norm(x, p.gamma_1, p.beta_1, cfg.ln_eps)  # Norm first
+        a = multi_head_attention(ln_1.out, p, cfg)
+        resid_1 = x + layer_scaled(p.ls_1, a["attn_out"])  # Add
+        ffn_hidden = ffn_out = resid_2 = ln_2 = None
+        out = resid_1
+        if cfg.use_ffn:
+            ln_2 = layer_norm(resid_1, p.gamma_2, p.beta_2, cfg.ln_eps)
+            ffn_hidden, ffn_out = feed_forward(ln_2.out, p.W_1, p.b_1, p.W_2, p.b_2,
+                                               cfg.activation)
+            resid_2 = resid_1 + layer_scaled(p.ls_2, ffn_out)
+            out = resid_2
+    else:
+        a = multi_head_attention(x, p, cfg)
+        resid_1 = x + layer_scaled(p.ls_1, a["attn_out"])  # Add
+        ln_1 = layer_norm(resid_1, p.gamma_1, p.beta_1, cfg.ln_eps)  # & Norm
+        ffn_hidden = ffn_out = resid_2 = ln_2 = None
+        out = ln_1.out
+        if cfg.use_ffn:
+            # [..., S, d] -> ffn_hidden [..., S, d_ff] -> ffn_out [..., S, d]
+            ffn_hidden, ffn_out = feed_forward(ln_1.out, p.W_1, p.b_1, p.W_2, p.b_2,
+                                               cfg.activation)
+            resid_2 = ln_1.out + layer_scaled(p.ls_2, ffn_out)
+            ln_2 = layer_norm(resid_2, p.gamma_2, p.beta_2, cfg.ln_eps)
+            out = ln_2.out
+    return LayerTrace(**a, resid_1=resid_1, ln_1=ln_1, ffn_hidden=ffn_hidden, ffn_out=ffn_out,
+                      resid_2=resid_2, ln_2=ln_2, out=out)
+
+
+def multi_head_attention(x: np.ndarray, p: LayerParams,
+                         cfg: EncoderConfig) -> dict[str, np.ndarray]:
+    """Multi-head self-attention with every intermediate, by LayerTrace field name.
+
+    Args:
+        x: [..., S, d_model] (post-norm: the layer's input; pre-norm: ln_1.out).
+    Returns:
+        q, k, v, heads [..., h, S, d_head]; scores, attn [..., h, S, S]; concat, attn_out
+        [..., S, d_model].
     """
     h = cfg.n_heads
-    q = split_heads(x @ p.W_Q, h)  # [..., N, d] @ [d, d] -> [..., N, d] -> [..., h, N, d_head]
-    k = split_heads(x @ p.W_K, h)
-    v = split_heads(x @ p.W_V, h)
-    scores = attention_scores(q, k, cfg.score_scale)  # [..., h, N, d_head] x2 -> [..., h, N, N]
-    attn = softmax(scores)  # [..., h, N, N], rows sum to 1
-    heads = attn @ v  # [..., h, N, N] @ [..., h, N, d_head] -> [..., h, N, d_head]
-    concat = merge_heads(heads)  # [..., h, N, d_head] -> [..., N, d]
-    attn_out = concat @ p.W_O  # [..., N, d] @ [d, d] -> [..., N, d]
-    resid_1 = x + attn_out  # Add
-    ln_1 = layer_norm(resid_1, p.gamma_1, p.beta_1, cfg.ln_eps)  # & Norm
-    ffn_hidden = ffn_out = resid_2 = ln_2 = None
-    out = ln_1.out
-    if cfg.use_ffn:
-        # [..., N, d] -> ffn_hidden [..., N, d_ff] -> ffn_out [..., N, d]
-        ffn_hidden, ffn_out = feed_forward(ln_1.out, p.W_1, p.b_1, p.W_2, p.b_2)
-        resid_2 = ln_1.out + ffn_out
-        ln_2 = layer_norm(resid_2, p.gamma_2, p.beta_2, cfg.ln_eps)
-        out = ln_2.out
-    return LayerTrace(q=q, k=k, v=v, scores=scores, attn=attn, heads=heads, concat=concat,
-                      attn_out=attn_out, resid_1=resid_1, ln_1=ln_1, ffn_hidden=ffn_hidden,
-                      ffn_out=ffn_out, resid_2=resid_2, ln_2=ln_2, out=out)
+    q = split_heads(linear(x, p.W_Q, p.b_Q), h)  # [..., S, d] -> [..., h, S, d_head]
+    k = split_heads(linear(x, p.W_K, p.b_K), h)
+    v = split_heads(linear(x, p.W_V, p.b_V), h)
+    scores = attention_scores(q, k, cfg.score_scale)  # [..., h, S, d_head] x2 -> [..., h, S, S]
+    attn = softmax(scores)  # [..., h, S, S], rows sum to 1
+    heads = attn @ v  # [..., h, S, S] @ [..., h, S, d_head] -> [..., h, S, d_head]
+    concat = merge_heads(heads)  # [..., h, S, d_head] -> [..., S, d]
+    attn_out = linear(concat, p.W_O, p.b_O)  # [..., S, d] @ [d, d] -> [..., S, d]
+    return dict(q=q, k=k, v=v, scores=scores, attn=attn, heads=heads, concat=concat,
+                attn_out=attn_out)
 
 
 def encode(image: np.ndarray, cfg: EncoderConfig,
@@ -59,7 +120,8 @@ def encode(image: np.ndarray, cfg: EncoderConfig,
     """Run the encoder on one image and keep every intermediate.
 
     Args:
-        image: [image_size, image_size, channels] in [0, 1] (see `load_image`).
+        image: [image_size, image_size, channels] in [0, 1] (see `load_image`); with
+            pixel_mean/pixel_std set, the normalisation is done here.
         cfg: the settings.
         params: the weights (shapes checked against cfg: ParamsError); None draws them with
             `init_params(cfg)`.
@@ -71,16 +133,29 @@ def encode(image: np.ndarray, cfg: EncoderConfig,
         raise ValueError(f"image has shape {image.shape}; this configuration needs {(S, S, C)}.")
     params = init_params(cfg) if params is None else check_params(params, cfg)
     image = np.array(image, dtype=np.float32)  # a private copy
-    patches = patchify(image, cfg.patch_size)  # [N, P·P·C]
-    embedded = embed(patches, params.W_E)  # [N, d]
-    pe = positional_encoding(cfg.n_tokens, cfg.d_model)  # [N, d]
-    x0 = embedded + pe if cfg.use_pe else embedded.copy()
+    pixels = (normalise_pixels(image, cfg.pixel_mean, cfg.pixel_std) if cfg.normalises_pixels
+              else image)  # [S, S, C]
+    patches = patchify(pixels, cfg.patch_size)  # [N, P·P·C]
+    embedded = embed(patches, params.W_E, params.b_E)  # [N, d]
+    pe = patch_positions(cfg, params.pos_embed)  # [N, d]
+    if cfg.n_prefix:
+        prefix = prefix_tokens(params.cls, params.dist, params.registers, cfg.d_model)
+        tokens = np.concatenate([prefix, embedded], axis=0)  # [n_prefix + N, d]
+    else:
+        tokens = embedded  # the same rows: no prefix
+    pos = position_rows(cfg, pe, params.pos_embed)  # [seq_len, d]
+    x0 = tokens + pos if cfg.use_pe else tokens.copy()
     layers = []
     x = x0
     for p in params.layers:
         layer = encoder_layer(x, p, cfg)
         layers.append(layer)
         x = layer.out
-    trace = EncoderTrace(config=cfg, params=params, image=image, patches=patches,
-                         embedded=embedded, pe=pe, x0=x0, layers=tuple(layers), output=x)
+    final_ln = None
+    if cfg.final_norm:
+        final_ln = layer_norm(x, params.norm_gamma, params.norm_beta, cfg.ln_eps)
+        x = final_ln.out
+    trace = EncoderTrace(config=cfg, params=params, image=image, pixels=pixels, patches=patches,
+                         embedded=embedded, pe=pe, tokens=tokens, pos=pos, x0=x0,
+                         layers=tuple(layers), final_ln=final_ln, output=x)
     return freeze(trace)

@@ -11,6 +11,22 @@ from __future__ import annotations
 import numpy as np
 
 
+def normalise_pixels(image: np.ndarray, mean: tuple[float, ...],
+                     std: tuple[float, ...]) -> np.ndarray:
+    """(image − mean) / std per channel: the pixel statistics a ViT checkpoint was trained on.
+
+    Args:
+        image: [..., S, S, C] in [0, 1]; mean, std: C values each (std > 0).
+    Returns:
+        [..., S, S, C] float32, a new array.
+    """
+    mean32 = np.asarray(mean, dtype=np.float32)  # [C]
+    std32 = np.asarray(std, dtype=np.float32)  # [C]
+    out = np.subtract(image, mean32, dtype=np.float32)
+    out /= std32
+    return out
+
+
 def patchify(image: np.ndarray, patch_size: int) -> np.ndarray:
     """Flatten each P × P patch of a square image into one row.
 

@@ -1,8 +1,19 @@
-"""Step 2 — the sinusoidal positional encoding of the note (and the 2017 paper)."""
+"""Step 2 — the positions: the sinusoidal encoding of the note (and the 2017 paper), or a ViT's
+learned position embedding.
+
+Which rows get a position (sequence `[cls, dist, registers…, patches…]`):
+* sinusoidal: the patch rows get PE(pos) with pos = 0 … N−1 (the patch number, as without
+  prefix tokens); the prefix rows get none.
+* learned: `pos_embed [n_pos, d]`; its last N rows go to the patches, its first rows to cls and
+  dist when `pos_prefix` (timm's default; `no_embed_class` = no rows for them). Registers never
+  get one (timm and Hugging Face insert them after adding the positions).
+"""
 
 from __future__ import annotations
 
 import numpy as np
+
+from .config import EncoderConfig
 
 
 def positional_encoding(n_tokens: int, d_model: int,
@@ -23,3 +34,38 @@ def positional_encoding(n_tokens: int, d_model: int,
     pe[:, 0::2] = np.sin(angle)
     pe[:, 1::2] = np.cos(angle)
     return pe.astype(dtype, copy=False)
+
+
+def patch_positions(cfg: EncoderConfig, pos_embed: np.ndarray | None) -> np.ndarray:
+    """The position rows of the patches, `pe`: the sinusoidal table, or the learned patch rows.
+
+    Args:
+        cfg: the settings (position, n_tokens, d_model); pos_embed: [n_pos, d] or None.
+    Returns:
+        [n_tokens, d_model] float32 (for learned positions a view of pos_embed's last N rows).
+    """
+    if cfg.position == "learned":
+        return pos_embed[pos_embed.shape[0] - cfg.n_tokens:]  # [n_pos, d] -> [N, d]
+    return positional_encoding(cfg.n_tokens, cfg.d_model)
+
+
+def position_rows(cfg: EncoderConfig, pe: np.ndarray, pos_embed: np.ndarray | None) -> np.ndarray:
+    """What is added to every row of the sequence, `pos`: zero where a row gets no position.
+
+    Args:
+        cfg: the settings; pe: [N, d] the patch rows (`patch_positions`);
+        pos_embed: [n_pos, d] or None.
+    Returns:
+        [seq_len, d_model] float32: `pe` itself when there is no prefix; all zero when use_pe
+        is off (nothing is added).
+    """
+    if not cfg.use_pe:
+        return np.zeros((cfg.seq_len, cfg.d_model), dtype=np.float32)
+    if cfg.n_prefix == 0:
+        return pe
+    pos = np.zeros((cfg.seq_len, cfg.d_model), dtype=np.float32)
+    pos[cfg.n_prefix:] = pe  # the patches
+    n_prefix_rows = cfg.n_pos - cfg.n_tokens  # cls and dist when learned and pos_prefix
+    if cfg.position == "learned" and n_prefix_rows:
+        pos[:n_prefix_rows] = pos_embed[:n_prefix_rows]
+    return pos

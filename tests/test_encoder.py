@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from configs import SMALL
+from configs import SMALL, VIT, perturb_every_parameter
 
 from encoder_core import (
     EncoderConfig,
@@ -153,3 +153,128 @@ def test_encoder_layer_in_float64_matches_float32_to_float32_rounding():
     assert out64.dtype == np.float64 and out32.dtype == np.float32
     np.testing.assert_allclose(out32, out64, rtol=1e-4, atol=1e-5)
     assert not np.array_equal(out32, out64)  # float64 really ran in float64
+
+
+# --- the Vision Transformer variants (issue 11) ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vit_trace():
+    """SMALL with every variant on, every parameter perturbed, on an RGB test image."""
+    from conftest import make_test_image
+
+    cfg = EncoderConfig(**{**SMALL, **VIT})
+    params = perturb_every_parameter(init_params(cfg))
+    return encode(make_test_image(cfg.image_size, cfg.channels, seed=3), cfg, params)
+
+
+def test_vit_sequence_is_cls_dist_registers_then_patches(vit_trace):
+    cfg, p, t = vit_trace.config, vit_trace.params, vit_trace
+    assert (cfg.n_prefix, cfg.seq_len, cfg.n_tokens) == (4, 20, 16)
+    assert t.tokens.shape == t.pos.shape == t.x0.shape == t.output.shape == (20, cfg.d_model)
+    assert t.embedded.shape == t.pe.shape == (16, cfg.d_model)
+    np.testing.assert_array_equal(t.tokens[0], p.cls[0])
+    np.testing.assert_array_equal(t.tokens[1], p.dist[0])
+    np.testing.assert_array_equal(t.tokens[2:4], p.registers)
+    np.testing.assert_array_equal(t.tokens[4:], t.embedded)
+
+
+def test_vit_positions_go_to_cls_dist_and_patches_never_to_registers(vit_trace):
+    p, t = vit_trace.params, vit_trace
+    np.testing.assert_array_equal(t.pos[:2], p.pos_embed[:2])  # cls, dist
+    np.testing.assert_array_equal(t.pos[2:4], 0)  # registers
+    np.testing.assert_array_equal(t.pos[4:], p.pos_embed[2:])  # patches
+    np.testing.assert_array_equal(t.pe, p.pos_embed[2:])
+    np.testing.assert_allclose(t.x0, t.tokens.astype(np.float64) + t.pos, rtol=1e-6, atol=1e-6)
+
+
+def test_vit_pixels_are_normalised_inside_encode_and_the_image_stays_in_0_1(vit_trace):
+    cfg, t = vit_trace.config, vit_trace
+    assert 0.0 <= t.image.min() and t.image.max() <= 1.0
+    expected = (t.image.astype(np.float64) - cfg.pixel_mean) / cfg.pixel_std
+    np.testing.assert_allclose(t.pixels, expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(t.patches, patchify(t.pixels, cfg.patch_size))
+    np.testing.assert_allclose(t.embedded, t.patches.astype(np.float64) @ t.params.W_E
+                               + t.params.b_E, rtol=1e-5, atol=1e-5)
+
+
+def test_vit_pre_norm_layers_add_scaled_sublayers_to_the_stream(vit_trace):
+    for l, (x, layer, p) in enumerate(zip(layer_inputs(vit_trace), vit_trace.layers,
+                                          vit_trace.params.layers, strict=True)):
+        x64 = x.astype(np.float64)
+        # ln_1 normalises the layer's input; ln_2 normalises resid_1
+        np.testing.assert_allclose(layer.ln_1.mean, x64.mean(-1), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(layer.ln_2.mean, layer.resid_1.astype(np.float64).mean(-1),
+                                   rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(layer.resid_1, x64 + p.ls_1 * layer.attn_out, rtol=1e-5,
+                                   atol=1e-5, err_msg=f"layers[{l}].resid_1")
+        np.testing.assert_allclose(layer.resid_2, layer.resid_1.astype(np.float64)
+                                   + p.ls_2 * layer.ffn_out, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(layer.out, layer.resid_2)
+        # the normalised rows have mean 0 and variance σ²/(σ² + ε) ≈ 1, over seq_len rows
+        for ln in (layer.ln_1, layer.ln_2):
+            normed = ln.normed.astype(np.float64)
+            assert normed.shape[0] == vit_trace.config.seq_len
+            np.testing.assert_allclose(normed.mean(-1), 0, atol=1e-5)
+            np.testing.assert_allclose(normed.var(-1), ln.var / (ln.var + 1e-6), rtol=1e-4)
+
+
+def test_vit_softmax_rows_sum_to_1_over_the_whole_sequence(vit_trace):
+    S, h = vit_trace.config.seq_len, vit_trace.config.n_heads
+    for layer in vit_trace.layers:
+        assert layer.attn.shape == (h, S, S)
+        np.testing.assert_allclose(layer.attn.sum(-1, dtype=np.float64), 1.0, atol=1e-5)
+        assert np.all(layer.attn >= 0)
+
+
+def test_vit_output_is_the_final_norm_of_the_last_layer(vit_trace):
+    last = vit_trace.layers[-1].out.astype(np.float64)
+    ln = vit_trace.final_ln
+    p = vit_trace.params
+    np.testing.assert_allclose(ln.mean, last.mean(-1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(vit_trace.output, ln.out)
+    np.testing.assert_allclose(ln.out, ln.normed.astype(np.float64) * p.norm_gamma + p.norm_beta,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_vit_ffn_hidden_is_gelu_so_it_has_small_negative_values(vit_trace):
+    for layer in vit_trace.layers:
+        assert layer.ffn_hidden.min() < 0  # ReLU would give none
+        assert layer.ffn_hidden.min() > -0.17  # GELU's minimum is ≈ −0.16997
+
+
+def test_default_trace_takes_the_note_path(trace):
+    """Without variants: no prefix, no statistics, no final norm — the same arrays as before."""
+    cfg = trace.config
+    assert trace.pixels is trace.image and trace.tokens is trace.embedded
+    assert trace.pos is trace.pe and trace.final_ln is None
+    assert trace.x0.shape == (cfg.n_tokens, cfg.d_model)
+    np.testing.assert_array_equal(trace.output, trace.layers[-1].out)
+
+
+def test_shipped_weights_give_the_note_encoders_trace(make_image):
+    """The trained shapes model (assets/) runs exactly as the old path: every field of its trace
+    equals the naive float64 reference of the note's encoder (which has no variant on)."""
+    from reference import reference_encode
+    from test_encoder_reference import compare_traces
+
+    from encoder_core.classifier import load_trained
+
+    cfg, params, _ = load_trained()
+    variants = ("norm_first", "cls_token", "dist_token", "n_registers", "position", "pos_prefix",
+                "patch_bias", "qkv_bias", "proj_bias", "activation", "final_norm",
+                "layer_scale", "pixel_mean", "pixel_std")
+    default = EncoderConfig()
+    assert {k: getattr(cfg, k) for k in variants} == {k: getattr(default, k) for k in variants}
+    image = make_image(cfg.image_size, cfg.channels, seed=8)
+    trace = encode(image, cfg, params)
+    assert trace.tokens is trace.embedded and trace.final_ln is None
+    failures = compare_traces(trace, reference_encode(image, cfg, params), cfg)
+    assert not failures, "\n".join(failures)
+
+
+def test_encode_refuses_params_missing_a_variants_parameter(make_image):
+    cfg = EncoderConfig(**{**SMALL, "cls_token": True})
+    plain = init_params(EncoderConfig(**SMALL))
+    with pytest.raises(ParamsError, match="missing params/cls"):
+        encode(make_image(cfg.image_size), cfg, plain)

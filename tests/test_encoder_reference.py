@@ -15,6 +15,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from configs import VIT, perturb_every_parameter
 from reference import reference_encode
 
 from encoder_core import EncoderConfig, encode, init_params
@@ -24,7 +25,7 @@ REL_TOL = 1e-5
 MAX_TOL = 1e-4
 ZERO_TOL = 1e-6
 
-TOP_FIELDS = ("patches", "embedded", "pe", "x0")
+TOP_FIELDS = ("pixels", "patches", "embedded", "pe", "tokens", "pos", "x0")
 ATTENTION_FIELDS = (
     "q", "k", "v", "scores", "attn", "heads", "concat", "attn_out", "resid_1",
 )  # fmt: skip
@@ -89,12 +90,22 @@ def compare_traces(trace, ref, cfg: EncoderConfig) -> list[str]:
                 if getattr(lt, name) is not None:
                     failures.append(f"layers[{l}].{name}: not None although use_ffn=False")
         check(f"layers[{l}].out", lt.out, lr.out)
+    if cfg.final_norm:
+        if trace.final_ln is None:
+            failures.append("final_ln: None although final_norm=True")
+        else:
+            for name in LN_FIELDS:
+                check(f"final_ln.{name}", getattr(trace.final_ln, name),
+                      getattr(ref.final_ln, name))
+    elif trace.final_ln is not None:
+        failures.append("final_ln: not None although final_norm=False")
     check("output", trace.output, ref.output)
     # The comparison itself must have covered every field.
     n_layer_fields = len(ATTENTION_FIELDS) + len(LN_FIELDS) + 1
     if cfg.use_ffn:
         n_layer_fields += len(FFN_ARRAY_FIELDS) + len(LN_FIELDS)
-    assert len(checked) == len(TOP_FIELDS) + 1 + cfg.n_layers * n_layer_fields
+    n_final = len(LN_FIELDS) if cfg.final_norm and trace.final_ln is not None else 0
+    assert len(checked) == len(TOP_FIELDS) + 1 + cfg.n_layers * n_layer_fields + n_final
     return failures
 
 
@@ -190,6 +201,60 @@ def test_small_config_with_random_gammas_betas_biases_matches_reference(make_ima
     cfg = EncoderConfig(**{**SMALL, **changes})
     image = make_image(cfg.image_size, cfg.channels, seed=5)
     run_and_compare(image, cfg, perturbed_params(cfg))
+
+
+# --- the Vision Transformer variants (issue 11), every parameter perturbed --------------------
+
+VARIANT_CASES = {
+    "vit_everything": VIT,
+    "timm_vit": dict(channels=3, norm_first=True, cls_token=True, position="learned",
+                     patch_bias=True, qkv_bias=True, proj_bias=True, activation="gelu",
+                     final_norm=True, ln_eps=1e-6, pixel_mean=(0.5,) * 3, pixel_std=(0.5,) * 3),
+    "deit_distilled": dict(channels=3, norm_first=True, cls_token=True, dist_token=True,
+                           position="learned", patch_bias=True, qkv_bias=True, proj_bias=True,
+                           activation="gelu", final_norm=True, ln_eps=1e-6),
+    "dinov2_registers": dict(norm_first=True, cls_token=True, n_registers=4, position="learned",
+                             patch_bias=True, qkv_bias=True, proj_bias=True, activation="gelu",
+                             final_norm=True, layer_scale=True, ln_eps=1e-6),
+    "no_embed_class": dict(norm_first=True, cls_token=True, dist_token=True, n_registers=2,
+                           position="learned", pos_prefix=False, activation="gelu"),
+    "hf_gelu_tanh": dict(norm_first=True, cls_token=True, position="learned",
+                         activation="gelu_tanh", qkv_bias=True, ln_eps=1e-12),
+    "post_norm_gelu_tanh": dict(activation="gelu_tanh"),
+    "post_norm_gelu_biases": dict(activation="gelu", patch_bias=True, qkv_bias=True,
+                                  proj_bias=True),
+    "post_norm_layer_scale_final_norm": dict(layer_scale=True, final_norm=True),
+    "post_norm_cls_sinusoidal": dict(cls_token=True),
+    "registers_without_pe": dict(n_registers=3, use_pe=False, norm_first=True),
+    "learned_without_pe": dict(cls_token=True, position="learned", use_pe=False),
+    "pre_norm_no_ffn_layer_scale": dict(norm_first=True, use_ffn=False, layer_scale=True,
+                                        cls_token=True),
+    "pre_norm_scale_none_one_head": dict(norm_first=True, scale="none", n_heads=1),
+    "grey_pixel_statistics": dict(pixel_mean=(0.5,), pixel_std=(0.25,)),
+    "odd_d_model_learned": dict(d_model=33, n_heads=3, position="learned", norm_first=True,
+                                cls_token=True, activation="gelu"),
+}
+
+
+@pytest.mark.parametrize("changes", VARIANT_CASES.values(), ids=VARIANT_CASES.keys())
+def test_variant_config_with_every_parameter_perturbed_matches_reference(make_image, changes):
+    cfg = EncoderConfig(**{**SMALL, **changes})
+    params = perturb_every_parameter(init_params(cfg), seed=len(str(changes)))
+    image = make_image(cfg.image_size, cfg.channels, seed=11)
+    run_and_compare(image, cfg, params)
+
+
+def test_the_comparison_sees_a_missing_variant_term(make_image):
+    """The reference really reads the variants: without a bias the traces differ."""
+    cfg = EncoderConfig(**{**SMALL, **VIT})
+    params = perturb_every_parameter(init_params(cfg))
+    image = make_image(cfg.image_size, cfg.channels, seed=11)
+    trace = encode(image, cfg, params)
+    no_b_O = dataclasses.replace(params, layers=tuple(
+        dataclasses.replace(lp, b_O=np.zeros_like(lp.b_O)) for lp in params.layers))
+    failures = compare_traces(trace, reference_encode(image, cfg, no_b_O), cfg)
+    assert any("attn_out" in f for f in failures), failures
+    assert not any(f.startswith(("pixels", "patches", "tokens", "layers[0].q")) for f in failures)
 
 
 # --- the comparison helper itself must be able to fail --------------------------------------

@@ -41,6 +41,11 @@ CORE_MODULES = (analysis, attention, classifier, config, embedding, encoder, exp
                 image, norm, params, patches, positional, shapes, trace)  # not the CLIs
 CFG = config.EncoderConfig(image_size=16, patch_size=4, d_model=8, n_heads=2, n_layers=2, d_ff=16)
 N, D, H, DH, G, P = CFG.n_tokens, CFG.d_model, CFG.n_heads, CFG.d_head, CFG.grid_size, 4
+# a Vision Transformer variant with every optional parameter (issue 11)
+VIT = CFG.replace(norm_first=True, cls_token=True, dist_token=True, n_registers=2,
+                  position="learned", patch_bias=True, qkv_bias=True, proj_bias=True,
+                  activation="gelu", final_norm=True, layer_scale=True, channels=3,
+                  pixel_mean=(0.5, 0.4, 0.3), pixel_std=(0.2, 0.25, 0.3))
 CHANGES_FLAGS = {"trace.freeze"}  # makes its argument read-only: that is what it is for
 
 
@@ -58,15 +63,16 @@ def attn(*lead: int) -> np.ndarray:
     return attention.softmax(a(*lead, H, N, N))
 
 
-def writable_params() -> params.EncoderParams:
+def writable_params(cfg: config.EncoderConfig = CFG) -> params.EncoderParams:
     """init_params with every array a writable copy (as a caller may build them)."""
-    p = params.init_params(CFG)
+    p = params.init_params(cfg)
     def copy(v):
         return None if v is None else np.array(v)  # None: an optional parameter that is off
 
     layers = tuple(params.LayerParams(**{f.name: copy(getattr(lp, f.name))
                                          for f in dataclasses.fields(lp)}) for lp in p.layers)
-    return params.EncoderParams(W_E=np.array(p.W_E), layers=layers)
+    top = {f.name: copy(getattr(p, f.name)) for f in dataclasses.fields(p) if f.name != "layers"}
+    return params.EncoderParams(layers=layers, **top)
 
 
 def a_trace() -> trace.EncoderTrace:
@@ -108,6 +114,13 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     # norm.py, ffn.py, embedding.py, patches.py, positional.py
     "norm.layer_norm": lambda: ((a(2, N, D), a(D), a(D), 1e-5), {}),
     "ffn.relu": lambda: ((a(N, CFG.d_ff),), {}),
+    "ffn.gelu": lambda: ((a(2, N, CFG.d_ff),), {}),
+    "ffn.gelu_tanh": lambda: ((a(2, N, CFG.d_ff),), {}),
+    "ffn.erfc_positive": lambda: ((np.abs(a(N, CFG.d_ff)),), {}),
+    "embedding.prefix_tokens": lambda: ((a(1, D), a(1, D), a(3, D), D), {}),
+    "patches.normalise_pixels": lambda: ((a(2, 16, 16, 3), (0.5, 0.4, 0.3), (0.2, 0.2, 0.3)), {}),
+    "positional.patch_positions": lambda: ((VIT, a(VIT.n_pos, D)), {}),
+    "positional.position_rows": lambda: ((VIT, a(N, D), a(VIT.n_pos, D)), {}),
     "ffn.feed_forward": lambda: ((a(2, N, D), a(D, 16), a(16), a(16, D), a(D)), {}),
     "embedding.embed": lambda: ((a(2, N, CFG.patch_dim), a(CFG.patch_dim, D)), {}),
     "patches.patchify": lambda: ((a(2, 16, 16, 1), P), {}),
@@ -118,6 +131,10 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     # encoder.py
     "encoder.encoder_layer": lambda: ((a(2, N, D), writable_params().layers[0], CFG), {}),
     "encoder.encode": lambda: ((a(16, 16, 1), CFG, writable_params()), {}),
+    "encoder.linear": lambda: ((a(2, N, D), a(D, D), a(D)), {}),
+    "encoder.layer_scaled": lambda: ((a(D), a(2, N, D)), {}),
+    "encoder.multi_head_attention": lambda: ((a(2, N, D), writable_params(VIT).layers[0], VIT),
+                                             {}),
     # analysis.py
     "analysis.attention_rollout": lambda: (([attn(), attn()],), {}),
     "analysis.mean_attention_distance": lambda: ((attn(), G, P), {}),
@@ -232,6 +249,32 @@ def arrays_in(value: object) -> Iterator[np.ndarray]:
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
             yield from arrays_in(getattr(value, f.name))
+
+
+VIT_CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
+    "encoder.encode": lambda: ((rng().random((16, 16, 3), dtype=np.float32), VIT,
+                                writable_params(VIT)), {}),
+    "encoder.encoder_layer": lambda: ((a(2, VIT.seq_len, D), writable_params(VIT).layers[0], VIT),
+                                      {}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIT_CASES))
+def test_the_vit_variant_leaves_its_arguments_alone(name):
+    fn = public_functions()[name]
+    args, kwargs = VIT_CASES[name]()
+    frozen = list(arrays_in((args, kwargs)))
+    assert len(frozen) > 30 or name != "encoder.encode"
+    for arr in frozen:
+        arr.flags.writeable = False
+    fn(*args, **kwargs)  # a write would raise
+    args, kwargs = VIT_CASES[name]()
+    before = [arr.copy() for arr in arrays_in((args, kwargs))]
+    fn(*args, **kwargs)
+    after = list(arrays_in((args, kwargs)))
+    for b, x in zip(before, after, strict=True):
+        np.testing.assert_array_equal(b, x)
+        assert x.flags.writeable
 
 
 def test_every_public_core_function_is_called_here():

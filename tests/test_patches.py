@@ -7,6 +7,7 @@ import pytest
 from configs import SMALL
 
 from encoder_core import EncoderConfig, patchify, unpatchify
+from encoder_core.patches import normalise_pixels
 
 
 @pytest.mark.parametrize("channels", [1, 3], ids=["grey", "rgb"])
@@ -42,3 +43,14 @@ def test_patchify_on_a_batch_patchifies_each_image_and_unpatchify_inverts_it(mak
         for j in range(2):
             np.testing.assert_array_equal(patches[i, j], patchify(images[i, j], 6))
     np.testing.assert_array_equal(unpatchify(patches, 6, 3), images)
+
+
+def test_normalise_pixels_subtracts_the_mean_and_divides_by_the_std_per_channel():
+    image = np.random.default_rng(0).random((8, 8, 3), dtype=np.float32)
+    before = image.copy()
+    out = normalise_pixels(image, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+    assert out.dtype == np.float32 and out.shape == image.shape
+    for c, (m, s) in enumerate(zip((0.485, 0.456, 0.406), (0.229, 0.224, 0.225), strict=True)):
+        np.testing.assert_allclose(out[..., c], (before[..., c].astype(np.float64) - m) / s,
+                                   rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(image, before)

@@ -6,8 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from configs import SMALL
 
-from encoder_core import positional_encoding
+from encoder_core import EncoderConfig, positional_encoding
+from encoder_core.positional import patch_positions, position_rows
 
 
 def test_positional_encoding_is_float32_of_the_requested_shape():
@@ -56,3 +58,39 @@ def test_positional_encoding_in_float64_is_the_exact_formula_and_rounds_to_the_f
     np.testing.assert_array_equal(pe64[:, 0::2], np.sin(angle))
     np.testing.assert_array_equal(pe64[:, 1::2], np.cos(angle))
     np.testing.assert_array_equal(pe64.astype(np.float32), positional_encoding(49, 16))
+
+
+# --- which rows get a position (issue 11) ---------------------------------------------------
+
+
+def test_sinusoidal_positions_go_to_the_patch_rows_only():
+    cfg = EncoderConfig(**{**SMALL, "cls_token": True, "n_registers": 2})
+    pe = patch_positions(cfg, None)
+    np.testing.assert_array_equal(pe, positional_encoding(16, cfg.d_model))
+    pos = position_rows(cfg, pe, None)
+    assert pos.shape == (19, cfg.d_model)
+    np.testing.assert_array_equal(pos[:3], 0)
+    np.testing.assert_array_equal(pos[3:], pe)  # patch 0 gets PE(0), as without a prefix
+
+
+@pytest.mark.parametrize(("pos_prefix", "n_rows"), [(True, 2), (False, 0)])
+def test_learned_positions_go_to_cls_dist_if_pos_prefix_and_never_to_registers(pos_prefix,
+                                                                              n_rows):
+    cfg = EncoderConfig(**{**SMALL, "cls_token": True, "dist_token": True, "n_registers": 3,
+                           "position": "learned", "pos_prefix": pos_prefix})
+    table = np.arange(cfg.n_pos * cfg.d_model, dtype=np.float32).reshape(cfg.n_pos, cfg.d_model)
+    assert cfg.n_pos == 16 + n_rows
+    pe = patch_positions(cfg, table)
+    np.testing.assert_array_equal(pe, table[n_rows:])
+    pos = position_rows(cfg, pe, table)
+    np.testing.assert_array_equal(pos[:n_rows], table[:n_rows])
+    np.testing.assert_array_equal(pos[n_rows:5], 0)  # dist/cls without rows, the registers
+    np.testing.assert_array_equal(pos[5:], table[n_rows:])
+
+
+def test_no_position_is_added_when_use_pe_is_off():
+    cfg = EncoderConfig(**{**SMALL, "cls_token": True, "position": "learned", "use_pe": False})
+    table = np.ones((cfg.n_pos, cfg.d_model), np.float32)
+    pos = position_rows(cfg, patch_positions(cfg, table), table)
+    assert pos.shape == (17, cfg.d_model)
+    np.testing.assert_array_equal(pos, 0)

@@ -1,0 +1,30 @@
+"""The input embedding and the prefix tokens (encoder_core/embedding.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from encoder_core import embed
+from encoder_core.embedding import prefix_tokens
+
+
+def test_embed_is_patches_times_W_E_plus_the_optional_bias():
+    rng = np.random.default_rng(0)
+    patches = rng.standard_normal((2, 5, 12)).astype(np.float32)  # [B, N, P·P·C]
+    W_E = rng.standard_normal((12, 6)).astype(np.float32)
+    b_E = rng.standard_normal(6).astype(np.float32)
+    expected = patches.astype(np.float64) @ W_E
+    np.testing.assert_allclose(embed(patches, W_E), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(embed(patches, W_E, b_E), expected + b_E, rtol=1e-5, atol=1e-5)
+
+
+def test_prefix_tokens_are_cls_dist_then_registers():
+    cls, dist = np.full((1, 4), 1.0), np.full((1, 4), 2.0)
+    registers = np.arange(12, dtype=np.float32).reshape(3, 4)
+    rows = prefix_tokens(cls, dist, registers, 4)
+    assert rows.dtype == np.float32 and rows.shape == (5, 4)
+    np.testing.assert_array_equal(rows[0], 1.0)
+    np.testing.assert_array_equal(rows[1], 2.0)
+    np.testing.assert_array_equal(rows[2:], registers)
+    assert prefix_tokens(None, None, None, 4).shape == (0, 4)
+    np.testing.assert_array_equal(prefix_tokens(None, None, registers, 4), registers)
