@@ -251,7 +251,11 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
     S.append(heads_setting(d, hf.get("num_attention_heads", timm_heads)))
     S.append(eps_setting(layout, hf))
     S.append(activation_setting(hf))
-    family = family_name(layout, hf, file_name, dist, n_reg, containers, stripped)
+    arch = timm_cfg.get("architecture")
+    hint = f"{file_name} {arch}" if isinstance(arch, str) else file_name
+    family = family_name(layout, hf, hint, dist, n_reg, containers, stripped)
+    if isinstance(arch, str):
+        family += f": {arch}"
     S.append(Setting("family", family, "inferred"))
     S += normalisation(layout, family, timm_cfg.get("pretrained_cfg", {}), pre, C)
     missing_b = [i for i in layers for n in ("fc1", "fc2") if f"{i}.{n}.bias" not in T]
@@ -332,10 +336,11 @@ def activation_setting(hf: dict) -> Setting:
     return Setting("activation", HF_ACTIVATIONS[act], "config", f"hidden_act {act!r}")
 
 
-def family_name(layout: str, hf: dict, file_name: str, dist: bool, n_reg: int,
+def family_name(layout: str, hf: dict, hint: str, dist: bool, n_reg: int,
                 containers: tuple[str, ...], stripped: tuple[str, ...]) -> str:
-    """A readable family from structural marks, the config and (last) the file name."""
-    name = file_name.lower()
+    """A readable family from structural marks, the config and (last) the file name and
+    timm architecture in `hint`."""
+    name = hint.lower()
     if layout == "hf-dinov2":
         return "Hugging Face DINOv2" + (" with registers" if n_reg else "")
     if layout == "hf-vit":

@@ -56,12 +56,13 @@ def test_conventions_transpose_linear_and_reorder_the_patch_kernel(tmp_path):
 
 def test_config_json_beats_inference_and_says_so(tmp_path):
     sd = timm_state_dict(d=64)
-    timm_cfg = {"architecture": "vit_tiny_patch8", "num_heads": 4,
+    timm_cfg = {"architecture": "vit_small_patch8_dino", "num_heads": 4,
                 "pretrained_cfg": {"mean": [0.4, 0.4, 0.4], "std": [0.2, 0.3, 0.2]}}
     cfg, _, info = load_checkpoint(save(tmp_path, sd, config=timm_cfg))
     assert cfg.n_heads == 4 and info.source("n_heads") == "config"
     assert cfg.pixel_mean == (0.4, 0.4, 0.4) and cfg.pixel_std == (0.2, 0.3, 0.2)
     assert info.source("pixel_mean") == "config"
+    assert info.family == "DINO (timm layout): vit_small_patch8_dino"
 
 
 def test_hugging_face_vit_with_its_configs(tmp_path):
