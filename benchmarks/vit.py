@@ -6,14 +6,19 @@ For ViT-Ti/16 and ViT-S/16 at 224 (random timm models, every parameter perturbed
 .safetensors and loaded with `load_checkpoint`): the time to load the file, the median time of
 our `encode` keeping every intermediate, its peak traced memory (tracemalloc: NumPy reports its
 buffers), and the median time of timm's `forward_features` on the same pixels, with its fused
-attention (its fast path) and with the explicit softmax path. torch uses the same number of
-threads as NumPy's OpenBLAS (2 on these machines). Figures, not pass/fail; the machine is
-shared, so repeat when comparing.
+attention (its fast path) and with the explicit softmax path. Give torch the same number of
+threads as NumPy's OpenBLAS (2 on these machines by default). Figures, not pass/fail; the
+machine is shared, so repeat when comparing. On a loaded machine (load average above the core
+count) two BLAS threads spin against each other and ran 10× slower than one here; compare
+single-threaded with
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/vit.py --threads 1
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -88,8 +93,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--threads", type=int, default=2, help="torch threads (NumPy's BLAS: 2)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
+    blas = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     print(f"torch {torch.__version__}, timm {timm.__version__}, numpy {np.__version__}, "
-          f"torch threads {torch.get_num_threads()}, median of {args.repeat}\n")
+          f"torch threads {torch.get_num_threads()}, OPENBLAS_NUM_THREADS {blas}, "
+          f"load average {os.getloadavg()[0]:.1f}, median of {args.repeat}\n")
     print(f"{'model':<10} {'params M':>8} {'file MB':>8} {'load ms':>8} {'ours ms':>8} "
           f"{'peak MB':>8} {'timm fused':>10} {'timm expl.':>10} {'ours/fused':>10}")
     with tempfile.TemporaryDirectory() as tmp:
