@@ -37,7 +37,7 @@ HALF = (0.5, 0.5, 0.5)  # Google's / timm augreg / HF ViT: (x − 0.5) / 0.5
 MAX_CONFIG_BYTES = 1 << 20
 HF_ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
                   "gelu_fast": "gelu_tanh", "relu": "relu"}
-FAMILY_EPS = {"timm": 1e-6, "hf-vit": 1e-12, "hf-dinov2": 1e-6}  # timm, ViTConfig, Dinov2Config
+FAMILY_EPS = {"timm": 1e-6, "hf-vit": 1e-12, "hf-dinov2": 1e-6, "google": 1e-6}
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,11 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
     tensors, aside, origin = to_neutral(sd, layout)
     check_tensors(tensors, origin)
     configs = read_configs(Path(path).parent)
+    if layout == "google":  # the heads are in the file: query kernel [D, h, d_head]
+        query = sd.get("Transformer/encoderblock_0/MultiHeadDotProductAttention_1/query/kernel")
+        if query is not None and query.ndim == 3:
+            configs = {**configs, "config.json": {**configs.get("config.json", {}),
+                                                  "num_heads": query.shape[1]}}
     settings, notes = settle(tensors, layout, configs, image_size, Path(path).name, containers,
                              stripped)
     values = {s.name: s.value for s in settings}
@@ -117,7 +122,7 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
                           "For too many tokens, run it at a smaller size: image_size= "
                           "(command line: --image-size), e.g. 224.") from None
     check_shapes(tensors, cfg, origin)
-    params = check_params(to_params(tensors, cfg, antialias=layout == "timm"), cfg)
+    params = check_params(to_params(tensors, cfg, antialias=not layout.startswith("hf")), cfg)
     info = CheckpointInfo(
         path=os.fspath(path), format=fmt, layout=layout, family=str(family),
         settings=tuple(s for s in settings if s.name != "family"), set_aside=aside,
@@ -202,8 +207,8 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
     """Every EncoderConfig value (plus "family") with its source; and notes for `info`."""
     notes: list[str] = []
     S: list[Setting] = []
-    hf = configs.get("config.json", {}) if layout != "timm" else {}
-    timm_cfg = configs.get("config.json", {}) if layout == "timm" else {}
+    hf = configs.get("config.json", {}) if layout in ("hf-vit", "hf-dinov2") else {}
+    timm_cfg = configs.get("config.json", {}) if layout in ("timm", "google") else {}
     pre = configs.get("preprocessor_config.json", {})
 
     w = T.get("patch.weight")
@@ -240,7 +245,8 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
         if image_size % P or image_size <= 0:
             raise ParamsError(f"image_size {image_size} is not a positive multiple of the patch "
                               f"size {P}: choose e.g. {max(P, round(image_size / P) * P)}.")
-        how = "timm's (antialiased)" if layout == "timm" else "Hugging Face's (no antialias)"
+        how = ("Hugging Face's (no antialias)" if layout.startswith("hf")
+               else "timm's (antialiased)")
         S.append(Setting("image_size", image_size, "argument",
                          f"position grid resampled bicubically from {grid}×{grid}, as {how}"
                          if image_size != native else ""))
@@ -249,8 +255,10 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
     S.append(Setting("norm_first", True, "weights", "ViT blocks are pre-norm"))
     timm_heads = timm_cfg.get("num_heads", timm_cfg.get("model_args", {}).get("num_heads"))
     S.append(heads_setting(d, hf.get("num_attention_heads", timm_heads)))
+    if layout == "google":
+        S[-1] = Setting("n_heads", S[-1].value, "weights", "query kernel [D, h, d_head]")
     S.append(eps_setting(layout, hf))
-    S.append(activation_setting(hf))
+    S.append(activation_setting(hf, layout))
     arch = timm_cfg.get("architecture")
     hint = f"{file_name} {arch}" if isinstance(arch, str) else file_name
     family = family_name(layout, hf, hint, dist, n_reg, containers, stripped)
@@ -323,11 +331,15 @@ def eps_setting(layout: str, hf: dict) -> Setting:
             raise ParamsError(f"config.json gives layer_norm_eps {eps!r}: fix it.")
         return Setting("ln_eps", float(eps), "config")
     return Setting("ln_eps", FAMILY_EPS[layout], "default",
-                   {"timm": "timm ViT", "hf-vit": "ViTConfig", "hf-dinov2": "Dinov2Config"}[layout])
+                   {"timm": "timm ViT", "hf-vit": "ViTConfig", "hf-dinov2": "Dinov2Config",
+                    "google": "Flax LayerNorm"}[layout])
 
 
-def activation_setting(hf: dict) -> Setting:
+def activation_setting(hf: dict, layout: str) -> Setting:
     act = hf.get("hidden_act")
+    if act is None and layout == "google":
+        return Setting("activation", "gelu", "default", "exact (erf) GELU, as timm runs these "
+                       "weights (the original Flax code used the tanh form)")
     if act is None:
         return Setting("activation", "gelu", "default", "exact (erf) GELU, as timm and HF")
     if act not in HF_ACTIVATIONS:
@@ -341,6 +353,8 @@ def family_name(layout: str, hf: dict, hint: str, dist: bool, n_reg: int,
     """A readable family from structural marks, the config and (last) the file name and
     timm architecture in `hint`."""
     name = hint.lower()
+    if layout == "google":
+        return "Google ViT (.npz)"
     if layout == "hf-dinov2":
         return "Hugging Face DINOv2" + (" with registers" if n_reg else "")
     if layout == "hf-vit":

@@ -12,6 +12,11 @@ Three layouts are recognised from the keys (after stripping wrapper prefixes):
   layernorm_after, intermediate.dense, output.dense}`, final `layernorm`.
 * **Hugging Face DINOv2** (`Dinov2Model`, with registers): as HF ViT but `norm1`, `norm2`,
   `mlp.fc1`, `mlp.fc2`, `layer_scale{1,2}.lambda1`, `embeddings.register_tokens`.
+* **Google's original `.npz`** (vit_jax / AugReg, as timm's `_load_weights` reads them):
+  `embedding/kernel` `[P, P, C, D]`, `cls`, `Transformer/posembed_input/pos_embedding`,
+  `Transformer/encoderblock_{i}/{LayerNorm_0, MultiHeadDotProductAttention_1/{query,key,value,
+  out}, LayerNorm_2, MlpBlock_3/Dense_{0,1}}`, `Transformer/encoder_norm`; Flax kernels are
+  `[in, out]` (attention: `[D, h, d_head]` and `[h, d_head, D]`, so the heads are in the file).
 
 The neutral names keep PyTorch's orientation (`[out, in]`); `checkpoint.py` turns them into
 `EncoderParams`. Per layer: `{i}.{ln1,ln2}.{weight,bias}`, `{i}.{query,key,value,proj,fc1,fc2}.
@@ -28,7 +33,8 @@ import numpy as np
 
 from .params import ParamsError
 
-WRAPPER_PREFIXES = ("module.", "backbone.", "model.", "vit.", "deit.", "dinov2.")
+WRAPPER_PREFIXES = ("module.", "backbone.", "model.", "vit.", "deit.", "dinov2.", "opt/target/",
+                    "params/")
 """Stripped when most keys carry them (DDP's `module.`, DINO's `backbone.`, HF task models)."""
 
 CONTAINER_KEYS = ("teacher", "model", "state_dict", "model_ema", "module", "student")
@@ -76,8 +82,23 @@ HF_DINOV2 = _HF_COMMON + (
 HF_ASIDE = (r"classifier\..*", r"pooler\..*", r"cls_classifier\..*",
             r"distillation_classifier\..*", r"embeddings\.mask_token")
 
+_B = r"Transformer/encoderblock_(\d+)/"
+_MHA = _B + r"MultiHeadDotProductAttention_1/"
+GOOGLE = (
+    (r"embedding/(kernel|bias)", r"patch.\1"), (r"cls", "cls"),
+    (r"Transformer/posembed_input/pos_embedding", "pos"),
+    (r"Transformer/encoder_norm/(scale|bias)", r"norm.\1"),
+    (_B + r"LayerNorm_0/(scale|bias)", r"\1.ln1.\2"),
+    (_B + r"LayerNorm_2/(scale|bias)", r"\1.ln2.\2"),
+    (_MHA + r"(query|key|value)/(kernel|bias)", r"\1.\2.\3"),
+    (_MHA + r"out/(kernel|bias)", r"\1.proj.\2"),
+    (_B + r"MlpBlock_3/Dense_0/(kernel|bias)", r"\1.fc1.\2"),
+    (_B + r"MlpBlock_3/Dense_1/(kernel|bias)", r"\1.fc2.\2"),
+)  # fmt: skip
+GOOGLE_ASIDE = (r"head/.*", r"pre_logits/.*")
+
 LAYOUTS = {"timm": (TIMM, TIMM_ASIDE), "hf-vit": (HF_VIT, HF_ASIDE),
-           "hf-dinov2": (HF_DINOV2, HF_ASIDE)}
+           "hf-dinov2": (HF_DINOV2, HF_ASIDE), "google": (GOOGLE, GOOGLE_ASIDE)}
 
 
 def is_array(value: object) -> bool:
@@ -131,17 +152,20 @@ def strip_prefixes(sd: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], tu
 
 
 def detect_layout(keys: set[str]) -> str:
-    """'timm', 'hf-vit' or 'hf-dinov2' from the keys; ParamsError naming some keys otherwise."""
+    """'timm', 'hf-vit', 'hf-dinov2' or 'google' from the keys; else ParamsError naming some."""
     if "patch_embed.proj.weight" in keys:
         return "timm"
+    if "embedding/kernel" in keys and any(k.startswith("Transformer/encoderblock_") for k in keys):
+        return "google"
     if "embeddings.patch_embeddings.projection.weight" in keys:
         dinov2 = any(re.fullmatch(r"encoder\.layer\.\d+\.norm1\.weight", k) for k in keys)
         return "hf-dinov2" if dinov2 else "hf-vit"
     shown = ", ".join(sorted(keys)[:8]) + (", …" if len(keys) > 8 else "")
     raise ParamsError(
         "Unknown checkpoint layout: these keys are not a timm / DINO / DeiT VisionTransformer "
-        "(patch_embed.proj.weight, blocks.0.attn.qkv.weight, …) nor a Hugging Face ViT / DeiT / "
-        "DINOv2 model (embeddings.patch_embeddings.projection.weight, encoder.layer.0.…). "
+        "(patch_embed.proj.weight, blocks.0.attn.qkv.weight, …), a Hugging Face ViT / DeiT / "
+        "DINOv2 model (embeddings.patch_embeddings.projection.weight, encoder.layer.0.…) nor "
+        "Google's ViT .npz (embedding/kernel, Transformer/encoderblock_0/…). "
         f"Its keys: {shown}. Save the state dict of one of those models.")
 
 
@@ -172,12 +196,46 @@ def to_neutral(sd: dict[str, np.ndarray], layout: str
             f"implement: {shown}. They change the computation (e.g. q_norm / k_norm, fc_norm, "
             "norm_pre, attn_pool, SwiGLU), so the model cannot be shown exactly; only "
             "classification-head keys are set aside.")
-    neutral = split_fused_qkv(neutral)
+    if layout == "google":
+        neutral = flax_to_torch(neutral)
+        origin = {flax_name(n): k for n, k in origin.items()}
+    else:
+        neutral = split_fused_qkv(neutral)
     for name in neutral:
         m = re.fullmatch(r"(\d+)\.(query|key|value)\.(weight|bias)", name)
         if name not in origin and m:
             origin[name] = f"{origin[f'{m[1]}.qkv.{m[3]}']}[{m[2]}]"
     return neutral, tuple(sorted(aside)), origin
+
+
+def flax_name(name: str) -> str:
+    """A neutral name with Flax's `scale` / `kernel` as PyTorch's `weight`."""
+    return name.replace(".scale", ".weight").replace(".kernel", ".weight")
+
+
+def flax_to_torch(neutral: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Google/Flax tensors to PyTorch's orientation: kernels `[in, out]` → `[out, in]`.
+
+    embedding `[P, P, C, D]` → `[D, C, P, P]`; query/key/value `[D, h, d_head]` → `[h·d_head,
+    D]` (their bias `[h, d_head]` → `[h·d_head]`); out `[h, d_head, D]` → `[D, h·d_head]`;
+    `scale` is a LayerNorm weight. Shapes are checked later, by the caller.
+    """
+    out = {}
+    for name, w in neutral.items():
+        name = flax_name(name)
+        part = name.split(".")[-2] if "." in name else name
+        if name == "patch.weight" and w.ndim == 4:
+            w = w.transpose(3, 2, 0, 1)
+        elif part in ("query", "key", "value") and w.ndim == 3:
+            w = w.reshape(w.shape[0], -1).T
+        elif part in ("query", "key", "value") and w.ndim == 2:  # a bias [h, d_head]
+            w = w.reshape(-1)
+        elif part == "proj" and name.endswith("weight") and w.ndim == 3:
+            w = w.reshape(-1, w.shape[-1]).T
+        elif part in ("fc1", "fc2") and name.endswith("weight") and w.ndim == 2:
+            w = w.T
+        out[name] = w
+    return out
 
 
 def split_fused_qkv(neutral: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -116,6 +116,49 @@ def test_timm_npz(tmp_path):
     assert info.format == "npz"
 
 
+def google_npz(model, path) -> None:
+    """Write a timm ViT as Google's vit_jax / AugReg .npz (Flax names, [in, out] kernels)."""
+    sd = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+    d = sd["cls_token"].shape[-1]
+    h = model.blocks[0].attn.num_heads
+    w = {"embedding/kernel": sd["patch_embed.proj.weight"].transpose(2, 3, 1, 0),
+         "embedding/bias": sd["patch_embed.proj.bias"], "cls": sd["cls_token"],
+         "Transformer/posembed_input/pos_embedding": sd["pos_embed"],
+         "Transformer/encoder_norm/scale": sd["norm.weight"],
+         "Transformer/encoder_norm/bias": sd["norm.bias"],
+         "head/kernel": sd["head.weight"].T, "head/bias": sd["head.bias"]}
+    for i in range(len(model.blocks)):
+        b, t = f"Transformer/encoderblock_{i}/", f"blocks.{i}."
+        mha = b + "MultiHeadDotProductAttention_1/"
+        qkv_w, qkv_b = np.split(sd[t + "attn.qkv.weight"], 3), np.split(sd[t + "attn.qkv.bias"], 3)
+        for n, wq, bq in zip(("query", "key", "value"), qkv_w, qkv_b, strict=True):
+            w[mha + f"{n}/kernel"] = wq.T.reshape(d, h, d // h)
+            w[mha + f"{n}/bias"] = bq.reshape(h, d // h)
+        w[mha + "out/kernel"] = sd[t + "attn.proj.weight"].T.reshape(h, d // h, d)
+        w[mha + "out/bias"] = sd[t + "attn.proj.bias"]
+        for ln, tn in (("LayerNorm_0", "norm1"), ("LayerNorm_2", "norm2")):
+            w[b + f"{ln}/scale"], w[b + f"{ln}/bias"] = sd[t + f"{tn}.weight"], sd[t + f"{tn}.bias"]
+        for r in (0, 1):
+            w[b + f"MlpBlock_3/Dense_{r}/kernel"] = sd[t + f"mlp.fc{r + 1}.weight"].T
+            w[b + f"MlpBlock_3/Dense_{r}/bias"] = sd[t + f"mlp.fc{r + 1}.bias"]
+    np.savez(path, **w)
+
+
+def test_google_npz_layout(tmp_path):
+    """Google's .npz names: the test's writer is checked by timm's own reader first."""
+    model = perturbed(timm.models.vision_transformer.VisionTransformer(
+        img_size=64, patch_size=16, embed_dim=192, depth=2, num_heads=4), seed=12)
+    google_npz(model, tmp_path / "ViT-Ti_16.npz")
+    again = timm.models.vision_transformer.VisionTransformer(
+        img_size=64, patch_size=16, embed_dim=192, depth=2, num_heads=4)
+    again.load_pretrained(str(tmp_path / "ViT-Ti_16.npz"))
+    for k, v in model.state_dict().items():
+        assert torch.equal(again.state_dict()[k], v), k
+    info = assert_parity(tmp_path / "ViT-Ti_16.npz", lambda x: timm_reference(model, x))
+    assert info.layout == "google" and info.source("n_heads") == "weights"
+    assert info.set_aside == ("head/bias", "head/kernel")
+
+
 def test_deit_pth_under_model_via_the_whitelist_unpickler(tmp_path):
     model = perturbed(TIMM["deit_distilled"](), seed=2)
     torch.save({"model": model.state_dict(), "epoch": 300}, tmp_path / "deit.pth")
