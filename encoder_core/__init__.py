@@ -13,9 +13,15 @@ The files follow the pipeline of the study note:
     trace.py       the dataclasses that hold every intermediate
     params.py      init_params, save_params, load_params
     analysis.py    rollout, attention distance, entropy, … (what the app plots)
+Real ViT checkpoints (timm, DINO, DeiT, Hugging Face ViT / DeiT / DINOv2, Google .npz):
+    checkpoint.py  load_checkpoint -> (cfg, params, info), read safely
+    layouts.py     the checkpoints' key names -> one neutral vocabulary
+    tensorfile.py  validated .safetensors / .npz readers;  torchfile.py  .pth, never unpickled
+    resample.py    the position grid at another image size (timm's / HF's bicubic)
 """
 
 from .attention import attention_scores, merge_heads, softmax, split_heads
+from .checkpoint import CheckpointInfo, load_checkpoint
 from .config import ConfigError, EncoderConfig
 from .embedding import embed
 from .encoder import encode, encoder_layer
@@ -28,6 +34,7 @@ from .positional import positional_encoding
 from .trace import EncoderTrace, LayerNormTrace, LayerTrace, trace_arrays
 
 __all__ = [
+    "CheckpointInfo", "load_checkpoint",
     "ConfigError", "EncoderConfig", "EncoderParams", "EncoderTrace", "ImageError",
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",
     "encode", "encoder_layer", "feed_forward", "init_params", "layer_norm", "load_image",
