@@ -69,7 +69,7 @@ def to_float32(raw: np.ndarray, dtype: str) -> np.ndarray:
     """A tensor read as `dtype` ("F64", "F32", "F16", "BF16") as a float32 array."""
     if dtype == "BF16":
         return bf16_to_float32(raw)
-    return raw.astype(np.float32)
+    return raw.astype(np.float32, copy=False)  # F32 as read: no second copy
 
 
 def file_format(path: str | os.PathLike) -> str:
