@@ -144,42 +144,65 @@ STEP_IDS: tuple[str, ...] = ("patches", "embedding", "positional", "qkv", "score
 
 
 def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
-    """Every step of the pipeline at these settings: formula, shapes, parameter count."""
+    """Every step of the pipeline at these settings: formula, shapes, parameter count.
+
+    With the ViT variants (issue 11) the same step ids carry their extra parameters (the patch
+    bias, cls / dist / registers in "embedding"; a learned pos_embed in "positional"; the Q, K,
+    V and W_O biases; LayerScale in the Add & Norm steps; the final norm in "output"), and the
+    per-token shapes count seq_len = n_prefix + N rows.
+    """
     N, d, h, dh, dff = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.d_ff
-    C, S = cfg.channels, cfg.image_size
+    S_, C, S = cfg.seq_len, cfg.channels, cfg.image_size
+    bias = {name: d if on else 0 for name, on in (("E", cfg.patch_bias), ("qkv", cfg.qkv_bias),
+                                                  ("O", cfg.proj_bias), ("ls", cfg.layer_scale))}
+    prefix = f"[{cfg.n_prefix} prefix; " if cfg.n_prefix else ""
+    rows = f"{prefix}{N}]" if cfg.n_prefix else f"{N}"  # e.g. "[1 prefix; 196]"
+    learned = cfg.position == "learned"
+    pre = cfg.norm_first
     steps = [
         Step("patches", "patches", "(h p1)(w p2) c -> (h w)(p1 p2 c)",
              f"{S} × {S} × {C} -> {N} × {cfg.patch_dim}", 0, per_layer=False),
-        Step("embedding", "input embedding", "X = patches · W_E",
-             f"({N} × {cfg.patch_dim}) · ({cfg.patch_dim} × {d}) = {N} × {d}", cfg.patch_dim * d,
-             per_layer=False),
+        Step("embedding", "input embedding",
+             "X = patches · W_E + b_E" if cfg.patch_bias else "X = patches · W_E",
+             f"({N} × {cfg.patch_dim}) · ({cfg.patch_dim} × {d}) = {N} × {d}",
+             cfg.patch_dim * d + bias["E"] + cfg.n_prefix * d, per_layer=False),
         Step("positional", "positional encoding",
-             "x0 = X + PE" if cfg.use_pe else "x0 = X (PE off)",
-             f"{N} × {d} + {N} × {d} = {N} × {d}", 0, per_layer=False),
+             ("x0 = X + PE" if cfg.use_pe else "x0 = X (PE off)") if not learned
+             else ("x0 = X + pos_embed" if cfg.use_pe else "x0 = X (positions off)"),
+             f"{rows} × {d} + {rows} × {d} = {S_} × {d}", cfg.n_pos * d if learned else 0,
+             per_layer=False),
         Step("qkv", "Q, K, V", "Q = x · W_Q, K = x · W_K, V = x · W_V",
-             f"({N} × {d}) · ({d} × {d}) = {N} × {d} -> {h} heads × {N} × {dh}", 3 * d * d,
-             per_layer=True),
+             f"({S_} × {d}) · ({d} × {d}) = {S_} × {d} -> {h} heads × {S_} × {dh}",
+             3 * d * d + 3 * bias["qkv"], per_layer=True),
         Step("scores", "scores", f"Q_h · K_hᵀ / {score_divisor_text(cfg)}",
-             f"({N} × {dh}) · ({dh} × {N}) = {N} × {N}, × {h} heads", 0, per_layer=True),
-        Step("softmax", "softmax", "attn = softmax(scores) row by row", f"{h} × {N} × {N}", 0,
+             f"({S_} × {dh}) · ({dh} × {S_}) = {S_} × {S_}, × {h} heads", 0, per_layer=True),
+        Step("softmax", "softmax", "attn = softmax(scores) row by row", f"{h} × {S_} × {S_}", 0,
              per_layer=True),
         Step("heads", "heads", "head_h = attn_h · V_h",
-             f"({N} × {N}) · ({N} × {dh}) = {N} × {dh}, × {h} heads", 0, per_layer=True),
+             f"({S_} × {S_}) · ({S_} × {dh}) = {S_} × {dh}, × {h} heads", 0, per_layer=True),
         Step("concat", "concat · W_O", "attn_out = [head_1 … head_h] · W_O",
-             f"({N} × {d}) · ({d} × {d}) = {N} × {d}", d * d, per_layer=True),
-        Step("addnorm_1", "Add & Norm 1", "LayerNorm(x + attn_out) = γ ⊙ (x − μ)/√(σ² + ε) + β",
-             f"{N} × {d}", 2 * d, per_layer=True),
+             f"({S_} × {d}) · ({d} × {d}) = {S_} × {d}", d * d + bias["O"], per_layer=True),
+        Step("addnorm_1", "Add & Norm 1",
+             "x + attn_out(LayerNorm(x)) (pre-norm)" if pre
+             else "LayerNorm(x + attn_out) = γ ⊙ (x − μ)/√(σ² + ε) + β",
+             f"{S_} × {d}", 2 * d + bias["ls"], per_layer=True),
     ]
+    act = {"relu": "max(0, x · W_1 + b_1)", "gelu": "GELU(x · W_1 + b_1)",
+           "gelu_tanh": "GELU_tanh(x · W_1 + b_1)"}[cfg.activation]
     if cfg.use_ffn:
         steps += [
-            Step("ffn", "feed-forward", "max(0, x · W_1 + b_1) · W_2 + b_2",
-                 f"({N} × {d}) · ({d} × {dff}) · ({dff} × {d}) = {N} × {d}",
+            Step("ffn", "feed-forward", f"{act} · W_2 + b_2",
+                 f"({S_} × {d}) · ({d} × {dff}) · ({dff} × {d}) = {S_} × {d}",
                  d * dff + dff + dff * d + d, per_layer=True),
-            Step("addnorm_2", "Add & Norm 2", "LayerNorm(x + FFN(x))", f"{N} × {d}", 2 * d,
-                 per_layer=True),
+            Step("addnorm_2", "Add & Norm 2",
+                 "x + FFN(LayerNorm(x)) (pre-norm)" if pre else "LayerNorm(x + FFN(x))",
+                 f"{S_} × {d}", 2 * d + bias["ls"], per_layer=True),
         ]
     stacked = f"{cfg.n_layers} layer{'s' if cfg.n_layers > 1 else ''} stacked"
-    steps.append(Step("output", "encoder output", stacked, f"{N} × {d}", 0, per_layer=False))
+    if cfg.final_norm:
+        stacked += ", then LayerNorm"
+    steps.append(Step("output", "encoder output", stacked, f"{S_} × {d}",
+                      2 * d if cfg.final_norm else 0, per_layer=False))
     return steps
 
 
@@ -190,7 +213,8 @@ def score_divisor_text(cfg: EncoderConfig) -> str:
 
 
 def parameter_count(cfg: EncoderConfig) -> int:
-    """All trainable parameters: W_E plus n_layers × (attention + norms [+ FFN])."""
+    """All trainable parameters: W_E plus n_layers × (attention + norms [+ FFN]), and those of
+    the variants that are on (biases, prefix tokens, learned positions, LayerScale, final norm)."""
     steps = pipeline_steps(cfg)
     once = sum(s.n_params for s in steps if not s.per_layer)  # W_E
     layer = sum(s.n_params for s in steps if s.per_layer)
@@ -198,9 +222,10 @@ def parameter_count(cfg: EncoderConfig) -> int:
 
 
 def forward_flops(cfg: EncoderConfig) -> int:
-    """Multiply-add FLOPs (2 per MAC) of the matrix products of one forward pass."""
-    N, d, dff = cfg.n_tokens, cfg.d_model, cfg.d_ff
-    embed = 2 * N * cfg.patch_dim * d
+    """Multiply-add FLOPs (2 per MAC) of the matrix products of one forward pass (N = seq_len
+    in the layers: the prefix tokens count)."""
+    N, d, dff = cfg.seq_len, cfg.d_model, cfg.d_ff
+    embed = 2 * cfg.n_tokens * cfg.patch_dim * d
     attn = 2 * N * d * d * 4 + 2 * 2 * N * N * d  # Q, K, V, W_O; Q·Kᵀ and attn·V over heads
     ffn = 2 * 2 * N * d * dff if cfg.use_ffn else 0
     return embed + cfg.n_layers * (attn + ffn)

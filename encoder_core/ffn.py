@@ -80,6 +80,22 @@ def gelu_tanh(x: np.ndarray) -> np.ndarray:
 
 
 ACTIVATIONS = {"relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh}
+CHUNK = 65_536  # values per piece in `_apply_in_place`: 256 kB of float32, stays in the cache
+
+
+def _apply_in_place(fn, x: np.ndarray, chunk: int = CHUNK) -> np.ndarray:
+    """x[:] = fn(x), piece by piece over the flattened array; returns x.
+
+    The same values as fn(x), about twice as fast for GELU (≈ 25 passes over its input) on these
+    machines, because each piece stays in the cache across the passes. fn must be element-wise.
+    x: any shape, C-contiguous and owned by the caller (it is overwritten; private for that:
+    every public core function leaves its arguments alone).
+    """
+    flat = x.reshape(-1)  # a view: x is C-contiguous
+    for start in range(0, flat.size, chunk):
+        piece = flat[start:start + chunk]
+        piece[...] = fn(piece)
+    return x
 
 
 def feed_forward(
@@ -99,7 +115,7 @@ def feed_forward(
     if activation == "relu":
         np.maximum(hidden, 0, out=hidden)  # relu(hidden) without a second [..., N, d_ff] array
     elif activation in ACTIVATIONS:
-        hidden = ACTIVATIONS[activation](hidden)
+        _apply_in_place(ACTIVATIONS[activation], hidden)  # hidden is ours
     else:
         raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, "
                          f"got {activation!r}.")

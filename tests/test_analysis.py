@@ -167,3 +167,33 @@ def test_unshuffle_undoes_a_patch_shuffle_and_gives_the_original_attention_witho
     changed = unshuffle(with_pe.layers[0].attn[:, n, :], perm)
     unmoved = encode(image, cfg.replace(use_pe=True)).layers[0].attn[:, q]
     assert np.abs(changed - unmoved).max() > 1e-3
+
+
+@pytest.mark.parametrize("changes", [
+    dict(norm_first=True, cls_token=True, dist_token=True, n_registers=2, position="learned",
+         patch_bias=True, qkv_bias=True, proj_bias=True, activation="gelu", final_norm=True,
+         layer_scale=True),
+    dict(cls_token=True, qkv_bias=True, use_ffn=False, layer_scale=True),
+], ids=["every_variant", "cls_qkv_bias_no_ffn"])
+def test_parameter_count_of_a_vit_variant_is_every_parameter_it_uses(changes):
+    from encoder_core.params import params_to_arrays
+
+    cfg = EncoderConfig(**{**dict(image_size=64, patch_size=16, d_model=64, n_heads=4, d_ff=96,
+                                  n_layers=3), **changes})
+    arrays = params_to_arrays(init_params(cfg))
+    unused = () if cfg.use_ffn else ("W_1", "b_1", "W_2", "b_2", "gamma_2", "beta_2", "ls_2")
+    used = sum(a.size for k, a in arrays.items() if k.rsplit("/", 1)[-1] not in unused)
+    assert parameter_count(cfg) == used
+    steps = {s.id: s for s in pipeline_steps(cfg)}
+    assert f"{cfg.seq_len} × {cfg.seq_len}" in steps["scores"].shape  # prefix rows count
+
+
+def test_forward_flops_count_the_prefix_rows_in_the_layers():
+    from encoder_core.analysis import forward_flops
+
+    cfg = EncoderConfig(image_size=64, patch_size=16, d_model=64, n_heads=4, d_ff=96)
+    with_cls = cfg.replace(cls_token=True)
+    S, d = 17, 64
+    layer = 2 * S * d * d * 4 + 2 * 2 * S * S * d + 2 * 2 * S * d * 96
+    assert forward_flops(with_cls) == 2 * 16 * 256 * d + cfg.n_layers * layer
+    assert forward_flops(with_cls) > forward_flops(cfg)

@@ -132,3 +132,14 @@ def test_feed_forward_refuses_an_unknown_activation():
     z = np.zeros((2, 2), np.float32)
     with pytest.raises(ValueError, match="activation.*relu.*gelu.*'swish'"):
         feed_forward(z, z, z[0], z, z[0], activation="swish")
+
+
+def test_the_activation_in_pieces_equals_the_activation_of_the_whole_array():
+    """feed_forward applies GELU piece by piece (cache-sized): the values must not change,
+    including across piece boundaries and on a batch."""
+    from encoder_core.ffn import _apply_in_place
+
+    x = np.random.default_rng(5).standard_normal((3, 7, 50)).astype(np.float32)
+    for fn in (gelu, gelu_tanh):
+        got = _apply_in_place(fn, x.copy(), chunk=64)  # 1050 values: 17 pieces, the last short
+        np.testing.assert_array_equal(got, fn(x))
