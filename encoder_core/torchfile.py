@@ -182,7 +182,9 @@ def read_torch_zip(path: str | os.PathLike) -> object:
                                   "bytes: far more than a state dict needs.")
             byteorder = "little"
             if f"{prefix}byteorder" in zf.namelist():
-                byteorder = zf.read(f"{prefix}byteorder")[:16].decode("ascii", "replace")
+                if zf.getinfo(f"{prefix}byteorder").file_size > 16:
+                    raise ParamsError("this PyTorch file's byteorder entry is not a byte order.")
+                byteorder = zf.read(f"{prefix}byteorder").decode("ascii", "replace")
                 if byteorder not in ("little", "big"):
                     raise ParamsError(f"this PyTorch file has byte order {byteorder!r}.")
             return WhitelistUnpickler(zf.read(info), zf, prefix, byteorder).load()
