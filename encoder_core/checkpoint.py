@@ -93,12 +93,14 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
     """Read a ViT checkpoint into (cfg, params, info); see the module docstring.
 
     Args:
-        path: a .safetensors, .npz or PyTorch zip (.pth / .pt / .bin) file.
+        path: a .safetensors, .npz or PyTorch zip (.pth / .pt / .bin) file, or a folder
+            holding one (a Hugging Face `save_pretrained` folder: model.safetensors first).
         image_size: run at this image size (a multiple of the patch size); the learned
             position grid is resampled. None: the checkpoint's own size.
     Raises:
         ParamsError: with a message that says what is wrong and what to do.
     """
+    path = weights_file(Path(path))
     obj, fmt = read_tensors(path)
     sd, containers, left_out = find_state_dict(obj)
     sd, stripped = strip_prefixes(sd)
@@ -129,6 +131,20 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
         prefixes_stripped=stripped, containers=containers, left_out=left_out,
         n_params=count_params(params), notes=tuple(notes))
     return cfg, params, info
+
+
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.npz")
+
+
+def weights_file(path: Path) -> Path:
+    """`path` itself, or for a folder the first of WEIGHT_FILES inside it."""
+    if not path.is_dir():
+        return path
+    for name in WEIGHT_FILES:
+        if (path / name).is_file():
+            return path / name
+    raise ParamsError(f"the folder {path} holds none of {', '.join(WEIGHT_FILES)}: give the "
+                      "weights file itself.")
 
 
 def check_tensors(tensors: dict[str, np.ndarray], origin: dict[str, str]) -> None:

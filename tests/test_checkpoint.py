@@ -80,6 +80,18 @@ def test_hugging_face_vit_with_its_configs(tmp_path):
     assert cfg.pixel_mean == (0.5, 0.4, 0.3) and info.source("pixel_std") == "config"
 
 
+def test_a_hugging_face_folder_loads_its_model_safetensors(tmp_path):
+    save(tmp_path, hf_state_dict(d=64), "model.safetensors",
+         config={"model_type": "vit", "num_attention_heads": 4})
+    cfg, _, info = load_checkpoint(tmp_path)
+    assert cfg.n_heads == 4 and info.path.endswith("model.safetensors")
+    with pytest.raises(ParamsError, match="not a checkpoint"):  # a file is read as weights
+        load_checkpoint(tmp_path / "config.json")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ParamsError, match="holds none of model.safetensors"):
+        load_checkpoint(tmp_path / "empty")
+
+
 def test_hugging_face_dinov2_with_registers_sets_the_mask_token_aside(tmp_path):
     cfg, params, info = load_checkpoint(save(tmp_path, hf_state_dict(d=64, dinov2=True, reg=4)))
     assert info.layout == "hf-dinov2" and "registers" in info.family
