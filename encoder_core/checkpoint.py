@@ -108,13 +108,8 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
     tensors, aside, origin = to_neutral(sd, layout)
     check_tensors(tensors, origin)
     configs = read_configs(Path(path).parent)
-    if layout == "google":  # the heads are in the file: query kernel [D, h, d_head]
-        query = sd.get("Transformer/encoderblock_0/MultiHeadDotProductAttention_1/query/kernel")
-        if query is not None and query.ndim == 3:
-            configs = {**configs, "config.json": {**configs.get("config.json", {}),
-                                                  "num_heads": query.shape[1]}}
     settings, notes = settle(tensors, layout, configs, image_size, Path(path).name, containers,
-                             stripped)
+                             stripped, heads_in_file(sd, layout))
     values = {s.name: s.value for s in settings}
     family = values.pop("family")
     try:
@@ -217,9 +212,16 @@ def read_configs(folder: Path) -> dict[str, dict]:
     return found
 
 
+def heads_in_file(sd: dict[str, np.ndarray], layout: str) -> int | None:
+    """The head count when the weights hold it (Google's query kernel [D, h, d_head])."""
+    query = sd.get("Transformer/encoderblock_0/MultiHeadDotProductAttention_1/query/kernel")
+    return query.shape[1] if layout == "google" and query is not None and query.ndim == 3 else None
+
+
 def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
            image_size: int | None, file_name: str, containers: tuple[str, ...],
-           stripped: tuple[str, ...]) -> tuple[list[Setting], list[str]]:
+           stripped: tuple[str, ...], weights_heads: int | None = None
+           ) -> tuple[list[Setting], list[str]]:
     """Every EncoderConfig value (plus "family") with its source; and notes for `info`."""
     notes: list[str] = []
     S: list[Setting] = []
@@ -270,9 +272,7 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
     S += biases_and_norms(T, len(layers))
     S.append(Setting("norm_first", True, "weights", "ViT blocks are pre-norm"))
     timm_heads = timm_cfg.get("num_heads", timm_cfg.get("model_args", {}).get("num_heads"))
-    S.append(heads_setting(d, hf.get("num_attention_heads", timm_heads)))
-    if layout == "google":
-        S[-1] = Setting("n_heads", S[-1].value, "weights", "query kernel [D, h, d_head]")
+    S.append(heads_setting(d, hf.get("num_attention_heads", timm_heads), weights_heads))
     S.append(eps_setting(layout, hf))
     S.append(activation_setting(hf, layout))
     arch = timm_cfg.get("architecture")
@@ -327,8 +327,10 @@ def biases_and_norms(T: dict[str, np.ndarray], n_layers: int) -> list[Setting]:
             Setting("final_norm", "norm.weight" in T, "weights")]
 
 
-def heads_setting(d: int, from_config: object) -> Setting:
-    """n_heads from the config, else d_head = 64 (every ViT size from Ti to H follows it)."""
+def heads_setting(d: int, from_config: object, from_weights: int | None = None) -> Setting:
+    """n_heads from the weights or the config, else d_head = 64 (every ViT from Ti to H)."""
+    if from_weights is not None and from_weights > 0 and d % from_weights == 0:
+        return Setting("n_heads", from_weights, "weights", "query kernel [D, h, d_head]")
     if from_config is not None:
         if type(from_config) is not int or from_config <= 0 or d % from_config:
             raise ParamsError(f"config.json gives {from_config!r} heads for d_model {d}: fix it.")
