@@ -271,7 +271,7 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
 
     S += biases_and_norms(T, len(layers))
     S.append(Setting("norm_first", True, "weights", "ViT blocks are pre-norm"))
-    timm_heads = timm_cfg.get("num_heads", timm_cfg.get("model_args", {}).get("num_heads"))
+    timm_heads = timm_cfg.get("num_heads", section(timm_cfg, "model_args").get("num_heads"))
     S.append(heads_setting(d, hf.get("num_attention_heads", timm_heads), weights_heads))
     S.append(eps_setting(layout, hf))
     S.append(activation_setting(hf, layout))
@@ -281,11 +281,17 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
     if isinstance(arch, str):
         family += f": {arch}"
     S.append(Setting("family", family, "inferred"))
-    S += normalisation(layout, family, timm_cfg.get("pretrained_cfg", {}), pre, C)
+    S += normalisation(layout, family, section(timm_cfg, "pretrained_cfg"), pre, C)
     missing_b = [i for i in layers for n in ("fc1", "fc2") if f"{i}.{n}.bias" not in T]
     if missing_b:
         notes.append(f"{len(missing_b)} FFN biases are absent in the file and set to zero.")
     return S, notes
+
+
+def section(config: dict, key: str) -> dict:
+    """config[key] when it is a JSON object, else {} (a malformed section is ignored)."""
+    value = config.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def position_grid(n_pos: int, n_cls_dist: int, n_reg: int) -> tuple[int, bool]:
@@ -360,7 +366,7 @@ def activation_setting(hf: dict, layout: str) -> Setting:
                        "weights (the original Flax code used the tanh form)")
     if act is None:
         return Setting("activation", "gelu", "default", "exact (erf) GELU, as timm and HF")
-    if act not in HF_ACTIVATIONS:
+    if not isinstance(act, str) or act not in HF_ACTIVATIONS:
         raise ParamsError(f"config.json asks for hidden_act {act!r}; Encoder Lens implements "
                           f"{', '.join(HF_ACTIVATIONS)}.")
     return Setting("activation", HF_ACTIVATIONS[act], "config", f"hidden_act {act!r}")

@@ -179,3 +179,21 @@ def test_loaded_params_are_read_only_float32_copies(tmp_path):
               params.layers[0].b_Q, params.layers[1].ls_1 if params.layers[1].ls_1 is not None
               else params.layers[1].b_1):
         assert a.dtype == np.float32 and not a.flags.writeable
+
+
+@pytest.mark.parametrize("config", [
+    {"architecture": 3, "model_args": [1], "pretrained_cfg": "x"},  # malformed sections: ignored
+    {"model_type": "vit", "hidden_act": ["gelu"]},
+    {"num_attention_heads": "four"},
+    {"layer_norm_eps": -1},
+])  # fmt: skip
+def test_a_malformed_config_json_is_a_params_error_or_ignored(tmp_path, config):
+    hf = "num_attention_heads" in config or "hidden_act" in config or "layer_norm_eps" in config
+    sd = hf_state_dict() if hf else timm_state_dict()
+    path = save(tmp_path, sd, config=config)
+    if hf:
+        with pytest.raises(ParamsError, match="config.json"):
+            load_checkpoint(path)
+    else:
+        cfg, _, info = load_checkpoint(path)
+        assert cfg.n_heads == 1 and info.source("n_heads") == "inferred"
