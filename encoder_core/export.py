@@ -1,8 +1,10 @@
 """The trace as one `.npz` file: every intermediate, the parameters and the config.
 
-Keys: `patches`, `embedded`, `pe`, `x0`, `output`, `layer{l}/{field}`,
-`layer{l}/ln_1/{mean,var,normed,out}` (likewise `ln_2`), `params/W_E`, `params/layer{l}/{name}`,
-`image`, and `config` (JSON in a 0-d string array). Loads with `np.load(allow_pickle=False)`.
+Keys: `pixels`, `patches`, `embedded`, `pe`, `tokens`, `pos`, `x0`, `output`, `layer{l}/{field}`,
+`layer{l}/ln_1/{mean,var,normed,out}` (likewise `ln_2`), `final_ln/{…}` with a final norm,
+`params/W_E`, `params/layer{l}/{name}` (and the variants' `params/cls`, `params/pos_embed`,
+`params/layer{l}/b_Q`, … when set), `image`, and `config` (JSON in a 0-d string array).
+Loads with `np.load(allow_pickle=False)`.
 """
 
 from __future__ import annotations

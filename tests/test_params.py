@@ -199,3 +199,14 @@ def test_a_wrongly_shaped_optional_parameter_is_refused():
         params_from_arrays(arrays, cfg)
     with pytest.raises(ParamsError, match=r"pos_embed has shape \(18, 32\).*\(16, 32\)"):
         params_from_arrays(params_to_arrays(init_params(cfg)), cfg.replace(pos_prefix=False))
+
+
+def test_variant_params_are_reproducible_and_change_with_the_seed():
+    cfg = EncoderConfig(**{**SMALL, **VIT})
+    a, b = params_to_arrays(init_params(cfg)), params_to_arrays(init_params(cfg))
+    assert set(a) == set(b)
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+    c = params_to_arrays(init_params(cfg.replace(seed=1)))
+    for key in ("params/cls", "params/dist", "params/registers", "params/pos_embed"):
+        assert not np.array_equal(a[key], c[key]), key
