@@ -163,7 +163,7 @@ def _header_entry(name: str, spec: object, problems: list[str]) -> TensorEntry |
         problems.append(f"{name!r} is not described by an object")
         return None
     dtype, shape, offsets = spec.get("dtype"), spec.get("shape"), spec.get("data_offsets")
-    if dtype not in SAFETENSORS_DTYPES:
+    if not isinstance(dtype, str) or dtype not in SAFETENSORS_DTYPES:
         problems.append(f"{name!r} has dtype {dtype!r} (only F32, F16, BF16 and F64 weights "
                         "are read)")
         return None

@@ -22,6 +22,7 @@ import collections
 import math
 import os
 import pickle
+import struct
 import zipfile
 from dataclasses import dataclass
 
@@ -191,6 +192,7 @@ def read_torch_zip(path: str | os.PathLike) -> object:
     except ParamsError:
         raise
     except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, KeyError, TypeError,
-            ValueError, IndexError, AttributeError, OSError, RecursionError) as err:
+            ValueError, IndexError, AttributeError, OSError, RecursionError, struct.error,
+            ArithmeticError, MemoryError) as err:
         raise ParamsError(f"Cannot read the PyTorch file {os.fspath(path)!r} as plain "
                           f"tensors ({type(err).__name__}: {err}). " + CONVERT_HINT) from None

@@ -6,6 +6,8 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from safetensors.numpy import load_file, save_file
 
 from encoder_core.params import ParamsError
@@ -142,3 +144,36 @@ def test_formats_are_recognised_by_their_bytes_not_their_names(tmp_path, arrays)
         read_tensors(tmp_path / "x.safetensors")
     with pytest.raises(ParamsError, match="Cannot open"):
         read_tensors(tmp_path / "missing.safetensors")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=4),
+    max_leaves=12)
+entries = st.fixed_dictionaries({}, optional={
+    "dtype": st.sampled_from(["F32", "F16", "BF16", "F64", "I8", "x"]) | json_values,
+    "shape": st.lists(st.integers(-3, 40), max_size=4) | json_values,
+    "data_offsets": st.lists(st.integers(-5, 200), min_size=2, max_size=2) | json_values,
+})
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(header=st.dictionaries(st.text(max_size=6), entries | json_values, max_size=4),
+       data=st.binary(max_size=160), declared=st.none() | st.integers(0, 2**64 - 1))
+def test_any_header_gives_arrays_or_a_params_error(tmp_path, header, data, declared):
+    path = tmp_path / "fuzz.safetensors"
+    try:
+        blob = json.dumps(header).encode()
+    except (ValueError, OverflowError):
+        return
+    n = len(blob) if declared is None else declared
+    path.write_bytes(struct.pack("<Q", n) + blob + data)
+    try:
+        tensors, kind = read_tensors(path)
+    except ParamsError:
+        return
+    assert kind == "safetensors"
+    for a in tensors.values():
+        assert a.dtype == np.float32

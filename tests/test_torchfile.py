@@ -9,6 +9,8 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from torch_shim import torch
 
 from encoder_core.params import ParamsError
@@ -123,3 +125,17 @@ def test_a_zip_without_data_pkl_is_not_a_torch_file(tmp_path):
     (tmp_path / "broken.pth").write_bytes(buf.getvalue())
     with pytest.raises(ParamsError, match="damaged"):
         read_tensors(tmp_path / "broken.pth")
+
+
+OPCODES = [bytes([op.code.encode("latin-1")[0]]) for op in __import__("pickletools").opcodes]
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(OPCODES) | st.binary(max_size=6), max_size=30))
+def test_random_pickles_give_a_params_error_or_plain_data(tmp_path, pieces):
+    torch_style_zip(tmp_path / "fuzz.pth", b"\x80\x02" + b"".join(pieces) + b".")
+    try:
+        read_tensors(tmp_path / "fuzz.pth")
+    except ParamsError:
+        pass
