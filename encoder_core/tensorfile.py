@@ -23,6 +23,7 @@ import math
 import os
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -214,18 +215,38 @@ def read_safetensors(path: str | os.PathLike) -> dict[str, np.ndarray]:
 
 def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """The float arrays of an .npz file (no pickle), each shape checked before it is read."""
+    try:
+        check_npz_sizes(path)
+        tensors = {}
+        with np.load(path, allow_pickle=False) as npz:
+            for key in npz.files:
+                a = npz[key]
+                if a.dtype.kind != "f":
+                    raise ParamsError(f"array {key!r} of this .npz has dtype {a.dtype}: only "
+                                      "floating-point weights are read.")
+                tensors[key] = a.astype(np.float32, copy=False)
+        return tensors
+    except ParamsError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as err:
+        raise ParamsError(f"Cannot read the .npz {os.fspath(path)!r} ({type(err).__name__}: "
+                          f"{err}): the file is damaged; download or convert it again."
+                          ) from None
+
+
+def check_npz_sizes(path: str | os.PathLike) -> None:
+    """Every .npy member's declared shape fits the bytes it stores; the total is bounded."""
     declared = 0
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
             with zf.open(info) as member:
-                try:
-                    version = np.lib.format.read_magic(member)
-                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                                   (2, 0): np.lib.format.read_array_header_2_0}[version]
-                    shape, _, dtype = read_header(member)
-                except (ValueError, KeyError) as err:
-                    raise ParamsError(f"member {info.filename!r} of this .npz is not a NumPy "
-                                      f"array ({err}).") from None
+                version = np.lib.format.read_magic(member)
+                read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                               (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                if read_header is None:
+                    raise ParamsError(f"member {info.filename!r} of this .npz has .npy "
+                                      f"version {version}; save it with numpy.savez.")
+                shape, _, dtype = read_header(member)
             nbytes = math.prod(shape) * dtype.itemsize
             if dtype.hasobject or nbytes > info.file_size:
                 raise ParamsError(f"member {info.filename!r} of this .npz claims {shape} "
@@ -234,17 +255,3 @@ def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
             declared += nbytes
     if declared > MAX_TENSOR_BYTES:
         raise ParamsError(f"the arrays take more than {MAX_TENSOR_BYTES / 2**30:g} GiB.")
-    tensors = {}
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            for key in npz.files:
-                a = npz[key]
-                if a.dtype.kind != "f":
-                    raise ParamsError(f"array {key!r} of this .npz has dtype {a.dtype}: only "
-                                      "floating-point weights are read.")
-                tensors[key] = a.astype(np.float32)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        if isinstance(err, ParamsError):
-            raise
-        raise ParamsError(f"Cannot read the .npz {os.fspath(path)!r}: {err}") from None
-    return tensors

@@ -124,6 +124,17 @@ def test_npz_is_read_without_pickle_and_checked(tmp_path, arrays):
         read_npz(tmp_path / "i.npz")
 
 
+def test_a_damaged_compressed_npz_is_a_params_error(tmp_path, arrays):
+    np.savez_compressed(tmp_path / "c.npz", a=arrays["a"], c=arrays["c"])
+    np.testing.assert_array_equal(read_npz(tmp_path / "c.npz")["a"], arrays["a"])
+    blob = bytearray((tmp_path / "c.npz").read_bytes())
+    for i in range(60, 160, 7):  # inside the first member's compressed data
+        blob[i] ^= 0xFF
+    (tmp_path / "d.npz").write_bytes(bytes(blob))
+    with pytest.raises(ParamsError, match="damaged|claims|not"):
+        read_tensors(tmp_path / "d.npz")
+
+
 def test_npz_member_claiming_more_than_it_stores_is_refused(tmp_path):
     import zipfile
 
