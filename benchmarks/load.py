@@ -13,11 +13,12 @@ server or a load balancer sets), opens `/_stcore/stream` (subprotocol `streamlit
 delta, a script that does not finish successfully or a media request that is not 200. The tabs
 of a burst stay open until every one has finished, then close together.
 
-Bursts (`--list` prints them): `same30` 30 at once on one link (Multi-head, defaults); `own10`,
-`own20` 10 / 20 at once on The stack, each with its own settings (d_model cycling 64, 96, 128,
-192, 256, 384, 512, 768, 1024, 32 with h = 8 (valid for each) and its own seed); `mixed30`
-20 on the Multi-head link and 10 with their own settings at once (the memory goal); `row100`
-100 sessions one after another on the Multi-head link.
+Bursts (`--list` prints them): `one` a single session on the Multi-head link (to fill the
+caches before `same30` with `--reuse`); `same30` 30 at once on one link (Multi-head,
+defaults); `own10`, `own20` 10 / 20 at once on The stack, each with its own settings (d_model
+cycling 64, 96, 128, 192, 256, 384, 512, 768, 1024, 32 with h = 8, valid for each, and its
+own seed); `mixed30` 20 on the Multi-head link and 10 with their own settings at once (the
+memory goal); `row100` 100 sessions one after another on the Multi-head link.
 
 For each burst: p50 / p95 / max of the time from a session's start to `script_finished` (and
 to its last image), the server's CPU-seconds per session (its process tree's utime + stime from
@@ -64,6 +65,7 @@ D_MODEL_CYCLE = (64, 96, 128, 192, 256, 384, 512, 768, 1024, 32)
 OWN_HEADS = 8  # divides every d_model of the cycle, within the memory limit at the defaults
 STARTUP_S = 60  # bounded wait for the server's /_stcore/health
 STOP_S = 10  # terminate, then kill after this
+IDLE_WAIT_S = 90  # at most this long for a started server to go idle before a burst
 SAMPLE_S = 0.05  # RSS sampling period
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 FINISHED = ForwardMsg.ScriptFinishedStatus
@@ -101,6 +103,7 @@ def bursts() -> dict[str, Burst]:
     same = Visit("multihead")
     own = [Visit("stack", own_settings_query(i)) for i in range(20)]
     return {b.name: b for b in (
+        Burst("one", "1 session, one link (Multi-head, defaults)", (same,)),
         Burst("same30", "30 at once, one link (Multi-head, defaults)", (same,) * 30),
         Burst("own10", "10 at once, each its own settings (The stack)", tuple(own[:10])),
         Burst("own20", "20 at once, each its own settings (The stack)", tuple(own)),
@@ -353,6 +356,18 @@ def rss_sampler(pids: list[int]) -> Iterator[dict[str, float]]:
             out["hwm_mb"] = sum(status_kb(p, "VmHWM") for p in process_tree(pids)) / 1024
 
 
+def wait_idle(pids: list[int], limit_s: float = 0.1, period_s: float = 1.0) -> float:
+    """Wait until the processes use under `limit_s` CPU-seconds in `period_s` (at most
+    IDLE_WAIT_S); the seconds waited."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < IDLE_WAIT_S:
+        before = cpu_seconds(pids)
+        time.sleep(period_s)
+        if cpu_seconds(pids) - before < limit_s:
+            break
+    return time.monotonic() - t0
+
+
 # --- the server: start and stop ---------------------------------------------------------------
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -371,11 +386,15 @@ def healthy(url: str) -> bool:
 @contextmanager
 def started_server(flags: list[str], log_path: Path | None = None,
                    ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`streamlit run app.py` as `scripts/app` starts it (the repository's .streamlit config),
-    on a free loopback port with `flags` added; yields (base URL, process); stops it after."""
+    """The app as `scripts/app` starts it (`python -m lens.serve`, or `streamlit run app.py`
+    in a checkout without it; the repository's .streamlit config), on a free loopback port
+    with `flags` added; yields (base URL, process) once it answers and has gone idle (its
+    start-up work, e.g. warming the default trace, done: at most IDLE_WAIT_S); stops it after."""
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--browser.gatherUsageStats",
-           "false", "--server.headless", "true", "--server.address", "127.0.0.1",
+    launch = ["-m", "lens.serve"] if (ROOT / "lens" / "serve.py").exists() else \
+        ["-m", "streamlit", "run", "app.py"]
+    cmd = [sys.executable, *launch, "--browser.gatherUsageStats", "false",
+           "--server.headless", "true", "--server.address", "127.0.0.1",
            "--server.port", str(port), *flags]
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
@@ -388,6 +407,7 @@ def started_server(flags: list[str], log_path: Path | None = None,
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the server did not start: {' '.join(cmd)}")
             time.sleep(0.2)
+        wait_idle([proc.pid])
         yield url, proc
     finally:
         if proc.poll() is None:
