@@ -385,6 +385,7 @@ def healthy(url: str) -> bool:
 
 @contextmanager
 def started_server(flags: list[str], log_path: Path | None = None,
+                   env: dict[str, str] | None = None,
                    ) -> Iterator[tuple[str, subprocess.Popen]]:
     """The app as `scripts/app` starts it (`python -m lens.serve`, or `streamlit run app.py`
     in a checkout without it; the repository's .streamlit config), on a free loopback port
@@ -398,7 +399,7 @@ def started_server(flags: list[str], log_path: Path | None = None,
            "--server.port", str(port), *flags]
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -486,6 +487,9 @@ def main(argv: list[str] | None = None) -> int:
                     "for the CPU and RSS figures")
     ap.add_argument("--server-flags", default="", help='extra flags for the started server, '
                     'e.g. "--runner.postScriptGC true"')
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                    help="an environment variable for the started server (repeatable), e.g. "
+                    "ENCODER_LENS_MAX_COMPUTES=2")
     ap.add_argument("--reuse", action="store_true",
                     help="one started server for every burst (default: a fresh one each)")
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds, per session")
@@ -500,7 +504,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     chosen = [available[name] for name in (args.bursts or list(available))]
     label = args.label or (f"against {args.url}" if args.url else
-                           f"started server, flags: {args.server_flags or '(none)'}")
+                           f"started server, flags: {args.server_flags or '(none)'}"
+                           + (f", env: {' '.join(args.env)}" if args.env else ""))
     rows: list[Figures] = []
     if args.url:
         pids = [int(p) for p in args.pid.split(",") if p.strip()]
@@ -509,9 +514,10 @@ def main(argv: list[str] | None = None) -> int:
             print(table(rows[-1:], burst.name), file=sys.stderr, flush=True)
     else:
         flags = shlex.split(args.server_flags)
+        env = dict(e.split("=", 1) for e in args.env)
         groups = [chosen] if args.reuse else [[b] for b in chosen]
         for group in groups:
-            with started_server(flags, args.log) as (url, proc):
+            with started_server(flags, args.log, env) as (url, proc):
                 for burst in group:
                     rows.append(measure(burst, url, [proc.pid], args.timeout))
                     print(table(rows[-1:], burst.name), file=sys.stderr, flush=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -39,7 +40,9 @@ MAX_IMAGES = 8  # decoded images kept per server
 MAX_PARAMS = 8  # random weights kept per server, within MAX_PARAMS_BYTES
 MAX_PARAMS_BYTES = 512 * 2**20  # the default weights are ~73 MB; d_model 1024 ~289 MB
 MAX_DERIVED = 32  # derived quantities (rollout, head statistics, scaling demo) kept per server
-MAX_COMPUTES = 1  # weights or forward passes computed at once (each may take hundreds of MB)
+# Weights or forward passes computed at once (each may take hundreds of MB); the environment
+# variable is for measuring other limits with benchmarks/load.py.
+MAX_COMPUTES = int(os.environ.get("ENCODER_LENS_MAX_COMPUTES", "1"))
 DISPLAY_SIDE = 512  # the original upload is shown at most this large
 
 
