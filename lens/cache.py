@@ -8,7 +8,8 @@ Three things matter when a class arrives at once:
 - **One computation per key.** The first thread that misses a key computes it; every other
   thread asking for that key meanwhile waits for that result (an in-flight entry with an
   Event) instead of computing it again. An exception is re-raised to every waiter and nothing
-  is cached, so the next call tries again.
+  is cached, so the next call tries again; if the computing thread is stopped instead (a
+  BaseException such as Streamlit's rerun), one of the waiters computes the key.
 - **A bound on computations in flight.** Caches may share a `ComputeGate` (a semaphore): at
   most `limit` computations run at once across them, so a burst of different settings cannot
   multiply memory. Only *leaf* computations (that ask no other gated cache) should be gated;
@@ -93,7 +94,8 @@ class _InFlight:
         self.owner = threading.get_ident()
         self.done = threading.Event()
         self.value: object = None
-        self.error: BaseException | None = None
+        self.stored = False  # the value is set
+        self.error: Exception | None = None
 
 
 class LRUCache(Generic[V]):
@@ -131,24 +133,25 @@ class LRUCache(Generic[V]):
     def get_or_compute(self, key: Hashable, compute: Callable[[], V]) -> V:
         """The cached value for `key`; when missing, computed once (outside the cache's lock)
         by the first caller while any other caller of the same key waits for that result."""
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                self.hits += 1
-                return self._items[key]
-            flight = self._inflight.get(key)
-            mine = flight is None
-            if mine:
-                flight = self._inflight[key] = _InFlight()
-            elif flight.owner == threading.get_ident():
-                raise RuntimeError(f"computing {key!r} asked for {key!r} again")
-            else:
+        while True:
+            with self._lock:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    self.hits += 1
+                    return self._items[key]
+                flight = self._inflight.get(key)
+                if flight is None:
+                    flight = self._inflight[key] = _InFlight()
+                    break  # ours to compute
+                if flight.owner == threading.get_ident():
+                    raise RuntimeError(f"computing {key!r} asked for {key!r} again")
                 self.waits += 1
-        if not mine:
             flight.done.wait()
             if flight.error is not None:
                 raise flight.error
-            return flight.value  # type: ignore[return-value]
+            if flight.stored:
+                return flight.value  # type: ignore[return-value]
+            # the computing thread was stopped (not an error of the computation): ask again
         try:
             if self._gate is None:
                 value = compute()
@@ -158,7 +161,9 @@ class LRUCache(Generic[V]):
         except BaseException as err:
             with self._lock:
                 del self._inflight[key]
-            flight.error = err
+            # an error of the computation is every waiter's; a stop of the computing thread
+            # (a Streamlit rerun, an interrupt) is not: the waiters then try again themselves
+            flight.error = err if isinstance(err, Exception) else None
             flight.done.set()
             raise
         size = self._sizeof(value) if self.max_bytes is not None else 0
@@ -169,7 +174,7 @@ class LRUCache(Generic[V]):
             self._items.move_to_end(key)
             self._evict(keep=key)
             del self._inflight[key]
-        flight.value = value
+        flight.value, flight.stored = value, True
         flight.done.set()
         return value
 

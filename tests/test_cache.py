@@ -170,3 +170,39 @@ def test_the_byte_budget_evicts_least_recently_used_but_keeps_the_newest():
 def test_nbytes_counts_each_array_once_through_nested_containers():
     a = np.zeros(1000, np.float32)
     assert nbytes((a, [a, {"x": a}], np.ones(10, np.float64))) == 4000 + 80
+
+
+class Stopped(BaseException):
+    """Like Streamlit's StopException: not an error of the computation."""
+
+
+def test_a_stopped_computation_is_not_passed_on_a_waiter_computes_the_key_instead():
+    cache: LRUCache[str] = LRUCache(4)
+    started, release = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
+
+    def stopped() -> str:
+        started.set()
+        release.wait(timeout=JOIN_S)
+        raise Stopped
+
+    def first() -> None:
+        try:
+            cache.get_or_compute("k", stopped)
+        except Stopped:
+            outcome["first"] = "stopped"
+
+    def second() -> None:
+        outcome["second"] = cache.get_or_compute("k", lambda: "computed by the waiter")
+
+    t1 = threading.Thread(target=first, daemon=True)
+    t1.start()
+    assert started.wait(timeout=JOIN_S)
+    t2 = threading.Thread(target=second, daemon=True)
+    t2.start()
+    while cache.waits == 0 and t2.is_alive():
+        time.sleep(0.01)
+    release.set()
+    for t in (t1, t2):
+        t.join(timeout=JOIN_S)
+    assert outcome == {"first": "stopped", "second": "computed by the waiter"}
