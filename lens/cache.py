@@ -1,48 +1,203 @@
-"""A small bounded LRU cache, shared by every session of one server process.
+"""A small bounded LRU cache, shared by every session of one server process, that computes each
+key once.
 
 Streamlit's own caches are bounded too, but their size cannot be read back; this one can, so a
 test can prove that memory stays flat however many different images a long-running server sees.
+
+Three things matter when a class arrives at once:
+- **One computation per key.** The first thread that misses a key computes it; every other
+  thread asking for that key meanwhile waits for that result (an in-flight entry with an
+  Event) instead of computing it again. An exception is re-raised to every waiter and nothing
+  is cached, so the next call tries again; if the computing thread is stopped instead (a
+  BaseException such as Streamlit's rerun), one of the waiters computes the key.
+- **A bound on computations in flight.** Caches may share a `ComputeGate` (a semaphore): at
+  most `limit` computations run at once across them, so a burst of different settings cannot
+  multiply memory. Only *leaf* computations (that ask no other gated cache) should be gated;
+  a thread that already holds the gate re-enters it without waiting, so a gated compute that
+  calls another gated cache does not deadlock on itself.
+- **Bounded by entries and by bytes, with pinned keys.** A pinned key (the class's shared
+  default trace) is never evicted; the others go least recently used first while there are
+  more than `max_entries` or more than `max_bytes` (as measured by `sizeof`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from typing import Generic, TypeVar
+
+import numpy as np
 
 V = TypeVar("V")
 
 
-class LRUCache(Generic[V]):
-    """At most `max_entries` values; the least recently used is dropped first. Thread-safe."""
+def nbytes(obj: object) -> int:
+    """Bytes of the NumPy arrays reachable from `obj` through dataclass fields, tuples, lists
+    and dict values, each array counted once (an upper bound: a view counts as its own bytes)."""
+    seen: set[int] = set()
+    total = 0
+    todo = [obj]
+    while todo:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, np.ndarray):
+            total += item.nbytes
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            todo += [getattr(item, f.name) for f in dataclasses.fields(item)]
+        elif isinstance(item, (tuple, list)):
+            todo += list(item)
+        elif isinstance(item, dict):
+            todo += list(item.values())
+    return total
 
-    def __init__(self, max_entries: int) -> None:
+
+class ComputeGate:
+    """At most `limit` computations at once (a semaphore), re-entrant per thread; counts the
+    most that ever ran at once (`peak`) for tests and benchmarks."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._slots = threading.BoundedSemaphore(limit)
+        self._held = threading.local()
+        self._lock = threading.Lock()
+        self.running = 0
+        self.peak = 0
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        depth = getattr(self._held, "depth", 0)
+        if depth == 0:
+            self._slots.acquire()
+            with self._lock:
+                self.running += 1
+                self.peak = max(self.peak, self.running)
+        self._held.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._held.depth = depth
+            if depth == 0:
+                with self._lock:
+                    self.running -= 1
+                self._slots.release()
+
+
+class _InFlight:
+    """A computation under way: its owner thread, and (once set) its value or exception."""
+
+    def __init__(self) -> None:
+        self.owner = threading.get_ident()
+        self.done = threading.Event()
+        self.value: object = None
+        self.stored = False  # the value is set
+        self.error: Exception | None = None
+
+
+class LRUCache(Generic[V]):
+    """At most `max_entries` values (and `max_bytes` of them by `sizeof`, when given); the
+    least recently used unpinned one is dropped first. Thread-safe; each key is computed once
+    at a time however many threads ask for it."""
+
+    def __init__(self, max_entries: int, *, max_bytes: int | None = None,
+                 sizeof: Callable[[object], int] = nbytes,
+                 gate: ComputeGate | None = None) -> None:
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._sizeof = sizeof
+        self._gate = gate
         self._items: OrderedDict[Hashable, V] = OrderedDict()
+        self._sizes: dict[Hashable, int] = {}
+        self._pinned: set[Hashable] = set()
+        self._inflight: dict[Hashable, _InFlight] = {}
         self._lock = threading.Lock()
         self.hits = 0
-        self.misses = 0
+        self.misses = 0  # computations that finished and were stored
+        self.waits = 0  # calls that waited for another thread's computation of their key
 
     def __len__(self) -> int:
         return len(self._items)
 
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._items
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes held, as `sizeof` measured each value when it was stored."""
+        return sum(self._sizes.values())
+
     def get_or_compute(self, key: Hashable, compute: Callable[[], V]) -> V:
-        """The cached value for `key`, computing it (outside the lock) when missing."""
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                self.hits += 1
-                return self._items[key]
-        value = compute()
+        """The cached value for `key`; when missing, computed once (outside the cache's lock)
+        by the first caller while any other caller of the same key waits for that result."""
+        while True:
+            with self._lock:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    self.hits += 1
+                    return self._items[key]
+                flight = self._inflight.get(key)
+                if flight is None:
+                    flight = self._inflight[key] = _InFlight()
+                    break  # ours to compute
+                if flight.owner == threading.get_ident():
+                    raise RuntimeError(f"computing {key!r} asked for {key!r} again")
+                self.waits += 1
+            flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            if flight.stored:
+                return flight.value  # type: ignore[return-value]
+            # the computing thread was stopped (not an error of the computation): ask again
+        try:
+            if self._gate is None:
+                value = compute()
+            else:
+                with self._gate.slot():
+                    value = compute()
+        except BaseException as err:
+            with self._lock:
+                del self._inflight[key]
+            # an error of the computation is every waiter's; a stop of the computing thread
+            # (a Streamlit rerun, an interrupt) is not: the waiters then try again themselves
+            flight.error = err if isinstance(err, Exception) else None
+            flight.done.set()
+            raise
+        size = self._sizeof(value) if self.max_bytes is not None else 0
         with self._lock:
             self.misses += 1
             self._items[key] = value
+            self._sizes[key] = size
             self._items.move_to_end(key)
-            while len(self._items) > self.max_entries:
-                self._items.popitem(last=False)
+            self._evict(keep=key)
+            del self._inflight[key]
+        flight.value, flight.stored = value, True
+        flight.done.set()
         return value
 
+    def _evict(self, keep: Hashable) -> None:
+        """Drop least recently used unpinned values (never `keep`) until within bounds."""
+        def over() -> bool:
+            return (len(self._items) > self.max_entries
+                    or (self.max_bytes is not None and self.total_bytes > self.max_bytes))
+
+        for key in list(self._items):
+            if not over():
+                break
+            if key != keep and key not in self._pinned:
+                del self._items[key]
+                del self._sizes[key]
+
+    def pin(self, key: Hashable) -> None:
+        """Never evict `key` (whether or not it is cached yet)."""
+        with self._lock:
+            self._pinned.add(key)
+
     def clear(self) -> None:
+        """Forget every value (pins stay; computations in flight finish and are stored)."""
         with self._lock:
             self._items.clear()
+            self._sizes.clear()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
+import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
 
@@ -25,24 +27,32 @@ from encoder_core import (
 )
 from encoder_core.config import valid_patch_sizes
 
-from .cache import LRUCache
-from .settings import FINAL_STEP
+from .cache import ComputeGate, LRUCache
+from .settings import FINAL_STEP, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_IMAGE = ROOT / "assets" / "default.jpg"
 DEFAULT_IMAGE_NAME = "Grace Hopper (built-in)"
 
-MAX_TRACES = 4  # traces kept per server; a default trace is ~50 MB
+MAX_TRACES = 8  # traces kept per server, within MAX_TRACE_BYTES
+MAX_TRACE_BYTES = 768 * 2**20  # default trace ~127 MB with weights; d_model 1024 ~384
 MAX_IMAGES = 8  # decoded images kept per server
-MAX_PARAMS = 4  # random weights kept per server
+MAX_PARAMS = 8  # random weights kept per server, within MAX_PARAMS_BYTES
+MAX_PARAMS_BYTES = 512 * 2**20  # the default weights are ~73 MB; d_model 1024 ~289 MB
 MAX_DERIVED = 32  # derived quantities (rollout, head statistics, scaling demo) kept per server
+# Weights or forward passes computed at once (each may take hundreds of MB); the environment
+# variable is for measuring other limits with benchmarks/load.py.
+MAX_COMPUTES = int(os.environ.get("ENCODER_LENS_MAX_COMPUTES", "1"))
 DISPLAY_SIDE = 512  # the original upload is shown at most this large
 
 
-@st.cache_resource
+@st.cache_resource(show_spinner=False)
 def _caches() -> dict[str, LRUCache]:
-    return {"images": LRUCache(MAX_IMAGES), "params": LRUCache(MAX_PARAMS),
-            "traces": LRUCache(MAX_TRACES), "derived": LRUCache(MAX_DERIVED)}
+    gate = ComputeGate(MAX_COMPUTES)  # weights and traces are leaf computations: one gate
+    return {"images": LRUCache(MAX_IMAGES),
+            "params": LRUCache(MAX_PARAMS, max_bytes=MAX_PARAMS_BYTES, gate=gate),
+            "traces": LRUCache(MAX_TRACES, max_bytes=MAX_TRACE_BYTES, gate=gate),
+            "derived": LRUCache(MAX_DERIVED)}
 
 
 def caches() -> dict[str, LRUCache]:
@@ -76,10 +86,14 @@ def decode_image(data: bytes, image_size: int, channels: int) -> tuple[np.ndarra
     return caches()["images"].get_or_compute(key, compute)
 
 
+def params_key(cfg: EncoderConfig) -> tuple:
+    """What determines seeded random weights (not h, the scale or the FFN switch)."""
+    return (cfg.seed, cfg.n_layers, cfg.patch_dim, cfg.d_model, cfg.d_ff)
+
+
 def random_params(cfg: EncoderConfig) -> EncoderParams:
-    """Seeded random weights, cached by what determines them (not by h, scale or FFN switch)."""
-    key = (cfg.seed, cfg.n_layers, cfg.patch_dim, cfg.d_model, cfg.d_ff)
-    return caches()["params"].get_or_compute(key, lambda: init_params(cfg))
+    """Seeded random weights, cached by what determines them."""
+    return caches()["params"].get_or_compute(params_key(cfg), lambda: init_params(cfg))
 
 
 def trace_for(image_key: str, image: np.ndarray, cfg: EncoderConfig, params: EncoderParams,
@@ -87,6 +101,33 @@ def trace_for(image_key: str, image: np.ndarray, cfg: EncoderConfig, params: Enc
     """The forward pass, once per (image, configuration, weights), shared across sessions."""
     key = (image_key, cfg, weights)
     return caches()["traces"].get_or_compute(key, lambda: encode(image, cfg, params))
+
+
+def warm() -> EncoderTrace:
+    """Compute what a first visit at the defaults needs, and keep it: the built-in photo
+    decoded, the default random weights and their trace (both pinned: learners with their own
+    settings never evict the class's shared trace), the trained model's files read."""
+    settings = Settings()
+    cfg = settings.to_config()
+    data = DEFAULT_IMAGE.read_bytes()
+    _, model_input = decode_image(data, settings.image_size, settings.channels)
+    key = content_key(data)
+    caches()["params"].pin(params_key(cfg))
+    caches()["traces"].pin((key, cfg, weights_id(settings.weights)))
+    trace = trace_for(key, model_input, cfg, random_params(cfg), weights_id(settings.weights))
+    model_architectures()
+    checkpoint_steps()
+    return trace
+
+
+@st.cache_resource(show_spinner=False)
+def warming() -> threading.Thread:
+    """Start `warm()` in a background thread, once per process (app.py and lens.serve call
+    this; a page never waits for it: a page asking for the same trace meanwhile waits for that
+    one computation instead of starting another)."""
+    thread = threading.Thread(target=warm, name="encoder-lens-warm", daemon=True)
+    thread.start()
+    return thread
 
 
 def derived(key: Hashable, compute: Callable[[], object]) -> object:

@@ -76,9 +76,14 @@ def number_window(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signe
                   where=None, vmax: float | None = None) -> None:
     """An expander with any 32 × 32 block of `m` at full resolution: a table coloured with the
     heatmap's colour map and scale, every cell shown, four decimals; its place is outlined on
-    the heatmap."""
+    the heatmap. The table is built only while the expander is open (opening it reruns the
+    page): a styled table costs ~0.1 s to send, most of a cached page's time otherwise."""
     where = where or st
-    with where.expander(f"{ctx.t('window')} — {name}"):
+    box = where.expander(f"{ctx.t('window')} — {name}", key=f"win_open_{key}",
+                         on_change="rerun")
+    if not box.open:
+        return
+    with box:
         r_max = max(0, m.shape[0] - WINDOW)
         c_max = max(0, m.shape[1] - WINDOW)
         c1, c2 = st.columns(2)

@@ -1,0 +1,121 @@
+"""Serve the app in production: start warming the defaults, then run `streamlit run app.py` in
+this same process (so the warmed caches are the server's).
+
+    python -m lens.serve [Streamlit flags]      # what scripts/app runs
+
+Two warm-ups run in background threads while the server starts, so the first page is never
+delayed (a learner arriving before they are done waits for the computation under way instead
+of starting another):
+- `compute.warming`: the built-in photo's trace at the default settings (pinned) and the
+  trained model's files;
+- `warm_pages`: once the server answers, one headless session runs each page of `WARM_PAGES`
+  at the default settings over the server's own websocket, as a browser would, so that its
+  pictures are in the server's caches too.
+The production settings live in .streamlit/config.toml.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from .steps import STEPS
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+# The pages run once at start: the first step (where a link without a page lands), or the ids
+# listed in ENCODER_LENS_WARM_PAGES (comma-separated, e.g. "overview,multihead"; "" for none).
+WARM_PAGES = tuple(p for p in os.environ.get("ENCODER_LENS_WARM_PAGES", STEPS[0].id).split(",")
+                   if p.strip())
+START_WAIT_S = 120  # give up warming pages if the server does not answer by then
+PAGE_WAIT_S = 300  # give up on a page's session after this
+
+
+def server_url() -> str:
+    """The server's base URL on this machine, from Streamlit's configuration."""
+    from streamlit import config
+
+    address = config.get_option("server.address") or "127.0.0.1"
+    if address in ("0.0.0.0", "::"):
+        address = "127.0.0.1"
+    base = (config.get_option("server.baseUrlPath") or "").strip("/")
+    return f"http://{address}:{config.get_option('server.port')}" + (f"/{base}" if base else "")
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+async def run_page(url: str, page: str) -> bool:
+    """Run `page` at the default settings in one headless session; True when it finished
+    without an exception element."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.asyncio.client import connect
+
+    back = BackMsg()
+    back.rerun_script.page_name = page
+    back.rerun_script.context_info.url = f"{url}/{page}"
+    ok = True
+    async with asyncio.timeout(PAGE_WAIT_S):
+        async with connect(url.replace("http", "ws", 1) + "/_stcore/stream",
+                           subprotocols=["streamlit"], max_size=None) as ws:
+            await ws.send(back.SerializeToString())
+            while True:
+                msg = ForwardMsg()
+                msg.ParseFromString(await ws.recv())
+                kind = msg.WhichOneof("type")
+                if kind == "delta" and msg.delta.new_element.WhichOneof("type") == "exception":
+                    ok = False
+                if kind == "page_not_found":
+                    return False
+                if kind == "script_finished" and msg.script_finished != \
+                        ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN:
+                    return ok and msg.script_finished == \
+                        ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+
+
+def warm_pages(pages: tuple[str, ...] = WARM_PAGES) -> None:
+    """Once the server answers, run each page once (see the module's docstring)."""
+    deadline = time.monotonic() + START_WAIT_S
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        url = server_url()
+        if answers(url):
+            break
+    else:
+        return
+    for page in pages:
+        t0 = time.perf_counter()
+        try:
+            if asyncio.run(run_page(url, page)):
+                print(f"lens.serve: warmed the page {page!r} in {time.perf_counter() - t0:.1f} s",
+                      file=sys.stderr)
+            else:
+                print(f"lens.serve: warming the page {page!r} did not finish cleanly",
+                      file=sys.stderr)
+        except Exception as err:  # noqa: BLE001 - warming is best effort; the app still serves
+            print(f"lens.serve: warming the page {page!r} failed: {err}", file=sys.stderr)
+
+
+def main(argv: list[str]) -> int:
+    from streamlit.web import cli
+
+    from . import compute
+
+    compute.warming()
+    threading.Thread(target=warm_pages, name="encoder-lens-warm-pages", daemon=True).start()
+    sys.argv = ["streamlit", "run", str(APP), *argv]
+    return cli.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

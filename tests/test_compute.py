@@ -1,0 +1,24 @@
+"""lens.compute: warming computes exactly the trace a first visit at the defaults asks for, and
+keeps it however many learners arrive with their own settings."""
+
+from __future__ import annotations
+
+from apptest_helpers import ALL_PAGES, assert_clean, new_app
+
+from lens import compute
+from lens.settings import Settings
+
+
+def test_the_warmed_trace_is_the_one_a_default_visit_uses_and_it_stays_pinned():
+    compute.caches()["traces"].clear()
+    warmed = compute.warm()
+    traces = compute.caches()["traces"]
+    misses = traces.misses
+    at = new_app()
+    at.switch_page(dict(ALL_PAGES)["patches"]).run()
+    assert_clean(at)
+    assert traces.misses == misses  # the page found the warmed trace: nothing computed
+    for seed in range(1, compute.MAX_TRACES + 3):  # more own settings than there are slots
+        cfg = Settings(d_model=32, n_heads=2, n_layers=1, seed=seed).to_config()
+        compute.trace_for("other", warmed.image, cfg, compute.random_params(cfg), "random")
+    assert any(t is warmed for t in traces._items.values())
