@@ -10,7 +10,9 @@ behind the balancer and the whole has gone idle (start-up warming done), then th
 through the balancer: each headless session keeps the SERVERID cookie the balancer sets, so its
 websocket and its `/media/…` images go to its replica (a 404 there counts as a failure). CPU
 seconds and peak RSS are summed over the whole (replicas and HAProxy); the share of CPU each
-replica took shows how the balancer spread the sessions. Prints load.py's table for each N and
+replica took shows how the balancer spread the sessions, and the machine's load average before
+each burst says how busy the cores were with other work (a second replica can only help when a
+core is free). Prints load.py's table for each N and
 the speed-up over N = 1. Figures, not pass/fail: the machines here are shared and noisy.
 """
 
@@ -122,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix=f"serve{n}-") as tmp, \
                     balanced(n, Path(tmp)) as (url, pid):
                 reps = replica_pids(pid)
+                load_avg = os.getloadavg()[0]  # the machine's load, other users' included
                 cpu0 = {r: load.cpu_seconds([p]) for r, p in reps.items()}
                 fig = load.measure(burst, url, [pid], args.timeout)
                 shares = {r: load.cpu_seconds([p]) - cpu0[r] for r, p in reps.items()}
@@ -129,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
             ok &= all(r.ok for r in fig.results)
             total = sum(shares.values()) or 1.0
             split = ", ".join(f"{r} {s / total:.0%}" for r, s in shares.items())
-            print(load.table([fig], f"{burst.name}, {n} replica(s); CPU split: {split}"),
+            print(load.table([fig], f"{burst.name}, {n} replica(s); CPU split: {split}; "
+                             f"load average before the burst {load_avg:.1f} on {os.cpu_count()} "
+                             "cores"),
                   file=sys.stderr, flush=True)
             for e in sorted({e for r in fig.results for e in r.errors})[:5]:
                 print(f"- {burst.name}, {n} replica(s): {e}", file=sys.stderr)
