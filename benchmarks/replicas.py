@@ -2,7 +2,7 @@
 `scripts/serve --replicas N`.
 
     .venv/bin/python benchmarks/replicas.py                      # N = 1 and 2; same30, own10
-    .venv/bin/python benchmarks/replicas.py --replicas 1,2,3 same30 own20
+    .venv/bin/python benchmarks/replicas.py --replicas 1,2,3 --rounds 2 same30 own20
 
 For each N and each burst a fresh `scripts/serve --replicas N` is started (HAProxy in front for
 N = 1 too, so only the number of processes differs), waited on until every replica is healthy
@@ -12,8 +12,10 @@ websocket and its `/media/…` images go to its replica (a 404 there counts as a
 seconds and peak RSS are summed over the whole (replicas and HAProxy); the share of CPU each
 replica took shows how the balancer spread the sessions, and the machine's load average before
 each burst says how busy the cores were with other work (a second replica can only help when a
-core is free). Prints load.py's table for each N and
-the speed-up over N = 1. Figures, not pass/fail: the machines here are shared and noisy.
+core is free). The runs of one burst with each N follow one another (and `--rounds` repeats
+them) so that the others' load changes them alike. Prints load.py's table for each run and a
+table of the speed-up over the fewest replicas. Figures, not pass/fail: the machines here are
+shared and noisy.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -89,22 +92,51 @@ def balanced(replicas: int, run_dir: Path) -> Iterator[tuple[str, int]]:
             proc.wait(timeout=STOP_S)
 
 
-def speedup(rows: dict[int, list[load.Figures]]) -> str:
-    """p50, p95 and wall of every N against N = 1 (times faster), per burst."""
-    base = {f.burst.name: f for f in rows[min(rows)]}
-    out = ["| burst | replicas | p50 | p95 | wall | CPU s / session | peak RSS | "
-           "speed-up p50 / p95 / wall |", "|---|---|---|---|---|---|---|---|"]
-    for n, figs in rows.items():
-        for f in figs:
-            b = base[f.burst.name]
-            p50 = load.percentile([r.finish_s for r in f.results], 50)
-            p95 = load.percentile([r.finish_s for r in f.results], 95)
-            b50 = load.percentile([r.finish_s for r in b.results], 50)
-            b95 = load.percentile([r.finish_s for r in b.results], 95)
-            out.append(f"| {f.burst.name} | {n} | {p50:.2f} s | {p95:.2f} s | {f.wall_s:.1f} s "
-                       f"| {f.cpu_s / len(f.results):.2f} | {f.peak_mb:.0f} MB "
-                       f"| {b50 / p50:.2f}× / {b95 / p95:.2f}× / {b.wall_s / f.wall_s:.2f}× |")
+@dataclass
+class Run:
+    """One burst against one scripts/serve."""
+
+    round: int
+    replicas: int
+    fig: load.Figures
+    load_avg: float  # the machine's 1-minute load average before the burst
+    split: str  # each replica's share of the CPU the replicas used
+
+
+def p(fig: load.Figures, q: float) -> float:
+    return load.percentile([r.finish_s for r in fig.results], q)
+
+
+def speedup(runs: list[Run]) -> str:
+    """Every run against the run with the fewest replicas of the same burst and round (times
+    faster: above 1 is better)."""
+    base = {}
+    for r in sorted(runs, key=lambda r: r.replicas, reverse=True):
+        base[(r.round, r.fig.burst.name)] = r.fig
+    out = ["| round | burst | replicas | p50 | p95 | wall | CPU s / session | peak RSS "
+           "| CPU split | load avg | speed-up p50 / p95 / wall |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        f, b = r.fig, base[(r.round, r.fig.burst.name)]
+        out.append(f"| {r.round} | {f.burst.name} | {r.replicas} | {p(f, 50):.2f} s "
+                   f"| {p(f, 95):.2f} s | {f.wall_s:.1f} s | {f.cpu_s / len(f.results):.2f} "
+                   f"| {f.peak_mb:.0f} MB | {r.split} | {r.load_avg:.1f} "
+                   f"| {p(b, 50) / p(f, 50):.2f}× / {p(b, 95) / p(f, 95):.2f}× "
+                   f"/ {b.wall_s / f.wall_s:.2f}× |")
     return "\n".join(out)
+
+
+def run_one(burst: load.Burst, n: int, timeout: float, rnd: int) -> Run:
+    with tempfile.TemporaryDirectory(prefix=f"serve{n}-") as tmp, \
+            balanced(n, Path(tmp)) as (url, pid):
+        reps = replica_pids(pid)
+        load_avg = os.getloadavg()[0]  # other users of the machine included
+        cpu0 = {r: load.cpu_seconds([q]) for r, q in reps.items()}
+        fig = load.measure(burst, url, [pid], timeout)
+        shares = {r: load.cpu_seconds([q]) - cpu0[r] for r, q in reps.items()}
+    total = sum(shares.values()) or 1.0
+    split = " ".join(f"{r} {s / total:.0%}" for r, s in shares.items())
+    return Run(rnd, n, fig, load_avg, split)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,36 +144,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("bursts", nargs="*", default=["same30", "own10"],
                     help="bursts of benchmarks/load.py (default: same30 own10)")
     ap.add_argument("--replicas", default="1,2", help="numbers of replicas, comma-separated")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="repeat every (burst, replicas) pair; the pairs run back to back so "
+                    "that a change of the machine's load affects both alike")
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds, per session")
     args = ap.parse_args(argv)
     available = load.bursts()
     chosen = [available[b] for b in args.bursts]
     counts = [int(n) for n in args.replicas.split(",")]
-    rows: dict[int, list[load.Figures]] = {}
-    ok = True
-    for n in counts:
+    runs: list[Run] = []
+    for rnd in range(1, args.rounds + 1):
         for burst in chosen:
-            with tempfile.TemporaryDirectory(prefix=f"serve{n}-") as tmp, \
-                    balanced(n, Path(tmp)) as (url, pid):
-                reps = replica_pids(pid)
-                load_avg = os.getloadavg()[0]  # the machine's load, other users' included
-                cpu0 = {r: load.cpu_seconds([p]) for r, p in reps.items()}
-                fig = load.measure(burst, url, [pid], args.timeout)
-                shares = {r: load.cpu_seconds([p]) - cpu0[r] for r, p in reps.items()}
-            rows.setdefault(n, []).append(fig)
-            ok &= all(r.ok for r in fig.results)
-            total = sum(shares.values()) or 1.0
-            split = ", ".join(f"{r} {s / total:.0%}" for r, s in shares.items())
-            print(load.table([fig], f"{burst.name}, {n} replica(s); CPU split: {split}; "
-                             f"load average before the burst {load_avg:.1f} on {os.cpu_count()} "
-                             "cores"),
-                  file=sys.stderr, flush=True)
-            for e in sorted({e for r in fig.results for e in r.errors})[:5]:
-                print(f"- {burst.name}, {n} replica(s): {e}", file=sys.stderr)
-    for n, figs in rows.items():
-        print(load.table(figs, f"{n} replica(s) behind HAProxy (scripts/serve)"), end="\n\n")
-    print(speedup(rows))
-    return 0 if ok else 1
+            for n in counts:
+                run = run_one(burst, n, args.timeout, rnd)
+                runs.append(run)
+                print(load.table([run.fig], f"round {rnd}, {burst.name}, {n} replica(s); "
+                                 f"CPU split {run.split}; load average before the burst "
+                                 f"{run.load_avg:.1f} on {os.cpu_count()} cores"),
+                      file=sys.stderr, flush=True)
+                for e in sorted({e for r in run.fig.results for e in r.errors})[:5]:
+                    print(f"- {burst.name}, {n} replica(s): {e}", file=sys.stderr)
+    print(speedup(runs))
+    return 0 if all(r.ok for run in runs for r in run.fig.results) else 1
 
 
 if __name__ == "__main__":
