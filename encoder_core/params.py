@@ -8,6 +8,7 @@ Saved to `.npz` under the keys `params/W_E` and `params/layer{l}/{name}`, never 
 
 from __future__ import annotations
 
+import sys
 import zlib
 from dataclasses import dataclass, fields
 from os import PathLike
@@ -60,10 +61,32 @@ def expected_shapes(cfg: EncoderConfig) -> dict[str, tuple[int, ...]]:
 
 
 def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.ndarray:
-    """Glorot/Xavier uniform U(−a, a), a = √(6 / (fan_in + fan_out)). Returns [fan_in, fan_out]."""
+    """Glorot/Xavier uniform U(−a, a), a = √(6 / (fan_in + fan_out)). Returns [fan_in, fan_out].
+
+    The numbers are those of `(2 * rng.random(shape, dtype=np.float32) - 1) * a`, bit for bit,
+    drawn in fewer passes (`uniform_float32_times_2`)."""
     limit = np.float32(np.sqrt(6.0 / (fan_in + fan_out)))
-    u = rng.random((fan_in, fan_out), dtype=np.float32)  # U[0, 1)
-    return (2 * u - 1) * limit
+    w = uniform_float32_times_2(rng, (fan_in, fan_out))  # 2u, u ~ U[0, 1)
+    w -= 1
+    w *= limit
+    return w
+
+
+def uniform_float32_times_2(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """2·u for u = `rng.random(shape, dtype=np.float32)`, the same numbers, about 3× faster.
+
+    NumPy draws a float32 as (next 32 random bits >> 8) · 2⁻²⁴, and PCG64 hands out each 64-bit
+    output as two 32-bit halves, low half first; so the raw 64-bit outputs, viewed as uint32
+    (little-endian), shifted and scaled, are that sequence. Other generators or byte orders take
+    NumPy's own path."""
+    n = int(np.prod(shape))
+    if not isinstance(rng.bit_generator, np.random.PCG64) or sys.byteorder != "little":
+        return 2 * rng.random(shape, dtype=np.float32)
+    bits = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]  # next_uint32 × n
+    bits >>= 8  # 24 random bits
+    u2 = bits.astype(np.float32).reshape(shape)
+    u2 *= np.float32(2.0**-23)  # exact: 2 · bits · 2⁻²⁴
+    return u2
 
 
 def weight_stream(seed: int, layer: int, name: str) -> np.random.Generator:
@@ -72,7 +95,8 @@ def weight_stream(seed: int, layer: int, name: str) -> np.random.Generator:
 
 
 def init_params(cfg: EncoderConfig) -> EncoderParams:
-    """Seeded parameters: Glorot-uniform weights, γ = 1, β = 0, zero biases."""
+    """Seeded parameters: Glorot-uniform weights, γ = 1, β = 0, zero biases; every array
+    float32, C-contiguous and read-only (fresh arrays: no copy needed to freeze them)."""
     shapes = expected_shapes(cfg)
     W_E = glorot_uniform(weight_stream(cfg.seed, 0, "W_E"), *shapes["W_E"])
     layers = []
@@ -82,8 +106,11 @@ def init_params(cfg: EncoderConfig) -> EncoderParams:
         for name in LAYER_VECTORS:
             fill = 1.0 if name.startswith("gamma") else 0.0
             values[name] = np.full(shapes[name], fill, dtype=np.float32)
+        for a in values.values():
+            a.flags.writeable = False
         layers.append(LayerParams(**values))
-    return freeze_params(EncoderParams(W_E=W_E, layers=tuple(layers)))
+    W_E.flags.writeable = False
+    return EncoderParams(W_E=W_E, layers=tuple(layers))
 
 
 def freeze_params(params: EncoderParams) -> EncoderParams:
