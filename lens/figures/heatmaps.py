@@ -50,8 +50,8 @@ def _bar_room(vmin: float, vmax: float, height: int, label: str) -> int:
     return GAP + BAR + TICK + 3 + round(widest) + (round(9 * PX * 1.4) if label else 0) + 8
 
 
-def _index_ticks(n: int, length: int, first: int = 0) -> tuple[tuple[float, str], ...]:
-    return tuple((t, str(first + t)) for t in index_ticks(n, length))
+def _index_ticks(n: int, length: int, spacing: float) -> tuple[tuple[float, str], ...]:
+    return tuple((t, str(t)) for t in index_ticks(n, length, spacing=spacing))
 
 
 def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
@@ -83,8 +83,8 @@ def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
         rects = (Rect(c0 - 0.5, r0 - 0.5, min(wc, cols - c0), min(wr, rows - r0),
                       rgb255(WINDOW_COLOUR), width=2, dashed=True),)
     panel = Panel(box, colourise(shown, cmap, vmin, vmax), (cols, rows), title=title,
-                  xlabel=xlabel, ylabel=ylabel, xticks=_index_ticks(cols, box[2]),
-                  yticks=_index_ticks(rows, box[3]),
+                  xlabel=xlabel, ylabel=ylabel, xticks=_index_ticks(cols, box[2], 3.0),
+                  yticks=_index_ticks(rows, box[3], 2.0),
                   hlines=() if highlight_row is None else (highlight_row - 0.5,
                                                            highlight_row + 0.5),
                   vlines=() if highlight_col is None else (highlight_col - 0.5,
@@ -134,7 +134,7 @@ def row_heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str,
     panel = Panel(box, colourise(shown, cmap, vmin, vmax), (cols, rows),
                   title=f"{title}  [{rows} × {cols}]",
                   xlabel=xlabel + (f"  ({mean_of.format(k=kc)})" if kc > 1 else ""),
-                  ylabel=ylabel, xticks=_index_ticks(cols, box[2]), yticks=yticks,
+                  ylabel=ylabel, xticks=_index_ticks(cols, box[2], 3.0), yticks=yticks,
                   vlines=() if highlight_col is None else (highlight_col - 0.5,
                                                            highlight_col + 0.5))
     bar = ColourBar((box[0] + box[2] + GAP, TITLE_ROOM, BAR, height), cmap, vmin, vmax,

@@ -143,17 +143,20 @@ def text_width(text: str, pt: float) -> float:
 
 # --- ticks -------------------------------------------------------------------------------------
 
-def index_ticks(n: int, length_px: float, label_pt: float = 10.0) -> list[int]:
-    """Nice integer ticks for an axis of n cells drawn over length_px (as matplotlib chooses)."""
-    nbins = max(2, min(9, int(length_px / (label_pt * PX * 3))))
+def index_ticks(n: int, length_px: float, label_pt: float = 10.0,
+                spacing: float = 3.0) -> list[int]:
+    """Nice integer ticks for an axis of n cells drawn over length_px, about one every
+    `spacing` label sizes (matplotlib's: 3 on an x axis, 2 on a y axis)."""
+    nbins = max(2, min(10, int(length_px / (label_pt * PX * spacing))))
     ticks = MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10], integer=True).tick_values(
         -0.5, n - 0.5)
     return [int(t) for t in ticks if -0.5 <= t <= n - 0.5]
 
 
-def value_ticks(vmin: float, vmax: float, length_px: float) -> list[float]:
-    """Nice ticks within [vmin, vmax] for a colour bar length_px long."""
-    nbins = max(3, min(8, int(length_px / 40)))
+def value_ticks(vmin: float, vmax: float, length_px: float, label_pt: float = 10.0) -> list[float]:
+    """Nice ticks within [vmin, vmax] for a colour bar length_px long (about one a 2.2 label
+    heights, as matplotlib spaces them)."""
+    nbins = max(3, min(10, int(length_px / (label_pt * PX * 2.2))))
     ticks = MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]).tick_values(vmin, vmax)
     span = vmax - vmin
     return [float(t) for t in ticks if vmin - 1e-9 * span <= t <= vmax + 1e-9 * span]
@@ -229,7 +232,7 @@ class ColourBar:
     marks: tuple[tuple[float, str], ...] = ()  # (value, text): a line across the bar, text left
 
     def ticks(self) -> list[float]:
-        return value_ticks(self.vmin, self.vmax, self.box[3])
+        return value_ticks(self.vmin, self.vmax, self.box[3], self.tick_pt)
 
 
 @dataclass(frozen=True)
