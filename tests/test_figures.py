@@ -41,7 +41,8 @@ KINDS = {
 }
 
 
-RASTER = {"heatmap", "row_heatmap", "value_grid", "attention_grid", "attention_table"}
+RASTER = {"heatmap", "row_heatmap", "value_grid", "attention_grid", "attention_table",
+          "image_with_grid"}
 
 
 def builder(kind: str):
@@ -116,7 +117,7 @@ def test_each_raster_png_decodes_at_the_pictures_size_with_ink_in_it(kind):
     img = pixels(getattr(figures, kind)(*args, **kwargs))
     assert img.shape == (picture.size[1], picture.size[0], 3)
     assert (img < 60).all(axis=-1).sum() > 200  # titles, ticks, frames: dark pixels exist
-    assert picture.colourbar is not None
+    assert (picture.colourbar is not None) == (kind != "image_with_grid")
 
 
 # --- heatmaps ---------------------------------------------------------------------------------
@@ -310,23 +311,37 @@ def test_text_with_chinese_glyphs_uses_the_cjk_font_when_there_is_one():
 # --- the image --------------------------------------------------------------------------------
 
 def test_image_with_grid_draws_the_patch_grid_numbers_and_outlines_the_highlighted_patch():
-    fig = figures.image_with_grid_figure(RGB, 8, "16 patches", highlight=6)
-    (ax,) = fig.axes
+    pic = figures.image_with_grid_picture(RGB, 8, "16 patches", highlight=6)
+    (panel,) = pic.panels
     G, P = 4, 8
-    grid = [ln for ln in ax.lines if same_color(ln.get_color(), figures.GRID_COLOUR)]
-    assert len(grid) == 2 * (G - 1)
-    assert sorted({ln.get_ydata()[0] for ln in grid if ln.get_ydata()[0] == ln.get_ydata()[1]}) \
-        == [k * P - 0.5 for k in range(1, G)]
-    assert labels(ax.texts) == [str(p) for p in range(G * G)]
-    (outline,) = [p for p in ax.patches if same_color(p.get_edgecolor(), figures.QUERY_COLOUR)]
-    assert outline.get_xy() == (2 * P - 0.5, 1 * P - 0.5)  # patch 6 = row 1, column 2
-    assert (outline.get_width(), outline.get_height()) == (P, P)
-    assert ax.get_title() == "16 patches"
+    grid = raster.rgb255(figures.GRID_COLOUR)
+    assert panel.hlines == panel.vlines == tuple(k * P - 0.5 for k in range(1, G))
+    assert panel.line_colour == grid
+    assert [t[2] for t in panel.texts] == [str(p) for p in range(G * G)]
+    assert all(t[3] == grid for t in panel.texts)
+    (outline,) = [r for r in panel.rects if r.colour == raster.rgb255(figures.QUERY_COLOUR)]
+    assert (outline.x, outline.y) == (2 * P - 0.5, 1 * P - 0.5)  # patch 6 = row 1, column 2
+    assert (outline.w, outline.h) == (P, P)
+    assert (panel.title, panel.xlabel, panel.ylabel) == ("16 patches", "x (pixels)",
+                                                         "y (pixels)")
+    img = pixels(figures.png(pic))
+    x, y, w, h = panel.box
+    assert w == h  # the image stays square
+    row = round(panel.to_px(0, 3 * P - 0.5)[1])  # the last grid line, across the image
+    assert (img[row, x + 2:x + w - 2] == grid).all()
+    y0, x0 = cell_centre(panel, 3 * P + 1, 1)  # a pixel of the image itself
+    assert tuple(img[y0, x0]) == tuple(np.round(255 * RGB[3 * P + 1, 1]).astype(np.uint8))
+
+
+def test_a_grey_image_shows_through_the_grey_colour_map():
+    cells = figures.image_cells(GREY)
+    np.testing.assert_array_equal(cells, figures.colourise(GREY[..., 0], "gray", 0.0, 1.0))
+    assert (cells[..., 0] == cells[..., 1]).all() and (cells[..., 1] == cells[..., 2]).all()
 
 
 def test_image_with_grid_writes_no_numbers_when_asked_or_when_over_16_patches_a_side():
-    assert len(figures.image_with_grid_figure(RGB, 8, "t", numbers=False).axes[0].texts) == 0
-    assert len(figures.image_with_grid_figure(RGB, 1, "t").axes[0].texts) == 0  # 32 a side
+    assert figures.image_with_grid_picture(RGB, 8, "t", numbers=False).panels[0].texts == ()
+    assert figures.image_with_grid_picture(RGB, 1, "t").panels[0].texts == ()  # 32 a side
 
 
 def test_image_pair_shows_both_images_titled_with_their_shapes():

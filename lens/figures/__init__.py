@@ -11,7 +11,7 @@ nearest-upsampled to the image and alpha-blended on it. Grids are one figure wit
                  colour bars, PNG at zlib level 1 (`Picture`, `render`, `png`)
     heatmaps.py  matrices: heatmap, row_heatmap, value_grid                      (raster)
     overlays.py  attention over the image: attention_grid, attention_table       (raster)
-    images.py    the input image: image_with_grid, image_pair, patch_gallery     (matplotlib)
+    images.py    the input image: image_with_grid (raster), image_pair, patch_gallery (matplotlib)
     charts.py    vectors: bars, bar_panels, lines                                (matplotlib)
     pipeline.py  the whole pipeline with the live shapes: image → patches → encoder (matplotlib)
 
@@ -32,10 +32,11 @@ from .heatmaps import (
     value_grid_picture,
 )
 from .images import (
+    image_cells,
     image_pair,
     image_pair_figure,
     image_with_grid,
-    image_with_grid_figure,
+    image_with_grid_picture,
     patch_gallery,
     patch_gallery_figure,
 )
@@ -73,12 +74,12 @@ __all__ = [
     "attention_grid", "attention_grid_picture", "attention_table", "attention_table_picture",
     "bar_panels", "bar_panels_figure", "bars", "bars_figure",
     "heatmap", "heatmap_picture", "image_pair", "image_pair_figure",
-    "image_with_grid", "image_with_grid_figure", "lines", "lines_figure",
+    "image_with_grid", "image_with_grid_picture", "lines", "lines_figure",
     "patch_gallery", "patch_gallery_figure", "pipeline", "pipeline_figure", "row_heatmap",
     "row_heatmap_picture",
     "value_grid", "value_grid_picture",
     # the raster pictures' parts
-    "ColourBar", "Panel", "Picture", "colourise", "lut", "png", "render",
+    "ColourBar", "Panel", "Picture", "colourise", "image_cells", "lut", "png", "render",
     # the shared look and its helpers
     "BAR_COLOUR", "DPI", "FONTS", "GRID_COLOUR", "HAS_CJK_FONT", "HIGHLIGHT_COLOUR", "MAX_SIDE",
     "OVERLAY_CMAP", "PROB_CMAP", "QUERY_COLOUR", "SIGNED_CMAP", "WINDOW_COLOUR", "bar_row",

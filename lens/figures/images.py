@@ -1,15 +1,17 @@
 """The input image itself: with its patch grid and numbers (`image_with_grid`), beside the upload
 (`image_pair`) and cut into patch tiles (`patch_gallery`).
 
-Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG."""
+`image_with_grid` is a raster picture (`image_with_grid_picture` returns it as data); the others
+are matplotlib: each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>`
+is its PNG."""
 
 from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
-from .style import GRID_COLOUR, QUERY_COLOUR, to_png
+from .raster import Panel, Picture, Rect, colourise, index_ticks, png, rgb255
+from .style import DPI, GRID_COLOUR, QUERY_COLOUR, to_png
 
 
 def _show_image(ax, image: np.ndarray) -> None:
@@ -20,39 +22,49 @@ def _show_image(ax, image: np.ndarray) -> None:
         ax.imshow(np.clip(image, 0, 1), interpolation="nearest")
 
 
-def image_with_grid_figure(image: np.ndarray, patch_size: int, title: str, *,
-                           numbers: bool = True, highlight: int | None = None,
-                           size: float = 5.0) -> Figure:
-    """The model's image with the patch grid, patch numbers (row-major) and one patch outlined."""
+def image_cells(image: np.ndarray) -> np.ndarray:
+    """image [S, S, C] in [0, 1] → [S, S, 3] uint8: grey through the grey map, RGB as is."""
+    if image.shape[-1] == 1:
+        return colourise(image[..., 0], "gray", 0.0, 1.0)
+    return np.round(255 * np.clip(image[..., :3], 0, 1)).astype(np.uint8)
+
+
+def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
+                            numbers: bool = True, highlight: int | None = None,
+                            size: float = 5.0) -> Picture:
+    """The model's image with the patch grid, patch numbers (row-major, up to 16 patches a
+    side) and one patch outlined; axes in pixels. image: [S, S, C] in [0, 1]."""
     S = image.shape[0]
     G = S // patch_size
-    fig = Figure(figsize=(size, size), layout="constrained")
-    ax = fig.add_subplot()
-    _show_image(ax, image)
-    for k in range(1, G):
-        ax.axhline(k * patch_size - 0.5, color=GRID_COLOUR, lw=0.6)
-        ax.axvline(k * patch_size - 0.5, color=GRID_COLOUR, lw=0.6)
+    W = H = round(size * DPI)
+    left, right, top, bottom = 62, 14, 35, 52
+    side = min(W - left - right, H - top - bottom)
+    x0 = left + (W - left - right - side) // 2
+    edges = tuple(k * patch_size - 0.5 for k in range(1, G))
+    texts = ()
     if numbers and G <= 16:
-        for pos in range(G * G):
-            r, c = divmod(pos, G)
-            ax.text((c + 0.5) * patch_size - 0.5, (r + 0.5) * patch_size - 0.5, str(pos),
-                    ha="center", va="center", fontsize=max(4, 90 // G), color=GRID_COLOUR)
+        texts = tuple(((c + 0.5) * patch_size - 0.5, (r + 0.5) * patch_size - 0.5, str(pos),
+                       rgb255(GRID_COLOUR))
+                      for pos in range(G * G) for r, c in [divmod(pos, G)])
+    rects = ()
     if highlight is not None:
         r, c = divmod(highlight, G)
-        ax.add_patch(Rectangle(
-            (c * patch_size - 0.5, r * patch_size - 0.5), patch_size, patch_size,
-            fill=False, ec=QUERY_COLOUR, lw=2.0))
-    ax.set_title(title)
-    ax.set_xlabel("x (pixels)")
-    ax.set_ylabel("y (pixels)")
-    return fig
+        rects = (Rect(c * patch_size - 0.5, r * patch_size - 0.5, patch_size, patch_size,
+                      rgb255(QUERY_COLOUR), width=3),)
+    ticks = tuple((t, str(t)) for t in index_ticks(S, side, spacing=3.0))
+    panel = Panel((x0, top, side, side), image_cells(image), (S, S), title=title,
+                  xlabel="x (pixels)", ylabel="y (pixels)", xticks=ticks, yticks=ticks,
+                  hlines=edges, vlines=edges, line_colour=rgb255(GRID_COLOUR), rects=rects,
+                  texts=texts,
+                  text_pt=max(4, 90 // G))
+    return Picture((W, H), (panel,))
 
 
 def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
                     highlight: int | None = None, size: float = 5.0) -> bytes:
-    """PNG bytes of `image_with_grid_figure`."""
-    return to_png(image_with_grid_figure(image, patch_size, title, numbers=numbers,
-                                         highlight=highlight, size=size))
+    """PNG bytes of `image_with_grid_picture`."""
+    return png(image_with_grid_picture(image, patch_size, title, numbers=numbers,
+                                       highlight=highlight, size=size))
 
 
 def image_pair_figure(original: np.ndarray, model_input: np.ndarray,

@@ -209,6 +209,7 @@ class Panel:
     tick_pt: float = 10.0
     hlines: tuple[float, ...] = ()
     vlines: tuple[float, ...] = ()
+    line_colour: tuple[int, int, int] = INK  # of hlines and vlines
     rects: tuple[Rect, ...] = ()
     texts: tuple[tuple[float, float, str, tuple[int, int, int]], ...] = ()  # x, y, text, colour
     text_pt: float = 6.0
@@ -265,10 +266,10 @@ def _draw_panel(img: Image.Image, p: Panel) -> None:
     draw = ImageDraw.Draw(img)
     for y in p.hlines:
         py = round(p.to_px(0, y)[1])
-        draw.line([(bx, py), (bx + bw - 1, py)], fill=INK, width=1)
+        draw.line([(bx, py), (bx + bw - 1, py)], fill=p.line_colour, width=1)
     for x in p.vlines:
         px = round(p.to_px(x, 0)[0])
-        draw.line([(px, by), (px, by + bh - 1)], fill=INK, width=1)
+        draw.line([(px, by), (px, by + bh - 1)], fill=p.line_colour, width=1)
     for r in p.rects:
         (x0, y0), (x1, y1) = p.to_px(r.x, r.y), p.to_px(r.x + r.w, r.y + r.h)
         x0, y0 = max(x0, bx), max(y0, by)
