@@ -103,12 +103,43 @@ def default_setup():
     return cfg, image, init_params, encode
 
 
+def breakdown() -> dict[str, list[float]]:
+    """Wrap the parts of a visit to add up their CPU seconds (the page's thread only runs
+    them, so process time is theirs). Returns {part: [seconds]}, filled as the visits run."""
+    from lens import compute, explorer, widgets
+
+    parts: dict[str, list[float]] = {}
+
+    def timed(owner, name: str, label: str) -> None:
+        inner = getattr(owner, name)
+        total = parts.setdefault(label, [0.0])
+
+        def wrapper(*a, **kw):
+            t0 = time.process_time()
+            try:
+                return inner(*a, **kw)
+            finally:
+                total[0] += time.process_time() - t0
+
+        setattr(owner, name, wrapper)
+
+    timed(compute, "init_params", "random weights (init_params)")
+    timed(compute, "encode", "forward pass (encode)")
+    timed(widgets, "render", "pictures (figures.*, cached by content)")
+    timed(widgets, "number_window", "number windows (pandas Styler)")
+    timed(explorer, "explorer", "attention explorer (payload, component)")
+    timed(compute, "derived", "derived quantities (rollout, head stats)")
+    return parts
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--visits", type=int, default=4, help="new-settings visits to The stack")
     p.add_argument("--repo", type=Path, default=ROOT, help="the checkout to measure")
     p.add_argument("--skip-page", action="store_true")
+    p.add_argument("--breakdown", action="store_true",
+                   help="CPU seconds of the visits' parts: weights, forward pass, pictures, …")
     p.add_argument("--profile", type=int, default=0,
                    help="print the N costliest functions of the visits (cProfile)")
     args = p.parse_args()
@@ -142,6 +173,8 @@ def main() -> None:
     at.run()
     at.switch_page("pages/10_stack.py")
     at.run()  # imports and the default trace: not a new-settings visit
+    clear_pictures = widgets.render.clear  # before --breakdown wraps render
+    parts = breakdown() if args.breakdown else {}
     cpu, wall = [], []
     profiler = cProfile.Profile() if args.profile else None
     if profiler:  # the script runs in AppTest's own thread: profile the threads it starts
@@ -149,7 +182,7 @@ def main() -> None:
     for k in range(args.visits):
         for cache in caches().values():
             cache.clear()
-        widgets.render.clear()
+        clear_pictures()
         at.sidebar.number_input(key="seed").set_value(1000 + k)
         t0, w0 = time.process_time(), time.perf_counter()
         at.run()
@@ -157,6 +190,8 @@ def main() -> None:
         wall.append(time.perf_counter() - w0)
         assert not at.exception, [e.value for e in at.exception]
     threading.setprofile(None)
+    for name, seconds in parts.items():
+        print(f"  {name:<40} CPU s per visit {seconds[0] / args.visits:.3f}")
     if profiler:
         profiler.disable()
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
