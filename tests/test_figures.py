@@ -42,7 +42,7 @@ KINDS = {
 
 
 RASTER = {"heatmap", "row_heatmap", "value_grid", "attention_grid", "attention_table",
-          "image_with_grid"}
+          "image_with_grid", "patch_gallery"}
 
 
 def builder(kind: str):
@@ -117,7 +117,7 @@ def test_each_raster_png_decodes_at_the_pictures_size_with_ink_in_it(kind):
     img = pixels(getattr(figures, kind)(*args, **kwargs))
     assert img.shape == (picture.size[1], picture.size[0], 3)
     assert (img < 60).all(axis=-1).sum() > 200  # titles, ticks, frames: dark pixels exist
-    assert (picture.colourbar is not None) == (kind != "image_with_grid")
+    assert (picture.colourbar is not None) == (kind not in {"image_with_grid", "patch_gallery"})
 
 
 # --- heatmaps ---------------------------------------------------------------------------------
@@ -357,12 +357,20 @@ def test_image_pair_shows_both_images_titled_with_their_shapes():
 
 def test_patch_gallery_shows_each_patch_up_to_max_patches_titled_with_its_index():
     patches = RNG.random((12, 4 * 4 * 3))
-    fig = figures.patch_gallery_figure(patches, 4, 3, "patches", max_patches=7)
-    shown = [ax for ax in fig.axes if ax.images]
-    assert [ax.get_title() for ax in shown] == [str(i) for i in range(7)]
-    for i, ax in enumerate(shown):
-        np.testing.assert_allclose(ax.images[0].get_array(), patches[i].reshape(4, 4, 3))
-    assert len(fig.axes) == 9 and fig.get_suptitle() == "patches"  # a 3 × 3 grid, 2 empty
+    pic = figures.patch_gallery_picture(patches, 4, 3, "patches", max_patches=7)
+    assert [p.title for p in pic.panels] == [str(i) for i in range(7)]
+    for i, panel in enumerate(pic.panels):
+        np.testing.assert_array_equal(panel.cells,
+                                      figures.image_cells(patches[i].reshape(4, 4, 3)))
+    xs = sorted({p.box[0] for p in pic.panels})
+    ys = sorted({p.box[1] for p in pic.panels})
+    assert len(xs) == 3 and len(ys) == 3 and pic.title == "patches"  # a 3 × 3 grid, 2 empty
+    assert [p.box[:2] for p in pic.panels[:4]] == [(xs[0], ys[0]), (xs[1], ys[0]),
+                                                    (xs[2], ys[0]), (xs[0], ys[1])]
+    img = pixels(figures.png(pic))
+    panel = pic.panels[5]  # each tile's pixels are its patch's, scaled up
+    y, x = cell_centre(panel, 2, 1)
+    assert tuple(img[y, x]) == tuple(panel.cells[2, 1])
 
 
 # --- attention over the image -----------------------------------------------------------------

@@ -11,7 +11,7 @@ nearest-upsampled to the image and alpha-blended on it. Grids are one figure wit
                  colour bars, PNG at zlib level 1 (`Picture`, `render`, `png`)
     heatmaps.py  matrices: heatmap, row_heatmap, value_grid                      (raster)
     overlays.py  attention over the image: attention_grid, attention_table       (raster)
-    images.py    the input image: image_with_grid (raster), image_pair, patch_gallery (matplotlib)
+    images.py    the input image: image_with_grid, patch_gallery (raster), image_pair (matplotlib)
     charts.py    vectors: bars, bar_panels, lines                                (matplotlib)
     pipeline.py  the whole pipeline with the live shapes: image → patches → encoder (matplotlib)
 
@@ -38,7 +38,7 @@ from .images import (
     image_with_grid,
     image_with_grid_picture,
     patch_gallery,
-    patch_gallery_figure,
+    patch_gallery_picture,
 )
 from .overlays import (
     attention_grid,
@@ -75,7 +75,7 @@ __all__ = [
     "bar_panels", "bar_panels_figure", "bars", "bars_figure",
     "heatmap", "heatmap_picture", "image_pair", "image_pair_figure",
     "image_with_grid", "image_with_grid_picture", "lines", "lines_figure",
-    "patch_gallery", "patch_gallery_figure", "pipeline", "pipeline_figure", "row_heatmap",
+    "patch_gallery", "patch_gallery_picture", "pipeline", "pipeline_figure", "row_heatmap",
     "row_heatmap_picture",
     "value_grid", "value_grid_picture",
     # the raster pictures' parts

@@ -1,9 +1,9 @@
 """The input image itself: with its patch grid and numbers (`image_with_grid`), beside the upload
 (`image_pair`) and cut into patch tiles (`patch_gallery`).
 
-`image_with_grid` is a raster picture (`image_with_grid_picture` returns it as data); the others
-are matplotlib: each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>`
-is its PNG."""
+`image_with_grid` and `patch_gallery` are raster pictures (`<kind>_picture` returns the picture
+as data); `image_pair` is matplotlib (`image_pair_figure` returns the Figure). Tests inspect
+either; `<kind>` is its PNG."""
 
 from __future__ import annotations
 
@@ -85,24 +85,24 @@ def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str,
     return to_png(image_pair_figure(original, model_input, titles))
 
 
-def patch_gallery_figure(patches: np.ndarray, patch_size: int, channels: int, title: str,
-                         max_patches: int = 64) -> Figure:
-    """The first patches as small tiles, numbered. patches: [N, P·P·C] in [0, 1]."""
+def patch_gallery_picture(patches: np.ndarray, patch_size: int, channels: int, title: str,
+                          max_patches: int = 64) -> Picture:
+    """The first patches as small tiles in a square-ish grid, each numbered above.
+    patches: [N, P·P·C] in [0, 1]."""
     n = min(len(patches), max_patches)
-    cols = int(np.ceil(np.sqrt(n)))
-    rows = int(np.ceil(n / cols))
-    fig = Figure(figsize=(cols * 0.75 + 0.5, rows * 0.8 + 0.6), layout="constrained")
-    fig.suptitle(title)
-    for i in range(rows * cols):
-        ax = fig.add_subplot(rows, cols, i + 1)
-        ax.set_axis_off()
-        if i < n:
-            _show_image(ax, patches[i].reshape(patch_size, patch_size, channels))
-            ax.set_title(str(i), fontsize=7, pad=1)
-    return fig
+    cols = max(1, int(np.ceil(np.sqrt(n))))
+    rows = max(1, int(np.ceil(n / cols)))
+    W, H = round((cols * 0.75 + 0.5) * DPI), round((rows * 0.8 + 0.6) * DPI)
+    tile, pitch_x, pitch_y, left, top = 60, 75, 80, 32, 52
+    panels = tuple(
+        Panel((left + (i % cols) * pitch_x, top + (i // cols) * pitch_y, tile, tile),
+              image_cells(patches[i].reshape(patch_size, patch_size, channels)),
+              (patch_size, patch_size), title=str(i), title_pt=7, frame=False)
+        for i in range(n))
+    return Picture((W, H), panels, title=title, title_pt=12)
 
 
 def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: str,
                   max_patches: int = 64) -> bytes:
-    """PNG bytes of `patch_gallery_figure`."""
-    return to_png(patch_gallery_figure(patches, patch_size, channels, title, max_patches))
+    """PNG bytes of `patch_gallery_picture`."""
+    return png(patch_gallery_picture(patches, patch_size, channels, title, max_patches))
