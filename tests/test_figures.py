@@ -42,7 +42,7 @@ KINDS = {
 
 
 RASTER = {"heatmap", "row_heatmap", "value_grid", "attention_grid", "attention_table",
-          "image_with_grid", "patch_gallery"}
+          "image_with_grid", "patch_gallery", "image_pair"}
 
 
 def builder(kind: str):
@@ -117,7 +117,8 @@ def test_each_raster_png_decodes_at_the_pictures_size_with_ink_in_it(kind):
     img = pixels(getattr(figures, kind)(*args, **kwargs))
     assert img.shape == (picture.size[1], picture.size[0], 3)
     assert (img < 60).all(axis=-1).sum() > 200  # titles, ticks, frames: dark pixels exist
-    assert (picture.colourbar is not None) == (kind not in {"image_with_grid", "patch_gallery"})
+    images = {"image_with_grid", "patch_gallery", "image_pair"}
+    assert (picture.colourbar is not None) == (kind not in images)
 
 
 # --- heatmaps ---------------------------------------------------------------------------------
@@ -344,15 +345,17 @@ def test_image_with_grid_writes_no_numbers_when_asked_or_when_over_16_patches_a_
     assert figures.image_with_grid_picture(RGB, 1, "t").panels[0].texts == ()  # 32 a side
 
 
-def test_image_pair_shows_both_images_titled_with_their_shapes():
+def test_image_pair_shows_both_images_titled_with_their_shapes_at_their_aspect():
     upload = RNG.random((20, 10, 3))
-    fig = figures.image_pair_figure(upload, GREY, ("upload", "model input"))
-    left, right = fig.axes
-    assert left.get_title() == "upload  [20 × 10 × 3]"
-    assert right.get_title() == "model input  [32 × 32 × 1]"
-    np.testing.assert_allclose(left.images[0].get_array(), upload)
-    np.testing.assert_allclose(right.images[0].get_array(), GREY[..., 0])
-    assert right.images[0].get_cmap().name == "gray"
+    pic = figures.image_pair_picture(upload, GREY, ("upload", "model input"))
+    left, right = pic.panels
+    assert left.title == "upload  [20 × 10 × 3]"
+    assert right.title == "model input  [32 × 32 × 1]"
+    np.testing.assert_array_equal(left.cells, figures.image_cells(upload))
+    np.testing.assert_array_equal(right.cells, figures.colourise(GREY[..., 0], "gray", 0, 1))
+    assert abs(left.box[3] - 2 * left.box[2]) <= 1 and right.box[2] == right.box[3]  # aspect
+    assert left.box[0] + left.box[2] < right.box[0]  # side by side
+    assert (left.xlabel, left.ylabel) == ("x (pixels)", "y (pixels)")
 
 
 def test_patch_gallery_shows_each_patch_up_to_max_patches_titled_with_its_index():

@@ -11,7 +11,7 @@ nearest-upsampled to the image and alpha-blended on it. Grids are one figure wit
                  colour bars, PNG at zlib level 1 (`Picture`, `render`, `png`)
     heatmaps.py  matrices: heatmap, row_heatmap, value_grid                      (raster)
     overlays.py  attention over the image: attention_grid, attention_table       (raster)
-    images.py    the input image: image_with_grid, patch_gallery (raster), image_pair (matplotlib)
+    images.py    the input image: image_with_grid, image_pair, patch_gallery           (raster)
     charts.py    vectors: bars, bar_panels, lines                                (matplotlib)
     pipeline.py  the whole pipeline with the live shapes: image → patches → encoder (matplotlib)
 
@@ -34,7 +34,7 @@ from .heatmaps import (
 from .images import (
     image_cells,
     image_pair,
-    image_pair_figure,
+    image_pair_picture,
     image_with_grid,
     image_with_grid_picture,
     patch_gallery,
@@ -73,7 +73,7 @@ __all__ = [
     # the pictures, as PNG bytes and as Figures
     "attention_grid", "attention_grid_picture", "attention_table", "attention_table_picture",
     "bar_panels", "bar_panels_figure", "bars", "bars_figure",
-    "heatmap", "heatmap_picture", "image_pair", "image_pair_figure",
+    "heatmap", "heatmap_picture", "image_pair", "image_pair_picture",
     "image_with_grid", "image_with_grid_picture", "lines", "lines_figure",
     "patch_gallery", "patch_gallery_picture", "pipeline", "pipeline_figure", "row_heatmap",
     "row_heatmap_picture",

@@ -1,17 +1,15 @@
 """The input image itself: with its patch grid and numbers (`image_with_grid`), beside the upload
 (`image_pair`) and cut into patch tiles (`patch_gallery`).
 
-`image_with_grid` and `patch_gallery` are raster pictures (`<kind>_picture` returns the picture
-as data); `image_pair` is matplotlib (`image_pair_figure` returns the Figure). Tests inspect
-either; `<kind>` is its PNG."""
+All three are raster pictures: `<kind>_picture` returns the picture as data (tests inspect it),
+`<kind>` is its PNG. `_show_image` draws an image on a matplotlib axis (for the pipeline)."""
 
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from .raster import Panel, Picture, Rect, colourise, index_ticks, png, rgb255
-from .style import DPI, GRID_COLOUR, QUERY_COLOUR, to_png
+from .style import DPI, GRID_COLOUR, QUERY_COLOUR
 
 
 def _show_image(ax, image: np.ndarray) -> None:
@@ -67,22 +65,32 @@ def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: 
                                        highlight=highlight, size=size))
 
 
-def image_pair_figure(original: np.ndarray, model_input: np.ndarray,
-                      titles: tuple[str, str]) -> Figure:
-    """The upload as it is beside the image the model receives."""
-    fig = Figure(figsize=(8, 4), layout="constrained")
-    for i, (img, title) in enumerate(zip((original, model_input), titles, strict=True)):
-        ax = fig.add_subplot(1, 2, i + 1)
-        _show_image(ax, img)
-        ax.set_title(f"{title}  [{img.shape[0]} × {img.shape[1]} × {img.shape[2]}]")
-        ax.set_xlabel("x (pixels)")
-        ax.set_ylabel("y (pixels)")
-    return fig
+def image_pair_picture(original: np.ndarray, model_input: np.ndarray,
+                       titles: tuple[str, str]) -> Picture:
+    """The upload as it is beside the image the model receives, each in its own half with its
+    aspect ratio, its shape in the title and axes in pixels.
+    original: [h, w, 3], model_input: [S, S, C], both in [0, 1]."""
+    W, H = 8 * DPI, 4 * DPI
+    left, right, top, bottom = 58, 14, 35, 52
+    room_w, room_h = W // 2 - left - right, H - top - bottom
+    panels = []
+    for k, (img, title) in enumerate(zip((original, model_input), titles, strict=True)):
+        h, w = img.shape[:2]
+        scale = min(room_w / w, room_h / h)
+        bw, bh = max(1, round(w * scale)), max(1, round(h * scale))
+        x0 = k * W // 2 + left + (room_w - bw) // 2
+        y0 = top + (room_h - bh) // 2
+        panels.append(Panel((x0, y0, bw, bh), image_cells(img), (w, h),
+                            title=f"{title}  [{h} × {w} × {img.shape[2]}]",
+                            xlabel="x (pixels)", ylabel="y (pixels)",
+                            xticks=tuple((t, str(t)) for t in index_ticks(w, bw)),
+                            yticks=tuple((t, str(t)) for t in index_ticks(h, bh, spacing=2.0))))
+    return Picture((W, H), tuple(panels))
 
 
 def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str]) -> bytes:
-    """PNG bytes of `image_pair_figure`."""
-    return to_png(image_pair_figure(original, model_input, titles))
+    """PNG bytes of `image_pair_picture`."""
+    return png(image_pair_picture(original, model_input, titles))
 
 
 def patch_gallery_picture(patches: np.ndarray, patch_size: int, channels: int, title: str,
