@@ -39,7 +39,7 @@ def cpu_ms(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def figure_cases(tr, cfg):
+def figure_cases(tr, cfg, original):
     """(name, kind, args, kwargs) of the pictures the pages draw at these settings."""
     import numpy as np
 
@@ -90,6 +90,14 @@ def figure_cases(tr, cfg):
           "pos", "value"), {}),
         ("image_with_grid (patches)", "image_with_grid",
          (tr.image, cfg.patch_size, "14 × 14 = 196 patches"), dict(highlight=i)),
+        ("patch_gallery 64 (patches)", "patch_gallery",
+         (tr.patches, cfg.patch_size, cfg.channels, "patches 0 … 63"), {}),
+        ("image_pair (overview)", "image_pair",
+         (original, tr.image, ("upload", "model input")), {}),
+        ("pipeline (overview)", "pipeline",
+         (tr.image, cfg.patch_size, ["image", "patches", "encoder"],
+          ["x0 = patches·W_E + PE  [196 × 512]", "encoder layer × 6", "output  [196 × 512]"]),
+         {}),
     ]
 
 
@@ -99,8 +107,8 @@ def default_setup():
     from lens.settings import Settings
 
     cfg = Settings().to_config()
-    _, image = decode_image(DEFAULT_IMAGE.read_bytes(), cfg.image_size, cfg.channels)
-    return cfg, image, init_params, encode
+    original, image = decode_image(DEFAULT_IMAGE.read_bytes(), cfg.image_size, cfg.channels)
+    return cfg, original, image, init_params, encode
 
 
 def breakdown() -> dict[str, list[float]]:
@@ -147,12 +155,12 @@ def main() -> None:
 
     from lens import figures
 
-    cfg, image, init_params, encode = default_setup()
+    cfg, original, image, init_params, encode = default_setup()
     params = init_params(cfg)
     tr = encode(image, cfg, params)
     print(f"checkout: {args.repo}")
     print(f"{'picture (defaults)':<34} {'CPU ms':>8} {'PNG kB':>8}")
-    for name, kind, a, kw in figure_cases(tr, cfg):
+    for name, kind, a, kw in figure_cases(tr, cfg, original):
         fn = getattr(figures, kind)
         ms = cpu_ms(lambda fn=fn, a=a, kw=kw: fn(*a, **kw), args.repeat)
         kb = len(fn(*a, **kw)) / 1024
