@@ -147,7 +147,7 @@ def index_ticks(n: int, length_px: float, label_pt: float = 10.0,
                 spacing: float = 3.0) -> list[int]:
     """Nice integer ticks for an axis of n cells drawn over length_px, about one every
     `spacing` label sizes (matplotlib's: 3 on an x axis, 2 on a y axis)."""
-    nbins = max(2, min(10, int(length_px / (label_pt * PX * spacing))))
+    nbins = max(2, min(9, int(length_px / (label_pt * PX * spacing))))  # matplotlib: ≤ 9
     ticks = MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10], integer=True).tick_values(
         -0.5, n - 0.5)
     return [int(t) for t in ticks if -0.5 <= t <= n - 0.5]
