@@ -299,6 +299,17 @@ def test_value_grid_over_256_values_writes_no_numbers_and_thins_its_ticks():
     assert [t for t, _ in panel.xticks] == list(range(0, 30, 3))
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (7, 3), (40, 61)])
+def test_the_png_writer_round_trips_every_pixel(shape):
+    rgb = np.random.default_rng(2).integers(0, 256, (*shape, 3), dtype=np.uint8)
+    png = raster.encode_png(rgb)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    img = Image.open(io.BytesIO(png))
+    img.load()  # checks every chunk's CRC and the zlib stream
+    assert img.mode == "RGB" and img.size == (shape[1], shape[0])
+    np.testing.assert_array_equal(np.asarray(img), rgb)
+
+
 def test_text_with_chinese_glyphs_uses_the_cjk_font_when_there_is_one():
     latin, chinese = raster.font(10), raster.text_font("查询 i", 10)
     if figures.HAS_CJK_FONT:

@@ -1,16 +1,18 @@
 """Pictures of arrays without a layout engine: a matrix is colour-mapped with the colour map's
 256-entry table, scaled into its box nearest-neighbour (cells stay crisp), and the frame —
 title, axis labels, ticks, the colour bar — is drawn with Pillow at fixed pixel positions; the
-PNG is written at zlib level 1 (encoding dominated the old cost).
+PNG is written with no row filter at zlib level 1 (encoding dominated the old cost).
 
 A picture is data first (`Picture` of `Panel`s and a `ColourBar`, all in pixels), which tests
-inspect, then `render` (→ [H, W, 3] uint8) and `png` (→ bytes). Sizes follow the matplotlib
-figures they replace: 100 pixels an inch, text in points (1 pt = 100/72 px).
+inspect, then `render` (→ [H, W, 3] uint8) and `png` (→ bytes, written by `encode_png`). Sizes
+follow the matplotlib figures they replace: 100 pixels an inch, text in points (1 pt = 100/72
+px).
 """
 
 from __future__ import annotations
 
-import io
+import struct
+import zlib
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
@@ -27,6 +29,7 @@ PX = DPI / 72  # pixels per point
 INK = (0, 0, 0)  # axes, ticks and text
 TICK = round(3.5 * PX)  # tick length (matplotlib's default 3.5 pt)
 PNG_LEVEL = 1  # zlib level: 1 is several times faster than 6, the files ~10 % larger
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 # --- colour ------------------------------------------------------------------------------------
@@ -343,11 +346,22 @@ def render(pic: Picture) -> np.ndarray:
     return np.asarray(img)
 
 
+def _chunk(tag: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, tag, data, CRC-32 of tag and data."""
+    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
+
+
 def encode_png(rgb: np.ndarray) -> bytes:
-    """[H, W, 3] uint8 → PNG bytes at zlib level 1."""
-    buf = io.BytesIO()
-    Image.fromarray(rgb).save(buf, format="PNG", compress_level=PNG_LEVEL)
-    return buf.getvalue()
+    """[H, W, 3] uint8 → PNG bytes: 8-bit RGB, every row with filter type 0 (none), zlib level 1.
+
+    Pictures of flat colour cells and text compress as well without a row filter as with
+    Pillow's adaptive choice (heatmaps even smaller; photos ~15 % larger) at half the time."""
+    h, w, _ = rgb.shape
+    rows = np.zeros((h, 1 + 3 * w), dtype=np.uint8)  # a leading 0 byte a row: no filter
+    rows[:, 1:] = rgb.reshape(h, 3 * w)
+    header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8 bits, RGB, deflate, no interlace
+    return (PNG_SIGNATURE + _chunk(b"IHDR", header)
+            + _chunk(b"IDAT", zlib.compress(rows.tobytes(), PNG_LEVEL)) + _chunk(b"IEND", b""))
 
 
 def png(pic: Picture) -> bytes:
