@@ -299,10 +299,11 @@ def test_value_grid_over_256_values_writes_no_numbers_and_thins_its_ticks():
     assert [t for t, _ in panel.xticks] == list(range(0, 30, 3))
 
 
+@pytest.mark.parametrize("row_filter", ["none", "up"])
 @pytest.mark.parametrize("shape", [(1, 1), (7, 3), (40, 61)])
-def test_the_png_writer_round_trips_every_pixel(shape):
+def test_the_png_writer_round_trips_every_pixel(shape, row_filter):
     rgb = np.random.default_rng(2).integers(0, 256, (*shape, 3), dtype=np.uint8)
-    png = raster.encode_png(rgb)
+    png = raster.encode_png(rgb, row_filter)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     img = Image.open(io.BytesIO(png))
     img.load()  # checks every chunk's CRC and the zlib stream

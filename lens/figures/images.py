@@ -55,7 +55,7 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
                   hlines=edges, vlines=edges, line_colour=rgb255(GRID_COLOUR), rects=rects,
                   texts=texts,
                   text_pt=max(4, 90 // G))
-    return Picture((W, H), (panel,))
+    return Picture((W, H), (panel,), row_filter="up")
 
 
 def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
@@ -85,7 +85,7 @@ def image_pair_picture(original: np.ndarray, model_input: np.ndarray,
                             xlabel="x (pixels)", ylabel="y (pixels)",
                             xticks=tuple((t, str(t)) for t in index_ticks(w, bw)),
                             yticks=tuple((t, str(t)) for t in index_ticks(h, bh, spacing=2.0))))
-    return Picture((W, H), tuple(panels))
+    return Picture((W, H), tuple(panels), row_filter="up")
 
 
 def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str]) -> bytes:
@@ -108,7 +108,7 @@ def patch_gallery_picture(patches: np.ndarray, patch_size: int, channels: int, t
               image_cells(patches[i].reshape(patch_size, patch_size, channels)),
               (patch_size, patch_size), title=str(i), title_pt=7, frame=False)
         for i in range(n))
-    return Picture((W, H), panels, title=title, title_pt=12)
+    return Picture((W, H), panels, title=title, title_pt=12, row_filter="up")
 
 
 def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: str,

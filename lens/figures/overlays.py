@@ -97,7 +97,7 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
     bar = ColourBar((W - right + 25, top, 13, nrows * side + (nrows - 1) * gap_h), OVERLAY_CMAP,
                     0.0, vmax, label=colorbar_label,
                     marks=() if uniform is None else ((uniform, "1/N"),)) if k else None
-    return Picture((W, H), tuple(panels), bar, title=title, title_pt=11)
+    return Picture((W, H), tuple(panels), bar, title=title, title_pt=11, row_filter="up")
 
 
 def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], title: str,
@@ -150,7 +150,7 @@ def attention_table_picture(image: np.ndarray, maps: np.ndarray, title: str, *,
     bar = ColourBar((W - right + 25, top, 13, height), OVERLAY_CMAP, 0.0, vmax,
                     label=colorbar_label, label_pt=11, tick_pt=10,
                     marks=() if uniform is None else ((uniform, "1/N"),))
-    return Picture((W, H), panels, bar, title=title, title_pt=12)
+    return Picture((W, H), panels, bar, title=title, title_pt=12, row_filter="up")
 
 
 def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,

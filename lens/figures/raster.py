@@ -247,6 +247,7 @@ class Picture:
     title: str = ""
     title_pt: float = 11.0
     texts: tuple[Text, ...] = field(default=())  # any other text (row labels, …)
+    row_filter: str = "none"  # the PNG row filter: "none" for cells and text, "up" for photos
 
 
 def _dashed(draw: ImageDraw.ImageDraw, p0, p1, colour, width: int) -> None:
@@ -351,14 +352,22 @@ def _chunk(tag: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
 
 
-def encode_png(rgb: np.ndarray) -> bytes:
-    """[H, W, 3] uint8 → PNG bytes: 8-bit RGB, every row with filter type 0 (none), zlib level 1.
+def encode_png(rgb: np.ndarray, row_filter: str = "none") -> bytes:
+    """[H, W, 3] uint8 → PNG bytes: 8-bit RGB, zlib level 1, one row filter for every row.
 
-    Pictures of flat colour cells and text compress as well without a row filter as with
-    Pillow's adaptive choice (heatmaps even smaller; photos ~15 % larger) at half the time."""
+    "none" (type 0) suits flat colour cells and text: as small as Pillow's adaptive choice, at
+    half the time; "up" (type 2, each byte minus the one above, mod 256) suits photographs:
+    within ~5 % of Pillow's size, at half its time."""
     h, w, _ = rgb.shape
-    rows = np.zeros((h, 1 + 3 * w), dtype=np.uint8)  # a leading 0 byte a row: no filter
-    rows[:, 1:] = rgb.reshape(h, 3 * w)
+    flat = rgb.reshape(h, 3 * w)
+    rows = np.empty((h, 1 + 3 * w), dtype=np.uint8)
+    if row_filter == "up":
+        rows[:, 0] = 2
+        rows[0, 1:] = flat[0]
+        np.subtract(flat[1:], flat[:-1], out=rows[1:, 1:])  # uint8 wraps: mod 256
+    else:
+        rows[:, 0] = 0
+        rows[:, 1:] = flat
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8 bits, RGB, deflate, no interlace
     return (PNG_SIGNATURE + _chunk(b"IHDR", header)
             + _chunk(b"IDAT", zlib.compress(rows.tobytes(), PNG_LEVEL)) + _chunk(b"IEND", b""))
@@ -366,4 +375,4 @@ def encode_png(rgb: np.ndarray) -> bytes:
 
 def png(pic: Picture) -> bytes:
     """PNG bytes of the picture."""
-    return encode_png(render(pic))
+    return encode_png(render(pic), pic.row_filter)
