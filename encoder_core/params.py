@@ -64,15 +64,15 @@ def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.nd
     """Glorot/Xavier uniform U(−a, a), a = √(6 / (fan_in + fan_out)). Returns [fan_in, fan_out].
 
     The numbers are those of `(2 * rng.random(shape, dtype=np.float32) - 1) * a`, bit for bit,
-    drawn in fewer passes (`uniform_float32_times_2`)."""
+    drawn in fewer passes (`_uniform_float32_times_2`)."""
     limit = np.float32(np.sqrt(6.0 / (fan_in + fan_out)))
-    w = uniform_float32_times_2(rng, (fan_in, fan_out))  # 2u, u ~ U[0, 1)
+    w = _uniform_float32_times_2(rng, (fan_in, fan_out))  # 2u, u ~ U[0, 1)
     w -= 1
     w *= limit
     return w
 
 
-def uniform_float32_times_2(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+def _uniform_float32_times_2(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """2·u for u = `rng.random(shape, dtype=np.float32)`, the same numbers, about 3× faster.
 
     NumPy draws a float32 as (next 32 random bits >> 8) · 2⁻²⁴, and PCG64 hands out each 64-bit
