@@ -101,7 +101,7 @@ def patch_gallery_picture(patches: np.ndarray, patch_size: int, channels: int, t
     cols = max(1, int(np.ceil(np.sqrt(n))))
     rows = max(1, int(np.ceil(n / cols)))
     W, H = round((cols * 0.75 + 0.5) * DPI), round((rows * 0.8 + 0.6) * DPI)
-    tile, pitch_x, pitch_y, top = 66, 75, 80, 46  # tiles as large as the grid allows
+    tile, pitch_x, pitch_y, top = 64, 75, 82, 44  # tiles as large as the numbers allow
     left = (W - (cols * pitch_x - (pitch_x - tile))) // 2
     panels = tuple(
         Panel((left + (i % cols) * pitch_x, top + (i // cols) * pitch_y, tile, tile),
