@@ -15,6 +15,7 @@ is off, giving them is an error (a weight is never silently ignored).
 
 from __future__ import annotations
 
+import sys
 import zlib
 from dataclasses import dataclass, fields
 from os import PathLike
@@ -118,10 +119,32 @@ def expected_shapes(cfg: EncoderConfig) -> dict[str, tuple[int, ...]]:
 
 
 def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.ndarray:
-    """Glorot/Xavier uniform U(−a, a), a = √(6 / (fan_in + fan_out)). Returns [fan_in, fan_out]."""
+    """Glorot/Xavier uniform U(−a, a), a = √(6 / (fan_in + fan_out)). Returns [fan_in, fan_out].
+
+    The numbers are those of `(2 * rng.random(shape, dtype=np.float32) - 1) * a`, bit for bit,
+    drawn in fewer passes (`_uniform_float32_times_2`)."""
     limit = np.float32(np.sqrt(6.0 / (fan_in + fan_out)))
-    u = rng.random((fan_in, fan_out), dtype=np.float32)  # U[0, 1)
-    return (2 * u - 1) * limit
+    w = _uniform_float32_times_2(rng, (fan_in, fan_out))  # 2u, u ~ U[0, 1)
+    w -= 1
+    w *= limit
+    return w
+
+
+def _uniform_float32_times_2(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """2·u for u = `rng.random(shape, dtype=np.float32)`, the same numbers, about 3× faster.
+
+    NumPy draws a float32 as (next 32 random bits >> 8) · 2⁻²⁴, and PCG64 hands out each 64-bit
+    output as two 32-bit halves, low half first; so the raw 64-bit outputs, viewed as uint32
+    (little-endian), shifted and scaled, are that sequence. Other generators or byte orders take
+    NumPy's own path."""
+    n = int(np.prod(shape))
+    if not isinstance(rng.bit_generator, np.random.PCG64) or sys.byteorder != "little":
+        return 2 * rng.random(shape, dtype=np.float32)
+    bits = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]  # next_uint32 × n
+    bits >>= 8  # 24 random bits
+    u2 = bits.astype(np.float32).reshape(shape)
+    u2 *= np.float32(2.0**-23)  # exact: 2 · bits · 2⁻²⁴
+    return u2
 
 
 def weight_stream(seed: int, layer: int, name: str) -> np.random.Generator:
@@ -135,7 +158,8 @@ def normal_init(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def init_params(cfg: EncoderConfig) -> EncoderParams:
-    """Seeded parameters: Glorot-uniform weights, γ = 1, β = 0, zero biases.
+    """Seeded parameters: Glorot-uniform weights, γ = 1, β = 0, zero biases; every array
+    float32, C-contiguous and read-only (fresh arrays: no copy needed to freeze them).
 
     The variants' parameters, when on: cls, dist, registers and pos_embed ~ N(0, 0.02²) (each
     from its own stream, layer 0 like W_E), biases b_E, b_Q, b_K, b_V, b_O zero, the final norm
@@ -152,6 +176,8 @@ def init_params(cfg: EncoderConfig) -> EncoderParams:
         for name in LAYER_VECTORS + layer_optional:
             fill = {"gamma": 1.0, "ls": LAYER_SCALE_INIT}.get(name.split("_")[0], 0.0)
             values[name] = np.full(shapes[name], fill, dtype=np.float32)
+        for a in values.values():
+            a.flags.writeable = False
         layers.append(LayerParams(**values))
     extra = {}
     for name in encoder_optional_names(cfg):
@@ -160,7 +186,9 @@ def init_params(cfg: EncoderConfig) -> EncoderParams:
         else:
             fill = 1.0 if name == "norm_gamma" else 0.0
             extra[name] = np.full(shapes[name], fill, dtype=np.float32)
-    return freeze_params(EncoderParams(W_E=W_E, layers=tuple(layers), **extra))
+    for a in (W_E, *extra.values()):
+        a.flags.writeable = False
+    return EncoderParams(W_E=W_E, layers=tuple(layers), **extra)
 
 
 def freeze_params(params: EncoderParams) -> EncoderParams:

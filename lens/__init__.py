@@ -11,6 +11,6 @@
                   browser (explorer_js.py: its HTML, CSS and JavaScript)
     blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
     meaning.py    the attention pages' trained-model button and training-step slider
-    figures/      arrays -> PNG pictures (matplotlib, no Streamlit)
+    figures/      arrays -> PNG pictures (no Streamlit; heatmaps, images raster; charts matplotlib)
     i18n.py       English / 中文; note.py the note's text; latex.py numbers for LaTeX
 """

@@ -1,17 +1,23 @@
-"""The figures (lens/figures/): each picture is drawn by `<kind>_figure(...)`, whose matplotlib
-Figure these tests inspect (titles, labels, ticks, colourbars, highlight artists); the PNG
-function `<kind>(...)` the app calls is `to_png` of that Figure."""
+"""The figures (lens/figures/). Heatmaps and attention maps are raster pictures: `<kind>_picture`
+returns the laid-out `Picture` (panels, titles, ticks, colour bar, in pixels), which these tests
+inspect together with the decoded PNG's pixels; the PNG function `<kind>(...)` the app calls is
+`png` of that picture. Charts and the image pictures are matplotlib: `<kind>_figure` returns the
+Figure (titles, labels, ticks, highlight artists), and `<kind>(...)` is `to_png` of it."""
 
 from __future__ import annotations
 
 import inspect
+import io
 
+import matplotlib
 import numpy as np
 import pytest
-from matplotlib.colors import same_color, to_rgb
+from matplotlib.colors import Normalize, same_color, to_rgb
 from matplotlib.patches import StepPatch
+from PIL import Image
 
 from lens import figures
+from lens.figures import raster
 
 RNG = np.random.default_rng(0)
 RGB = RNG.random((32, 32, 3)).astype(np.float32)  # [S, S, C] in [0, 1]
@@ -33,6 +39,31 @@ KINDS = {
     "lines": ((list(range(8)), [RNG.random(8)], ["pe"], "PE", "pos", "value"), {}),
     "pipeline": ((GREY, 8, ["image", "patches", "encoder"], ["x0", "layer × 2", "output"]), {}),
 }
+
+
+RASTER = {"heatmap", "row_heatmap", "value_grid", "attention_grid", "attention_table",
+          "image_with_grid", "patch_gallery", "image_pair"}
+
+
+def builder(kind: str):
+    """`<kind>_picture` for the raster kinds, `<kind>_figure` for the matplotlib ones."""
+    return getattr(figures, f"{kind}_picture" if kind in RASTER else f"{kind}_figure")
+
+
+def pixels(png: bytes) -> np.ndarray:
+    """The decoded PNG as [H, W, 3] uint8."""
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+def cmap_bytes(name: str, value: float, vmin: float, vmax: float) -> tuple[int, int, int]:
+    """matplotlib's own colour of `value` on the scale vmin … vmax (the oracle)."""
+    return tuple(matplotlib.colormaps[name](Normalize(vmin, vmax)(value), bytes=True)[:3])
+
+
+def cell_centre(panel, i: int, j: int) -> tuple[int, int]:
+    """The pixel (row, column) at the centre of cell (i, j) of a panel."""
+    x, y = panel.to_px(j, i)
+    return int(y), int(x)
 
 
 def colourbars(fig):
@@ -66,7 +97,7 @@ def test_the_app_finds_every_picture_kind_and_the_constants_it_reads_in_the_pack
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_png_function_takes_exactly_the_arguments_of_its_figure_function(kind):
     png = inspect.signature(getattr(figures, kind)).parameters
-    fig = inspect.signature(getattr(figures, f"{kind}_figure")).parameters
+    fig = inspect.signature(builder(kind)).parameters
     assert list(png.values()) == list(fig.values())
 
 
@@ -75,156 +106,286 @@ def test_each_png_function_returns_the_png_of_its_figure(kind):
     args, kwargs = KINDS[kind]
     png = getattr(figures, kind)(*args, **kwargs)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert png == figures.to_png(getattr(figures, f"{kind}_figure")(*args, **kwargs))
+    made = builder(kind)(*args, **kwargs)
+    assert png == (figures.png(made) if kind in RASTER else figures.to_png(made))
+
+
+@pytest.mark.parametrize("kind", sorted(RASTER))
+def test_each_raster_png_decodes_at_the_pictures_size_with_ink_in_it(kind):
+    args, kwargs = KINDS[kind]
+    picture = builder(kind)(*args, **kwargs)
+    img = pixels(getattr(figures, kind)(*args, **kwargs))
+    assert img.shape == (picture.size[1], picture.size[0], 3)
+    assert (img < 60).all(axis=-1).sum() > 200  # titles, ticks, frames: dark pixels exist
+    images = {"image_with_grid", "patch_gallery", "image_pair"}
+    assert (picture.colourbar is not None) == (kind not in images)
 
 
 # --- heatmaps ---------------------------------------------------------------------------------
 
 def test_heatmap_has_the_given_title_axis_labels_and_a_colourbar_of_its_image():
     m = RNG.standard_normal((6, 9))
-    fig = figures.heatmap_figure(m, "x  [6 × 9]", "features", "tokens", colorbar_label="value")
-    (ax,) = panels(fig)
-    (cb,) = colourbars(fig)
-    assert "x  [6 × 9]" in ax.get_title()
-    assert (ax.get_xlabel(), ax.get_ylabel()) == ("features", "tokens")
-    assert cb.mappable is ax.images[0]
-    assert cb.ax.get_ylabel() == "value"
-    np.testing.assert_allclose(ax.images[0].get_array(), m, rtol=1e-6)
+    pic = figures.heatmap_picture(m, "x  [6 × 9]", "features", "tokens", colorbar_label="value")
+    (panel,) = pic.panels
+    assert (panel.title, panel.xlabel, panel.ylabel) == ("x  [6 × 9]", "features", "tokens")
+    cb = pic.colourbar
+    assert cb.label == "value" and cb.cmap == figures.SIGNED_CMAP
+    a = float(np.abs(m).max())
+    assert (cb.vmin, cb.vmax) == pytest.approx((-a, a))
+    np.testing.assert_array_equal(panel.cells, figures.colourise(m, cb.cmap, cb.vmin, cb.vmax))
+    assert pic.size == (500, 400)  # 5 × 4 inches at 100 pixels an inch
 
 
-@pytest.mark.parametrize("make", [figures.heatmap_figure, figures.row_heatmap_figure,
-                                  figures.value_grid_figure])
+def test_each_heatmap_cell_in_the_png_has_matplotlibs_colour_for_its_value():
+    m = RNG.standard_normal((5, 13))  # not square: rows and columns are scaled apart
+    for signed in (True, False):
+        pic = figures.heatmap_picture(m, "m", "j", "i", signed=signed)
+        (panel,) = pic.panels
+        img = pixels(figures.png(pic))
+        cb = pic.colourbar
+        for (i, j), v in np.ndenumerate(m):
+            assert tuple(img[cell_centre(panel, i, j)]) == cmap_bytes(cb.cmap, v, cb.vmin,
+                                                                      cb.vmax), (i, j)
+
+
+def test_a_non_square_matrix_keeps_its_orientation_and_fills_its_box():
+    m = np.zeros((3, 40))
+    m[0, :] = 1.0  # the first row light, a tall picture would show a column instead
+    pic = figures.heatmap_picture(m, "wide", "j", "i", signed=False)
+    (panel,) = pic.panels
+    x, y, w, h = panel.box
+    img = pixels(figures.png(pic))[y:y + h, x:x + w]
+    top, bottom = raster.lut(figures.PROB_CMAP)[255], raster.lut(figures.PROB_CMAP)[0]
+    assert (img[: h // 3 - 1] == top).all()  # the whole first third of the box is row 0
+    assert (img[h // 3 + 1:] == bottom).all()
+    assert panel.extent == (40, 3)
+
+
+def test_the_colour_scale_ends_map_to_the_colour_maps_ends_on_the_cells_and_the_bar():
+    m = np.array([[0.0, 0.25, 1.0]])
+    pic = figures.heatmap_picture(m, "m", "j", "i", signed=False)
+    (panel,) = pic.panels
+    table = raster.lut(figures.PROB_CMAP)
+    assert (pic.colourbar.vmin, pic.colourbar.vmax) == (0.0, 1.0)
+    assert (panel.cells[0, 0] == table[0]).all() and (panel.cells[0, 2] == table[255]).all()
+    img = pixels(figures.png(pic))
+    bx, by, bw, bh = pic.colourbar.box
+    assert (img[by, bx:bx + bw] == table[255]).all()  # the bar's top is the map's top
+    assert (img[by + bh - 1, bx:bx + bw] == table[0]).all()
+
+
+def test_a_given_vmax_sets_the_scale_and_values_beyond_it_take_the_end_colours():
+    m = np.array([[-30.0, -5.0, 0.0, 5.0, 30.0]])
+    pic = figures.heatmap_picture(m, "m", "j", "i", vmax=10.0)
+    assert (pic.colourbar.vmin, pic.colourbar.vmax) == (-10.0, 10.0)
+    cells = pic.panels[0].cells[0]
+    table = raster.lut(figures.SIGNED_CMAP)
+    assert (cells[0] == table[0]).all() and (cells[4] == table[255]).all()
+    assert tuple(cells[1]) == cmap_bytes(figures.SIGNED_CMAP, -5.0, -10.0, 10.0)
+    unsigned = figures.heatmap_picture(np.abs(m), "m", "j", "i", signed=False, vmax=10.0)
+    assert (unsigned.colourbar.vmin, unsigned.colourbar.vmax) == (0.0, 10.0)
+
+
+@pytest.mark.parametrize("make", [figures.heatmap_picture, figures.row_heatmap_picture,
+                                  figures.value_grid_picture])
 def test_signed_data_gets_a_symmetric_diverging_scale_and_unsigned_a_sequential_min_max(make):
     m = np.array([[-0.5, 3.0, 1.0], [0.2, 0.1, 2.0]])
-    extra = (["r0", "r1"],) if make is figures.row_heatmap_figure else ()
-    signed = panels(make(m, "m", "j", "i", *extra, signed=True))[0].images[0]
-    unsigned = panels(make(m, "m", "j", "i", *extra, signed=False))[0].images[0]
-    assert signed.get_clim() == pytest.approx((-3.0, 3.0))
-    assert signed.get_cmap().name == figures.SIGNED_CMAP
-    assert unsigned.get_clim() == pytest.approx((-0.5, 3.0))
-    assert unsigned.get_cmap().name == figures.PROB_CMAP
+    extra = (["r0", "r1"],) if make is figures.row_heatmap_picture else ()
+    signed = make(m, "m", "j", "i", *extra, signed=True).colourbar
+    unsigned = make(m, "m", "j", "i", *extra, signed=False).colourbar
+    assert (signed.vmin, signed.vmax) == pytest.approx((-3.0, 3.0))
+    assert signed.cmap == figures.SIGNED_CMAP
+    assert (unsigned.vmin, unsigned.vmax) == pytest.approx((-0.5, 3.0))
+    assert unsigned.cmap == figures.PROB_CMAP
 
 
-@pytest.mark.parametrize("make", [figures.heatmap_figure, figures.row_heatmap_figure,
-                                  figures.value_grid_figure])
+@pytest.mark.parametrize("kind", ["heatmap", "row_heatmap", "value_grid"])
 @pytest.mark.parametrize("m", [np.full((3, 4), 2.5), np.zeros((3, 4)), np.full((3, 4), np.nan),
                                np.array([[np.nan, np.inf, -np.inf, 1.0]] * 3)],
                          ids=["constant", "zeros", "all_nan", "nan_and_inf"])
 @pytest.mark.parametrize("signed", [True, False])
-def test_constant_or_non_finite_input_still_gets_a_valid_colour_scale(make, m, signed):
-    extra = (["a", "b", "c"],) if make is figures.row_heatmap_figure else ()
-    fig = make(m, "m", "j", "i", *extra, signed=signed)
-    vmin, vmax = panels(fig)[0].images[0].get_clim()
-    assert np.isfinite([vmin, vmax]).all() and vmin < vmax
+def test_constant_or_non_finite_input_still_gets_a_valid_colour_scale_and_a_png(kind, m, signed):
+    extra = (["a", "b", "c"],) if kind == "row_heatmap" else ()
+    pic = builder(kind)(m, "m", "j", "i", *extra, signed=signed)
+    cb = pic.colourbar
+    assert np.isfinite([cb.vmin, cb.vmax]).all() and cb.vmin < cb.vmax
     if signed:
-        assert vmin == -vmax
-    (cb,) = colourbars(fig)
-    assert (cb.vmin, cb.vmax) == (vmin, vmax)
+        assert cb.vmin == -cb.vmax
+    img = pixels(getattr(figures, kind)(m, "m", "j", "i", *extra, signed=signed))
+    assert img.shape == (pic.size[1], pic.size[0], 3)
+    panel = pic.panels[0]
+    table = raster.lut(cb.cmap)
+    for (i, j), v in np.ndenumerate(m):  # NaN white (as matplotlib's "bad"), ±inf the ends
+        want = {True: (255, 255, 255)}.get(bool(np.isnan(v)))
+        if v == np.inf:
+            want = tuple(table[255])
+        elif v == -np.inf:
+            want = tuple(table[0])
+        if want is not None:
+            assert tuple(panel.cells[i, j]) == want
 
 
 def test_heatmap_over_256_a_side_is_block_averaged_and_its_axis_labels_say_so():
     m = RNG.standard_normal((600, 300)).astype(np.float32)
-    fig = figures.heatmap_figure(m, "big", "j", "i")
-    (ax,) = panels(fig)
-    shown = ax.images[0].get_array()
-    assert shown.shape == (200, 150)  # k = ceil(600 / 256) = 3 rows, ceil(300 / 256) = 2 cols
-    np.testing.assert_allclose(shown[0, 0], m[:3, :2].mean(), rtol=1e-5)
-    assert ax.images[0].get_extent() == [-0.5, 299.5, 599.5, -0.5]  # axes still in m's indices
-    assert ax.get_xlabel() == "j  (mean of 2)" and ax.get_ylabel() == "i  (mean of 3)"
+    pic = figures.heatmap_picture(m, "big", "j", "i")
+    (panel,) = pic.panels
+    assert panel.cells.shape == (200, 150, 3)  # k = ceil(600 / 256) = 3 rows, 2 cols
+    cb = pic.colourbar
+    assert tuple(panel.cells[0, 0]) == cmap_bytes(cb.cmap, m[:3, :2].mean(), cb.vmin, cb.vmax)
+    assert panel.extent == (300, 600)  # axes still in m's indices
+    assert all(0 <= t <= 299 for t, _ in panel.xticks) and (0, "0") in panel.xticks
+    assert panel.xlabel == "j  (mean of 2)" and panel.ylabel == "i  (mean of 3)"
 
 
 def test_heatmap_outlines_the_highlighted_row_and_column_at_their_edges():
-    fig = figures.heatmap_figure(np.ones((5, 5)), "m", "j", "i", highlight_row=1,
-                                 highlight_col=3)
-    (ax,) = panels(fig)
-    horizontal = sorted(ln.get_ydata()[0] for ln in ax.lines if list(ln.get_xdata()) == [0, 1])
-    vertical = sorted(ln.get_xdata()[0] for ln in ax.lines if list(ln.get_ydata()) == [0, 1])
-    assert horizontal == [0.5, 1.5] and vertical == [2.5, 3.5]
+    pic = figures.heatmap_picture(np.ones((5, 5)), "m", "j", "i", highlight_row=1,
+                                  highlight_col=3)
+    (panel,) = pic.panels
+    assert panel.hlines == (0.5, 1.5) and panel.vlines == (2.5, 3.5)
+    img = pixels(figures.png(pic))
+    x, y, w, h = panel.box
+    for edge in panel.hlines:  # a black line across the matrix at each edge of row 1
+        row = round(panel.to_px(0, edge)[1])
+        assert (img[row, x + 2:x + w - 2] == 0).all()
+    for edge in panel.vlines:
+        col = round(panel.to_px(edge, 0)[0])
+        assert (img[y + 2:y + h - 2, col] == 0).all()
 
 
 @pytest.mark.parametrize("rows", [1, 2, 8, 40])
 def test_row_heatmap_labels_few_rows_each_thins_many_and_block_averages_wide_matrices(rows):
     m = np.random.default_rng(1).standard_normal((rows, 600))
     names = [f"h{r + 1}" for r in range(rows)]
-    fig = figures.row_heatmap_figure(m, "contributions", "output feature j", "head", names,
-                                     highlight_col=3)
-    (ax,) = panels(fig)
-    ticks = list(ax.get_yticks())
+    pic = figures.row_heatmap_picture(m, "contributions", "output feature j", "head", names,
+                                      highlight_col=3)
+    (panel,) = pic.panels
+    ticks = [t for t, _ in panel.yticks]
     if rows <= 16:
         assert ticks == list(range(rows))
-        assert labels(ax.get_yticklabels()) == names
+        assert [label for _, label in panel.yticks] == names
     else:  # at most 16 labels, evenly spaced, each the given label of its row
         assert len(ticks) <= 16 and ticks == list(range(0, rows, ticks[1] - ticks[0]))
-        assert labels(ax.get_yticklabels()) == [names[int(t)] for t in ticks]
-    shown = ax.images[0].get_array()
-    assert shown.shape == (rows, 200)  # columns averaged 3 by 3, rows never
-    np.testing.assert_allclose(shown[:, 0], m[:, :3].mean(axis=1), rtol=1e-5)
-    assert ax.get_xlabel() == "output feature j  (mean of 3)" and ax.get_ylabel() == "head"
-    assert ax.get_title() == f"contributions  [{rows} × 600]"
-    assert sorted(ln.get_xdata()[0] for ln in ax.lines) == [2.5, 3.5]  # highlight_col = 3
-    assert len(colourbars(fig)) == 1
+        assert [label for _, label in panel.yticks] == [names[t] for t in ticks]
+    assert panel.cells.shape == (rows, 200, 3)  # columns averaged 3 by 3, rows never
+    cb = pic.colourbar
+    for r in range(rows):
+        assert tuple(panel.cells[r, 0]) == cmap_bytes(cb.cmap, m[r, :3].mean(), cb.vmin,
+                                                      cb.vmax)
+    assert panel.xlabel == "output feature j  (mean of 3)" and panel.ylabel == "head"
+    assert panel.title == f"contributions  [{rows} × 600]"
+    assert panel.vlines == (2.5, 3.5)  # highlight_col = 3
 
 
 def test_value_grid_ticks_count_from_row0_and_col0_and_it_writes_every_value():
     m = np.arange(20, dtype=np.float32).reshape(4, 5) / 10
-    fig = figures.value_grid_figure(m, "window", "col", "row", row0=3, col0=2, fmt="{:.1f}")
-    (ax,) = panels(fig)
-    assert labels(ax.get_yticklabels()) == ["3", "4", "5", "6"]
-    assert labels(ax.get_xticklabels()) == ["2", "3", "4", "5", "6"]
-    assert sorted(labels(ax.texts)) == sorted(f"{v:.1f}" for v in m.ravel())
-    assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("window", "col", "row")
-    assert len(colourbars(fig)) == 1
+    pic = figures.value_grid_picture(m, "window", "col", "row", row0=3, col0=2, fmt="{:.1f}")
+    (panel,) = pic.panels
+    assert [label for _, label in panel.yticks] == ["3", "4", "5", "6"]
+    assert [label for _, label in panel.xticks] == ["2", "3", "4", "5", "6"]
+    assert sorted(t[2] for t in panel.texts) == sorted(f"{v:.1f}" for v in m.ravel())
+    for x, y, text, colour in panel.texts:  # each number in its own cell, legible on it
+        assert text == f"{m[y, x]:.1f}"
+        dark = (m[y, x] - m.min()) / (m.max() - m.min()) < 0.5
+        assert colour == ((255, 255, 255) if dark else (0, 0, 0))
+    assert (panel.title, panel.xlabel, panel.ylabel) == ("window", "col", "row")
+    assert pic.colourbar is not None
 
 
 def test_value_grid_over_256_values_writes_no_numbers_and_thins_its_ticks():
-    fig = figures.value_grid_figure(np.ones((20, 30)), "big", "col", "row")
-    (ax,) = panels(fig)
-    assert len(ax.texts) == 0
-    assert list(ax.get_yticks()) == list(range(0, 20, 2))
-    assert list(ax.get_xticks()) == list(range(0, 30, 3))
+    pic = figures.value_grid_picture(np.ones((20, 30)), "big", "col", "row")
+    (panel,) = pic.panels
+    assert panel.texts == ()
+    assert [t for t, _ in panel.yticks] == list(range(0, 20, 2))
+    assert [t for t, _ in panel.xticks] == list(range(0, 30, 3))
+
+
+@pytest.mark.parametrize("row_filter", ["none", "up"])
+@pytest.mark.parametrize("shape", [(1, 1), (7, 3), (40, 61)])
+def test_the_png_writer_round_trips_every_pixel(shape, row_filter):
+    rgb = np.random.default_rng(2).integers(0, 256, (*shape, 3), dtype=np.uint8)
+    png = raster.encode_png(rgb, row_filter)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    img = Image.open(io.BytesIO(png))
+    img.load()  # checks every chunk's CRC and the zlib stream
+    assert img.mode == "RGB" and img.size == (shape[1], shape[0])
+    np.testing.assert_array_equal(np.asarray(img), rgb)
+
+
+def test_text_with_chinese_glyphs_uses_the_cjk_font_when_there_is_one():
+    latin, chinese = raster.font(10), raster.text_font("查询 i", 10)
+    if figures.HAS_CJK_FONT:
+        assert chinese.path != latin.path
+    pic = figures.heatmap_picture(np.ones((3, 3)), "注意力  [3 × 3]", "键 j", "查询 i")
+    img = pixels(figures.png(pic))
+    x, y, w, _ = pic.panels[0].box
+    assert (img[:y - 2, x:x + w] < 100).any()  # the title is drawn above the matrix
 
 
 # --- the image --------------------------------------------------------------------------------
 
 def test_image_with_grid_draws_the_patch_grid_numbers_and_outlines_the_highlighted_patch():
-    fig = figures.image_with_grid_figure(RGB, 8, "16 patches", highlight=6)
-    (ax,) = fig.axes
+    pic = figures.image_with_grid_picture(RGB, 8, "16 patches", highlight=6)
+    (panel,) = pic.panels
     G, P = 4, 8
-    grid = [ln for ln in ax.lines if same_color(ln.get_color(), figures.GRID_COLOUR)]
-    assert len(grid) == 2 * (G - 1)
-    assert sorted({ln.get_ydata()[0] for ln in grid if ln.get_ydata()[0] == ln.get_ydata()[1]}) \
-        == [k * P - 0.5 for k in range(1, G)]
-    assert labels(ax.texts) == [str(p) for p in range(G * G)]
-    (outline,) = [p for p in ax.patches if same_color(p.get_edgecolor(), figures.QUERY_COLOUR)]
-    assert outline.get_xy() == (2 * P - 0.5, 1 * P - 0.5)  # patch 6 = row 1, column 2
-    assert (outline.get_width(), outline.get_height()) == (P, P)
-    assert ax.get_title() == "16 patches"
+    grid = raster.rgb255(figures.GRID_COLOUR)
+    assert panel.hlines == panel.vlines == tuple(k * P - 0.5 for k in range(1, G))
+    assert panel.line_colour == grid
+    assert [t[2] for t in panel.texts] == [str(p) for p in range(G * G)]
+    assert all(t[3] == grid for t in panel.texts)
+    (outline,) = [r for r in panel.rects if r.colour == raster.rgb255(figures.QUERY_COLOUR)]
+    assert (outline.x, outline.y) == (2 * P - 0.5, 1 * P - 0.5)  # patch 6 = row 1, column 2
+    assert (outline.w, outline.h) == (P, P)
+    assert (panel.title, panel.xlabel, panel.ylabel) == ("16 patches", "x (pixels)",
+                                                         "y (pixels)")
+    img = pixels(figures.png(pic))
+    x, y, w, h = panel.box
+    assert w == h  # the image stays square
+    row = round(panel.to_px(0, 3 * P - 0.5)[1])  # the last grid line, across the image
+    assert (img[row, x + 2:x + w - 2] == grid).all()
+    y0, x0 = cell_centre(panel, 3 * P + 1, 1)  # a pixel of the image itself
+    assert tuple(img[y0, x0]) == tuple(np.round(255 * RGB[3 * P + 1, 1]).astype(np.uint8))
+
+
+def test_a_grey_image_shows_through_the_grey_colour_map():
+    cells = figures.image_cells(GREY)
+    np.testing.assert_array_equal(cells, figures.colourise(GREY[..., 0], "gray", 0.0, 1.0))
+    assert (cells[..., 0] == cells[..., 1]).all() and (cells[..., 1] == cells[..., 2]).all()
 
 
 def test_image_with_grid_writes_no_numbers_when_asked_or_when_over_16_patches_a_side():
-    assert len(figures.image_with_grid_figure(RGB, 8, "t", numbers=False).axes[0].texts) == 0
-    assert len(figures.image_with_grid_figure(RGB, 1, "t").axes[0].texts) == 0  # 32 a side
+    assert figures.image_with_grid_picture(RGB, 8, "t", numbers=False).panels[0].texts == ()
+    assert figures.image_with_grid_picture(RGB, 1, "t").panels[0].texts == ()  # 32 a side
 
 
-def test_image_pair_shows_both_images_titled_with_their_shapes():
+def test_image_pair_shows_both_images_titled_with_their_shapes_at_their_aspect():
     upload = RNG.random((20, 10, 3))
-    fig = figures.image_pair_figure(upload, GREY, ("upload", "model input"))
-    left, right = fig.axes
-    assert left.get_title() == "upload  [20 × 10 × 3]"
-    assert right.get_title() == "model input  [32 × 32 × 1]"
-    np.testing.assert_allclose(left.images[0].get_array(), upload)
-    np.testing.assert_allclose(right.images[0].get_array(), GREY[..., 0])
-    assert right.images[0].get_cmap().name == "gray"
+    pic = figures.image_pair_picture(upload, GREY, ("upload", "model input"))
+    left, right = pic.panels
+    assert left.title == "upload  [20 × 10 × 3]"
+    assert right.title == "model input  [32 × 32 × 1]"
+    np.testing.assert_array_equal(left.cells, figures.image_cells(upload))
+    np.testing.assert_array_equal(right.cells, figures.colourise(GREY[..., 0], "gray", 0, 1))
+    assert abs(left.box[3] - 2 * left.box[2]) <= 1 and right.box[2] == right.box[3]  # aspect
+    assert left.box[0] + left.box[2] < right.box[0]  # side by side
+    assert (left.xlabel, left.ylabel) == ("x (pixels)", "y (pixels)")
 
 
 def test_patch_gallery_shows_each_patch_up_to_max_patches_titled_with_its_index():
     patches = RNG.random((12, 4 * 4 * 3))
-    fig = figures.patch_gallery_figure(patches, 4, 3, "patches", max_patches=7)
-    shown = [ax for ax in fig.axes if ax.images]
-    assert [ax.get_title() for ax in shown] == [str(i) for i in range(7)]
-    for i, ax in enumerate(shown):
-        np.testing.assert_allclose(ax.images[0].get_array(), patches[i].reshape(4, 4, 3))
-    assert len(fig.axes) == 9 and fig.get_suptitle() == "patches"  # a 3 × 3 grid, 2 empty
+    pic = figures.patch_gallery_picture(patches, 4, 3, "patches", max_patches=7)
+    assert [p.title for p in pic.panels] == [str(i) for i in range(7)]
+    for i, panel in enumerate(pic.panels):
+        np.testing.assert_array_equal(panel.cells,
+                                      figures.image_cells(patches[i].reshape(4, 4, 3)))
+    xs = sorted({p.box[0] for p in pic.panels})
+    ys = sorted({p.box[1] for p in pic.panels})
+    assert len(xs) == 3 and len(ys) == 3 and pic.title == "patches"  # a 3 × 3 grid, 2 empty
+    assert [p.box[:2] for p in pic.panels[:4]] == [(xs[0], ys[0]), (xs[1], ys[0]),
+                                                    (xs[2], ys[0]), (xs[0], ys[1])]
+    img = pixels(figures.png(pic))
+    panel = pic.panels[5]  # each tile's pixels are its patch's, scaled up
+    y, x = cell_centre(panel, 2, 1)
+    assert tuple(img[y, x]) == tuple(panel.cells[2, 1])
 
 
 # --- attention over the image -----------------------------------------------------------------
@@ -232,50 +393,70 @@ def test_patch_gallery_shows_each_patch_up_to_max_patches_titled_with_its_index(
 def test_attention_grid_has_one_titled_panel_per_map_and_one_shared_colourbar():
     maps = RNG.random((5, 4, 4))
     maps[3, 0, 0] = 2.0  # the maximum of one map sets the scale of all
-    fig = figures.attention_grid_figure(RGB, maps, [f"head {i}" for i in range(5)], "attn",
-                                        ncols=3, query=6, colorbar_label="weight")
-    shown = [ax for ax in panels(fig) if ax.images]
-    assert [ax.get_title() for ax in shown] == [f"head {i}" for i in range(5)]
-    assert len(panels(fig)) == 6 and not panels(fig)[5].axison  # the unused sixth cell is off
-    (cb,) = colourbars(fig)
-    assert (cb.vmin, cb.vmax) == (0.0, 2.0) and cb.ax.get_ylabel() == "weight"
+    pic = figures.attention_grid_picture(RGB, maps, [f"head {i}" for i in range(5)], "attn",
+                                         ncols=3, query=6, colorbar_label="weight")
+    assert [p.title for p in pic.panels] == [f"head {i}" for i in range(5)]  # no sixth panel
+    boxes = [p.box for p in pic.panels]
+    assert boxes[3][0] == boxes[0][0] and boxes[3][1] > boxes[0][1]  # 3 a row: the 4th below
+    cb = pic.colourbar
+    assert (cb.vmin, cb.vmax) == (0.0, 2.0) and cb.label == "weight"
+    assert cb.cmap == figures.OVERLAY_CMAP
     grey = RGB.mean(axis=-1)
-    for ax, w in zip(shown, maps, strict=True):  # every panel on the shared scale
-        np.testing.assert_allclose(ax.images[0].get_array(), figures.overlay_rgb(grey, w, 2.0))
-        (outline,) = [p for p in ax.patches if same_color(p.get_edgecolor(),
-                                                          figures.QUERY_COLOUR)]
-        assert outline.get_xy() == (2 * 8 - 0.5, 1 * 8 - 0.5)  # query 6 = row 1, column 2
+    for panel, w in zip(pic.panels, maps, strict=True):  # every panel on the shared scale
+        want = np.round(255 * figures.overlay_rgb(grey, w, 2.0)).astype(np.uint8)
+        np.testing.assert_array_equal(panel.cells, want)
+        (outline,) = [r for r in panel.rects if r.colour == raster.rgb255(figures.QUERY_COLOUR)]
+        assert (outline.x, outline.y) == (2 * 8 - 0.5, 1 * 8 - 0.5)  # query 6 = row 1, col 2
+        assert (outline.w, outline.h) == (8, 8)
+    assert pic.title == "attn"
 
 
 def test_attention_grid_labels_the_first_panel_of_each_row_with_its_row_label():
-    fig = figures.attention_grid_figure(GREY, RNG.random((4, 4, 4)), list("abcd"), "t",
-                                        ncols=2, row_labels=["layer 1", "layer 2"])
-    assert [ax.get_ylabel() for ax in panels(fig)] == ["layer 1", "", "layer 2", ""]
+    pic = figures.attention_grid_picture(GREY, RNG.random((4, 4, 4)), list("abcd"), "t",
+                                         ncols=2, row_labels=["layer 1", "layer 2"])
+    assert [p.ylabel for p in pic.panels] == ["layer 1", "", "layer 2", ""]
 
 
-def test_attention_maps_of_zeros_still_get_a_valid_colour_scale():
-    fig = figures.attention_grid_figure(RGB, np.zeros((2, 4, 4)), ["a", "b"], "zeros")
-    (cb,) = colourbars(fig)
-    assert (cb.vmin, cb.vmax) == (0.0, 1.0)
+def test_attention_maps_of_zeros_or_nan_still_get_a_valid_colour_scale_and_a_png():
+    pic = figures.attention_grid_picture(RGB, np.zeros((2, 4, 4)), ["a", "b"], "zeros")
+    assert (pic.colourbar.vmin, pic.colourbar.vmax) == (0.0, 1.0)
+    nan = np.full((2, 4, 4), np.nan)
+    pic = figures.attention_grid_picture(RGB, nan, ["a", "b"], "nan")
+    assert (pic.colourbar.vmin, pic.colourbar.vmax) == (0.0, 1.0)
+    assert pixels(figures.attention_grid(RGB, nan, ["a", "b"], "nan")).shape[:2] \
+        == pic.size[::-1]
+
+
+def test_the_overlay_panel_in_the_png_shows_the_overlay_of_its_patch():
+    maps = np.zeros((1, 1, 4, 4))
+    maps[0, 0, 1, 2] = 1.0  # one patch at the top of the scale
+    pic = figures.attention_table_picture(GREY, maps, "one", row_labels=[""], col_labels=[""],
+                                          panel=2.0)
+    (panel,) = pic.panels
+    img = pixels(figures.png(pic))
+    want = np.round(255 * figures.overlay_rgb(GREY[..., 0], maps[0, 0], 1.0)).astype(np.uint8)
+    for (r, c) in [(1, 2), (0, 0), (3, 3)]:  # the centre pixel of a patch's centre pixel
+        y, x = cell_centre(panel, r * 8 + 4, c * 8 + 4)
+        assert tuple(img[y, x]) == tuple(want[r * 8 + 4, c * 8 + 4])
 
 
 def test_attention_table_labels_columns_on_top_rows_on_the_left_with_one_shared_colourbar():
     maps = RNG.random((2, 3, 4, 4))
-    fig = figures.attention_table_figure(GREY, maps, "layer × head", row_labels=["L1", "L2"],
-                                         col_labels=["h1", "h2", "h3"], query=0,
-                                         colorbar_label="R")
-    grid = np.array(panels(fig)).reshape(2, 3)
-    assert [ax.get_title() for ax in grid[0]] == ["h1", "h2", "h3"]
-    assert [ax.get_title() for ax in grid[1]] == ["", "", ""]
-    assert [ax.get_ylabel() for ax in grid[:, 0]] == ["L1", "L2"]
-    assert [ax.get_ylabel() for ax in grid[:, 1:].ravel()] == [""] * 4
-    (cb,) = colourbars(fig)
-    assert (cb.vmin, cb.vmax) == (0.0, pytest.approx(maps.max()))
-    assert cb.ax.get_ylabel() == "R"
-    for (r, c), ax in np.ndenumerate(grid):
-        np.testing.assert_allclose(ax.images[0].get_array(),
-                                   figures.overlay_rgb(GREY[..., 0], maps[r, c], maps.max()))
-    assert fig.get_suptitle() == "layer × head"
+    pic = figures.attention_table_picture(GREY, maps, "layer × head", row_labels=["L1", "L2"],
+                                          col_labels=["h1", "h2", "h3"], query=0,
+                                          colorbar_label="R")
+    grid = np.array(pic.panels, dtype=object).reshape(2, 3)
+    assert [p.title for p in grid[0]] == ["h1", "h2", "h3"]
+    assert [p.title for p in grid[1]] == ["", "", ""]
+    assert [p.ylabel for p in grid[:, 0]] == ["L1", "L2"]
+    assert [p.ylabel for p in grid[:, 1:].ravel()] == [""] * 4
+    cb = pic.colourbar
+    assert (cb.vmin, cb.vmax) == (0.0, pytest.approx(maps.max())) and cb.label == "R"
+    for (r, c), panel in np.ndenumerate(grid):
+        want = figures.overlay_rgb(GREY[..., 0], maps[r, c], maps.max())
+        np.testing.assert_array_equal(panel.cells, np.round(255 * want).astype(np.uint8))
+        assert panel.box[1] == grid[r, 0].box[1] and panel.box[0] == grid[0, c].box[0]
+    assert pic.title == "layer × head"
 
 
 # --- charts -----------------------------------------------------------------------------------
@@ -365,28 +546,34 @@ def test_the_pipeline_shows_the_image_its_first_patches_and_one_box_per_encoder_
 
 
 def test_a_heatmap_outlines_its_number_window_and_words_block_averaging_as_told():
-    from matplotlib.patches import Rectangle
-
     m = RNG.standard_normal((300, 600))
-    fig = figures.heatmap_figure(m, "x", "feature", "token", window=(40, 100, 32, 32),
-                                 mean_of="{k} 个的平均")
-    ax = panels(fig)[0]
-    boxes = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_linestyle() == "--"]
-    assert len(boxes) == 1
-    assert boxes[0].get_xy() == (99.5, 39.5)
-    assert (boxes[0].get_width(), boxes[0].get_height()) == (32, 32)
-    assert ax.get_xlabel() == "feature  (3 个的平均)" and ax.get_ylabel() == "token  (2 个的平均)"
+    pic = figures.heatmap_picture(m, "x", "feature", "token", window=(40, 100, 32, 32),
+                                  mean_of="{k} 个的平均")
+    (panel,) = pic.panels
+    (box,) = [r for r in panel.rects if r.dashed]
+    assert (box.x, box.y, box.w, box.h) == (99.5, 39.5, 32, 32)
+    assert box.colour == raster.rgb255(figures.WINDOW_COLOUR)
+    assert panel.xlabel == "feature  (3 个的平均)" and panel.ylabel == "token  (2 个的平均)"
+    img = pixels(figures.png(pic))
+    x0, y0 = (round(v) for v in panel.to_px(box.x, box.y))
+    assert (img[y0, x0:x0 + 4] == box.colour).all()  # the dash starts at the window's corner
 
 
 @pytest.mark.parametrize("kind", ["attention_grid", "attention_table"])
 def test_attention_maps_mark_the_uniform_weight_on_their_colour_bar(kind):
     args, kwargs = KINDS[kind]
-    fig = getattr(figures, f"{kind}_figure")(*args, **kwargs, vmax=0.5, uniform=1 / 16)
-    (cb,) = colourbars(fig)
-    marks = [ln for ln in cb.ax.get_lines() if np.allclose(ln.get_ydata(), 1 / 16)]
-    assert len(marks) == 1 and "1/N" in labels(cb.ax.texts)
-    plain = getattr(figures, f"{kind}_figure")(*args, **kwargs, vmax=0.5)
-    assert not colourbars(plain)[0].ax.get_lines()
+    pic = builder(kind)(*args, **kwargs, vmax=0.5, uniform=1 / 16)
+    cb = pic.colourbar
+    assert cb.marks == ((1 / 16, "1/N"),)
+    img = pixels(figures.png(pic))
+    bx, by, bw, bh = cb.box
+    row = round(by + (cb.vmax - 1 / 16) / (cb.vmax - cb.vmin) * bh)
+    assert (img[row, bx:bx + bw] == raster.rgb255(figures.QUERY_COLOUR)).all()
+    assert (img[row - 3:row + 4, bx - 25:bx - 3] < 120).any()  # "1/N" written left of it
+    plain = builder(kind)(*args, **kwargs, vmax=0.5)
+    assert plain.colourbar.marks == ()
+    assert not (pixels(figures.png(plain))[row, bx:bx + bw]
+                == raster.rgb255(figures.QUERY_COLOUR)).all()
 
 
 def test_the_overlay_lets_the_photo_show_where_attention_is_low():

@@ -16,6 +16,7 @@ from encoder_core.params import (
     ParamsError,
     check_params,
     expected_shapes,
+    glorot_uniform,
     params_from_arrays,
     params_to_arrays,
 )
@@ -210,3 +211,32 @@ def test_variant_params_are_reproducible_and_change_with_the_seed():
     c = params_to_arrays(init_params(cfg.replace(seed=1)))
     for key in ("params/cls", "params/dist", "params/registers", "params/pos_embed"):
         assert not np.array_equal(a[key], c[key]), key
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (7, 7), (256, 512), (64, 3)])
+def test_glorot_uniform_draws_numpys_float32_numbers_bit_for_bit(shape):
+    """The fast path reads PCG64's raw 64-bit outputs; the numbers must be those of
+    `rng.random(shape, dtype=np.float32)` (odd sizes use half of the last output)."""
+    fast = glorot_uniform(np.random.default_rng([3, 1, 7]), *shape)
+    limit = np.float32(np.sqrt(6.0 / sum(shape)))
+    plain = (2 * np.random.default_rng([3, 1, 7]).random(shape, dtype=np.float32) - 1) * limit
+    assert fast.dtype == np.float32 and fast.shape == shape
+    np.testing.assert_array_equal(fast, plain)
+    assert np.abs(fast).max() < limit
+
+
+def test_glorot_uniform_on_another_generator_takes_numpys_own_path():
+    rng = np.random.Generator(np.random.SFC64(5))
+    fast = glorot_uniform(rng, 4, 6)
+    limit = np.float32(np.sqrt(6.0 / 10))
+    plain = (2 * np.random.Generator(np.random.SFC64(5)).random((4, 6), dtype=np.float32) - 1)
+    np.testing.assert_array_equal(fast, plain * limit)
+
+
+def test_init_params_returns_read_only_float32_arrays_without_a_copy_to_freeze():
+    cfg = EncoderConfig(**SMALL)
+    params = init_params(cfg)
+    arrays = params_to_arrays(params)
+    assert all(a.dtype == np.float32 and not a.flags.writeable and a.flags.c_contiguous
+               for a in arrays.values())
+    assert check_params(params, cfg) is params  # already frozen: shared, not copied

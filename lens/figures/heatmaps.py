@@ -1,69 +1,98 @@
 """Matrices as heatmaps: any matrix with its name and shape (`heatmap`), a matrix with a few
 named rows (`row_heatmap`), and a small matrix with its numbers written in (`value_grid`).
 
-Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG."""
+No layout engine: each `<kind>_picture` lays the picture out at fixed pixel margins and returns
+it as data (tests inspect it); `<kind>` is its PNG (`raster.png`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
+from .raster import (
+    PX,
+    TICK,
+    ColourBar,
+    Panel,
+    Picture,
+    Rect,
+    colourise,
+    index_ticks,
+    png,
+    rgb255,
+    text_width,
+    tick_labels,
+    value_ticks,
+)
 from .style import (
+    DPI,
     MAX_SIDE,
     PROB_CMAP,
     SIGNED_CMAP,
     WINDOW_COLOUR,
     block_average,
     colour_limits,
-    fit_fontsize,
-    fixed_axes_with_colorbar,
-    to_png,
 )
 
+BAR, GAP = 14, 12  # colour bar width and its gap to the matrix, pixels
+TITLE_ROOM, XAXIS_ROOM = 35, 60  # above the matrix (title) and below it (ticks, label), pixels
 
-def heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
-                   colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
-                   highlight_row: int | None = None,
-                   highlight_col: int | None = None, vmax: float | None = None,
-                   window: tuple[int, int, int, int] | None = None,
-                   mean_of: str = "mean of {k}") -> Figure:
+
+def _pixels(size: tuple[float, float]) -> tuple[int, int]:
+    return round(size[0] * DPI), round(size[1] * DPI)
+
+
+def _bar_room(vmin: float, vmax: float, height: int, label: str) -> int:
+    """Pixels right of the matrix for the colour bar, its tick labels and its label."""
+    widest = max((text_width(t, 10) for t in tick_labels(value_ticks(vmin, vmax, height))),
+                 default=0)
+    return GAP + BAR + TICK + 3 + round(widest) + (round(9 * PX * 1.4) if label else 0) + 8
+
+
+def _index_ticks(n: int, length: int, spacing: float) -> tuple[tuple[float, str], ...]:
+    return tuple((t, str(t)) for t in index_ticks(n, length, spacing=spacing))
+
+
+def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
+                    signed: bool = True, colorbar_label: str = "",
+                    size: tuple[float, float] = (5.0, 4.0), highlight_row: int | None = None,
+                    highlight_col: int | None = None, vmax: float | None = None,
+                    window: tuple[int, int, int, int] | None = None,
+                    mean_of: str = "mean of {k}") -> Picture:
     """One matrix as a heatmap with title, axis labels and colourbar. m: [rows, cols] (1-D ok).
     vmax, when given, fixes the colour scale (0 … vmax, or −vmax … vmax when signed) so that
     several heatmaps can share it; window (row, col, rows, cols) is outlined dashed (where the
     number window sits); mean_of words a block-averaged axis ("mean of {k}")."""
     m = np.atleast_2d(np.asarray(m, dtype=np.float32))
-    shown, (kr, kc) = block_average(m)
+    rows, cols = m.shape
+    shown, (kr, kc) = block_average(m)  # [≤ 256, ≤ 256]
     if vmax is None:
         vmin, vmax = colour_limits(shown, signed)
     else:
         vmin = -vmax if signed else 0.0
-    fig = Figure(figsize=size)
-    ax, cax = fixed_axes_with_colorbar(fig)
-    im = ax.imshow(shown, cmap=SIGNED_CMAP if signed else PROB_CMAP, vmin=vmin, vmax=vmax,
-                   aspect="auto", interpolation="nearest",
-                   extent=(-0.5, m.shape[1] - 0.5, m.shape[0] - 0.5, -0.5))
-    w, h = fig.get_size_inches()
+    cmap = SIGNED_CMAP if signed else PROB_CMAP
+    W, H = _pixels(size)
+    left, right = 80, 95
+    box = (left, TITLE_ROOM, W - left - right - BAR - GAP, H - TITLE_ROOM - XAXIS_ROOM)
     xlabel += f"  ({mean_of.format(k=kc)})" if kc > 1 else ""
     ylabel += f"  ({mean_of.format(k=kr)})" if kr > 1 else ""
-    ax.set_title(title, fontsize=fit_fontsize(title, w - 0.2, 10))
-    ax.set_xlabel(xlabel, fontsize=fit_fontsize(xlabel, w - 1.0, 9))
-    ax.set_ylabel(ylabel, fontsize=fit_fontsize(ylabel, h - 0.8, 9))
-    if highlight_row is not None:
-        ax.axhline(highlight_row - 0.5, color="k", lw=0.8)
-        ax.axhline(highlight_row + 0.5, color="k", lw=0.8)
-    if highlight_col is not None:
-        ax.axvline(highlight_col - 0.5, color="k", lw=0.8)
-        ax.axvline(highlight_col + 0.5, color="k", lw=0.8)
+    rects = ()
     if window is not None:
-        r0, c0, rows, cols = window
-        ax.add_patch(Rectangle((c0 - 0.5, r0 - 0.5), min(cols, m.shape[1] - c0),
-                               min(rows, m.shape[0] - r0), fill=False, ec=WINDOW_COLOUR,
-                               lw=1.2, ls="--"))
-    fig.colorbar(im, cax=cax, label=colorbar_label)
-    return fig
+        r0, c0, wr, wc = window
+        rects = (Rect(c0 - 0.5, r0 - 0.5, min(wc, cols - c0), min(wr, rows - r0),
+                      rgb255(WINDOW_COLOUR), width=2, dashed=True),)
+    panel = Panel(box, colourise(shown, cmap, vmin, vmax), (cols, rows), title=title,
+                  xlabel=xlabel, ylabel=ylabel, xticks=_index_ticks(cols, box[2], 3.0),
+                  yticks=_index_ticks(rows, box[3], 2.0),
+                  hlines=() if highlight_row is None else (highlight_row - 0.5,
+                                                           highlight_row + 0.5),
+                  vlines=() if highlight_col is None else (highlight_col - 0.5,
+                                                           highlight_col + 0.5),
+                  rects=rects)
+    bar = ColourBar((W - right - BAR, TITLE_ROOM, BAR, box[3]), cmap, vmin, vmax,
+                    label=colorbar_label)
+    return Picture((W, H), (panel,), bar)
 
 
 def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = True,
@@ -71,18 +100,18 @@ def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool
             highlight_row: int | None = None, highlight_col: int | None = None,
             vmax: float | None = None, window: tuple[int, int, int, int] | None = None,
             mean_of: str = "mean of {k}") -> bytes:
-    """PNG bytes of `heatmap_figure`."""
-    return to_png(heatmap_figure(m, title, xlabel, ylabel, signed=signed,
-                                 colorbar_label=colorbar_label, size=size,
-                                 highlight_row=highlight_row, highlight_col=highlight_col,
-                                 vmax=vmax, window=window, mean_of=mean_of))
+    """PNG bytes of `heatmap_picture`."""
+    return png(heatmap_picture(m, title, xlabel, ylabel, signed=signed,
+                               colorbar_label=colorbar_label, size=size,
+                               highlight_row=highlight_row, highlight_col=highlight_col,
+                               vmax=vmax, window=window, mean_of=mean_of))
 
 
-def row_heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str,
-                       row_labels: Sequence[str], *, signed: bool = True,
-                       colorbar_label: str = "", highlight_col: int | None = None,
-                       size: tuple[float, float] = (5.0, 3.4),
-                       mean_of: str = "mean of {k}") -> Figure:
+def row_heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str,
+                        row_labels: Sequence[str], *, signed: bool = True,
+                        colorbar_label: str = "", highlight_col: int | None = None,
+                        size: tuple[float, float] = (5.0, 3.4),
+                        mean_of: str = "mean of {k}") -> Picture:
     """A matrix with a few named rows (e.g. one row per head) as a heatmap: integer row ticks
     with labels, columns block-averaged over 256, title, axis labels and a colourbar.
 
@@ -93,63 +122,69 @@ def row_heatmap_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str,
     rows, cols = m.shape
     shown, (_, kc) = block_average(m, max_side=max(MAX_SIDE, rows))  # rows are never averaged
     vmin, vmax = colour_limits(shown, signed)
-    fig = Figure(figsize=size, layout="constrained")
-    ax = fig.add_subplot()
-    im = ax.imshow(shown, cmap=SIGNED_CMAP if signed else PROB_CMAP, vmin=vmin, vmax=vmax,
-                   aspect="auto", interpolation="nearest",
-                   extent=(-0.5, cols - 0.5, rows - 0.5, -0.5))
+    cmap = SIGNED_CMAP if signed else PROB_CMAP
+    W, H = _pixels(size)
     step = max(1, -(-rows // 16))
-    ticks = list(range(0, rows, step))
-    ax.set_yticks(ticks, [row_labels[r] for r in ticks])
-    ax.set_title(f"{title}  [{rows} × {cols}]")
-    ax.set_xlabel(xlabel + (f"  ({mean_of.format(k=kc)})" if kc > 1 else ""))
-    ax.set_ylabel(ylabel)
-    if highlight_col is not None:
-        ax.axvline(highlight_col - 0.5, color="k", lw=0.8)
-        ax.axvline(highlight_col + 0.5, color="k", lw=0.8)
-    fig.colorbar(im, ax=ax, label=colorbar_label, shrink=0.9)
-    return fig
+    yticks = tuple((r, row_labels[r]) for r in range(0, rows, step))
+    widest = max((text_width(label, 10) for _, label in yticks), default=0)
+    left = round(TICK + 8 + widest + 9 * PX * 1.2 + 8)
+    height = H - TITLE_ROOM - XAXIS_ROOM
+    right = _bar_room(vmin, vmax, height, colorbar_label)
+    box = (left, TITLE_ROOM, W - left - right, height)
+    panel = Panel(box, colourise(shown, cmap, vmin, vmax), (cols, rows),
+                  title=f"{title}  [{rows} × {cols}]",
+                  xlabel=xlabel + (f"  ({mean_of.format(k=kc)})" if kc > 1 else ""),
+                  ylabel=ylabel, xticks=_index_ticks(cols, box[2], 3.0), yticks=yticks,
+                  vlines=() if highlight_col is None else (highlight_col - 0.5,
+                                                           highlight_col + 0.5))
+    bar = ColourBar((box[0] + box[2] + GAP, TITLE_ROOM, BAR, height), cmap, vmin, vmax,
+                    label=colorbar_label)
+    return Picture((W, H), (panel,), bar)
 
 
 def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels: Sequence[str],
                 *, signed: bool = True, colorbar_label: str = "",
                 highlight_col: int | None = None, size: tuple[float, float] = (5.0, 3.4),
                 mean_of: str = "mean of {k}") -> bytes:
-    """PNG bytes of `row_heatmap_figure`."""
-    return to_png(row_heatmap_figure(m, title, xlabel, ylabel, row_labels, signed=signed,
-                                     colorbar_label=colorbar_label, highlight_col=highlight_col,
-                                     size=size, mean_of=mean_of))
+    """PNG bytes of `row_heatmap_picture`."""
+    return png(row_heatmap_picture(m, title, xlabel, ylabel, row_labels, signed=signed,
+                                   colorbar_label=colorbar_label, highlight_col=highlight_col,
+                                   size=size, mean_of=mean_of))
 
 
-def value_grid_figure(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
-                      signed: bool = False, fmt: str = "{:.2f}", row0: int = 0,
-                      col0: int = 0) -> Figure:
-    """A small matrix (≤ 32 × 32) as a heatmap with tick labels starting at row0/col0."""
+def value_grid_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
+                       signed: bool = False, fmt: str = "{:.2f}", row0: int = 0,
+                       col0: int = 0) -> Picture:
+    """A small matrix (≤ 32 × 32) as a heatmap with tick labels starting at row0/col0 and, up
+    to 256 values, each value written in its cell (white on dark cells, black on light)."""
     m = np.atleast_2d(np.asarray(m, dtype=np.float32))
+    rows, cols = m.shape
     vmin, vmax = colour_limits(m, signed)
-    fig = Figure(figsize=(max(3.0, 0.28 * m.shape[1] + 1.5), max(2.5, 0.28 * m.shape[0] + 1)),
-                 layout="constrained")
-    ax = fig.add_subplot()
-    im = ax.imshow(m, cmap=SIGNED_CMAP if signed else PROB_CMAP, vmin=vmin, vmax=vmax,
-                   interpolation="nearest", aspect="auto")
-    step_r = max(1, m.shape[0] // 8)
-    step_c = max(1, m.shape[1] // 8)
-    rows, cols = range(0, m.shape[0], step_r), range(0, m.shape[1], step_c)
-    ax.set_yticks(rows, [str(row0 + i) for i in rows])
-    ax.set_xticks(cols, [str(col0 + i) for i in cols])
+    cmap = SIGNED_CMAP if signed else PROB_CMAP
+    W = round(max(3.0, 0.28 * cols + 1.5) * DPI)
+    H = round(max(2.5, 0.28 * rows + 1) * DPI)
+    step_r, step_c = max(1, rows // 8), max(1, cols // 8)
+    yticks = tuple((r, str(row0 + r)) for r in range(0, rows, step_r))
+    xticks = tuple((c, str(col0 + c)) for c in range(0, cols, step_c))
+    widest = max(text_width(label, 10) for _, label in yticks)
+    left = round(TICK + 8 + widest + 9 * PX * 1.2 + 8)
+    height = H - TITLE_ROOM - 50
+    right = _bar_room(vmin, vmax, height, "")
+    box = (left, TITLE_ROOM, W - left - right, height)
+    texts = ()
     if m.size <= 256:
-        for (i, j), v in np.ndenumerate(m):
-            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=6,
-                    color="white" if (v - vmin) / (vmax - vmin + 1e-12) < 0.5 else "black")
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    fig.colorbar(im, ax=ax, shrink=0.9)
-    return fig
+        level = (m - vmin) / (vmax - vmin + 1e-12)
+        texts = tuple((j, i, fmt.format(v), (255, 255, 255) if level[i, j] < 0.5 else (0, 0, 0))
+                      for (i, j), v in np.ndenumerate(m))
+    panel = Panel(box, colourise(m, cmap, vmin, vmax), (cols, rows), title=title,
+                  xlabel=xlabel, ylabel=ylabel, xticks=xticks, yticks=yticks, texts=texts,
+                  text_pt=6.5)
+    bar = ColourBar((box[0] + box[2] + GAP, TITLE_ROOM, BAR, height), cmap, vmin, vmax)
+    return Picture((W, H), (panel,), bar)
 
 
 def value_grid(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = False,
                fmt: str = "{:.2f}", row0: int = 0, col0: int = 0) -> bytes:
-    """PNG bytes of `value_grid_figure`."""
-    return to_png(value_grid_figure(m, title, xlabel, ylabel, signed=signed, fmt=fmt,
-                                    row0=row0, col0=col0))
+    """PNG bytes of `value_grid_picture`."""
+    return png(value_grid_picture(m, title, xlabel, ylabel, signed=signed, fmt=fmt, row0=row0,
+                                  col0=col0))

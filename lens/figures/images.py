@@ -1,15 +1,15 @@
 """The input image itself: with its patch grid and numbers (`image_with_grid`), beside the upload
 (`image_pair`) and cut into patch tiles (`patch_gallery`).
 
-Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG."""
+All three are raster pictures: `<kind>_picture` returns the picture as data (tests inspect it),
+`<kind>` is its PNG. `_show_image` draws an image on a matplotlib axis (for the pipeline)."""
 
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
-from .style import GRID_COLOUR, QUERY_COLOUR, to_png
+from .raster import Panel, Picture, Rect, colourise, index_ticks, png, rgb255
+from .style import DPI, GRID_COLOUR, QUERY_COLOUR
 
 
 def _show_image(ax, image: np.ndarray) -> None:
@@ -20,77 +20,98 @@ def _show_image(ax, image: np.ndarray) -> None:
         ax.imshow(np.clip(image, 0, 1), interpolation="nearest")
 
 
-def image_with_grid_figure(image: np.ndarray, patch_size: int, title: str, *,
-                           numbers: bool = True, highlight: int | None = None,
-                           size: float = 5.0) -> Figure:
-    """The model's image with the patch grid, patch numbers (row-major) and one patch outlined."""
+def image_cells(image: np.ndarray) -> np.ndarray:
+    """image [S, S, C] in [0, 1] → [S, S, 3] uint8: grey through the grey map, RGB as is."""
+    if image.shape[-1] == 1:
+        return colourise(image[..., 0], "gray", 0.0, 1.0)
+    return np.round(255 * np.clip(image[..., :3], 0, 1)).astype(np.uint8)
+
+
+def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
+                            numbers: bool = True, highlight: int | None = None,
+                            size: float = 5.0) -> Picture:
+    """The model's image with the patch grid, patch numbers (row-major, up to 16 patches a
+    side) and one patch outlined; axes in pixels. image: [S, S, C] in [0, 1]."""
     S = image.shape[0]
     G = S // patch_size
-    fig = Figure(figsize=(size, size), layout="constrained")
-    ax = fig.add_subplot()
-    _show_image(ax, image)
-    for k in range(1, G):
-        ax.axhline(k * patch_size - 0.5, color=GRID_COLOUR, lw=0.6)
-        ax.axvline(k * patch_size - 0.5, color=GRID_COLOUR, lw=0.6)
+    W = H = round(size * DPI)
+    left, right, top, bottom = 62, 14, 35, 52
+    side = min(W - left - right, H - top - bottom)
+    x0 = left + (W - left - right - side) // 2
+    edges = tuple(k * patch_size - 0.5 for k in range(1, G))
+    texts = ()
     if numbers and G <= 16:
-        for pos in range(G * G):
-            r, c = divmod(pos, G)
-            ax.text((c + 0.5) * patch_size - 0.5, (r + 0.5) * patch_size - 0.5, str(pos),
-                    ha="center", va="center", fontsize=max(4, 90 // G), color=GRID_COLOUR)
+        texts = tuple(((c + 0.5) * patch_size - 0.5, (r + 0.5) * patch_size - 0.5, str(pos),
+                       rgb255(GRID_COLOUR))
+                      for pos in range(G * G) for r, c in [divmod(pos, G)])
+    rects = ()
     if highlight is not None:
         r, c = divmod(highlight, G)
-        ax.add_patch(Rectangle(
-            (c * patch_size - 0.5, r * patch_size - 0.5), patch_size, patch_size,
-            fill=False, ec=QUERY_COLOUR, lw=2.0))
-    ax.set_title(title)
-    ax.set_xlabel("x (pixels)")
-    ax.set_ylabel("y (pixels)")
-    return fig
+        rects = (Rect(c * patch_size - 0.5, r * patch_size - 0.5, patch_size, patch_size,
+                      rgb255(QUERY_COLOUR), width=3),)
+    ticks = tuple((t, str(t)) for t in index_ticks(S, side, spacing=3.0))
+    panel = Panel((x0, top, side, side), image_cells(image), (S, S), title=title,
+                  xlabel="x (pixels)", ylabel="y (pixels)", xticks=ticks, yticks=ticks,
+                  hlines=edges, vlines=edges, line_colour=rgb255(GRID_COLOUR), rects=rects,
+                  texts=texts,
+                  text_pt=max(4, 90 // G))
+    return Picture((W, H), (panel,), row_filter="up")
 
 
 def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
                     highlight: int | None = None, size: float = 5.0) -> bytes:
-    """PNG bytes of `image_with_grid_figure`."""
-    return to_png(image_with_grid_figure(image, patch_size, title, numbers=numbers,
-                                         highlight=highlight, size=size))
+    """PNG bytes of `image_with_grid_picture`."""
+    return png(image_with_grid_picture(image, patch_size, title, numbers=numbers,
+                                       highlight=highlight, size=size))
 
 
-def image_pair_figure(original: np.ndarray, model_input: np.ndarray,
-                      titles: tuple[str, str]) -> Figure:
-    """The upload as it is beside the image the model receives."""
-    fig = Figure(figsize=(8, 4), layout="constrained")
-    for i, (img, title) in enumerate(zip((original, model_input), titles, strict=True)):
-        ax = fig.add_subplot(1, 2, i + 1)
-        _show_image(ax, img)
-        ax.set_title(f"{title}  [{img.shape[0]} × {img.shape[1]} × {img.shape[2]}]")
-        ax.set_xlabel("x (pixels)")
-        ax.set_ylabel("y (pixels)")
-    return fig
+def image_pair_picture(original: np.ndarray, model_input: np.ndarray,
+                       titles: tuple[str, str]) -> Picture:
+    """The upload as it is beside the image the model receives, each in its own half with its
+    aspect ratio, its shape in the title and axes in pixels.
+    original: [h, w, 3], model_input: [S, S, C], both in [0, 1]."""
+    W, H = 8 * DPI, 4 * DPI
+    left, right, top, bottom = 58, 14, 35, 52
+    room_w, room_h = W // 2 - left - right, H - top - bottom
+    panels = []
+    for k, (img, title) in enumerate(zip((original, model_input), titles, strict=True)):
+        h, w = img.shape[:2]
+        scale = min(room_w / w, room_h / h)
+        bw, bh = max(1, round(w * scale)), max(1, round(h * scale))
+        x0 = k * W // 2 + left + (room_w - bw) // 2
+        y0 = top + (room_h - bh) // 2
+        panels.append(Panel((x0, y0, bw, bh), image_cells(img), (w, h),
+                            title=f"{title}  [{h} × {w} × {img.shape[2]}]",
+                            xlabel="x (pixels)", ylabel="y (pixels)",
+                            xticks=tuple((t, str(t)) for t in index_ticks(w, bw)),
+                            yticks=tuple((t, str(t)) for t in index_ticks(h, bh, spacing=2.0))))
+    return Picture((W, H), tuple(panels), row_filter="up")
 
 
 def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str]) -> bytes:
-    """PNG bytes of `image_pair_figure`."""
-    return to_png(image_pair_figure(original, model_input, titles))
+    """PNG bytes of `image_pair_picture`."""
+    return png(image_pair_picture(original, model_input, titles))
 
 
-def patch_gallery_figure(patches: np.ndarray, patch_size: int, channels: int, title: str,
-                         max_patches: int = 64) -> Figure:
-    """The first patches as small tiles, numbered. patches: [N, P·P·C] in [0, 1]."""
+def patch_gallery_picture(patches: np.ndarray, patch_size: int, channels: int, title: str,
+                          max_patches: int = 64) -> Picture:
+    """The first patches as small tiles in a square-ish grid, each numbered above.
+    patches: [N, P·P·C] in [0, 1]."""
     n = min(len(patches), max_patches)
-    cols = int(np.ceil(np.sqrt(n)))
-    rows = int(np.ceil(n / cols))
-    fig = Figure(figsize=(cols * 0.75 + 0.5, rows * 0.8 + 0.6), layout="constrained")
-    fig.suptitle(title)
-    for i in range(rows * cols):
-        ax = fig.add_subplot(rows, cols, i + 1)
-        ax.set_axis_off()
-        if i < n:
-            _show_image(ax, patches[i].reshape(patch_size, patch_size, channels))
-            ax.set_title(str(i), fontsize=7, pad=1)
-    return fig
+    cols = max(1, int(np.ceil(np.sqrt(n))))
+    rows = max(1, int(np.ceil(n / cols)))
+    W, H = round((cols * 0.75 + 0.5) * DPI), round((rows * 0.8 + 0.6) * DPI)
+    tile, pitch_x, pitch_y, top = 64, 75, 82, 44  # tiles as large as the numbers allow
+    left = (W - (cols * pitch_x - (pitch_x - tile))) // 2
+    panels = tuple(
+        Panel((left + (i % cols) * pitch_x, top + (i // cols) * pitch_y, tile, tile),
+              image_cells(patches[i].reshape(patch_size, patch_size, channels)),
+              (patch_size, patch_size), title=str(i), title_pt=7, frame=False)
+        for i in range(n))
+    return Picture((W, H), panels, title=title, title_pt=12, row_filter="up")
 
 
 def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: str,
                   max_patches: int = 64) -> bytes:
-    """PNG bytes of `patch_gallery_figure`."""
-    return to_png(patch_gallery_figure(patches, patch_size, channels, title, max_patches))
+    """PNG bytes of `patch_gallery_picture`."""
+    return png(patch_gallery_picture(patches, patch_size, channels, title, max_patches))

@@ -1,20 +1,17 @@
 """Attention maps over the image: each map nearest-upsampled to the image and alpha-blended on
-it, many maps in one figure with one shared colour scale (`attention_grid`, `attention_table`).
+it, many maps in one picture with one shared colour scale (`attention_grid`, `attention_table`).
 
-Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` is its PNG."""
+No layout engine: each `<kind>_picture` lays the panels out at fixed pixel positions and returns
+the picture as data (tests inspect it); `<kind>` is its PNG (`raster.png`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib
 import numpy as np
-from matplotlib.cm import ScalarMappable
-from matplotlib.colors import Normalize
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
-from .style import OVERLAY_CMAP, QUERY_COLOUR, fit_fontsize, grid_margins, to_png
+from .raster import ColourBar, Panel, Picture, Rect, lut, png, rgb255
+from .style import DPI, OVERLAY_CMAP, QUERY_COLOUR
 
 
 def overlay_rgb(grey: np.ndarray, weights: np.ndarray, vmax: float,
@@ -28,74 +25,79 @@ def overlay_rgb(grey: np.ndarray, weights: np.ndarray, vmax: float,
     Returns:
         [S, S, 3] RGB in [0, 1] (one image per panel: half the drawing of two layers).
     """
-    P = grey.shape[0] // weights.shape[0]
-    level = np.clip(np.kron(weights, np.ones((P, P))) / vmax, 0, 1)  # nearest upsampling
-    colour = matplotlib.colormaps[OVERLAY_CMAP](level)[..., :3]
-    opacity = (alpha * (0.15 + 0.85 * level))[..., None]  # [S, S, 1]
-    return (1 - opacity) * grey[..., None] + opacity * colour
+    G = weights.shape[0]
+    P = grey.shape[0] // G
+    level = np.clip(np.nan_to_num(np.asarray(weights, dtype=np.float32) / np.float32(vmax)),
+                    0, 1)  # [G, G]
+    colour = lut(OVERLAY_CMAP)[np.minimum((level * 256).astype(np.intp), 255)] / np.float32(255)
+    opacity = (alpha * (0.15 + 0.85 * level))[:, None, :, None, None]  # [G, 1, G, 1, 1]
+    patches = np.asarray(grey, dtype=np.float32).reshape(G, P, G, P, 1)  # (h p1)(w p2) -> h p1 w p2
+    blended = (1 - opacity) * patches + opacity * colour[:, None, :, None, :]  # [G, P, G, P, 3]
+    return blended.reshape(G * P, G * P, 3)  # each patch's colour and opacity, upsampled
 
 
-def mark_uniform(cb, uniform: float | None) -> None:
-    """Mark the uniform weight 1/N on a colourbar (when it lies within the scale): above it a
-    patch gets more than an even share of attention, below it less."""
-    lo, hi = cb.mappable.norm.vmin, cb.mappable.norm.vmax
-    if uniform is None or not lo <= uniform <= hi:
-        return
-    cb.ax.axhline(uniform, color=QUERY_COLOUR, lw=2.0)
-    cb.ax.text(-0.15, uniform, "1/N", transform=cb.ax.get_yaxis_transform(), ha="right",
-               va="center", fontsize=7, color="#333333")
+def overlay_cells(grey: np.ndarray, weights: np.ndarray, vmax: float,
+                  alpha: float = 0.6) -> np.ndarray:
+    """`overlay_rgb` as uint8 [S, S, 3], the cells of a panel."""
+    return np.round(255 * overlay_rgb(grey, weights, vmax, alpha)).astype(np.uint8)
 
 
-def overlay_mappable(vmax: float) -> ScalarMappable:
-    """The colour scale of `overlay_rgb` panels, for their shared colourbar."""
-    norm = Normalize(0, vmax)
-    return ScalarMappable(norm=norm, cmap=OVERLAY_CMAP)
+def overlay_scale(maps: np.ndarray, vmax: float | None) -> float:
+    """The top of the shared colour scale: vmax, else the largest weight (1 when none > 0)."""
+    if vmax:
+        return float(vmax)
+    top = float(np.nanmax(maps)) if maps.size and np.isfinite(maps).any() else 0.0
+    return top if top > 0 else 1.0
 
 
-def attention_grid_figure(image: np.ndarray, maps: np.ndarray, titles: Sequence[str],
-                          title: str, *, ncols: int = 4, query: int | None = None,
-                          alpha: float = 0.6, row_labels: Sequence[str] | None = None,
-                          colorbar_label: str = "attention weight",
-                          vmax: float | None = None, uniform: float | None = None) -> Figure:
-    """Attention maps over the image, one figure with one shared colour scale.
+def _grey(image: np.ndarray) -> np.ndarray:
+    return image.mean(axis=-1) if image.shape[-1] > 1 else image[..., 0]
+
+
+def _query_rect(query: int | None, G: int, P: int, width: int) -> tuple[Rect, ...]:
+    """The outline of the query patch (row-major index) in image pixels."""
+    if query is None:
+        return ()
+    r, c = divmod(query, G)
+    return (Rect(c * P - 0.5, r * P - 0.5, P, P, rgb255(QUERY_COLOUR), width=width),)
+
+
+def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence[str],
+                           title: str, *, ncols: int = 4, query: int | None = None,
+                           alpha: float = 0.6, row_labels: Sequence[str] | None = None,
+                           colorbar_label: str = "attention weight",
+                           vmax: float | None = None, uniform: float | None = None) -> Picture:
+    """Attention maps over the image, one picture with one shared colour scale.
 
     Args:
         image: [S, S, C] in [0, 1]
         maps: [k, G, G] weights per patch (e.g. one query's row of each head, reshaped)
-        titles: k subplot titles; query: the query patch to outline (row-major index)
+        titles: k panel titles; query: the query patch to outline (row-major index)
         row_labels: when given, ncols is the row length and each row gets this label
-        vmax: top of the colour scale (default: the largest weight), to share it across figures
+        vmax: top of the colour scale (default: the largest weight), to share it across pictures
         uniform: the even weight 1/N, marked on the colour bar
     """
     k, G, _ = maps.shape
     S = image.shape[0]
-    P = S // G
-    ncols = min(ncols, k)
-    nrows = int(np.ceil(k / ncols))
-    vmax = vmax or (float(maps.max()) if maps.size and maps.max() > 0 else 1.0)
-    grey = image.mean(axis=-1) if image.shape[-1] > 1 else image[..., 0]
-    fig = Figure(figsize=(2.3 * ncols + 1.2, 2.3 * nrows + 0.6))
-    fig.suptitle(title, fontsize=fit_fontsize(title, fig.get_size_inches()[0] - 0.3, 11))
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    cax = grid_margins(fig)
-    for i, ax in enumerate(axes.flat):
-        ax.set_xticks([])
-        ax.set_yticks([])
-        if i >= k:
-            ax.set_axis_off()
-            continue
-        ax.imshow(overlay_rgb(grey, maps[i], vmax, alpha), interpolation="nearest")
-        ax.set_title(titles[i], fontsize=8)
-        if row_labels is not None and i % ncols == 0:
-            ax.set_ylabel(row_labels[i // ncols], fontsize=8)
-        if query is not None:
-            r, c = divmod(query, G)
-            ax.add_patch(Rectangle((c * P - 0.5, r * P - 0.5), P, P,
-                                   fill=False, ec=QUERY_COLOUR, lw=1.5))
-    if k:
-        cb = fig.colorbar(overlay_mappable(vmax), cax=cax, label=colorbar_label)
-        mark_uniform(cb, uniform)
-    return fig
+    ncols = max(1, min(ncols, k))
+    nrows = max(1, -(-k // ncols))
+    vmax = overlay_scale(maps, vmax)
+    grey = _grey(image)
+    side, gap_w, gap_h, left, top, right = 200, 12, 26, 35, 55, 130
+    W = left + ncols * side + (ncols - 1) * gap_w + right
+    H = top + nrows * side + (nrows - 1) * gap_h + 10
+    panels = []
+    for i in range(k):
+        r, c = divmod(i, ncols)
+        box = (left + c * (side + gap_w), top + r * (side + gap_h), side, side)
+        label = row_labels[r] if row_labels is not None and c == 0 else ""
+        panels.append(Panel(box, overlay_cells(grey, maps[i], vmax, alpha), (S, S),
+                            title=titles[i], title_pt=8, ylabel=label, label_pt=8,
+                            rects=_query_rect(query, G, S // G, 2)))
+    bar = ColourBar((W - right + 25, top, 13, nrows * side + (nrows - 1) * gap_h), OVERLAY_CMAP,
+                    0.0, vmax, label=colorbar_label,
+                    marks=() if uniform is None else ((uniform, "1/N"),)) if k else None
+    return Picture((W, H), tuple(panels), bar, title=title, title_pt=11, row_filter="up")
 
 
 def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], title: str,
@@ -103,19 +105,19 @@ def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], t
                    row_labels: Sequence[str] | None = None,
                    colorbar_label: str = "attention weight", vmax: float | None = None,
                    uniform: float | None = None) -> bytes:
-    """PNG bytes of `attention_grid_figure`."""
-    return to_png(attention_grid_figure(image, maps, titles, title, ncols=ncols, query=query,
-                                        alpha=alpha, row_labels=row_labels,
-                                        colorbar_label=colorbar_label, vmax=vmax,
-                                        uniform=uniform))
+    """PNG bytes of `attention_grid_picture`."""
+    return png(attention_grid_picture(image, maps, titles, title, ncols=ncols, query=query,
+                                      alpha=alpha, row_labels=row_labels,
+                                      colorbar_label=colorbar_label, vmax=vmax,
+                                      uniform=uniform))
 
 
-def attention_table_figure(image: np.ndarray, maps: np.ndarray, title: str, *,
-                           row_labels: Sequence[str], col_labels: Sequence[str],
-                           query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
-                           colorbar_label: str = "attention weight",
-                           vmax: float | None = None, uniform: float | None = None) -> Figure:
-    """A rows × columns table of attention maps over the image (e.g. layer × head), one figure,
+def attention_table_picture(image: np.ndarray, maps: np.ndarray, title: str, *,
+                            row_labels: Sequence[str], col_labels: Sequence[str],
+                            query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
+                            colorbar_label: str = "attention weight",
+                            vmax: float | None = None, uniform: float | None = None) -> Picture:
+    """A rows × columns table of attention maps over the image (e.g. layer × head), one picture,
     one shared colour scale, labels only on the outer edge so the text stays large.
 
     Args:
@@ -128,30 +130,27 @@ def attention_table_figure(image: np.ndarray, maps: np.ndarray, title: str, *,
     """
     nrows, ncols, G, _ = maps.shape
     S = image.shape[0]
-    P = S // G
-    vmax = vmax or (float(maps.max()) if maps.size and maps.max() > 0 else 1.0)
-    grey = image.mean(axis=-1) if image.shape[-1] > 1 else image[..., 0]
-    fig = Figure(figsize=(panel * ncols + 1.6, panel * nrows + 0.9))
-    fig.suptitle(title, fontsize=12)
-    axes = fig.subplots(nrows, ncols, squeeze=False)
-    cax = grid_margins(fig, top=0.75)
-    for (r, c), ax in np.ndenumerate(axes):
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.imshow(overlay_rgb(grey, maps[r, c], vmax, alpha), interpolation="nearest")
-        if r == 0:
-            ax.set_title(col_labels[c], fontsize=11)
-        if c == 0:
-            ax.set_ylabel(row_labels[r], fontsize=11)
-        if query is not None:
-            qr, qc = divmod(query, G)
-            ax.add_patch(Rectangle((qc * P - 0.5, qr * P - 0.5), P, P,
-                                   fill=False, ec=QUERY_COLOUR, lw=1.2))
-    cb = fig.colorbar(overlay_mappable(vmax), cax=cax)
-    cb.set_label(colorbar_label, fontsize=11)
-    cb.ax.tick_params(labelsize=10)
-    mark_uniform(cb, uniform)
-    return fig
+    vmax = overlay_scale(maps, vmax)
+    grey = _grey(image)
+    side = round(panel * DPI)
+    gap = max(4, round(0.06 * side))
+    left = 35 if any(row_labels) else 12
+    top = 75 if any(col_labels) else 50
+    right = 140
+    W = left + ncols * side + (ncols - 1) * gap + right
+    H = top + nrows * side + (nrows - 1) * gap + 12
+    panels = tuple(
+        Panel((left + c * (side + gap), top + r * (side + gap), side, side),
+              overlay_cells(grey, maps[r, c], vmax, alpha), (S, S),
+              title=col_labels[c] if r == 0 else "", title_pt=11,
+              ylabel=row_labels[r] if c == 0 else "", label_pt=11,
+              rects=_query_rect(query, G, S // G, 2))
+        for r in range(nrows) for c in range(ncols))
+    height = nrows * side + (nrows - 1) * gap
+    bar = ColourBar((W - right + 25, top, 13, height), OVERLAY_CMAP, 0.0, vmax,
+                    label=colorbar_label, label_pt=11, tick_pt=10,
+                    marks=() if uniform is None else ((uniform, "1/N"),))
+    return Picture((W, H), panels, bar, title=title, title_pt=12, row_filter="up")
 
 
 def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
@@ -159,8 +158,8 @@ def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
                     query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
                     colorbar_label: str = "attention weight", vmax: float | None = None,
                     uniform: float | None = None) -> bytes:
-    """PNG bytes of `attention_table_figure`."""
-    return to_png(attention_table_figure(image, maps, title, row_labels=row_labels,
-                                         col_labels=col_labels, query=query, alpha=alpha,
-                                         panel=panel, colorbar_label=colorbar_label, vmax=vmax,
-                                         uniform=uniform))
+    """PNG bytes of `attention_table_picture`."""
+    return png(attention_table_picture(image, maps, title, row_labels=row_labels,
+                                       col_labels=col_labels, query=query, alpha=alpha,
+                                       panel=panel, colorbar_label=colorbar_label, vmax=vmax,
+                                       uniform=uniform))
