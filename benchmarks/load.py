@@ -388,9 +388,10 @@ def started_server(flags: list[str], log_path: Path | None = None,
                    env: dict[str, str] | None = None,
                    ) -> Iterator[tuple[str, subprocess.Popen]]:
     """The app as `scripts/app` starts it (`python -m lens.serve`, or `streamlit run app.py`
-    in a checkout without it; the repository's .streamlit config), on a free loopback port
-    with `flags` added; yields (base URL, process) once it answers and has gone idle (its
-    start-up work, e.g. warming the default trace, done: at most IDLE_WAIT_S); stops it after."""
+    in a checkout without it; the repository's .streamlit config; one BLAS thread), on a free
+    loopback port with `flags` added; yields (base URL, process) once it answers and has gone
+    idle (its start-up work, e.g. warming the default trace, done: at most IDLE_WAIT_S); stops
+    it after."""
     port = free_port()
     launch = ["-m", "lens.serve"] if (ROOT / "lens" / "serve.py").exists() else \
         ["-m", "streamlit", "run", "app.py"]
@@ -399,7 +400,11 @@ def started_server(flags: list[str], log_path: Path | None = None,
            "--server.port", str(port), *flags]
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                            env={**os.environ, "PYTHONPATH": str(ROOT),
+                                 # as scripts/app: one BLAS thread unless told otherwise
+                                 "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS",
+                                                                        "1"),
+                                 **(env or {})},
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
