@@ -27,8 +27,6 @@ TEXT = {
                    "第 {l} 层，查询 {q}：{h} 个头，{what}"),
     "head_n": ("head {n}", "头 {n}"),
     "weight": ("attention weight", "注意力权重"),
-    "one_scale": ("Both grids share one colour scale. The first {k} of h = {h} heads are shown.",
-                  "两组图共用一个颜色刻度。显示 h = {h} 个头中的前 {k} 个。"),
     "one_scale_all": ("Both grids share one colour scale.", "两组图共用一个颜色刻度。"),
     "shuffle_title": ("Shuffle the patches: permutation equivariance",
                       "打乱图像块：置换等变（permutation equivariance）"),
@@ -97,18 +95,19 @@ with left:
 on = ctx.variant(use_pe=True)
 off = ctx.variant(use_pe=False)
 G, h = cfg.grid_size, cfg.n_heads
-shown = min(h, 8)
-maps = {pe_id: tr.layers[layer].attn[:shown, query, :].reshape(shown, G, G)  # [k, G, G]
+heads = widgets.heads_chooser(ctx, h, key="compare_heads", where=left)
+shown = len(heads)
+maps = {pe_id: tr.layers[layer].attn[heads, query, :].reshape(shown, G, G)  # [k, G, G]
         for pe_id, tr in (("with_pe", on), ("without_pe", off))}
 vmax = max(float(m.max()) for m in maps.values())  # one colour scale for both
 with right:
     for pe_id, m in maps.items():
         widgets.picture(ctx, "attention_grid", ctx.trace.image, m,
-                        [ctx.ft("head_n", n=i + 1) for i in range(shown)],
+                        [ctx.ft("head_n", n=i + 1) for i in heads],
                         ctx.ft("maps_title", l=layer + 1, q=query, h=h, what=ctx.ft(pe_id)),
                         ncols=min(shown, 4), query=query, vmax=vmax, uniform=1 / cfg.n_tokens,
                         colorbar_label=ctx.ft("weight"), key=f"compare_{pe_id}")
-    st.caption(ctx.t("one_scale", k=shown, h=h) if shown < h else ctx.t("one_scale_all"))
+    st.caption(ctx.t("one_scale_all"))
 
 st.subheader(ctx.t("shuffle_title"))
 st.markdown(ctx.t("equivariance"))
@@ -162,7 +161,7 @@ values = (ca.selectbox(ctx.t("cmp_a"), options, index=options.index(defaults[0])
                        key=f"cmp_a_{what}"),
           cb.selectbox(ctx.t("cmp_b"), options, index=options.index(defaults[1]),
                        key=f"cmp_b_{what}"))
-for col, value in zip((ca, cb), values, strict=True):
+for side, col, value in zip("ab", (ca, cb), values, strict=True):
     with col:
         try:
             tr = ctx.variant(**{what: value})
@@ -170,12 +169,14 @@ for col, value in zip((ca, cb), values, strict=True):
             st.warning(ctx.t("impossible", msg=err))
             continue
         hv = tr.config.n_heads
-        k = min(hv, 8)
-        maps = tr.layers[layer].attn[:k, query, :].reshape(k, G, G)
+        shown_v = widgets.heads_chooser(ctx, hv, key=f"cmp_heads_{side}")
+        k = len(shown_v)
+        maps = tr.layers[layer].attn[shown_v, query, :].reshape(k, G, G)
         widgets.picture(ctx, "attention_grid", tr.image, maps,
-                        [ctx.ft("head_n", n=i + 1) for i in range(k)],
-                        ctx.t("maps_title", l=layer + 1, q=query, h=hv, what=f"{what} = {value}"),
+                        [ctx.ft("head_n", n=i + 1) for i in shown_v],
+                        ctx.ft("maps_title", l=layer + 1, q=query, h=hv,
+                               what=f"{what} = {value}"),
                         ncols=min(k, 4), query=query, colorbar_label=ctx.ft("weight"),
                         key=f"cmp_{what}_{value}")
         ent = attention_entropy(tr.layers[layer].attn)
-        st.caption(ctx.t("entropy", values=", ".join(f"{e:.2f}" for e in ent[:k])))
+        st.caption(ctx.t("entropy", values=", ".join(f"{ent[i]:.2f}" for i in shown_v)))
