@@ -145,6 +145,8 @@ COMMON: Texts = {
     "keys": ("key token j", "键词元 j"),
     "features": ("feature", "特征维度"),
     "value": ("value", "数值"),
+    "pixels_x": ("x (pixels)", "x（像素）"),
+    "pixels_y": ("y (pixels)", "y（像素）"),
     "block_avg": ("Shown block-averaged {kr}×{kc} (the matrix has a side over 256).",
                   "按 {kr}×{kc} 分块平均显示（矩阵某边超过 256）。"),
     "note_original": ("The study note, original text (中文)", "笔记原文"),

@@ -103,7 +103,8 @@ st.subheader(ctx.t("images"))
 left, right = st.columns([3, 2])
 with left:
     widgets.picture(ctx, "image_pair", ctx.original, ctx.trace.image,
-                    (ctx.t("original"), ctx.t("received")), key="images")
+                    (ctx.ft("original"), ctx.ft("received")), key="images",
+                    axis_labels=(ctx.ft("pixels_x"), ctx.ft("pixels_y")))
     colour = ctx.t("grey_luma") if cfg.channels == 1 else ctx.t("rgb_kept")
     st.caption(ctx.t("images_caption", S=cfg.image_size, colour=colour))
 with right:

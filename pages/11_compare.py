@@ -126,7 +126,8 @@ table = np.stack([np.stack([  # [2 settings, 2 images, G, G], head `head`
 c1, c2 = st.columns([1, 2])
 with c1:
     widgets.picture(ctx, "image_with_grid", shuffled, cfg.patch_size, ctx.ft("shuffled_image"),
-                    numbers=False, key="shuffled")
+                    numbers=False, key="shuffled",
+                    axis_labels=(ctx.ft("pixels_x"), ctx.ft("pixels_y")))
 with c2:
     widgets.picture(ctx, "attention_table", ctx.trace.image, table,
                     ctx.ft("moved_title", q=query, n=moved_to, l=layer + 1, hd=head + 1),

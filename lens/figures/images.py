@@ -22,8 +22,10 @@ def _show_image(ax, image: np.ndarray) -> None:
 
 def image_with_grid_figure(image: np.ndarray, patch_size: int, title: str, *,
                            numbers: bool = True, highlight: int | None = None,
-                           size: float = 5.0) -> Figure:
-    """The model's image with the patch grid, patch numbers (row-major) and one patch outlined."""
+                           size: float = 5.0,
+                           axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> Figure:
+    """The model's image with the patch grid, patch numbers (row-major) and one patch outlined;
+    axis_labels: (x, y), in the page's language."""
     S = image.shape[0]
     G = S // patch_size
     fig = Figure(figsize=(size, size), layout="constrained")
@@ -43,34 +45,37 @@ def image_with_grid_figure(image: np.ndarray, patch_size: int, title: str, *,
             (c * patch_size - 0.5, r * patch_size - 0.5), patch_size, patch_size,
             fill=False, ec=QUERY_COLOUR, lw=2.0))
     ax.set_title(title)
-    ax.set_xlabel("x (pixels)")
-    ax.set_ylabel("y (pixels)")
+    ax.set_xlabel(axis_labels[0])
+    ax.set_ylabel(axis_labels[1])
     return fig
 
 
 def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
-                    highlight: int | None = None, size: float = 5.0) -> bytes:
+                    highlight: int | None = None, size: float = 5.0,
+                    axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> bytes:
     """PNG bytes of `image_with_grid_figure`."""
     return to_png(image_with_grid_figure(image, patch_size, title, numbers=numbers,
-                                         highlight=highlight, size=size))
+                                         highlight=highlight, size=size,
+                                         axis_labels=axis_labels))
 
 
-def image_pair_figure(original: np.ndarray, model_input: np.ndarray,
-                      titles: tuple[str, str]) -> Figure:
-    """The upload as it is beside the image the model receives."""
+def image_pair_figure(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str],
+                      axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> Figure:
+    """The upload as it is beside the image the model receives; axis_labels: (x, y)."""
     fig = Figure(figsize=(8, 4), layout="constrained")
     for i, (img, title) in enumerate(zip((original, model_input), titles, strict=True)):
         ax = fig.add_subplot(1, 2, i + 1)
         _show_image(ax, img)
         ax.set_title(f"{title}  [{img.shape[0]} × {img.shape[1]} × {img.shape[2]}]")
-        ax.set_xlabel("x (pixels)")
-        ax.set_ylabel("y (pixels)")
+        ax.set_xlabel(axis_labels[0])
+        ax.set_ylabel(axis_labels[1])
     return fig
 
 
-def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str]) -> bytes:
+def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str],
+               axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> bytes:
     """PNG bytes of `image_pair_figure`."""
-    return to_png(image_pair_figure(original, model_input, titles))
+    return to_png(image_pair_figure(original, model_input, titles, axis_labels))
 
 
 def patch_gallery_figure(patches: np.ndarray, patch_size: int, channels: int, title: str,
