@@ -5,8 +5,9 @@
 
 Starts the app of `--repo` (default: this checkout) on a free loopback port, opens every page
 in Debian's headless Chromium at each size, waits until the script has finished, and saves
-`<out>/<size>/<NN>_<page>.png`: the viewport, and with --tall also the whole page (Streamlit's
-main pane scrolls inside itself, so a tall viewport stands in for a full-page shot).
+`<out>/<size>/<NN>_<page>.png`: the viewport (scrolled to `--at` when given), and with --tall
+also the whole page (Streamlit's main pane scrolls inside itself, so a tall viewport stands in
+for a full-page shot).
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def main() -> None:
     p.add_argument("--query", default="", help="link settings, e.g. lang=zh&d_model=64")
     p.add_argument("--tall", action="store_true", help="also the whole page (up to 7000 px)")
     p.add_argument("--pages", default="", help="page ids, e.g. positional,ffn (default: all)")
+    p.add_argument("--at", default="", help="a CSS selector scrolled to the top of the view "
+                   "first, e.g. '[data-testid=\"el-explorer\"]' (pages without it: the top)")
     args = p.parse_args()
     sys.path.insert(0, str(args.repo))
     page_ids = [info.id for info in _pages()]
@@ -64,6 +67,10 @@ def main() -> None:
                     page.wait_for_selector(IDLE, timeout=120_000)
                     page.wait_for_timeout(1500)  # images and LaTeX settle
                     page.wait_for_selector(IDLE, timeout=120_000)
+                    if args.at and page.locator(args.at).count():
+                        page.locator(args.at).first.evaluate(
+                            "e => e.scrollIntoView({block: 'start'})")
+                        page.wait_for_timeout(500)
                     path = folder / f"{k:02d}_{page_id}{suffix}.png"
                     page.screenshot(path=str(path))
                     print(path, flush=True)
