@@ -17,6 +17,7 @@ TEXT = {
         " {D} = {P}·{P}·{C} 个数值。"),
     "grid": ("The image with its patch grid", "带网格的图像"),
     "gallery": ("The first {n} patches", "前 {n} 个图像块"),
+    "tex_image": ("image", "图像"),
     "grid_title": ("{G} × {G} = {N} patches", "{G} × {G} = {N} 个图像块"),
     "gallery_title": ("patches 0 … {n}", "图像块 0 … {n}"),
     "patch_name": ("patch {i}", "图像块 {i}"),
@@ -34,9 +35,9 @@ ctx = page("patches", TEXT)
 cfg, tr = ctx.cfg, ctx.trace
 P, C, N, G = cfg.patch_size, cfg.channels, cfg.n_tokens, cfg.grid_size
 st.write(ctx.t("intro", S=cfg.image_size, P=P, N=N, D=cfg.patch_dim, C=C))
-st.latex(r"\underbrace{[%d \times %d \times %d]}_{\text{image}}\;\xrightarrow{(h\,p_1)(w\,p_2)\,c"
+st.latex(r"\underbrace{[%d \times %d \times %d]}_{\text{%s}}\;\xrightarrow{(h\,p_1)(w\,p_2)\,c"
          r"\;\to\;(h\,w)(p_1\,p_2\,c)}\;\underbrace{[%d \times %d]}_{\text{patches}}"
-         % (cfg.image_size, cfg.image_size, C, N, cfg.patch_dim))
+         % (cfg.image_size, cfg.image_size, C, ctx.t("tex_image"), N, cfg.patch_dim))
 widgets.note_original(ctx)
 
 left, right = st.columns(2)

@@ -36,6 +36,8 @@ TEXT = {
         "patch of the image is moved by one fixed permutation and the encoder runs again.",
         "没有位置编码时，编码器是**置换等变**的（permutation-equivariant）：打乱输入的行，只会以"
         "同样的方式打乱输出的行。下面用一个固定的排列移动图像的每个图像块，再运行一次编码器。"),
+    "tex_shuffled": ("shuffled", "打乱后"), "tex_image": ("image", "原图"),
+    "tex_without": ("(without PE)", "（无位置编码）"),
     "col_original": ("the image, query patch", "原图，查询图像块"),
     "col_moved": ("shuffled, same patch, put back", "打乱后的同一图像块，放回原位"),
     "moved_title": ("attention of patch {q} (at position {n} once shuffled), layer {l}, head {hd}",
@@ -111,8 +113,8 @@ with right:
 
 st.subheader(ctx.t("shuffle_title"))
 st.markdown(ctx.t("equivariance"))
-st.latex(r"\mathrm{Enc}(\text{shuffled}) = \mathrm{Enc}(\text{image})[\text{perm}]"
-         r"\quad\text{(without PE)}")
+st.latex(r"\mathrm{Enc}(\text{%s}) = \mathrm{Enc}(\text{%s})[\text{perm}]\quad\text{%s}"
+         % (ctx.t("tex_shuffled"), ctx.t("tex_image"), ctx.t("tex_without")))
 perm = fixed_permutation(cfg.n_tokens)
 shuffled = shuffle_patches(ctx.trace.image, cfg.patch_size, perm)
 moved_to = int(np.flatnonzero(perm == query)[0])  # where the query patch sits once shuffled

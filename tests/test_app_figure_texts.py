@@ -1,7 +1,8 @@
 """中文 in every figure: every page is run in 中文 (AppTest) and every text that reaches a
 picture — titles, axis and colour-bar labels, legends, tick labels, the explorer's labels — is
-checked for English words. Code identifiers and symbols (attn, W_Q, d_model, PE, nats …) stay
-as they are in both languages (see lens/i18n.py).
+checked for English words; so are the words (\text{…}) inside the page's formulas. Code
+identifiers and symbols (attn, W_Q, d_model, PE, nats …) stay as they are in both languages
+(see lens/i18n.py).
 
 The texts are caught twice: as the arguments of every `figures.<kind>` call the pages make
 (the figure functions' own defaults included), and, where a matplotlib Figure stands behind the
@@ -25,7 +26,9 @@ from lens import explorer, figures, meaning, widgets
 CODE_WORDS = frozenset({
     "attn", "concat", "softmax", "scores", "patches", "embedded", "output", "cos", "sin",
     "exp", "max", "perm", "Enc", "nats", "ReLU", "PE", "RGB", "pos", "FFN",
+    "head", "model", "out", "off",  # head_h, d_model, out_k, use_pe = off
 })
+LATEX_TEXT = re.compile(r"\\text\{([^{}]*)\}")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
 NOT_TEXT = frozenset({"fmt"})  # arguments that are not drawn as they are (a number format)
 
@@ -121,6 +124,9 @@ def test_every_figure_of_every_page_is_in_chinese(drawn, step, path):
     assert_clean(at)
     assert drawn, f"{step} drew no picture"
     assert not leaks(drawn), leaks(drawn)
+    words = [(t, english_words(t.replace("\\_", "_"))) for f in at.latex
+             for t in LATEX_TEXT.findall(f.value)]
+    assert not [w for w in words if w[1]], [w for w in words if w[1]]
 
 
 def test_the_figures_of_an_upload_the_trained_model_and_the_fallback_grids_are_in_chinese(
