@@ -2,8 +2,8 @@
 drawn smaller until it fits — down to half its size, below which it scrolls sideways as before.
 
 One `st.components.v2` component (in the page, not an iframe) mounted once per page in the
-sidebar: its script watches the main pane (new formulas after a rerun, a resized window) and
-sets the font size of each KaTeX display that overflows. It carries no data and no text.
+sidebar: its script watches the page (new formulas after a rerun, a resized window) and sets
+the font size of each KaTeX display of the main pane that overflows. It carries no data and no text.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ MIN_SCALE = 0.5  # the smallest a formula is drawn, relative to its own size
 JS = r"""
 export default function (component) {
   const MIN = %(min)s;
-  const main = document.querySelector('[data-testid="stMain"]');
-  if (!main) return;
   let queued = false;
   function fit() {
     queued = false;
+    const main = document.querySelector('[data-testid="stMain"]');  // looked up each time:
+    if (!main) return;                                               // it may come later
     for (const box of main.querySelectorAll(".katex-display")) {
       const k = box.querySelector(":scope > .katex");
       if (!k) continue;
@@ -35,10 +35,16 @@ export default function (component) {
     }
   }
   const later = () => { if (!queued) { queued = true; requestAnimationFrame(fit); } };
-  const mo = new MutationObserver(later);  // formulas drawn or redrawn (style changes excluded)
-  mo.observe(main, { childList: true, subtree: true, characterData: true });
+  // formulas drawn or redrawn anywhere (style changes are attributes: not watched); the
+  // explorer's own repaints on hover are left out
+  const outside = (r) => {
+    const e = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+    return !(e && e.closest(".el-root"));
+  };
+  const mo = new MutationObserver((records) => { if (records.some(outside)) later(); });
+  mo.observe(document.body, { childList: true, subtree: true, characterData: true });
   const ro = new ResizeObserver(later);  // the window or the sidebar changed the width
-  ro.observe(main);
+  ro.observe(document.documentElement);
   later();
   return () => { mo.disconnect(); ro.disconnect(); };
 }
