@@ -13,19 +13,16 @@ defaults and at the largest settings. Figures, not pass/fail: these machines are
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+from serverctl import serving  # noqa: E402
 
 from lens import explorer  # noqa: E402
 
@@ -45,30 +42,6 @@ HOVER_JS = """async (cv, pts) => {
   }
   return {handler, frame};
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
-                return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("the app did not start within 60 s")
 
 
 def hover_latency(page, url: str, hovers: int, grid: int = 14) -> dict[str, list[float]]:
@@ -122,23 +95,17 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--hovers", type=int, default=200)
     args = p.parse_args()
-    port = free_port()
-    server = start(port)
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                                         args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            print(f"hover → repaint, {args.hovers} hovers, 1400 × 900, headless Chromium")
-            for name, path in [("Multi-head (8 maps)", "multihead"),
-                               ("The stack (48 maps)", "stack")]:
-                t = hover_latency(page, f"http://127.0.0.1:{port}/{path}", args.hovers)
-                print(f"  {name:22s} handler (recolour + draw): {summary(t['handler'])}")
-                print(f"  {'':22s} to the next frame:         {summary(t['frame'])}")
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with serving(ROOT) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                                     args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        print(f"hover → repaint, {args.hovers} hovers, 1400 × 900, headless Chromium")
+        for name, path in [("Multi-head (8 maps)", "multihead"),
+                           ("The stack (48 maps)", "stack")]:
+            t = hover_latency(page, f"{url}/{path}", args.hovers)
+            print(f"  {name:22s} handler (recolour + draw): {summary(t['handler'])}")
+            print(f"  {'':22s} to the next frame:         {summary(t['frame'])}")
+        browser.close()
     payloads()
 
 

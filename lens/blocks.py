@@ -5,7 +5,9 @@ One function per kind of worked sum — a dot product in LaTeX, its largest prod
 a long sum as a code listing, an FFN hidden unit — each called from every page that shows one.
 The softmax row and the layer-norm row are in `blocks_rows`. The blocks own their texts (`TEXT`,
 one meaning per key); the page keeps the narrative around them and decides where they go
-(`where`: a column or container, the page itself by default).
+(`where`: a column or container, the page itself by default). Each block shows its key number
+(the result against the trace) and folds the long term-by-term arithmetic into an expander
+(`folded`), one click away.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class Page(Protocol):
 
 
 TEXT: Texts = {
+    "show_arithmetic": ("Show the arithmetic", "展开计算过程"),
     # a dot product written out (pages 3, 5, 9)
     "dots_products": (
         "The ⋯ stands for the {m} products k = {first} … {last} not written; all {n} are added.",
@@ -99,6 +102,11 @@ def say(ctx: Page, key: str, **values: object) -> str:
     return translate(key, ctx.lang, TEXT, **values)
 
 
+def folded(ctx: Page, where=None):
+    """The expander that holds a block's long arithmetic, folded until the learner opens it."""
+    return (where or st).expander(say(ctx, "show_arithmetic"))
+
+
 def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where=None) -> None:
     """The float64 recomputation beside the float32 value the trace holds at `field`, both to
     7 significant digits (float32's precision), so a rounding difference can show."""
@@ -108,7 +116,7 @@ def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where=Non
 
 def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str, *,
                 where=None) -> None:
-    """A dot product written out in LaTeX, then checked against the trace:
+    """A dot product checked against the trace, then written out in LaTeX (folded):
 
         lhs = (a_0)(b_0) + (a_1)(b_1) + (a_2)(b_2) + (a_3)(b_3) + ⋯ + (a_n−1)(b_n−1) = Σ_k a_k b_k
 
@@ -119,10 +127,11 @@ def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str,
     """
     where = where or st
     n = len(terms.products)
-    where.latex(dot_latex(lhs, terms, SHOWN))
-    if n > SHOWN + 1:
-        where.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
     stored_check(ctx, terms.total, stored, field, where=where)
+    box = folded(ctx, where)
+    box.latex(dot_latex(lhs, terms, SHOWN))
+    if n > SHOWN + 1:
+        box.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
 
 
 def largest_products(ctx: Page, terms: DotTerms, a_name: str, b_name: str, *, k: int = 4,
@@ -176,8 +185,9 @@ def _terms_lines(ctx: Page, values: np.ndarray, row: Callable[[int], str], first
 def dot_listing(ctx: Page, title: str, terms: DotTerms, stored: float, name: str, *,
                 size: str, divisor: str | None = None, notes: Sequence[str] | None = None,
                 where=None) -> None:
-    """A dot product as a code listing — the first terms and the largest, '…' for the gaps, the
-    others together, the total, the division by s if any — and what the trace holds:
+    """The result against the trace, then (folded) a dot product as a code listing — the first
+    terms and the largest, '…' for the gaps, the others together, the total, the division by s
+    if any — and what the trace holds:
 
         name = (Σ_k a_k b_k) / s
 
@@ -204,15 +214,17 @@ def dot_listing(ctx: Page, title: str, terms: DotTerms, stored: float, name: str
         lines += [f"s = {divisor} = {s:.6g}",
                   f"{name} = {terms.total:+.6g} / {s:.6g} = {terms.result:+.6g}"]
     lines.append(trace_line(ctx, name, stored))
-    where.code("\n".join(lines), language=None, wrap_lines=True)
-    where.caption(say(ctx, "terms_shown", first=FIRST, largest=LARGEST, size=size, n=n))
+    stored_check(ctx, terms.result, stored, name, where=where)
+    box = folded(ctx, where)
+    box.code("\n".join(lines), language=None, wrap_lines=True)
+    box.caption(say(ctx, "terms_shown", first=FIRST, largest=LARGEST, size=size, n=n))
 
 
 def sum_listing(ctx: Page, values: np.ndarray, labels: Sequence[str], stored: float,
                 name: str, *, first: int, largest: int = 0, unit: str = "terms",
                 where=None) -> None:
-    """A sum of named terms as a code listing — each term, the others together, Σ — and what
-    the trace holds: name = Σ_k values_k.
+    """The sum against the trace, then (folded) its named terms as a code listing — each term,
+    the others together, Σ — and what the trace holds: name = Σ_k values_k.
 
     Args:
         values: [n] the terms; labels: [n] the name of each ("head 1 (k = 0…63)").
@@ -221,13 +233,15 @@ def sum_listing(ctx: Page, values: np.ndarray, labels: Sequence[str], stored: fl
     lines, total = _terms_lines(ctx, values, lambda k: f"{labels[k]}:  {fixed(values[k])}",
                                 first, largest, unit)
     lines += [f"   Σ = {total:+.6g}", trace_line(ctx, name, stored)]
-    (where or st).code("\n".join(lines), language=None, wrap_lines=True)
+    stored_check(ctx, total, stored, name, where=where)
+    folded(ctx, where).code("\n".join(lines), language=None, wrap_lines=True)
 
 
 def hidden_unit(ctx: Page, unit: HiddenUnitTerms, stored: float, i: int, j: int, field: str,
                 *, where=None) -> None:
-    """One FFN hidden activation written out — the dot product, the bias, the ReLU — with its
-    largest products and the check against the trace:
+    """One FFN hidden activation: its formula, then (folded) written out — the dot product, the
+    bias, the ReLU — with its largest products; then the ReLU's verdict and the check against
+    the trace:
 
         ffn_hidden[i, j] = max(0, Σ_k x_k W_1[k, j] + b_1[j])
 
@@ -242,13 +256,14 @@ def hidden_unit(ctx: Page, unit: HiddenUnitTerms, stored: float, i: int, j: int,
                 r" + b_1[%d]\Big)" % (i, j, i, j, j))
     parts = [*written_products(dot, SHOWN), term(unit.bias)]
     body = r" \\ &\qquad + ".join(" + ".join(p) for p in (parts[:3], parts[3:]) if p)
-    where.latex(r"\begin{aligned} &= \max\big(0,\; %s\big) \\"
+    box = folded(ctx, where)
+    box.latex(r"\begin{aligned} &= \max\big(0,\; %s\big) \\"
                 r" &= \max(0,\; %s + %s) = \max(0,\; %s) = %s \end{aligned}"
                 % (body, num(dot.total), term(unit.bias), num(unit.pre), num(unit.hidden)))
     if n > SHOWN + 1:
-        where.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
+        box.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
     top = largest_terms(dot.products)
-    where.caption(say(ctx, "largest_products_list", k=len(top), terms=", ".join(
+    box.caption(say(ctx, "largest_products_list", k=len(top), terms=", ".join(
         f"k = {k}: {dot.a[k]:.4g} · {dot.b[k]:.4g} = {dot.products[k]:.4g}" for k in top)))
     where.write(say(ctx, "relu_zero") if unit.pre <= 0 else say(ctx, "relu_pass"))
     stored_check(ctx, unit.hidden, stored, field, where=where)

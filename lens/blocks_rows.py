@@ -18,7 +18,7 @@ from encoder_core.explain import (
 )
 from encoder_core.trace import LayerNormTrace
 
-from .blocks import Page, say, trace_line, with_gaps
+from .blocks import Page, folded, say, stored_check, trace_line, with_gaps
 from .latex import fixed, num, term, written_sum
 
 EXP_SHOWN = 3  # exponentials written out: the first ones and the largest
@@ -26,8 +26,9 @@ EXP_SHOWN = 3  # exponentials written out: the first ones and the largest
 
 def softmax_row(ctx: Page, terms: SoftmaxTerms, stored: np.ndarray, i: int, j: int, *,
                 where=None) -> None:
-    """Row i of attn worked out as a code listing — the maximum, the exponentials, their sum,
-    the division — and compared with the trace at the most attended key, key j and key i:
+    """attn[i, j] against the trace, then (folded) row i of attn worked out as a code listing —
+    the maximum, the exponentials, their sum, the division — and compared with the trace at the
+    most attended key, key j and key i:
 
         attn[i, j] = exp(s[i, j] − m) / Σ_k exp(s[i, k] − m),   m = max_k s[i, k]
 
@@ -62,15 +63,17 @@ def softmax_row(ctx: Page, terms: SoftmaxTerms, stored: np.ndarray, i: int, j: i
                                         one_line=True)]
     lines += [f"{say(ctx, 'step_check')}:",
               f"   Σ_j attn[{i}, j] = {summarise_terms(terms.p).total:.6f}"]
-    where.code("\n".join(lines), language=None, wrap_lines=True)
-    where.caption(say(ctx, "exp_shown", first=EXP_SHOWN, n=n))
+    stored_check(ctx, terms.p[j], stored[j], f"attn[{i}, {j}]", where=where)
+    box = folded(ctx, where)
+    box.code("\n".join(lines), language=None, wrap_lines=True)
+    box.caption(say(ctx, "exp_shown", first=EXP_SHOWN, n=n))
 
 
 def layer_norm_row(ctx: Page, terms: LayerNormTerms, gamma: np.ndarray, beta: np.ndarray,
                    eps: float, k: int, stored: LayerNormTrace, i: int, field: str, *,
                    where=None) -> None:
-    """The layer norm of one position written out — μ, σ², √(σ² + ε), x̂_k, out_k, the largest
-    squared deviations — then a table against the trace and the check that x̂ has mean 0 and
+    """The layer norm of one position written out (folded) — μ, σ², √(σ² + ε), x̂_k, out_k, the
+    largest squared deviations — then a table against the trace and the check that x̂ has mean 0 and
     variance σ²/(σ² + ε) ≈ 1:
 
         μ = Σ_k x_k / d,  σ² = Σ_k (x_k − μ)² / d,  x̂_k = (x_k − μ) / √(σ² + ε),
@@ -85,27 +88,28 @@ def layer_norm_row(ctx: Page, terms: LayerNormTerms, gamma: np.ndarray, beta: np
     where = where or st
     d = len(terms.x)
     sums = layer_norm_sums(terms)
-    where.latex(r"\begin{aligned} \mu &= \frac{%s}{%d} \\ &= \frac{%s}{%d} = %s \end{aligned}"
+    box = folded(ctx, where)  # the sums written out; the table and the check stay in view
+    box.latex(r"\begin{aligned} \mu &= \frac{%s}{%d} \\ &= \frac{%s}{%d} = %s \end{aligned}"
                 % (written_sum(terms.x), d, num(sums.sum_x), d, num(terms.mean)))
-    where.latex(r"\begin{aligned} \sigma^2 &= \frac{%s}{%d} \\ &= \frac{%s}{%d} = %s"
+    box.latex(r"\begin{aligned} \sigma^2 &= \frac{%s}{%d} \\ &= \frac{%s}{%d} = %s"
                 r" \end{aligned}"
                 % (written_sum(sums.sq_dev), d, num(sums.sum_sq_dev), d, num(terms.var)))
-    where.latex(r"\sqrt{\sigma^2 + \varepsilon} = \sqrt{%s + %s} = %s"
+    box.latex(r"\sqrt{\sigma^2 + \varepsilon} = \sqrt{%s + %s} = %s"
                 % (num(terms.var), num(eps), num(terms.std)))
-    where.latex(r"\hat{x}_{%d} = \frac{x_{%d} - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
+    box.latex(r"\hat{x}_{%d} = \frac{x_{%d} - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
                 r" = \frac{%s - %s}{%s} = %s"
                 % (k, k, term(terms.x[k]), term(terms.mean), num(terms.std),
                    num(terms.normed[k])))
-    where.latex(r"\text{out}_{%d} = \gamma_{%d}\,\hat{x}_{%d} + \beta_{%d} = %s \cdot %s + %s"
+    box.latex(r"\text{out}_{%d} = \gamma_{%d}\,\hat{x}_{%d} + \beta_{%d} = %s \cdot %s + %s"
                 r" = %s"
                 % (k, k, k, k, num(float(gamma[k])), term(terms.normed[k]),
                    term(float(beta[k])), num(terms.out[k])))
     if d > 6:
-        where.caption(say(ctx, "dots_features", m=d - 5, d=d, last=d - 1))
+        box.caption(say(ctx, "dots_features", m=d - 5, d=d, last=d - 1))
     else:
-        where.caption(say(ctx, "all_features", d=d, last=d - 1))
+        box.caption(say(ctx, "all_features", d=d, last=d - 1))
     top = largest_terms(sums.sq_dev)
-    where.caption(say(ctx, "largest_sq_dev", terms=", ".join(
+    box.caption(say(ctx, "largest_sq_dev", terms=", ".join(
         f"k = {t}: {sums.sq_dev[t]:.4g}" for t in top)))
 
     where.markdown(f"**{say(ctx, 'compare')}**")

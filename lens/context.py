@@ -16,6 +16,7 @@ import streamlit as st
 from encoder_core import EncoderConfig, EncoderTrace, ImageError
 
 from . import chrome, compute, keys, session, sidebar
+from .formula_fit import fit_formulas
 from .i18n import Texts, check_page_texts, translate
 from .settings import Settings
 
@@ -101,6 +102,7 @@ def page(page_id: str, texts: Texts | None = None) -> PageContext:
         trace = compute.trace_for(image_key, model_input, cfg, params, weights)
     session.sync_url()
     chrome.export(t, trace, image_key, weights)
+    fit_formulas()  # wide formulas drawn smaller on narrow screens
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
                       image_name=name, image_key=image_key, texts=texts, head_model=head)
     chrome.header(ctx)

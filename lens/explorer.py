@@ -26,7 +26,8 @@ from .figures.style import OVERLAY_CMAP
 MAX_BYTES = 4 * 2**20  # the most one page sends: above it, click-and-rerun pictures
 SCALE = 2.0**15  # weights ≤ 1 are sent × 2¹⁵, so that small ones stay normal float16 numbers
 MAX_PICTURE = 256  # side of the picture sent, at most (pixels)
-ALPHA = 0.6  # the maps' opacity over the image, as in `figures.overlay_rgb`
+ALPHA = 0.6  # the maps' top opacity: alpha · (0.15 + 0.85 · weight / vmax), as in
+#              `figures.overlay_rgb`, so the photo stays visible where attention is low
 
 _component = st.components.v2.component("encoder_lens_explorer", html=HTML, css=CSS, js=JS)
 

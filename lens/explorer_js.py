@@ -29,9 +29,18 @@ CSS = """
 .el-lab { font-size: 11px; text-align: center; white-space: nowrap; overflow: hidden;
   text-overflow: ellipsis; }
 .el-row { font-size: 11px; align-self: center; white-space: nowrap; padding-right: 2px; }
+.el-cell canvas { cursor: zoom-in; }
+.el-big { margin-bottom: 8px; max-width: 520px; }
+.el-big canvas { width: 100%; height: auto; display: block; image-rendering: pixelated;
+  cursor: zoom-out; }
 .el-bar { margin-top: 8px; max-width: 360px; }
+.el-barbox { position: relative; padding-top: 13px; }
 .el-bar canvas { width: 100%; height: 12px; display: block; }
+.el-uni { position: absolute; top: 0; bottom: 0; width: 0; border-left: 2px solid #00e5ff;
+  pointer-events: none; }
+.el-uni span { position: absolute; top: -1px; left: 2px; font-size: 10px; line-height: 1; }
 .el-ticks { display: flex; justify-content: space-between; font-size: 11px; }
+.el-note { font-size: 11px; opacity: 0.75; margin-top: 2px; }
 .el-tip { position: absolute; pointer-events: none; background: rgba(20, 20, 20, 0.88);
   color: #fff; padding: 3px 6px; border-radius: 4px; font-size: 12px; white-space: nowrap;
   display: none; z-index: 10; }
@@ -91,6 +100,7 @@ export default function (component) {
   root.classList.toggle("el-only", !H.rows);
   root.dataset.committed = String(query);
   root.dataset.hover = String(hover);
+  root.dataset.big = "-1";
   const tip = el("div", "el-tip", root);
 
   // --- the picker: the image, its patch grid, the query and the hovered patch --------------
@@ -131,16 +141,29 @@ export default function (component) {
   let bar = null, ticks = null, title = null, grid = null;
   const ps = Math.min(side, G * Math.max(1, Math.floor(112 / G)));  // panel side in pixels
   const pk = ps / G;
-  let grey = null;
+  const greyAt = (s) => {  // the image's grey, nearest-resampled to a panel of side s
+    const g = new Float32Array(s * s);
+    for (let y = 0; y < s; y++) for (let x = 0; x < s; x++) {
+      const q = 3 * (Math.floor(y * side / s) * side + Math.floor(x * side / s));
+      g[y * s + x] = (H.img[q] + H.img[q + 1] + H.img[q + 2]) / 3;
+    }
+    return g;
+  };
+  let grey = null, big = null, uni = null;
+  let bigPanel = -1;  // the panel shown large (a click on a map opens it, a click closes it)
   if (H.rows) {
     const maps = el("div", "el-maps", root);
     title = el("div", "el-title", maps);
+    grey = greyAt(ps);
+    const bs = side;  // the large panel: the picture's own resolution
+    big = { box: el("div", "el-big", maps), s: bs, grey: greyAt(bs) };
+    big.lab = el("div", "el-lab", big.box);
+    big.cv = el("canvas", "", big.box);
+    big.cv.width = big.cv.height = bs;
+    big.ctx = big.cv.getContext("2d");
+    big.img = new ImageData(bs, bs);
+    big.box.style.display = "none";
     grid = el("div", "el-grid", maps);
-    grey = new Float32Array(ps * ps);  // the image's grey, nearest-resampled to a panel
-    for (let y = 0; y < ps; y++) for (let x = 0; x < ps; x++) {
-      const q = 3 * (Math.floor(y * side / ps) * side + Math.floor(x * side / ps));
-      grey[y * ps + x] = (H.img[q] + H.img[q + 1] + H.img[q + 2]) / 3;
-    }
     const table = H.row_labels.length > 0;
     if (table) {
       el("div", "", grid);
@@ -171,7 +194,10 @@ export default function (component) {
     ro.observe(maps);
     const b = el("div", "el-bar", maps);
     el("div", "el-lab", b).textContent = H.text.colorbar;
-    bar = el("canvas", "", b);
+    const barbox = el("div", "el-barbox", b);
+    bar = el("canvas", "", barbox);
+    uni = el("div", "el-uni", barbox);  // the uniform weight 1/N, as on the server's bars
+    el("span", "", uni).textContent = "1/N";
     bar.width = 256; bar.height = 1;
     const bctx = bar.getContext("2d"), bimg = bctx.createImageData(256, 1);
     for (let i = 0; i < 256; i++) {
@@ -180,11 +206,38 @@ export default function (component) {
     bctx.putImageData(bimg, 0, 0);
     ticks = el("div", "el-ticks", b);
     for (let i = 0; i < 3; i++) el("span", "", ticks);
+    if (H.text.enlarge) el("div", "el-note", b).textContent = H.text.enlarge;
     root._cleanup = () => ro.disconnect();
   }
 
   const row = (panel, i) => (panel * N + i) * N;  // offset of attn row i of a panel
   let vmax = 1;
+  const colour = new Uint8Array(3 * N), opacity = new Float32Array(N);
+  // one panel's map over the grey picture, as `figures.overlay_rgb`: the colour's opacity
+  // follows the weight, alpha · (0.15 + 0.85 · level), so the photo shows where it is low
+  function drawPanel(p, ctx, img, s, g) {
+    const a = H.alpha, lut = H.lut, o = row(p, hover), d = img.data, sk = s / G;
+    for (let j = 0; j < N; j++) {
+      const level = Math.min(1, Math.max(0, f16[H.maps[o + j]] / vmax));
+      const v = Math.round(level * 255);
+      colour[3 * j] = lut[3 * v]; colour[3 * j + 1] = lut[3 * v + 1];
+      colour[3 * j + 2] = lut[3 * v + 2];
+      opacity[j] = a * (0.15 + 0.85 * level);
+    }
+    for (let y = 0; y < s; y++) {
+      const gy = Math.floor(y / sk) * G;
+      for (let x = 0; x < s; x++) {
+        const j = gy + Math.floor(x / sk), q = 4 * (y * s + x), op = opacity[j];
+        const gg = (1 - op) * g[y * s + x];
+        d[q] = gg + op * colour[3 * j]; d[q + 1] = gg + op * colour[3 * j + 1];
+        d[q + 2] = gg + op * colour[3 * j + 2]; d[q + 3] = 255;
+      }
+    }
+    ctx.putImageData(img, 0, 0);
+    ctx.lineWidth = Math.max(1, sk / 6);
+    ctx.strokeStyle = "#00e5ff";  // the query patch (the hovered one)
+    ctx.strokeRect((hover % G) * sk + 0.5, Math.floor(hover / G) * sk + 0.5, sk - 1, sk - 1);
+  }
   function drawMaps() {
     if (!H.rows) return;
     const t0 = performance.now();
@@ -194,29 +247,18 @@ export default function (component) {
       for (let j = 0; j < N; j++) vmax = Math.max(vmax, f16[H.maps[o + j]]);
     }
     vmax = vmax > 0 ? vmax : 1;
-    const a = H.alpha, lut = H.lut, colour = new Uint8Array(3 * N);
     for (let p = 0; p < panels.length; p++) {
-      const P = panels[p], o = row(p, hover), d = P.img.data;
-      for (let j = 0; j < N; j++) {
-        const v = Math.min(255, Math.max(0, Math.round(f16[H.maps[o + j]] / vmax * 255)));
-        colour[3 * j] = lut[3 * v]; colour[3 * j + 1] = lut[3 * v + 1];
-        colour[3 * j + 2] = lut[3 * v + 2];
-      }
-      for (let y = 0; y < ps; y++) {
-        const gy = Math.floor(y / pk) * G;
-        for (let x = 0; x < ps; x++) {
-          const j = 3 * (gy + Math.floor(x / pk)), q = 4 * (y * ps + x);
-          const g = (1 - a) * grey[y * ps + x];
-          d[q] = g + a * colour[j]; d[q + 1] = g + a * colour[j + 1];
-          d[q + 2] = g + a * colour[j + 2]; d[q + 3] = 255;
-        }
-      }
-      P.ctx.putImageData(P.img, 0, 0);
-      P.ctx.lineWidth = Math.max(1, pk / 6);
-      P.ctx.strokeStyle = "#00e5ff";  // the query patch (the hovered one)
-      P.ctx.strokeRect((hover % G) * pk + 0.5, Math.floor(hover / G) * pk + 0.5, pk - 1, pk - 1);
+      drawPanel(p, panels[p].ctx, panels[p].img, ps, grey);
     }
-    const real = vmax / H.scale;
+    if (bigPanel >= 0) {
+      drawPanel(bigPanel, big.ctx, big.img, big.s, big.grey);
+      const P = panels[bigPanel];
+      big.lab.textContent = H.row_labels.length
+        ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}` : H.titles[P.c];
+    }
+    const real = vmax / H.scale, u = 1 / N;
+    uni.style.display = u <= real ? "block" : "none";
+    uni.style.left = (100 * u / real).toFixed(2) + "%";
     title.textContent = H.text.title.replace("{i}", String(hover));
     ticks.children[0].textContent = "0";
     ticks.children[1].textContent = fmt(real / 2);
@@ -289,20 +331,36 @@ export default function (component) {
     clearTimeout(keyTimer);  // a run of presses commits once, where it stops
     keyTimer = setTimeout(() => commit(query), 350);
   });
+  const weightTip = (ev, cv, p) => {
+    const P = panels[p], j = patchAt(cv, ev);
+    const bits = H.maps[row(p, hover) + j];
+    // below float16's normal range the digits are not the trace's: say only how small
+    const w = bits & 0x7c00 ? fmt(f16[bits] / H.scale) : "< " + fmt(2 ** -14 / H.scale);
+    const who = H.row_labels.length ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}`
+      : H.titles[P.c];
+    showTip(ev, `${who} · ${patchText(j)} · ${H.text.weight} ${w}`);
+    root.dataset.tip = w;
+  };
+  const showBig = (p) => {  // -1 closes the large view
+    bigPanel = p;
+    big.box.style.display = p >= 0 ? "block" : "none";
+    root.dataset.big = String(p);
+    drawMaps();
+    if (p >= 0) big.box.scrollIntoView({ block: "nearest" });
+  };
   for (const P of panels) {
-    const onMove = (ev) => {
-      const j = patchAt(P.cv, ev);
-      const bits = H.maps[row(Number(P.cv.dataset.panel), hover) + j];
-      // below float16's normal range the digits are not the trace's: say only how small
-      const w = bits & 0x7c00 ? fmt(f16[bits] / H.scale) : "< " + fmt(2 ** -14 / H.scale);
-      const who = H.row_labels.length ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}`
-        : H.titles[P.c];
-      showTip(ev, `${who} · ${patchText(j)} · ${H.text.weight} ${w}`);
-      root.dataset.tip = w;
-    };
+    const p = Number(P.cv.dataset.panel);
+    const onMove = (ev) => weightTip(ev, P.cv, p);
     P.cv.addEventListener("pointermove", onMove);
     P.cv.addEventListener("pointerdown", onMove);
     P.cv.addEventListener("pointerleave", hideTip);
+    P.cv.addEventListener("click", () => showBig(bigPanel === p ? -1 : p));
+  }
+  if (big) {
+    big.cv.addEventListener("pointermove", (ev) => weightTip(ev, big.cv, bigPanel));
+    big.cv.addEventListener("pointerdown", (ev) => weightTip(ev, big.cv, bigPanel));
+    big.cv.addEventListener("pointerleave", hideTip);
+    big.cv.addEventListener("click", () => { hideTip(); showBig(-1); });
   }
   paint();
   return () => { clearTimeout(keyTimer); if (root._cleanup) root._cleanup(); };

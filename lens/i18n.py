@@ -119,6 +119,13 @@ COMMON: Texts = {
     "layer": ("Layer", "层"),
     "head": ("Head", "头"),
     "query": ("Query patch i", "查询图像块 i"),
+    "heads_shown": ("Heads to show (at most {k} of the h = {h})",
+                    "要显示的头（h = {h} 个中最多 {k} 个）"),
+    "head_number": ("head {n}", "头 {n}"),
+    "heads_caption": ("There are h = {h} heads; the maps show the {k} chosen above "
+                      "(at most {limit} at a time, to keep them readable).",
+                      "共有 h = {h} 个头；图中显示上面选中的 {k} 个"
+                      "（为保持清晰，一次最多 {limit} 个）。"),
     "query_row": ("Query row", "查询块所在行"),
     "query_col": ("Query column", "查询块所在列"),
     "click_hint": ("Click (or tap) a patch on the image to make it the query; the arrow keys "
@@ -128,6 +135,8 @@ COMMON: Texts = {
                    "make it the query; the arrow keys move it.",
                    "指向某个图像块：所有图立即显示它的注意力。点击（或轻触）将其设为查询；"
                    "方向键可移动它。"),
+    "enlarge_hint": ("Click (or tap) a map to see it large; click the large map to close it.",
+                     "点击（或轻触）一张图可放大查看；点击放大的图即可关闭。"),
     "picker_aria": ("The image cut into patches: choose the query patch",
                     "切成图像块的图像：选择查询图像块"),
     "patch_tip": ("patch {i} (row {r}, column {c})", "图像块 {i}（第 {r} 行，第 {c} 列）"),
@@ -136,6 +145,8 @@ COMMON: Texts = {
     "keys": ("key token j", "键词元 j"),
     "features": ("feature", "特征维度"),
     "value": ("value", "数值"),
+    "pixels_x": ("x (pixels)", "x（像素）"),
+    "pixels_y": ("y (pixels)", "y（像素）"),
     "block_avg": ("Shown block-averaged {kr}×{kc} (the matrix has a side over 256).",
                   "按 {kr}×{kc} 分块平均显示（矩阵某边超过 256）。"),
     "note_original": ("The study note, original text (中文)", "笔记原文"),

@@ -139,6 +139,8 @@ def query_explorer(ctx: PageContext, maps: explorer.Maps | None = None, where=No
     text = {"hint": ctx.t("hover_hint" if maps is not None else "click_hint"),
             "aria": ctx.t("picker_aria"), "patch": ctx.t("patch_tip", i="{i}", r="{r}", c="{c}"),
             "weight": ctx.t("weight_tip")}
+    if maps is not None:
+        text["enlarge"] = ctx.t("enlarge_hint")
     query = int(st.session_state.get("query", ctx.settings.query))  # after a commit
     explorer.explorer(ctx.trace.image, ctx.cfg.grid_size, query, text, key=keys.QUERY_CLICK,
                       maps=maps, where=where)
@@ -162,6 +164,26 @@ def layer_selector(ctx: PageContext, where=None) -> int:
 def head_selector(ctx: PageContext, where=None) -> int:
     """A head selector (shown 1…h), kept across pages. Returns the 0-based head."""
     return _index_selector(ctx, "head", ctx.cfg.n_heads, where)
+
+
+def heads_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 8,
+                  where=None) -> list[int]:
+    """The heads a grid shows (0-based): all `count` when they are at most `limit`; else the
+    learner's choice of at most `limit` (the first `limit` by default, and when none is chosen),
+    with a caption saying how many there are."""
+    if count <= limit:
+        return list(range(count))
+    where = where or st
+    default = list(range(limit))
+    if [i for i in st.session_state.get(key, default) if not 0 <= i < count]:
+        st.session_state[key] = default  # h changed: a kept choice may name a head gone
+    chosen = where.multiselect(ctx.t("heads_shown", k=limit, h=count), list(range(count)),
+                               default=default if key not in st.session_state else None,
+                               max_selections=limit, key=key,
+                               format_func=lambda i: ctx.t("head_number", n=i + 1))
+    chosen = sorted(chosen) or default
+    where.caption(ctx.t("heads_caption", h=count, k=len(chosen), limit=limit))
+    return chosen
 
 
 def _index_selector(ctx: PageContext, key: str, count: int, where=None) -> int:

@@ -33,6 +33,7 @@ TEXT = {
               "可训练参数总数：{n:,}（{L} 层）。"),
     "images": ("The image", "图像"),
     "original": ("your image", "原始图像"),
+    "tex_image": ("image", "图像"),
     "received": ("what the model receives", "模型收到的图像"),
     "images_caption": (
         "Centre-cropped to a square, resized to {S} × {S} with a bicubic filter, {colour}.",
@@ -103,12 +104,14 @@ st.subheader(ctx.t("images"))
 left, right = st.columns([3, 2])
 with left:
     widgets.picture(ctx, "image_pair", ctx.original, ctx.trace.image,
-                    (ctx.t("original"), ctx.t("received")), key="images")
+                    (ctx.ft("original"), ctx.ft("received")), key="images",
+                    axis_labels=(ctx.ft("pixels_x"), ctx.ft("pixels_y")))
     colour = ctx.t("grey_luma") if cfg.channels == 1 else ctx.t("rgb_kept")
     st.caption(ctx.t("images_caption", S=cfg.image_size, colour=colour))
 with right:
-    st.latex(r"\text{image}\;[%d \times %d \times %d] \rightarrow \text{patches}\;[%d \times %d]"
-             % (cfg.image_size, cfg.image_size, cfg.channels, cfg.n_tokens, cfg.patch_dim))
+    st.latex(r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{patches}\;[%d \times %d]"
+             % (ctx.t("tex_image"), cfg.image_size, cfg.image_size, cfg.channels, cfg.n_tokens,
+                cfg.patch_dim))
     st.latex(r"x_0 = \text{patches}\cdot W_E + PE")
     st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
     if cfg.use_ffn:

@@ -17,6 +17,10 @@ TEXT = {
         " {D} = {P}·{P}·{C} 个数值。"),
     "grid": ("The image with its patch grid", "带网格的图像"),
     "gallery": ("The first {n} patches", "前 {n} 个图像块"),
+    "tex_image": ("image", "图像"),
+    "grid_title": ("{G} × {G} = {N} patches", "{G} × {G} = {N} 个图像块"),
+    "gallery_title": ("patches 0 … {n}", "图像块 0 … {n}"),
+    "patch_name": ("patch {i}", "图像块 {i}"),
     "matrix": ("patches", "图像块矩阵"),
     "pick": ("Patch to inspect", "要查看的图像块"),
     "one_patch": ("patch {i} (grid row {r}, column {c}): its {P} × {P} values",
@@ -31,21 +35,22 @@ ctx = page("patches", TEXT)
 cfg, tr = ctx.cfg, ctx.trace
 P, C, N, G = cfg.patch_size, cfg.channels, cfg.n_tokens, cfg.grid_size
 st.write(ctx.t("intro", S=cfg.image_size, P=P, N=N, D=cfg.patch_dim, C=C))
-st.latex(r"\underbrace{[%d \times %d \times %d]}_{\text{image}}\;\xrightarrow{(h\,p_1)(w\,p_2)\,c"
+st.latex(r"\underbrace{[%d \times %d \times %d]}_{\text{%s}}\;\xrightarrow{(h\,p_1)(w\,p_2)\,c"
          r"\;\to\;(h\,w)(p_1\,p_2\,c)}\;\underbrace{[%d \times %d]}_{\text{patches}}"
-         % (cfg.image_size, cfg.image_size, C, N, cfg.patch_dim))
+         % (cfg.image_size, cfg.image_size, C, ctx.t("tex_image"), N, cfg.patch_dim))
 widgets.note_original(ctx)
 
 left, right = st.columns(2)
 with left:
     st.subheader(ctx.t("grid"))
     pick = st.number_input(ctx.t("pick"), 0, N - 1, 0, step=1, key="patch_pick")
-    widgets.picture(ctx, "image_with_grid", tr.image, P, f"{G} × {G} = {N} patches",
-                    numbers=G <= 16, highlight=pick, key="grid")
+    widgets.picture(ctx, "image_with_grid", tr.image, P, ctx.ft("grid_title", G=G, N=N),
+                    numbers=G <= 16, highlight=pick, key="grid",
+                    axis_labels=(ctx.ft("pixels_x"), ctx.ft("pixels_y")))
 with right:
     n_show = min(N, 64)
     st.subheader(ctx.t("gallery", n=n_show))
-    widgets.picture(ctx, "patch_gallery", tr.patches, P, C, f"patches 0 … {n_show - 1}",
+    widgets.picture(ctx, "patch_gallery", tr.patches, P, C, ctx.ft("gallery_title", n=n_show - 1),
                     max_patches=n_show, key="gallery")
 
 st.subheader(ctx.t("matrix"))
@@ -58,8 +63,9 @@ one = tr.patches[pick].reshape(P, P, C)
 cols = st.columns(C)
 for ch in range(C):
     with cols[ch]:
-        name = f"patch {pick}" + (f", {ctx.t('channel')} {'RGB'[ch]}" if C == 3 else "")
-        widgets.picture(ctx, "value_grid", one[..., ch], name, ctx.t("pixel_col"),
-                        ctx.t("pixel_row"), signed=False, key=f"patch_values_{ch}")
+        name = ctx.ft("patch_name", i=pick) + (f", {ctx.ft('channel')} {'RGB'[ch]}"
+                                                if C == 3 else "")
+        widgets.picture(ctx, "value_grid", one[..., ch], name, ctx.ft("pixel_col"),
+                        ctx.ft("pixel_row"), signed=False, key=f"patch_values_{ch}")
 
 chrome.footer(ctx)

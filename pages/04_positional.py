@@ -125,16 +125,17 @@ st.latex(rf"pos = 0 \ldots {N - 1},\quad i = 0 \ldots d_{{model}}/2 - 1 = {d // 
 widgets.note_original(ctx)
 
 # --- the matrix, one value worked out, the columns as curves ---------------------------------
-left, right = st.columns([3, 2])  # the PE panels side by side need the room
-with right:
-    st.subheader(ctx.t("example"))
-    c1, c2 = st.columns(2)
-    pos = c1.number_input(ctx.t("ex_pos"), 0, N - 1, min(5, N - 1), step=1, key="pe_ex_pos")
-    col = c2.number_input(ctx.t("ex_col"), 0, d - 1, min(2, d - 1), step=1, key="pe_ex_col")
-    ex = pe_terms(pos, col, d)
-    two_i = "2i" if ex.func == "sin" else "2i+1"
-    st.latex(rf"\text{{{ctx.t('ex_col')}}}\ {col} = {two_i}\ \Rightarrow\ i = {ex.i}")
-    st.latex(rf"\frac{{2i}}{{d_{{model}}}} = \frac{{{2 * ex.i}}}{{{d}}} = {ex.exponent:.5g}")
+matrix_box = st.container()  # above the example, drawn once its row and column are chosen
+st.subheader(ctx.t("example"))
+inputs, worked = st.columns([2, 3])
+c1, c2 = inputs.columns(2)
+pos = c1.number_input(ctx.t("ex_pos"), 0, N - 1, min(5, N - 1), step=1, key="pe_ex_pos")
+col = c2.number_input(ctx.t("ex_col"), 0, d - 1, min(2, d - 1), step=1, key="pe_ex_col")
+ex = pe_terms(pos, col, d)
+two_i = "2i" if ex.func == "sin" else "2i+1"
+inputs.latex(rf"\text{{{ctx.t('ex_col')}}}\ {col} = {two_i}\ \Rightarrow\ i = {ex.i}")
+inputs.latex(rf"\frac{{2i}}{{d_{{model}}}} = \frac{{{2 * ex.i}}}{{{d}}} = {ex.exponent:.5g}")
+with worked:
     st.latex(r"\begin{aligned}"
              rf"PE({pos}, {col}) &= \{ex.func}\!\left(\frac{{{pos}}}"
              rf"{{10000^{{{ex.exponent:.5g}}}}}\right) "
@@ -143,18 +144,19 @@ with right:
              r"\end{aligned}")
     blocks.stored_check(ctx, ex.value, tr.pe[pos, col], f"pe[{pos}, {col}]")
     st.caption(ctx.t("ex_caption"))
-with left:
+with matrix_box:
     st.subheader(ctx.t("pe_matrix"))
-    sin_col, cos_col = st.columns(2)
+    sin_col, cos_col = st.columns(2)  # the whole width: each panel is read at a tablet's width
     for name, offset, where in (("sin_name", 0, sin_col), ("cos_name", 1, cos_col)):
         widgets.matrix(ctx, tr.pe[:, offset::2], ctx.ft(name), key=f"pe_{offset}",
                        xlabel=ctx.t("pair_i"), ylabel=ctx.t("pos"), where=where,
                        highlight_row=pos, highlight_col=col // 2 if col % 2 == offset else None,
                        size=(3.6, 3.6), window=False)
-    widgets.number_window(ctx, tr.pe, "PE", key="pe")
-    st.caption(ctx.t("pe_caption"))
+    below, _ = st.columns([3, 2])
+    widgets.number_window(ctx, tr.pe, "PE", key="pe", where=below)
+    below.caption(ctx.t("pe_caption"))
     if d // 2 > figures.MAX_SIDE:
-        st.caption(ctx.t("pe_avg"))
+        below.caption(ctx.t("pe_avg"))
 
 st.subheader(ctx.t("curves"))
 defaults = sorted({0, 1, 2 * (d // 16), 2 * (d // 8)})

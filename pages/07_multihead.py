@@ -188,7 +188,7 @@ widgets.picture(ctx, "bar_panels", norms[None, :], [ctx.ft("norm_panel", i=query
                 key="contrib_norms", where=c1)
 widgets.picture(ctx, "row_heatmap", contrib[:, 0, :], ctx.ft("contrib_name", i=query),
                 ctx.ft("out_feature"), ctx.ft("head_axis"), [str(n + 1) for n in range(h)],
-                highlight_col=j, key="contrib", where=c2)
+                highlight_col=j, mean_of=ctx.ft("mean_of"), key="contrib", where=c2)
 widgets.number_window(ctx, contrib[:, 0, :], ctx.ft("contrib_name", i=query), key="contrib",
                       where=c2)
 st.caption(ctx.t("norms_caption", i=query))

@@ -13,7 +13,7 @@ from lens import chrome, explorer, meaning, widgets
 from lens.context import page
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
-MAX_GRID_HEADS = 8  # heads shown in the layer × head grid
+MAX_GRID_HEADS = 8  # heads shown at once in the layer × head grid (the learner chooses which)
 
 TEXT = {
     "intro": (
@@ -32,11 +32,6 @@ TEXT = {
         "这一行的 {N} 个权重，重新排回 {G} × {G} 的图像块网格。所有图共用一个色标。"),
     "grid_limited_l": ("Showing the first {l} of {L} layers, to keep the picture readable.",
                        "为保持图像清晰，只显示 {L} 层中的前 {l} 层。"),
-    "grid_limited_h": ("Showing the first {h} of {H} heads, to keep the picture readable.",
-                       "为保持图像清晰，只显示 {H} 个头中的前 {h} 个。"),
-    "grid_limited_lh": ("Showing the first {l} of {L} layers and the first {h} of {H} heads, "
-                        "to keep the picture readable.",
-                        "为保持图像清晰，只显示 {L} 层中的前 {l} 层、{H} 个头中的前 {h} 个。"),
     "head_title": ("head {h}", "头 {h}"),
     "live_one": (
         "All {n} layers' maps of every patch would be too much to send: the maps that follow "
@@ -131,20 +126,21 @@ with top_right:
 
 # --- 1 · layer × head grid ------------------------------------------------------------------
 st.subheader(ctx.t("grid"))
-n_l, n_h = min(L, MAX_GRID_LAYERS), min(H, MAX_GRID_HEADS)
+n_l = min(L, MAX_GRID_LAYERS)
 st.write(ctx.t("grid_text", i=query, N=N, G=G))
-limited = ("l" if n_l < L else "") + ("h" if n_h < H else "")
-if limited:
-    st.caption(ctx.t(f"grid_limited_{limited}", l=n_l, L=L, h=n_h, H=H))
+if n_l < L:
+    st.caption(ctx.t("grid_limited_l", l=n_l, L=L))
+heads = widgets.heads_chooser(ctx, H, key="stack_heads", limit=MAX_GRID_HEADS)
+n_h = len(heads)
 row_labels = [ctx.t("layer_label", l=l + 1) for l in range(n_l)]
-col_labels = [ctx.t("head_title", h=h + 1) for h in range(n_h)]
+col_labels = [ctx.t("head_title", h=h + 1) for h in heads]
 live = list(range(n_l)) if explorer.fits(n_l * n_h, N) else []
 if not live and explorer.fits(n_h, N):  # one layer fits: the one chosen here
     live = [widgets.layer_selector(ctx)]
     st.caption(ctx.t("live_one", l=live[0] + 1, n=n_l))
 if live:  # every query's row of the layers sent: the maps follow the pointer
     widgets.query_explorer(ctx, explorer.Maps(
-        np.stack([tr.layers[l].attn[:n_h] for l in live]),  # [layers, n_h, N, N]
+        np.stack([tr.layers[l].attn[heads] for l in live]),  # [layers, n_h, N, N]
         f"attn[h, {{i}}, :]  ({G} × {G})", ctx.t("weight"),
         row_labels=[ctx.t("layer_label", l=l + 1) for l in live], col_labels=col_labels))
 if live != list(range(n_l)):  # the server draws the layers the explorer does not carry
@@ -152,7 +148,7 @@ if live != list(range(n_l)):  # the server draws the layers the explorer does no
         widgets.query_explorer(ctx)
         st.caption(ctx.t("live_off", mb=explorer.map_bytes(n_h, N) / 2**20,
                          cap=explorer.MAX_BYTES / 2**20))
-    maps = np.stack([tr.layers[l].attn[:n_h, query, :].reshape(n_h, G, G)  # [h, N] -> [h, G, G]
+    maps = np.stack([tr.layers[l].attn[heads, query, :].reshape(n_h, G, G)  # [h, G, G] each
                      for l in range(n_l)])  # [n_l, n_h, G, G]
     share = (1.25 * n_h + 1.6) / (1.25 * MAX_GRID_HEADS + 1.6)  # the figure's width, relative
     where = st.columns([share, 1 - share])[0] if share < 0.9 else st  # few heads: not blown up

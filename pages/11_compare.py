@@ -27,8 +27,6 @@ TEXT = {
                    "第 {l} 层，查询 {q}：{h} 个头，{what}"),
     "head_n": ("head {n}", "头 {n}"),
     "weight": ("attention weight", "注意力权重"),
-    "one_scale": ("Both grids share one colour scale. The first {k} of h = {h} heads are shown.",
-                  "两组图共用一个颜色刻度。显示 h = {h} 个头中的前 {k} 个。"),
     "one_scale_all": ("Both grids share one colour scale.", "两组图共用一个颜色刻度。"),
     "shuffle_title": ("Shuffle the patches: permutation equivariance",
                       "打乱图像块：置换等变（permutation equivariance）"),
@@ -38,6 +36,8 @@ TEXT = {
         "patch of the image is moved by one fixed permutation and the encoder runs again.",
         "没有位置编码时，编码器是**置换等变**的（permutation-equivariant）：打乱输入的行，只会以"
         "同样的方式打乱输出的行。下面用一个固定的排列移动图像的每个图像块，再运行一次编码器。"),
+    "tex_shuffled": ("shuffled", "打乱后"), "tex_image": ("image", "原图"),
+    "tex_without": ("(without PE)", "（无位置编码）"),
     "col_original": ("the image, query patch", "原图，查询图像块"),
     "col_moved": ("shuffled, same patch, put back", "打乱后的同一图像块，放回原位"),
     "moved_title": ("attention of patch {q} (at position {n} once shuffled), layer {l}, head {hd}",
@@ -97,23 +97,24 @@ with left:
 on = ctx.variant(use_pe=True)
 off = ctx.variant(use_pe=False)
 G, h = cfg.grid_size, cfg.n_heads
-shown = min(h, 8)
-maps = {pe_id: tr.layers[layer].attn[:shown, query, :].reshape(shown, G, G)  # [k, G, G]
+heads = widgets.heads_chooser(ctx, h, key="compare_heads", where=left)
+shown = len(heads)
+maps = {pe_id: tr.layers[layer].attn[heads, query, :].reshape(shown, G, G)  # [k, G, G]
         for pe_id, tr in (("with_pe", on), ("without_pe", off))}
 vmax = max(float(m.max()) for m in maps.values())  # one colour scale for both
 with right:
     for pe_id, m in maps.items():
         widgets.picture(ctx, "attention_grid", ctx.trace.image, m,
-                        [ctx.ft("head_n", n=i + 1) for i in range(shown)],
+                        [ctx.ft("head_n", n=i + 1) for i in heads],
                         ctx.ft("maps_title", l=layer + 1, q=query, h=h, what=ctx.ft(pe_id)),
                         ncols=min(shown, 4), query=query, vmax=vmax, uniform=1 / cfg.n_tokens,
                         colorbar_label=ctx.ft("weight"), key=f"compare_{pe_id}")
-    st.caption(ctx.t("one_scale", k=shown, h=h) if shown < h else ctx.t("one_scale_all"))
+    st.caption(ctx.t("one_scale_all"))
 
 st.subheader(ctx.t("shuffle_title"))
 st.markdown(ctx.t("equivariance"))
-st.latex(r"\mathrm{Enc}(\text{shuffled}) = \mathrm{Enc}(\text{image})[\text{perm}]"
-         r"\quad\text{(without PE)}")
+st.latex(r"\mathrm{Enc}(\text{%s}) = \mathrm{Enc}(\text{%s})[\text{perm}]\quad\text{%s}"
+         % (ctx.t("tex_shuffled"), ctx.t("tex_image"), ctx.t("tex_without")))
 perm = fixed_permutation(cfg.n_tokens)
 shuffled = shuffle_patches(ctx.trace.image, cfg.patch_size, perm)
 moved_to = int(np.flatnonzero(perm == query)[0])  # where the query patch sits once shuffled
@@ -127,7 +128,8 @@ table = np.stack([np.stack([  # [2 settings, 2 images, G, G], head `head`
 c1, c2 = st.columns([1, 2])
 with c1:
     widgets.picture(ctx, "image_with_grid", shuffled, cfg.patch_size, ctx.ft("shuffled_image"),
-                    numbers=False, key="shuffled")
+                    numbers=False, key="shuffled",
+                    axis_labels=(ctx.ft("pixels_x"), ctx.ft("pixels_y")))
 with c2:
     widgets.picture(ctx, "attention_table", ctx.trace.image, table,
                     ctx.ft("moved_title", q=query, n=moved_to, l=layer + 1, hd=head + 1),
@@ -162,7 +164,7 @@ values = (ca.selectbox(ctx.t("cmp_a"), options, index=options.index(defaults[0])
                        key=f"cmp_a_{what}"),
           cb.selectbox(ctx.t("cmp_b"), options, index=options.index(defaults[1]),
                        key=f"cmp_b_{what}"))
-for col, value in zip((ca, cb), values, strict=True):
+for side, col, value in zip("ab", (ca, cb), values, strict=True):
     with col:
         try:
             tr = ctx.variant(**{what: value})
@@ -170,12 +172,14 @@ for col, value in zip((ca, cb), values, strict=True):
             st.warning(ctx.t("impossible", msg=err))
             continue
         hv = tr.config.n_heads
-        k = min(hv, 8)
-        maps = tr.layers[layer].attn[:k, query, :].reshape(k, G, G)
+        shown_v = widgets.heads_chooser(ctx, hv, key=f"cmp_heads_{side}")
+        k = len(shown_v)
+        maps = tr.layers[layer].attn[shown_v, query, :].reshape(k, G, G)
         widgets.picture(ctx, "attention_grid", tr.image, maps,
-                        [ctx.ft("head_n", n=i + 1) for i in range(k)],
-                        ctx.t("maps_title", l=layer + 1, q=query, h=hv, what=f"{what} = {value}"),
+                        [ctx.ft("head_n", n=i + 1) for i in shown_v],
+                        ctx.ft("maps_title", l=layer + 1, q=query, h=hv,
+                               what=f"{what} = {value}"),
                         ncols=min(k, 4), query=query, colorbar_label=ctx.ft("weight"),
                         key=f"cmp_{what}_{value}")
         ent = attention_entropy(tr.layers[layer].attn)
-        st.caption(ctx.t("entropy", values=", ".join(f"{e:.2f}" for e in ent[:k])))
+        st.caption(ctx.t("entropy", values=", ".join(f"{ent[i]:.2f}" for i in shown_v)))

@@ -5,50 +5,23 @@
 
 Starts the app of `--repo` (default: this checkout) on a free loopback port, opens every page
 in Debian's headless Chromium at each size, waits until the script has finished, and saves
-`<out>/<size>/<NN>_<page>.png`: the viewport, and with --tall also the whole page (Streamlit's
-main pane scrolls inside itself, so a tall viewport stands in for a full-page shot).
+`<out>/<size>/<NN>_<page>.png`: the viewport (scrolled to `--at` when given), and with --tall
+also the whole page (Streamlit's main pane scrolls inside itself, so a tall viewport stands in
+for a full-page shot).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
+from serverctl import serving  # scripts/, this script's folder
 
 HERE = Path(__file__).resolve().parent.parent
 IDLE = ('[data-testid="stApp"][data-test-script-state="notRunning"]'
         ' [data-testid="stMain"] h1')
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(repo: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(repo)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"],
-        cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
-                return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("the app did not start within 60 s")
 
 
 def _pages():
@@ -71,38 +44,38 @@ def main() -> None:
     p.add_argument("--query", default="", help="link settings, e.g. lang=zh&d_model=64")
     p.add_argument("--tall", action="store_true", help="also the whole page (up to 7000 px)")
     p.add_argument("--pages", default="", help="page ids, e.g. positional,ffn (default: all)")
+    p.add_argument("--at", default="", help="a CSS selector scrolled to the top of the view "
+                   "first, e.g. '[data-testid=\"el-explorer\"]' (pages without it: the top)")
     args = p.parse_args()
     sys.path.insert(0, str(args.repo))
     page_ids = [info.id for info in _pages()]
     if args.pages:
         page_ids = [i for i in page_ids if i in args.pages.split(",")]
 
-    port = free_port()
-    server = start(args.repo, port)
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                                         args=["--no-sandbox", "--disable-gpu"])
-            for size in args.sizes.split(","):
-                w, h = (int(v) for v in size.split("x"))
-                folder = args.out / size
-                folder.mkdir(parents=True, exist_ok=True)
-                heights = [("", h)] + ([("_tall", 7000)] if args.tall else [])
-                for suffix, height in heights:
-                    page = browser.new_page(viewport={"width": w, "height": height})
-                    for k, page_id in enumerate(page_ids, start=1):
-                        page.goto(f"http://127.0.0.1:{port}/{page_id}?{args.query}")
-                        page.wait_for_selector(IDLE, timeout=120_000)
-                        page.wait_for_timeout(1500)  # images and LaTeX settle
-                        page.wait_for_selector(IDLE, timeout=120_000)
-                        path = folder / f"{k:02d}_{page_id}{suffix}.png"
-                        page.screenshot(path=str(path))
-                        print(path, flush=True)
-                    page.close()
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with serving(args.repo) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
+                                     args=["--no-sandbox", "--disable-gpu"])
+        for size in args.sizes.split(","):
+            w, h = (int(v) for v in size.split("x"))
+            folder = args.out / size
+            folder.mkdir(parents=True, exist_ok=True)
+            heights = [("", h)] + ([("_tall", 7000)] if args.tall else [])
+            for suffix, height in heights:
+                page = browser.new_page(viewport={"width": w, "height": height})
+                for k, page_id in enumerate(page_ids, start=1):
+                    page.goto(f"{url}/{page_id}?{args.query}")
+                    page.wait_for_selector(IDLE, timeout=120_000)
+                    page.wait_for_timeout(1500)  # images and LaTeX settle
+                    page.wait_for_selector(IDLE, timeout=120_000)
+                    if args.at and page.locator(args.at).count():
+                        page.locator(args.at).first.evaluate(
+                            "e => e.scrollIntoView({block: 'start'})")
+                        page.wait_for_timeout(500)
+                    path = folder / f"{k:02d}_{page_id}{suffix}.png"
+                    page.screenshot(path=str(path))
+                    print(path, flush=True)
+                page.close()
+        browser.close()
 
 
 if __name__ == "__main__":

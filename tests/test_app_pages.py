@@ -138,3 +138,58 @@ def test_over_the_explorer_cap_the_pages_fall_back_and_say_so(link, centre, mult
     said = " ".join(c.value for c in at.caption)
     assert ("the pointer are those of layer 1" in said) == (stack_live == "one")
     assert ("over the 4 MB a page sends" in said) == (stack_live == "none")
+
+
+def trace_attn(**link: str) -> np.ndarray:
+    """Every layer's attn at these link settings on the built-in photo, [L, h, N, N], computed
+    here as the app does."""
+    from encoder_core import encode
+    from lens import compute
+    from lens.settings import Settings
+
+    cfg = Settings.from_url(link)[0].to_config()
+    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+                                    cfg.channels)
+    return np.stack([layer.attn for layer in encode(image, cfg, compute.random_params(cfg)).layers])
+
+
+def test_above_8_heads_the_learner_chooses_which_heads_the_grids_show(monkeypatch):
+    """The stack's live grid and Compare's grids show the first 8 of 16 heads by default and
+    then the heads chosen, with a caption saying how many there are."""
+    from lens import explorer, widgets
+
+    sent, drawn = [], []
+    real_explorer, real_render = explorer.explorer, widgets.render
+
+    def spy_explorer(*args, maps=None, **kwargs):
+        sent.append(maps)
+        return real_explorer(*args, maps=maps, **kwargs)
+
+    def spy_render(kind, *args, **kwargs):
+        drawn.append((kind, args))
+        return real_render(kind, *args, **kwargs)
+
+    monkeypatch.setattr(explorer, "explorer", spy_explorer)
+    monkeypatch.setattr(widgets, "render", spy_render)
+    at = new_app(d_model="64", n_heads="16", n_layers="2")
+    at.run()
+    at.switch_page("pages/10_stack.py").run()
+    assert_clean(at)
+    grid = [m for m in sent if m is not None][-1]
+    assert list(grid.col_labels) == [f"head {n}" for n in range(1, 9)]
+    assert at.multiselect(key="stack_heads").value == list(range(8))
+    assert "There are h = 16 heads" in " ".join(c.value for c in at.caption)
+    sent.clear()
+    at.multiselect(key="stack_heads").set_value([15, 3, 9]).run()
+    assert_clean(at)
+    grid = [m for m in sent if m is not None][-1]
+    assert list(grid.col_labels) == ["head 4", "head 10", "head 16"]
+    assert np.array_equal(grid.attn, trace_attn(d_model="64", n_heads="16",
+                                                n_layers="2")[:, [3, 9, 15]])
+    at.switch_page("pages/11_compare.py").run()
+    assert_clean(at)
+    drawn.clear()
+    at.multiselect(key="compare_heads").set_value([12, 13]).run()
+    assert_clean(at)
+    titles = [args[2] for kind, args in drawn if kind == "attention_grid"]
+    assert titles[:2] == [["head 13", "head 14"]] * 2, titles  # PE on and off

@@ -62,6 +62,18 @@ def show(block: str, lang: str, *args, **kwargs) -> AppTest:
     return at
 
 
+def assert_folded(at: AppTest, lang: str, kind: str) -> None:
+    """The block's long arithmetic (its `kind` elements: latex or code) sits in one folded
+    expander labelled "Show the arithmetic", and its check against the trace stays outside."""
+    assert len(at.expander) == 1
+    box = at.expander[0]
+    assert box.label == blocks.say(SimpleNamespace(lang=lang), "show_arithmetic")
+    assert not box.proto.expanded  # folded until the learner opens it
+    assert len(box.get(kind)) >= 1
+    outside = [m.value for m in at.markdown if m not in box.markdown]
+    assert outside or at.success, "the key number is not in view"
+
+
 def stored_in(text: str, field: str) -> float:
     """The number after `field` … ** in a check line."""
     return float(re.search(re.escape(f"`{field}`") + r"[^*]*\*\*([-+0-9.e]+)\*\*", text)[1])
@@ -72,6 +84,7 @@ def test_dot_product_writes_the_float64_sum_and_the_stored_value(trace, lang):
     terms = dot_terms(trace.patches[I], trace.params.W_E[:, J])  # 64 products
     stored = trace.embedded[I, J]
     at = show("dot_product", lang, r"\text{embedded}[5, 3]", terms, stored, "embedded[5, 3]")
+    assert_folded(at, lang, "latex")
     latex = at.latex[0].value
     for k in (0, 1, 2, 3, 63):
         assert rf"({num(terms.a[k])})\,({num(terms.b[k])})" in latex
@@ -113,6 +126,8 @@ def test_dot_listing_shows_first_and_largest_terms_the_rest_and_the_scaled_score
     stored = layer.scores[1, I, J]
     at = show("dot_listing", lang, "q_5 · k_3 = Σ_k q_5[k] · k_3[k]", terms, stored,
               "scores[5, 3]", size="d_k", divisor=score_divisor_text(CFG))
+    assert_folded(at, lang, "code")
+    assert stored_in(at.markdown[0].value, "scores[5, 3]") == float(f"{stored:.7g}")
     code = at.code[0].value
     summary = summarise_terms(terms.products)
     written = [float(x) for x in re.findall(r"^\s+k =\s*\d+:.* = ([-+]\d+\.\d{4})$", code, re.M)]
@@ -135,6 +150,7 @@ def test_sum_listing_of_the_heads_adds_up_to_attn_out(trace, lang):
     values = contrib[:, 0, J]  # [h]
     at = show("sum_listing", lang, values, ["head 1", "head 2"], layer.attn_out[I, J],
               "attn_out[5, 3]", first=16, unit="heads")
+    assert_folded(at, lang, "code")
     code = at.code[0].value
     shown = [float(x) for x in re.findall(r"head \d:\s+([-+]\d+\.\d{4})$", code, re.M)]
     np.testing.assert_allclose(shown, values, atol=5e-5)
@@ -151,6 +167,8 @@ def test_hidden_unit_writes_sum_bias_relu_and_the_stored_activation(trace, lang,
     j = next(j for j, u in enumerate(units) if (u.pre <= 0) == (relu == "zero"))
     unit, field = units[j], f"layers[0].ffn_hidden[5, {j}]"
     at = show("hidden_unit", lang, unit, lt.ffn_hidden[I, j], I, j, field)
+    assert_folded(at, lang, "latex")
+    assert at.latex[0] not in at.expander[0].latex  # the formula stays in view
     worked = at.latex[1].value
     assert rf"= \max(0,\; {num(unit.pre)}) = {num(unit.hidden)}" in worked
     for k in (0, 1, 2, 3, 31):
@@ -168,6 +186,8 @@ def test_softmax_row_writes_max_exponentials_sum_and_matches_the_trace(trace, la
     layer = trace.layers[0]
     terms = softmax_terms(layer.scores[0, I])  # N = 16
     at = show("softmax_row", lang, terms, layer.attn[0, I], I, J)
+    assert_folded(at, lang, "code")
+    assert stored_in(at.markdown[0].value, f"attn[5, {J}]") == float(f"{layer.attn[0, I, J]:.7g}")
     code = at.code[0].value
     arg = int(np.argmax(terms.x))
     assert f"m = s[5, {arg}] = {terms.x[arg]:+.4f}" in code
@@ -187,6 +207,7 @@ def test_layer_norm_row_matches_the_trace_and_checks_the_normed_row(trace, lang)
     k = 7
     at = show("layer_norm_row", lang, terms, lp.gamma_1, lp.beta_1, CFG.ln_eps, k, lt.ln_1, I,
               "layers[0].ln_1")
+    assert_folded(at, lang, "latex")
     mu, var, std, normed, out = (m.value for m in at.latex)
     assert mu.rstrip("$\n").endswith(f"= {num(terms.mean)} \\end{{aligned}}")
     assert var.rstrip("$\n").endswith(f"= {num(terms.var)} \\end{{aligned}}")

@@ -29,9 +29,12 @@ def image_cells(image: np.ndarray) -> np.ndarray:
 
 def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
                             numbers: bool = True, highlight: int | None = None,
-                            size: float = 5.0) -> Picture:
+                            size: float = 5.0,
+                            axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)"),
+                            ) -> Picture:
     """The model's image with the patch grid, patch numbers (row-major, up to 16 patches a
-    side) and one patch outlined; axes in pixels. image: [S, S, C] in [0, 1]."""
+    side) and one patch outlined; axes in pixels, labelled axis_labels (x, y) in the page's
+    language. image: [S, S, C] in [0, 1]."""
     S = image.shape[0]
     G = S // patch_size
     W = H = round(size * DPI)
@@ -51,7 +54,7 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
                       rgb255(QUERY_COLOUR), width=3),)
     ticks = tuple((t, str(t)) for t in index_ticks(S, side, spacing=3.0))
     panel = Panel((x0, top, side, side), image_cells(image), (S, S), title=title,
-                  xlabel="x (pixels)", ylabel="y (pixels)", xticks=ticks, yticks=ticks,
+                  xlabel=axis_labels[0], ylabel=axis_labels[1], xticks=ticks, yticks=ticks,
                   hlines=edges, vlines=edges, line_colour=rgb255(GRID_COLOUR), rects=rects,
                   texts=texts,
                   text_pt=max(4, 90 // G))
@@ -59,14 +62,16 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
 
 
 def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
-                    highlight: int | None = None, size: float = 5.0) -> bytes:
+                    highlight: int | None = None, size: float = 5.0,
+                    axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> bytes:
     """PNG bytes of `image_with_grid_picture`."""
     return png(image_with_grid_picture(image, patch_size, title, numbers=numbers,
-                                       highlight=highlight, size=size))
+                                       highlight=highlight, size=size, axis_labels=axis_labels))
 
 
 def image_pair_picture(original: np.ndarray, model_input: np.ndarray,
-                       titles: tuple[str, str]) -> Picture:
+                       titles: tuple[str, str],
+                       axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> Picture:
     """The upload as it is beside the image the model receives, each in its own half with its
     aspect ratio, its shape in the title and axes in pixels.
     original: [h, w, 3], model_input: [S, S, C], both in [0, 1]."""
@@ -82,15 +87,16 @@ def image_pair_picture(original: np.ndarray, model_input: np.ndarray,
         y0 = top + (room_h - bh) // 2
         panels.append(Panel((x0, y0, bw, bh), image_cells(img), (w, h),
                             title=f"{title}  [{h} × {w} × {img.shape[2]}]",
-                            xlabel="x (pixels)", ylabel="y (pixels)",
+                            xlabel=axis_labels[0], ylabel=axis_labels[1],
                             xticks=tuple((t, str(t)) for t in index_ticks(w, bw)),
                             yticks=tuple((t, str(t)) for t in index_ticks(h, bh, spacing=2.0))))
     return Picture((W, H), tuple(panels), row_filter="up")
 
 
-def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str]) -> bytes:
+def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str],
+               axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> bytes:
     """PNG bytes of `image_pair_picture`."""
-    return png(image_pair_picture(original, model_input, titles))
+    return png(image_pair_picture(original, model_input, titles, axis_labels))
 
 
 def patch_gallery_picture(patches: np.ndarray, patch_size: int, channels: int, title: str,

@@ -8,13 +8,7 @@ test-artifacts/streamlit-server.log.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,35 +25,12 @@ from browser_helpers import (
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+import serverctl  # noqa: E402  (scripts/serverctl.py: the one way the app is started)
+
 STARTUP_S = 60  # bounded wait for /_stcore/health
-STOP_S = 10  # terminate, then kill after this
 
 expect.set_options(timeout=TIMEOUT_MS)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _health(url: str) -> str:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-            return r.read().decode("utf-8", "replace").strip()
-    except (urllib.error.URLError, OSError):
-        return ""
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=STOP_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=STOP_S)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -75,28 +46,17 @@ def app_url() -> Iterator[str]:
     """Start `streamlit run app.py` on a free port, yield its base URL, stop it afterwards."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     log_path = ARTIFACTS / "streamlit-server.log"
-    port = _free_port()
+    port = serverctl.free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port),
-           "--browser.gatherUsageStats", "false"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
+        proc = serverctl.launch(REPO, port, log)
         try:
-            deadline = time.monotonic() + STARTUP_S
-            while _health(url) != "ok":
-                if proc.poll() is not None:
-                    pytest.fail(f"the Streamlit server exited with code {proc.returncode} before "
-                                f"answering; its log:\n{log_path.read_text(errors='replace')}")
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the Streamlit server did not answer {url}/_stcore/health "
-                                f"within {STARTUP_S} s; its log:\n"
-                                f"{log_path.read_text(errors='replace')}")
-                time.sleep(0.25)
+            why = serverctl.wait_healthy(proc, url, STARTUP_S)
+            if why:
+                pytest.fail(f"{why}; its log:\n{log_path.read_text(errors='replace')}")
             yield url
         finally:
-            _stop(proc)
+            serverctl.stop(proc)
 
 
 @pytest.fixture(scope="session")

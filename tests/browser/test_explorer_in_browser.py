@@ -214,3 +214,73 @@ def test_the_row_and_column_inputs_still_choose_the_query(page, app_url):
     wait_for(lambda: dataset(page).get("committed"), lambda q: q == "7",
              "the explorer to follow the inputs")
     wait_url(page, "&query=7")
+
+
+@cache
+def default_picture() -> np.ndarray:
+    """The picture the explorer is sent at the defaults, [side, side, 3] uint8."""
+    from lens import explorer
+
+    cfg = Settings().normalised()[0].to_config()
+    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+                                    cfg.channels)
+    return explorer.picture_pixels(image, cfg.grid_size)
+
+
+def overlay_pixel(weight: float, vmax: float, grey: float) -> np.ndarray:
+    """One pixel of a map as `figures.overlay_rgb` blends it: opacity alpha·(0.15 + 0.85·level)."""
+    from lens import explorer
+
+    level = min(1.0, max(0.0, weight / vmax))
+    colour = explorer._lut()[round(level * 255)].astype(float)
+    opacity = explorer.ALPHA * (0.15 + 0.85 * level)
+    return (1 - opacity) * grey + opacity * colour
+
+
+PIXEL_JS = "(cv, [x, y]) => Array.from(cv.getContext('2d').getImageData(x, y, 1, 1).data)"
+
+
+def test_the_maps_opacity_follows_the_weight_and_the_bar_marks_1_over_n(page, app_url):
+    """The live maps blend like the server's pictures (the photo shows where attention is low),
+    the colour bar marks the even weight 1/N, and a click opens a map large (and closes it)."""
+    open_app(page, app_url, "multihead")
+    picker(page)
+    attn = default_attn()  # [h, N, N] of layer 1
+    rows = attn[:, CENTRE].astype(np.float16).astype(np.float64)  # as the browser reads them
+    vmax = float(rows.max())
+    cell = page.locator(f"{EXPLORER} .el-cell canvas").first
+    ps = cell.evaluate("c => c.width")
+    pic = default_picture()
+    for j in (int(rows[0].argmin()), int(rows[0].argmax())):  # the lowest and highest weight
+        r, c = divmod(j, G)
+        y, x = int((r + 0.5) * ps / G), int((c + 0.5) * ps / G)
+        shown = np.array(cell.evaluate(PIXEL_JS, [x, y]))[:3]
+        src = pic[y * pic.shape[0] // ps, x * pic.shape[0] // ps].astype(float)
+        want = overlay_pixel(float(rows[0, j]), vmax, float(src.mean()))
+        assert np.abs(shown - want).max() <= 2, (j, shown, want)
+    mark = page.locator(f"{EXPLORER} .el-uni")
+    expect(mark).to_be_visible()
+    assert mark.inner_text() == "1/N"
+    left = float(mark.evaluate("m => parseFloat(m.style.left)"))
+    assert abs(left - 100 * (1 / G**2) / vmax) < 0.05, (left, vmax)
+    # any map opens large: a click on it, and a click on the large one closes it
+    big = page.locator(f"{EXPLORER} .el-big canvas")
+    expect(big).to_be_hidden()
+    third = page.locator(f"{EXPLORER} .el-cell canvas").nth(2)
+    third.click()
+    wait_for(lambda: dataset(page).get("big"), lambda b: b == "2", "the third map to open large")
+    expect(big).to_be_visible()
+    assert big.bounding_box()["width"] > 1.5 * third.bounding_box()["width"]
+    assert page.locator(f"{EXPLORER} .el-big .el-lab").inner_text() == "head 3"
+    bb = big.bounding_box()
+    p = patch_point(bb, 12, 3)
+    page.mouse.move(bb["x"] + p["x"], bb["y"] + p["y"])
+    text = page.locator(f"{EXPLORER} .el-tip").inner_text()
+    m = re.search(r"^head 3 · patch (\d+) .* · weight ([0-9.e-]+)$", text)
+    assert m and int(m.group(1)) == 12 * G + 3, text
+    assert same_to_3_digits(float(m.group(2)), float(attn[2, CENTRE, 12 * G + 3])), text
+    screenshot(page, "explorer_multihead_big")
+    big.click()
+    wait_for(lambda: dataset(page).get("big"), lambda b: b == "-1", "the large map to close")
+    expect(big).to_be_hidden()
+    assert_no_errors(page)

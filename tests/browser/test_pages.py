@@ -18,6 +18,7 @@ from browser_helpers import (
     screenshot,
     sidebar,
     title,
+    wait_for,
     wait_idle,
     wait_url,
 )
@@ -75,3 +76,31 @@ def test_page_opens_from_navigation(shared_page, app_url, step):
     screenshot(page, f"{k + 1:02d}_{step}")
     assert_no_errors(page)
     main_images(page, at_least=1)
+
+
+OVERFLOWING_JS = """() => Array.from(document.querySelectorAll(
+  '[data-testid="stMain"] .katex-display')).map(e => ({
+    need: e.scrollWidth, have: e.clientWidth,
+    scale: parseFloat(getComputedStyle(e.querySelector('.katex')).fontSize) /
+           parseFloat(getComputedStyle(e).fontSize)}))"""
+
+
+@pytest.mark.parametrize("step", ["multihead", "ffn"])
+def test_wide_formulas_fit_a_phone_screen(browser, app_url, step):
+    """At 390 px a formula wider than its column is drawn smaller until it fits (down to half
+    its size), instead of being cut off."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
+    page = ctx.new_page()
+    try:
+        open_app(page, app_url, step)
+
+        def cut(shown: list[dict]) -> list[dict]:  # only one at the smallest size may scroll
+            return [f for f in shown if f["need"] > f["have"] + 2 and f["scale"] > 0.61]
+
+        shown = wait_for(lambda: page.evaluate(OVERFLOWING_JS), lambda s: s and not cut(s),
+                         "the wide formulas to fit", timeout=20)  # fitted after a frame
+        assert len(shown) >= 3, shown
+        assert any(f["scale"] < 1.1 for f in shown), shown  # some had to shrink (KaTeX: 1.21)
+        assert_no_errors(page)
+    finally:
+        ctx.close()

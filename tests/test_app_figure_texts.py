@@ -1,0 +1,162 @@
+"""中文 in every figure: every page is run in 中文 (AppTest) and every text that reaches a
+picture — titles, axis and colour-bar labels, legends, tick labels, the explorer's labels — is
+checked for English words; so are the words (\text{…}) inside the page's formulas. Code
+identifiers and symbols (attn, W_Q, d_model, PE, nats …) stay as they are in both languages
+(see lens/i18n.py).
+
+The texts are caught twice: as the arguments of every `figures.<kind>` call the pages make
+(the figure functions' own defaults included), and, where a matplotlib Figure stands behind the
+PNG (`figures.<kind>_figure`), as the texts drawn in that Figure (tick labels, legends and
+words a figure function writes itself).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from apptest_helpers import ALL_PAGES, assert_clean, new_app, png_bytes, upload
+
+from lens import explorer, figures, meaning, widgets
+
+# Whole words that are code, not English: trace fields and functions, units, symbols.
+CODE_WORDS = frozenset({
+    "attn", "concat", "softmax", "scores", "patches", "embedded", "output", "cos", "sin",
+    "exp", "max", "perm", "Enc", "nats", "ReLU", "PE", "RGB", "pos", "FFN",
+    "head", "model", "out", "off",  # head_h, d_model, out_k, use_pe = off
+})
+LATEX_TEXT = re.compile(r"\\text\{([^{}]*)\}")
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
+NOT_TEXT = frozenset({"fmt"})  # arguments that are not drawn as they are (a number format)
+
+
+def english_words(text: str) -> list[str]:
+    """The words of `text` that are English: 2+ letters, no digit, '_' or '.', not code."""
+    return [w for w in WORD.findall(text) if len(w) > 1 and w.isalpha() and w not in CODE_WORDS]
+
+
+def strings(value) -> Iterator[str]:
+    """Every string in a (nested) argument."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from strings(v)
+    elif isinstance(value, explorer.Maps):
+        for field in ("title", "colorbar", "titles", "row_labels", "col_labels"):
+            yield from strings(getattr(value, field))
+
+
+def figure_texts(fig) -> Iterator[str]:
+    """Every text drawn in a matplotlib Figure: suptitle, titles, axis labels, tick labels,
+    legends, free texts (colour bars are axes too)."""
+    for t in fig.texts:
+        yield t.get_text()
+    if fig._suptitle is not None:
+        yield fig._suptitle.get_text()
+    for ax in fig.axes:
+        yield ax.get_title()
+        yield ax.get_xlabel()
+        yield ax.get_ylabel()
+        for t in [*ax.get_xticklabels(), *ax.get_yticklabels(), *ax.texts]:
+            yield t.get_text()
+        legend = ax.get_legend()
+        if legend is not None:
+            for t in legend.get_texts():
+                yield t.get_text()
+
+
+@pytest.fixture
+def drawn(monkeypatch) -> list[tuple[str, tuple, dict]]:
+    """Every picture the pages ask for, as (kind, args, kwargs); the explorer as 'explorer'.
+    A CJK font is assumed installed, so that `ctx.ft` gives the 中文 it would draw."""
+    calls: list[tuple[str, tuple, dict]] = []
+    real_render, real_explorer = widgets.render, explorer.explorer
+
+    def spy_render(kind, *args, **kwargs):
+        calls.append((kind, args, kwargs))
+        return real_render(kind, *args, **kwargs)
+
+    def spy_explorer(image, grid, query, text, *, maps=None, **kwargs):
+        calls.append(("explorer", (text, maps), {}))
+        return real_explorer(image, grid, query, text, maps=maps, **kwargs)
+
+    monkeypatch.setattr(widgets, "render", spy_render)
+    monkeypatch.setattr(explorer, "explorer", spy_explorer)
+    monkeypatch.setattr(figures, "HAS_CJK_FONT", True)
+    return calls
+
+
+def leaks(calls: list[tuple[str, tuple, dict]]) -> list[tuple[str, str, list[str]]]:
+    """(kind, text, its English words) for every text of these calls with English in it."""
+    found = []
+    for kind, args, kwargs in calls:
+        texts: list[str] = []
+        if kind == "explorer":
+            texts += strings(args)
+        else:
+            bound = inspect.signature(getattr(figures, kind)).bind(*args, **kwargs)
+            bound.apply_defaults()  # a default label is drawn too
+            texts += strings([v for k, v in bound.arguments.items() if k not in NOT_TEXT])
+            if hasattr(figures, f"{kind}_figure"):
+                texts += figure_texts(getattr(figures, f"{kind}_figure")(*args, **kwargs))
+        found += [(kind, t, english_words(t)) for t in texts if english_words(t)]
+    return found
+
+
+def run_zh(**link: str):
+    at = new_app(lang="zh", **link)
+    at.run()
+    return at
+
+
+@pytest.mark.parametrize("step, path", ALL_PAGES)
+def test_every_figure_of_every_page_is_in_chinese(drawn, step, path):
+    at = run_zh()
+    if path != ALL_PAGES[0][1]:
+        at.switch_page(path).run()
+    assert_clean(at)
+    assert drawn, f"{step} drew no picture"
+    assert not leaks(drawn), leaks(drawn)
+    words = [(t, english_words(t.replace("\\_", "_"))) for f in at.latex
+             for t in LATEX_TEXT.findall(f.value)]
+    assert not [w for w in words if w[1]], [w for w in words if w[1]]
+
+
+def test_the_figures_of_an_upload_the_trained_model_and_the_fallback_grids_are_in_chinese(
+        drawn):
+    at = run_zh()
+    upload(at, "photo.png", png_bytes(3, size=64))  # the upload beside what the model gets
+    assert_clean(at)
+    assert any(kind == "image_pair" for kind, _, _ in drawn)
+    for path in ("pages/06_scores.py", "pages/10_stack.py"):  # the trained model on a shape
+        at.switch_page(path).run()
+        if any(b.key == meaning.SHOW_TRAINED for b in at.button):
+            at.button(key=meaning.SHOW_TRAINED).click().run()
+        assert_clean(at)
+    assert not leaks(drawn), leaks(drawn)
+    drawn.clear()
+    at = run_zh(image_size="512", patch_size="16", d_model="64", n_heads="16", n_layers="1")
+    at.switch_page("pages/07_multihead.py").run()  # over the explorer's cap: server pictures
+    assert_clean(at)
+    assert any(kind == "attention_grid" for kind, _, _ in drawn)
+    assert not leaks(drawn), leaks(drawn)
+
+
+def test_the_check_finds_an_english_label():
+    """The check can fail: one label put back to English is found, code is not."""
+    calls = [("heatmap", (np.ones((2, 300)), "attn，第 1 层", "特征", "词元"),
+              {"mean_of": "mean of {k}"}),
+             ("bars", ([np.ones(3)], ["x̂ = ln_1.normed[3]"], "特征 k", ["x"], "W_Q · x0"), {}),
+             ("image_with_grid", (np.zeros((4, 4, 1)), 2, "图像块"), {})]
+    found = leaks(calls)
+    assert ("heatmap", "mean of {k}", ["mean", "of"]) in found  # the argument
+    assert any(kind == "heatmap" and "(mean of 2)" in t for kind, t, _ in found)  # as drawn
+    assert any(t == "x (pixels)" for _, t, _ in found)  # the figure function's default
+    assert all(kind != "bars" for kind, _, _ in found)
