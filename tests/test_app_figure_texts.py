@@ -5,9 +5,10 @@ identifiers and symbols (attn, W_Q, d_model, PE, nats …) stay as they are in b
 (see lens/i18n.py).
 
 The texts are caught twice: as the arguments of every `figures.<kind>` call the pages make
-(the figure functions' own defaults included), and, where a matplotlib Figure stands behind the
-PNG (`figures.<kind>_figure`), as the texts drawn in that Figure (tick labels, legends and
-words a figure function writes itself).
+(the figure functions' own defaults included), and as the texts drawn — in the matplotlib
+Figure behind the PNG (`figures.<kind>_figure`: tick labels, legends, words a figure function
+writes itself) or in the raster Picture (`figures.<kind>_picture`: titles, axis and colour-bar
+labels, tick labels, marks and free texts).
 """
 
 from __future__ import annotations
@@ -72,6 +73,20 @@ def figure_texts(fig) -> Iterator[str]:
                 yield t.get_text()
 
 
+def picture_texts(picture) -> Iterator[str]:
+    """Every text drawn in a raster Picture: its title and texts, each panel's title, axis
+    labels, tick labels and cell texts, the colour bar's label and marks."""
+    yield picture.title
+    yield from (t.text for t in picture.texts)
+    for panel in picture.panels:
+        yield from (panel.title, panel.xlabel, panel.ylabel)
+        yield from (label for _, label in (*panel.xticks, *panel.yticks))
+        yield from (text for _, _, text, _ in panel.texts)
+    if picture.colourbar is not None:
+        yield picture.colourbar.label
+        yield from (label for _, label in picture.colourbar.marks)
+
+
 @pytest.fixture
 def drawn(monkeypatch) -> list[tuple[str, tuple, dict]]:
     """Every picture the pages ask for, as (kind, args, kwargs); the explorer as 'explorer'.
@@ -106,6 +121,8 @@ def leaks(calls: list[tuple[str, tuple, dict]]) -> list[tuple[str, str, list[str
             texts += strings([v for k, v in bound.arguments.items() if k not in NOT_TEXT])
             if hasattr(figures, f"{kind}_figure"):
                 texts += figure_texts(getattr(figures, f"{kind}_figure")(*args, **kwargs))
+            elif hasattr(figures, f"{kind}_picture"):
+                texts += picture_texts(getattr(figures, f"{kind}_picture")(*args, **kwargs))
         found += [(kind, t, english_words(t)) for t in texts if english_words(t)]
     return found
 
