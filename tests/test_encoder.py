@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from configs import SMALL, VIT, perturb_every_parameter
+from configs import SMALL, VIT, make_test_image, perturb_every_parameter
 
 from encoder_core import (
     EncoderConfig,
@@ -161,8 +161,6 @@ def test_encoder_layer_in_float64_matches_float32_to_float32_rounding():
 @pytest.fixture(scope="module")
 def vit_trace():
     """SMALL with every variant on, every parameter perturbed, on an RGB test image."""
-    from conftest import make_test_image
-
     cfg = EncoderConfig(**{**SMALL, **VIT})
     params = perturb_every_parameter(init_params(cfg))
     return encode(make_test_image(cfg.image_size, cfg.channels, seed=3), cfg, params)
