@@ -4,11 +4,11 @@ as a failure (an exception element, a page that does not exist) as one."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import sys
 from pathlib import Path
 
+from run_async import run_async
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +45,7 @@ def test_two_sessions_finish_without_error_and_a_missing_page_fails():
     visits = (load.Visit("multihead"), load.Visit("multihead"), load.Visit("no_such_page"))
     burst = load.Burst("smoke", "2 sessions + a missing page", visits)
     with load.started_server([]) as (url, _proc):
-        results = asyncio.run(load.run_burst(burst, url, timeout=60))
+        results = run_async(load.run_burst(burst, url, timeout=60))
     good, missing = results[:2], results[2]
     for r in good:
         assert r.ok, r.errors

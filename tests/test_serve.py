@@ -3,10 +3,11 @@ to the end over the server's websocket (and reports a page that does not exist).
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import sys
 from pathlib import Path
+
+from run_async import run_async
 
 from lens import serve
 
@@ -22,8 +23,8 @@ def test_the_launcher_serves_and_warms_the_first_page_and_a_page_runs_over_the_w
     log = ROOT / "test-artifacts" / "lens-serve.log"
     log.parent.mkdir(exist_ok=True)
     with load.started_server([], log) as (url, _proc):  # python -m lens.serve, until idle
-        assert asyncio.run(serve.run_page(url, serve.WARM_PAGES[0])) is True
-        assert asyncio.run(serve.run_page(url, "no_such_page")) is False
+        assert run_async(serve.run_page(url, serve.WARM_PAGES[0])) is True
+        assert run_async(serve.run_page(url, "no_such_page")) is False
     text = log.read_text()
     assert f"lens.serve: warmed the page '{serve.WARM_PAGES[0]}'" in text, text
     assert "lens.serve: warming" not in text, text  # no warm-up failed
