@@ -38,6 +38,8 @@ class Maps:
 
     attn: [rows, cols, N, N] softmax weights; titles: one per column when there is one row of
     panels (then row_labels is empty), else row_labels / col_labels label a table.
+    Each map is drawn on its own colour scale (0 to its largest weight) until the learner
+    presses the scale button under the maps, which puts all on one scale (with the 1/N mark).
     """
 
     attn: np.ndarray  # [rows, cols, N, N]

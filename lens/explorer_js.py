@@ -41,6 +41,9 @@ CSS = """
 .el-uni span { position: absolute; top: -1px; left: 2px; font-size: 10px; line-height: 1; }
 .el-ticks { display: flex; justify-content: space-between; font-size: 11px; }
 .el-note { font-size: 11px; opacity: 0.75; margin-top: 2px; }
+.el-scale { font-size: 12px; margin-top: 6px; padding: 2px 8px; cursor: pointer;
+  border: 1px solid rgba(128, 128, 128, 0.6); border-radius: 4px; background: transparent;
+  color: inherit; }
 .el-tip { position: absolute; pointer-events: none; background: rgba(20, 20, 20, 0.88);
   color: #fff; padding: 3px 6px; border-radius: 4px; font-size: 12px; white-space: nowrap;
   display: none; z-index: 10; }
@@ -136,9 +139,12 @@ export default function (component) {
     box(query, "#00e5ff", Math.max(2, k / 6));  // QUERY_COLOUR
   }
 
-  // --- the maps: one canvas per head (and layer), one shared colour scale ------------------
+  // --- the maps: one canvas per head (and layer); each map its own colour scale (its top
+  // colour = its largest weight: a head's pattern shows however peaked another head is), or,
+  // with the scale button, one scale shared by all (to compare heads' weights) -------------
   const panels = [];
-  let bar = null, ticks = null, title = null, grid = null;
+  let bar = null, ticks = null, title = null, grid = null, scaleButton = null;
+  let shared = !!H.shared;
   const ps = Math.min(side, G * Math.max(1, Math.floor(112 / G)));  // panel side in pixels
   const pk = ps / G;
   const greyAt = (s) => {  // the image's grey, nearest-resampled to a panel of side s
@@ -206,6 +212,10 @@ export default function (component) {
     bctx.putImageData(bimg, 0, 0);
     ticks = el("div", "el-ticks", b);
     for (let i = 0; i < 3; i++) el("span", "", ticks);
+    scaleButton = el("button", "el-scale", b);
+    scaleButton.type = "button";
+    scaleButton.dataset.testid = "el-scale";
+    scaleButton.addEventListener("click", () => { shared = !shared; drawMaps(); });
     if (H.text.enlarge) el("div", "el-note", b).textContent = H.text.enlarge;
     root._cleanup = () => ro.disconnect();
   }
@@ -213,12 +223,14 @@ export default function (component) {
   const row = (panel, i) => (panel * N + i) * N;  // offset of attn row i of a panel
   let vmax = 1;
   const colour = new Uint8Array(3 * N), opacity = new Float32Array(N);
+  const pmax = new Float32Array(Math.max(1, H.rows * H.cols));  // each map's largest weight
   // one panel's map over the grey picture, as `figures.overlay_rgb`: the colour's opacity
   // follows the weight, alpha · (0.15 + 0.85 · level), so the photo shows where it is low
   function drawPanel(p, ctx, img, s, g) {
     const a = H.alpha, lut = H.lut, o = row(p, hover), d = img.data, sk = s / G;
+    const top = shared ? vmax : pmax[p];
     for (let j = 0; j < N; j++) {
-      const level = Math.min(1, Math.max(0, f16[H.maps[o + j]] / vmax));
+      const level = Math.min(1, Math.max(0, f16[H.maps[o + j]] / top));
       const v = Math.round(level * 255);
       colour[3 * j] = lut[3 * v]; colour[3 * j + 1] = lut[3 * v + 1];
       colour[3 * j + 2] = lut[3 * v + 2];
@@ -244,7 +256,10 @@ export default function (component) {
     vmax = 0;
     for (let p = 0; p < panels.length; p++) {
       const o = row(p, hover);
-      for (let j = 0; j < N; j++) vmax = Math.max(vmax, f16[H.maps[o + j]]);
+      let m = 0;
+      for (let j = 0; j < N; j++) m = Math.max(m, f16[H.maps[o + j]]);
+      pmax[p] = m > 0 ? m : 1;
+      vmax = Math.max(vmax, m);
     }
     vmax = vmax > 0 ? vmax : 1;
     for (let p = 0; p < panels.length; p++) {
@@ -257,12 +272,14 @@ export default function (component) {
         ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}` : H.titles[P.c];
     }
     const real = vmax / H.scale, u = 1 / N;
-    uni.style.display = u <= real ? "block" : "none";
+    uni.style.display = shared && u <= real ? "block" : "none";  // 1/N: on a shared scale
     uni.style.left = (100 * u / real).toFixed(2) + "%";
     title.textContent = H.text.title.replace("{i}", String(hover));
     ticks.children[0].textContent = "0";
-    ticks.children[1].textContent = fmt(real / 2);
-    ticks.children[2].textContent = fmt(real);
+    ticks.children[1].textContent = shared ? fmt(real / 2) : "";
+    ticks.children[2].textContent = shared ? fmt(real) : H.text.each_max;
+    scaleButton.textContent = shared ? H.text.to_each : H.text.to_shared;
+    root.dataset.shared = shared ? "1" : "0";
     const ms = performance.now() - t0;
     root.dataset.paintMs = ms.toFixed(3);
     root.dataset.paints = String(Number(root.dataset.paints || 0) + 1);

@@ -140,7 +140,8 @@ def query_explorer(ctx: PageContext, maps: explorer.Maps | None = None, where=No
             "aria": ctx.t("picker_aria"), "patch": ctx.t("patch_tip", i="{i}", r="{r}", c="{c}"),
             "weight": ctx.t("weight_tip")}
     if maps is not None:
-        text["enlarge"] = ctx.t("enlarge_hint")
+        text.update(enlarge=ctx.t("enlarge_hint"), each_max=ctx.t("scale_each_max"),
+                    to_shared=ctx.t("scale_to_shared"), to_each=ctx.t("scale_to_each"))
     query = int(st.session_state.get("query", ctx.settings.query))  # after a commit
     explorer.explorer(ctx.trace.image, ctx.cfg.grid_size, query, text, key=keys.QUERY_CLICK,
                       maps=maps, where=where)

@@ -42,10 +42,12 @@ TEXT = {
     "grid_text": (
         "Each map is row i of one head's attn matrix, attn_h[i, :], laid back on the "
         "{G} × {G} patch grid: the weights with which patch i (outlined) mixes the values of "
-        "every patch. All maps share one colour scale. The heads differ only because their "
-        "slices of W_Q and W_K differ.",
+        "every patch. In the live maps each map has its own colour scale (its top colour is its "
+        "largest weight) and the button under them puts all on one scale. The heads differ "
+        "only because their slices of W_Q and W_K differ.",
         "每张图是某个头 attn 矩阵的第 i 行 attn_h[i, :]，按 {G} × {G} 的图像块网格摆回图像上："
-        "图像块 i（方框标出）以这些权重混合所有图像块的值向量。所有图共用一个颜色刻度。"
+        "图像块 i（方框标出）以这些权重混合所有图像块的值向量。实时图中每张图各用自己的色标"
+        "（最亮的颜色是它自身的最大权重），图下的按钮可让所有图共用一个色标。"
         "各个头的差别仅仅来自它们各自那段 W_Q 与 W_K。"),
     "grid_random": (
         "With random weights the heads' patterns are random too: they show that every head "

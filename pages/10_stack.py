@@ -26,10 +26,12 @@ TEXT = {
              "1 · 查询图像块在每一层、每个头中的注意力"),
     "grid_text": (
         "Row l, column h: where query patch i = {i} looks in layer l, head h — its row "
-        "attn[h, i, :] of {N} weights, laid back on the {G} × {G} patch grid. One colour scale "
-        "for all maps.",
+        "attn[h, i, :] of {N} weights, laid back on the {G} × {G} patch grid. In the live "
+        "maps each map has its own colour scale (its top colour is its largest weight); the "
+        "button under them puts all on one scale, to compare their weights.",
         "第 l 行、第 h 列：查询图像块 i = {i} 在第 l 层、第 h 个头中看向哪里——即 attn[h, i, :] "
-        "这一行的 {N} 个权重，重新排回 {G} × {G} 的图像块网格。所有图共用一个色标。"),
+        "这一行的 {N} 个权重，重新排回 {G} × {G} 的图像块网格。实时图中每张图各用自己的色标"
+        "（最亮的颜色是它自身的最大权重）；图下的按钮可让所有图共用一个色标，以便比较权重。"),
     "grid_limited_l": ("Showing the first {l} of {L} layers, to keep the picture readable.",
                        "为保持图像清晰，只显示 {L} 层中的前 {l} 层。"),
     "head_title": ("head {h}", "头 {h}"),

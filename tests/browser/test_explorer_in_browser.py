@@ -242,23 +242,38 @@ PIXEL_JS = "(cv, [x, y]) => Array.from(cv.getContext('2d').getImageData(x, y, 1,
 
 def test_the_maps_opacity_follows_the_weight_and_the_bar_marks_1_over_n(page, app_url):
     """The live maps blend like the server's pictures (the photo shows where attention is low),
-    the colour bar marks the even weight 1/N, and a click opens a map large (and closes it)."""
+    each on its own colour scale until the scale button puts all on one, which the colour bar
+    marks with the even weight 1/N; a click opens a map large (and closes it)."""
     open_app(page, app_url, "multihead")
     picker(page)
     attn = default_attn()  # [h, N, N] of layer 1
-    rows = attn[:, CENTRE].astype(np.float16).astype(np.float64)  # as the browser reads them
+    from lens import explorer
+
+    # as the browser reads them: float16 of the weights × SCALE (normal numbers, not subnormal)
+    rows = (attn[:, CENTRE] * explorer.SCALE).astype(np.float16).astype(np.float64)
+    rows /= explorer.SCALE
     vmax = float(rows.max())
     cell = page.locator(f"{EXPLORER} .el-cell canvas").first
     ps = cell.evaluate("c => c.width")
     pic = default_picture()
-    for j in (int(rows[0].argmin()), int(rows[0].argmax())):  # the lowest and highest weight
-        r, c = divmod(j, G)
-        y, x = int((r + 0.5) * ps / G), int((c + 0.5) * ps / G)
-        shown = np.array(cell.evaluate(PIXEL_JS, [x, y]))[:3]
-        src = pic[y * pic.shape[0] // ps, x * pic.shape[0] // ps].astype(float)
-        want = overlay_pixel(float(rows[0, j]), vmax, float(src.mean()))
-        assert np.abs(shown - want).max() <= 2, (j, shown, want)
     mark = page.locator(f"{EXPLORER} .el-uni")
+
+    def check_first_map(top: float) -> None:
+        for j in (int(rows[0].argmin()), int(rows[0].argmax())):  # lowest and highest weight
+            r, c = divmod(j, G)
+            y, x = int((r + 0.5) * ps / G), int((c + 0.5) * ps / G)
+            shown = np.array(cell.evaluate(PIXEL_JS, [x, y]))[:3]
+            src = pic[y * pic.shape[0] // ps, x * pic.shape[0] // ps].astype(float)
+            want = overlay_pixel(float(rows[0, j]), top, float(src.mean()))
+            assert np.abs(shown - want).max() <= 2, (j, shown, want, top)
+
+    assert dataset(page).get("shared") == "0"
+    assert float(rows[0].max()) < vmax  # else the two scales could not be told apart
+    check_first_map(float(rows[0].max()))  # its own scale: its largest weight is the top colour
+    expect(mark).to_be_hidden()
+    page.get_by_test_id("el-scale").click()
+    wait_for(lambda: dataset(page).get("shared"), lambda s: s == "1", "one shared scale")
+    check_first_map(vmax)  # one scale: the largest weight of all maps is the top colour
     expect(mark).to_be_visible()
     assert mark.inner_text() == "1/N"
     left = float(mark.evaluate("m => parseFloat(m.style.left)"))
