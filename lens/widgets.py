@@ -28,10 +28,14 @@ def render(kind: str, *args, **kwargs) -> bytes:
 
 def picture(ctx: PageContext, kind: str, *args, key: str, caption: str | None = None,
             where=None, **kwargs) -> None:
-    """Render a figure, show it full width, with an optional caption and a PNG download."""
+    """Render a figure, show it full width, with an optional caption and a PNG download.
+
+    Sent as the PNG it is (`output_format="PNG"`): with "auto", Streamlit decodes every picture
+    without an alpha channel and re-encodes it as a JPEG on every run (CPU per session, and
+    JPEG artefacts on the cells of a heatmap)."""
     where = where or st
     png = render(kind, *args, **kwargs)
-    where.image(png, caption=caption, width="stretch")
+    where.image(png, caption=caption, width="stretch", output_format="PNG")
     where.download_button(ctx.t("download_png"), png, file_name=f"{key}.png",
                           mime="image/png", key=f"dl_{key}", on_click="ignore")
 

@@ -195,7 +195,8 @@ widgets.number_window(ctx, contrib[:, 0, :], ctx.ft("contrib_name", i=query), ke
                       where=c2)
 st.caption(ctx.t("norms_caption", i=query))
 st.success(ctx.t("check_head_sum", N=N, d=d,
-                 gap=head_sum_gap(layer.heads, W_O, layer.attn_out)))
+                 gap=ctx.derived(f"head_sum_gap/{l}",
+                                 lambda: head_sum_gap(layer.heads, W_O, layer.attn_out))))
 
 # --- the arithmetic of one attn_out entry ---------------------------------------------------------
 st.subheader(ctx.t("arith", i=query, j=j))
