@@ -27,7 +27,6 @@ import sys
 import tarfile
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from encoder_core import EncoderConfig, encode, init_params  # noqa: E402
+from encoder_core.bench import peak_bytes  # noqa: E402
 from encoder_core.ffn import _apply_in_place, gelu  # noqa: E402
 
 BASELINE = "52cd817"  # the last commit before the variants (branch point of `variants`)
@@ -74,14 +74,6 @@ def alternate(fns: dict[str, callable], repeat: int) -> dict[str, tuple[float, f
             cpu[name].append(time.process_time() - c0)
     return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in fns}
 
-
-def peak_mb(fn) -> float:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -132,7 +124,8 @@ def main(argv: list[str] | None = None) -> None:
                                  params.norm_gamma, params.norm_beta]) + sum(
             getattr(lp, f).size for lp in params.layers for f in lp.__dataclass_fields__
             if getattr(lp, f) is not None)
-        peak = peak_mb(lambda cfg=cfg, params=params, image=image: encode(image, cfg, params))
+        peak = peak_bytes(lambda cfg=cfg, params=params, image=image:
+                          encode(image, cfg, params)) / 2**20
         print(f"{name:<10} {n / 1e6:7.2f}M {cfg.seq_len:>5} {t['encode'][0] * 1e3:8.1f} "
               f"{t['encode'][1] * 1e3:8.1f} {peak:8.0f} {t['gelu'][1] * 1e3 * cfg.n_layers:12.1f}")
 

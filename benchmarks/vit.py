@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -34,28 +32,12 @@ sys.path.insert(0, str(ROOT / "tests"))  # torch_shim: lets timm import beside t
 from torch_shim import timm, torch  # noqa: E402
 
 from encoder_core import encode, load_image  # noqa: E402
+from encoder_core.bench import median_seconds, peak_bytes  # noqa: E402
 from encoder_core.checkpoint import load_checkpoint  # noqa: E402
 
 SHAPES = {"ViT-Ti/16": (192, 3), "ViT-S/16": (384, 6)}  # d_model, heads; 12 layers each
 
 
-def median_ms(fn, repeat: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
-
-
-def peak_mb(fn) -> float:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
 
 
 def measure(name: str, d: int, heads: int, folder: Path, repeat: int) -> dict[str, float]:
@@ -75,13 +57,13 @@ def measure(name: str, d: int, heads: int, folder: Path, repeat: int) -> dict[st
     image = load_image(ROOT / "assets" / "default.jpg", cfg)
     x = (image - np.float32(cfg.pixel_mean)) / np.float32(cfg.pixel_std)
     x = torch.from_numpy(np.ascontiguousarray(x.transpose(2, 0, 1)[None], dtype=np.float32))
-    ours = median_ms(lambda: encode(image, cfg, params), repeat)
-    peak = peak_mb(lambda: encode(image, cfg, params))
+    ours = 1e3 * median_seconds(lambda: encode(image, cfg, params), repeat)
+    peak = peak_bytes(lambda: encode(image, cfg, params)) / 2**20
     with torch.no_grad():
-        fused = median_ms(lambda: model.forward_features(x), repeat)
+        fused = 1e3 * median_seconds(lambda: model.forward_features(x), repeat)
         for blk in model.blocks:
             blk.attn.fused_attn = False
-        explicit = median_ms(lambda: model.forward_features(x), repeat)
+        explicit = 1e3 * median_seconds(lambda: model.forward_features(x), repeat)
     return {"params_m": info.n_params / 1e6, "file_mb": path.stat().st_size / 2**20,
             "load_ms": load_ms, "ours_ms": ours, "peak_mb": peak, "torch_fused_ms": fused,
             "torch_explicit_ms": explicit}
