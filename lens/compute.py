@@ -40,6 +40,7 @@ MAX_IMAGES = 8  # decoded images kept per server
 MAX_PARAMS = 8  # random weights kept per server, within MAX_PARAMS_BYTES
 MAX_PARAMS_BYTES = 512 * 2**20  # the default weights are ~73 MB; d_model 1024 ~289 MB
 MAX_DERIVED = 32  # derived quantities (rollout, head statistics, scaling demo) kept per server
+MAX_PAYLOADS = 16  # explorer payloads (≤ 4 MB each: explorer.MAX_BYTES) kept per server
 # Weights or forward passes computed at once (each may take hundreds of MB); the environment
 # variable is for measuring other limits with benchmarks/load.py.
 MAX_COMPUTES = int(os.environ.get("ENCODER_LENS_MAX_COMPUTES", "1"))
@@ -52,7 +53,7 @@ def _caches() -> dict[str, LRUCache]:
     return {"images": LRUCache(MAX_IMAGES),
             "params": LRUCache(MAX_PARAMS, max_bytes=MAX_PARAMS_BYTES, gate=gate),
             "traces": LRUCache(MAX_TRACES, max_bytes=MAX_TRACE_BYTES, gate=gate),
-            "derived": LRUCache(MAX_DERIVED)}
+            "derived": LRUCache(MAX_DERIVED), "payloads": LRUCache(MAX_PAYLOADS)}
 
 
 def caches() -> dict[str, LRUCache]:
@@ -133,6 +134,12 @@ def warming() -> threading.Thread:
 def derived(key: Hashable, compute: Callable[[], object]) -> object:
     """A quantity derived from a trace, computed once per key (which names the trace)."""
     return caches()["derived"].get_or_compute(key, compute)
+
+
+def payload(key: Hashable, compute: Callable[[], bytes]) -> bytes:
+    """An explorer payload, built once per key (which names the trace, the maps, the query and
+    the language) instead of hashing its arrays on every run."""
+    return caches()["payloads"].get_or_compute(key, compute)
 
 
 def sample_png(seed: int) -> bytes:

@@ -125,6 +125,10 @@ def explorer(image: np.ndarray, grid: int, query: int, text: dict[str, str], *, 
              maps: Maps | None = None, where=None) -> None:
     """Mount the explorer (the picker alone when `maps` is None). `text`: hint, aria, patch
     ("{i}", "{r}", "{c}") and weight — the app's own labels."""
-    blob = _cached_payload(image, grid, query, text, maps)
+    show(_cached_payload(image, grid, query, text, maps), key=key, where=where)
+
+
+def show(blob: bytes, *, key: str, where=None) -> None:
+    """Mount the explorer with a payload already built (`payload`)."""
     with (where or st).container():
         _component(data=blob, key=key, on_commit_change=lambda: None, width="stretch")

@@ -8,11 +8,13 @@ arrays costs a hash, not a redraw.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import explorer, figures, keys
+from . import compute, explorer, figures, keys
 from .context import PageContext
 from .note import note_markdown
 from .session import sync_url
@@ -138,8 +140,14 @@ def query_inputs(ctx: PageContext, where=None) -> int:
     return int(state["query"])
 
 
-def query_explorer(ctx: PageContext, maps: explorer.Maps | None = None, where=None) -> None:
-    """The picture that picks the query; with `maps`, every map follows the hovered patch."""
+def query_explorer(ctx: PageContext,
+                   maps: explorer.Maps | Callable[[], explorer.Maps] | None = None,
+                   where=None, *, maps_key: str | None = None) -> None:
+    """The picture that picks the query; with `maps`, every map follows the hovered patch.
+
+    `maps_key` names the maps within this trace (e.g. f"multihead/{layer}"): then `maps` may
+    be a function that builds them, and the payload is built once per (trace, maps_key, query,
+    language) for every session, neither rebuilt nor hashed on a rerun."""
     text = {"hint": ctx.t("hover_hint" if maps is not None else "click_hint"),
             "aria": ctx.t("picker_aria"), "patch": ctx.t("patch_tip", i="{i}", r="{r}", c="{c}"),
             "weight": ctx.t("weight_tip")}
@@ -147,6 +155,12 @@ def query_explorer(ctx: PageContext, maps: explorer.Maps | None = None, where=No
         text.update(enlarge=ctx.t("enlarge_hint"), each_max=ctx.t("scale_each_max"),
                     to_shared=ctx.t("scale_to_shared"), to_each=ctx.t("scale_to_each"))
     query = int(st.session_state.get("query", ctx.settings.query))  # after a commit
+    if maps_key is not None:
+        key = (ctx.image_key, ctx.cfg, ctx.weights_id, maps_key, ctx.lang, query)
+        blob = compute.payload(key, lambda: explorer.payload(
+            ctx.trace.image, ctx.cfg.grid_size, query, text, maps() if callable(maps) else maps))
+        explorer.show(blob, key=keys.QUERY_CLICK, where=where)
+        return
     explorer.explorer(ctx.trace.image, ctx.cfg.grid_size, query, text, key=keys.QUERY_CLICK,
                       maps=maps, where=where)
 

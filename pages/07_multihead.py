@@ -136,9 +136,9 @@ ncols = min(k, 4)
 title = (ctx.ft("grid_title", h=h, i=query, l=l + 1) if h <= MAX_MAPS
          else ctx.ft("grid_title_first", h=h, k=k, i=query, l=l + 1))
 if explorer.fits(h, N):  # every head's map of every query: the maps follow the pointer
-    widgets.query_explorer(ctx, explorer.Maps(
+    widgets.query_explorer(ctx, lambda: explorer.Maps(
         layer.attn[None], ctx.t("live_title", h=h, i="{i}", l=l + 1), ctx.t("weight"),
-        titles=[ctx.t("head_n", n=n + 1) for n in range(h)]))
+        titles=[ctx.t("head_n", n=n + 1) for n in range(h)]), maps_key=f"multihead/{l}")
     st.caption(ctx.t("n_maps", h=h))
     st.write(ctx.t("grid_text", G=G))
 else:  # too many values to send: the picture picks, the maps are drawn by the server

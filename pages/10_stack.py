@@ -141,10 +141,11 @@ if not live and explorer.fits(n_h, N):  # one layer fits: the one chosen here
     live = [widgets.layer_selector(ctx)]
     st.caption(ctx.t("live_one", l=live[0] + 1, n=n_l))
 if live:  # every query's row of the layers sent: the maps follow the pointer
-    widgets.query_explorer(ctx, explorer.Maps(
+    widgets.query_explorer(ctx, lambda: explorer.Maps(
         np.stack([tr.layers[l].attn[heads] for l in live]),  # [layers, n_h, N, N]
         f"attn[h, {{i}}, :]  ({G} × {G})", ctx.t("weight"),
-        row_labels=[ctx.t("layer_label", l=l + 1) for l in live], col_labels=col_labels))
+        row_labels=[ctx.t("layer_label", l=l + 1) for l in live], col_labels=col_labels),
+        maps_key=f"stack/{live}/{heads}")
 if live != list(range(n_l)):  # the server draws the layers the explorer does not carry
     if not live:
         widgets.query_explorer(ctx)

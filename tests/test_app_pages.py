@@ -156,20 +156,21 @@ def trace_attn(**link: str) -> np.ndarray:
 def test_above_8_heads_the_learner_chooses_which_heads_the_grids_show(monkeypatch):
     """The stack's live grid and Compare's grids show the first 8 of 16 heads by default and
     then the heads chosen, with a caption saying how many there are."""
-    from lens import explorer, widgets
+    from lens import compute, explorer, widgets
 
     sent, drawn = [], []
-    real_explorer, real_render = explorer.explorer, widgets.render
+    real_payload, real_render = explorer.payload, widgets.render
 
-    def spy_explorer(*args, maps=None, **kwargs):
+    def spy_payload(image, grid, query, text, maps=None):
         sent.append(maps)
-        return real_explorer(*args, maps=maps, **kwargs)
+        return real_payload(image, grid, query, text, maps)
 
     def spy_render(kind, *args, **kwargs):
         drawn.append((kind, args))
         return real_render(kind, *args, **kwargs)
 
-    monkeypatch.setattr(explorer, "explorer", spy_explorer)
+    compute.caches()["payloads"].clear()  # every payload is built (and seen) here
+    monkeypatch.setattr(explorer, "payload", spy_payload)
     monkeypatch.setattr(widgets, "render", spy_render)
     at = new_app(d_model="64", n_heads="16", n_layers="2")
     at.run()
@@ -193,3 +194,45 @@ def test_above_8_heads_the_learner_chooses_which_heads_the_grids_show(monkeypatc
     assert_clean(at)
     titles = [args[2] for kind, args in drawn if kind == "attention_grid"]
     assert titles[:2] == [["head 13", "head 14"]] * 2, titles  # PE on and off
+
+
+def test_the_explorer_payload_is_built_once_for_every_session_at_the_same_settings(monkeypatch):
+    """Two learners on Multi-head at the same link share one payload (built once, neither
+    rebuilt nor hashed on a rerun); another layer or query is another payload, and each equals
+    the payload built straight from the trace."""
+    from lens import compute, explorer
+
+    built = []
+    real_payload = explorer.payload
+
+    def spy_payload(image, grid, query, text, maps=None):
+        built.append((query, maps))
+        return real_payload(image, grid, query, text, maps)
+
+    hashed = []  # st.cache_data's path: hashes the image and every map on each run
+
+    def spy_cached(*args, **kwargs):
+        hashed.append(args)
+        return real_cached(*args, **kwargs)
+
+    real_cached = explorer._cached_payload
+    compute.caches()["payloads"].clear()
+    monkeypatch.setattr(explorer, "payload", spy_payload)
+    monkeypatch.setattr(explorer, "_cached_payload", spy_cached)
+    link = dict(d_model="64", n_heads="4", n_layers="2", query="7")
+    for _ in range(2):  # two sessions
+        at = new_app(**link)
+        at.run()
+        at.switch_page("pages/07_multihead.py").run()
+        assert_clean(at)
+        at.run()  # a rerun
+        assert_clean(at)
+    assert len(built) == 1, [q for q, _ in built]
+    assert not any(len(a) > 4 and a[4] is not None for a in hashed)  # no maps hashed
+    query, maps = built[0]
+    attn = trace_attn(**link)
+    assert query == 7 and np.array_equal(maps.attn, attn[0][None])
+    at.select_slider(key="layer").set_value(1).run()  # another layer: another payload
+    assert_clean(at)
+    assert len(built) == 2 and np.array_equal(built[1][1].attn, attn[1][None])
+
