@@ -135,7 +135,8 @@ def breakdown() -> dict[str, list[float]]:
     timed(compute, "encode", "forward pass (encode)")
     timed(widgets, "render", "pictures (figures.*, cached by content)")
     timed(widgets, "number_window", "number windows (pandas Styler)")
-    timed(explorer, "explorer", "attention explorer (payload, component)")
+    timed(explorer, "payload", "attention explorer (payload, component)")  # when built
+    timed(explorer, "show", "attention explorer (payload, component)")  # every run
     timed(compute, "derived", "derived quantities (rollout, head stats)")
     return parts
 
