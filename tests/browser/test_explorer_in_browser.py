@@ -90,6 +90,15 @@ def patch_point(box: dict, r: int, c: int) -> dict:
     return {"x": (c + 0.5) / G * box["width"], "y": (r + 0.5) / G * box["height"]}
 
 
+def press_patch(pic, width: int, r: int, c: int) -> None:
+    """Tap patch (r, c) on a phone-sized page, click it on a wider one."""
+    p = patch_point(pic.bounding_box(), r, c)
+    if width < 500:
+        pic.tap(position=p)
+    else:
+        pic.click(position=p)
+
+
 def panels(page) -> list[str]:
     return page.locator(f"{EXPLORER} .el-cell canvas").evaluate_all(
         "cs => cs.map(c => c.toDataURL())")
@@ -156,11 +165,7 @@ def test_a_click_or_tap_commits_the_query_to_the_server(sized, app_url):
     assert title(page).startswith("Multi-head attention")
     pic = picker(page)
     r, c = 3, 11
-    p = patch_point(pic.bounding_box(), r, c)
-    if w < 500:
-        pic.tap(position=p)
-    else:
-        pic.click(position=p)
+    press_patch(pic, w, r, c)
     got = wait_for(lambda: query_row_col(page), lambda rc: rc != (7, 7),
                    "the query row/column to follow the click")
     assert got == (r, c)
@@ -194,11 +199,7 @@ def test_the_picker_maps_a_tap_to_the_patch_under_it_at_every_width(sized, app_u
     fits_its_column(page, pic)
     assert page.locator(f"{EXPLORER} .el-maps").count() == 0
     r, c = target
-    p = patch_point(pic.bounding_box(), r, c)
-    if w < 500:
-        pic.tap(position=p)
-    else:
-        pic.click(position=p)
+    press_patch(pic, w, r, c)
     got = wait_for(lambda: query_row_col(page), lambda rc: rc != (7, 7),
                    "the query row/column to follow the tap")
     assert got == target, f"tapped the centre of patch {target} at {w} px, got {got}"
