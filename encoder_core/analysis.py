@@ -140,38 +140,76 @@ class Step:
 
 STEP_IDS: tuple[str, ...] = ("patches", "embedding", "positional", "qkv", "scores", "softmax",
                              "heads", "concat", "addnorm_1", "ffn", "addnorm_2", "output")
-"""Every step id of `pipeline_steps`, in pipeline order ("ffn", "addnorm_2" only with the FFN)."""
+"""Every step id of `pipeline_steps` for the note's encoder, in pipeline order ("ffn",
+"addnorm_2" only with the FFN)."""
+VIT_STEP_IDS: tuple[str, ...] = ("normalise", "patches", "embedding", "prefix", "positional",
+                                 "ln_1", "qkv", "scores", "softmax", "heads", "concat", "add_1",
+                                 "ln_2", "ffn", "add_2", "final_norm", "output")
+"""The step ids of a pre-norm ViT with pixel statistics, prefix tokens and a final norm, in
+its real order: LayerNorm before each sub-layer ("ln_1", "ln_2"), the residual adds after
+("add_1", "add_2")."""
 
 
 def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
-    """Every step of the pipeline at these settings: formula, shapes, parameter count.
+    """Every step of the pipeline at these settings, in the order the encoder runs them:
+    formula, shapes, parameter count.
 
-    With the ViT variants (issue 11) the same step ids carry their extra parameters (the patch
-    bias, cls / dist / registers in "embedding"; a learned pos_embed in "positional"; the Q, K,
-    V and W_O biases; LayerScale in the Add & Norm steps; the final norm in "output"), and the
+    The note's encoder: the ids of STEP_IDS. The ViT variants (issue 11) add steps where they
+    happen (ids of VIT_STEP_IDS): "normalise" (pixel_mean / pixel_std) before the patches,
+    "prefix" ([CLS], DIST, registers) after the embedding, pre-norm's "ln_1" → attention →
+    "add_1" → "ln_2" → FFN → "add_2" in place of the two Add & Norm steps, and "final_norm";
+    biases, GELU and LayerScale appear in the formulas and the parameter counts, and the
     per-token shapes count seq_len = n_prefix + N rows.
     """
     N, d, h, dh, dff = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.d_ff
     S_, C, S = cfg.seq_len, cfg.channels, cfg.image_size
     bias = {name: d if on else 0 for name, on in (("E", cfg.patch_bias), ("qkv", cfg.qkv_bias),
                                                   ("O", cfg.proj_bias), ("ls", cfg.layer_scale))}
-    prefix = f"[{cfg.n_prefix} prefix; " if cfg.n_prefix else ""
-    rows = f"{prefix}{N}]" if cfg.n_prefix else f"{N}"  # e.g. "[1 prefix; 196]"
     learned = cfg.position == "learned"
+    added = f"{N} × {d}"  # what the positions add: the note's PE, one row per patch
+    if learned and cfg.n_prefix:
+        added = f"pos_embed {cfg.n_pos} × {d}" + (" (none on the registers)"
+                                                  if cfg.n_registers else "")
+    elif cfg.n_prefix:
+        added = f"PE {N} × {d} on the patch rows"
     pre = cfg.norm_first
-    steps = [
+    steps = []
+    if cfg.normalises_pixels:
+        steps.append(Step("normalise", "pixel normalisation",
+                          f"pixels = (image − mean) / std, mean = {_values(cfg.pixel_mean)}, "
+                          f"std = {_values(cfg.pixel_std)}",
+                          f"{S} × {S} × {C} -> {S} × {S} × {C}", 0, per_layer=False))
+    b_E = " + b_E" if cfg.patch_bias else ""
+    steps += [
         Step("patches", "patches", "(h p1)(w p2) c -> (h w)(p1 p2 c)",
              f"{S} × {S} × {C} -> {N} × {cfg.patch_dim}", 0, per_layer=False),
-        Step("embedding", "input embedding",
-             "X = patches · W_E + b_E" if cfg.patch_bias else "X = patches · W_E",
-             f"({N} × {cfg.patch_dim}) · ({cfg.patch_dim} × {d}) = {N} × {d}",
-             cfg.patch_dim * d + bias["E"] + cfg.n_prefix * d, per_layer=False),
-        Step("positional", "positional encoding",
-             ("x0 = X + PE" if cfg.use_pe else "x0 = X (PE off)") if not learned
-             else ("x0 = X + pos_embed" if cfg.use_pe else "x0 = X (positions off)"),
-             f"{rows} × {d} + {rows} × {d} = {S_} × {d}", cfg.n_pos * d if learned else 0,
-             per_layer=False),
-        Step("qkv", "Q, K, V", "Q = x · W_Q, K = x · W_K, V = x · W_V",
+        Step("embedding", "input embedding", f"X = patches · W_E{b_E}",
+             f"({N} × {cfg.patch_dim}) · ({cfg.patch_dim} × {d}){f' + {d}' if b_E else ''}"
+             f" = {N} × {d}", cfg.patch_dim * d + bias["E"], per_layer=False),
+    ]
+    if cfg.n_prefix:
+        names = ", ".join(["CLS"] * cfg.cls_token + ["DIST"] * cfg.dist_token
+                          + [f"{cfg.n_registers} REG"] * (cfg.n_registers > 0))
+        steps.append(Step("prefix", "prefix tokens", f"tokens = [{names}; X]",
+                          f"{cfg.n_prefix} × {d} ; {N} × {d} = {S_} × {d}",
+                          cfg.n_prefix * d, per_layer=False))
+    x_in = "tokens" if cfg.n_prefix else "X"
+    steps.append(Step(
+        "positional", "positional encoding",
+        (f"x0 = {x_in} + PE" if cfg.use_pe else f"x0 = {x_in} (PE off)") if not learned
+        else (f"x0 = {x_in} + pos_embed" if cfg.use_pe else f"x0 = {x_in} (positions off)"),
+        f"{S_} × {d} + {added} = {S_} × {d}", cfg.n_pos * d if learned else 0,
+        per_layer=False))
+    u = "LN_1(x)" if pre else "x"  # what attention reads
+    b = {name: f" + b_{name}" if bias[key] else ""
+         for name, key in (("Q", "qkv"), ("K", "qkv"), ("V", "qkv"), ("O", "O"))}
+    ls_1, ls_2 = ("ls_1 ⊙ ", "ls_2 ⊙ ") if cfg.layer_scale else ("", "")
+    if pre:
+        steps.append(Step("ln_1", "LayerNorm 1", "LN_1(x) = γ_1 ⊙ (x − μ)/√(σ² + ε) + β_1",
+                          f"{S_} × {d}", 2 * d, per_layer=True))
+    steps += [
+        Step("qkv", "Q, K, V",
+             f"Q = {u} · W_Q{b['Q']}, K = {u} · W_K{b['K']}, V = {u} · W_V{b['V']}",
              f"({S_} × {d}) · ({d} × {d}) = {S_} × {d} -> {h} heads × {S_} × {dh}",
              3 * d * d + 3 * bias["qkv"], per_layer=True),
         Step("scores", "scores", f"Q_h · K_hᵀ / {score_divisor_text(cfg)}",
@@ -180,30 +218,46 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
              per_layer=True),
         Step("heads", "heads", "head_h = attn_h · V_h",
              f"({S_} × {S_}) · ({S_} × {dh}) = {S_} × {dh}, × {h} heads", 0, per_layer=True),
-        Step("concat", "concat · W_O", "attn_out = [head_1 … head_h] · W_O",
+        Step("concat", "concat · W_O", f"attn_out = [head_1 … head_h] · W_O{b['O']}",
              f"({S_} × {d}) · ({d} × {d}) = {S_} × {d}", d * d + bias["O"], per_layer=True),
-        Step("addnorm_1", "Add & Norm 1",
-             "x + attn_out(LayerNorm(x)) (pre-norm)" if pre
-             else "LayerNorm(x + attn_out) = γ ⊙ (x − μ)/√(σ² + ε) + β",
-             f"{S_} × {d}", 2 * d + bias["ls"], per_layer=True),
     ]
-    act = {"relu": "max(0, x · W_1 + b_1)", "gelu": "GELU(x · W_1 + b_1)",
-           "gelu_tanh": "GELU_tanh(x · W_1 + b_1)"}[cfg.activation]
+    if pre:
+        steps.append(Step("add_1", "residual 1", f"x ← x + {ls_1}attn_out (x not normalised)",
+                          f"{S_} × {d}", bias["ls"], per_layer=True))
+    else:
+        steps.append(Step("addnorm_1", "Add & Norm 1",
+                          f"LayerNorm(x + {ls_1}attn_out) = γ ⊙ (x − μ)/√(σ² + ε) + β",
+                          f"{S_} × {d}", 2 * d + bias["ls"], per_layer=True))
+    act = {"relu": "max(0, {u} · W_1 + b_1)", "gelu": "GELU({u} · W_1 + b_1)",
+           "gelu_tanh": "GELU_tanh({u} · W_1 + b_1)"}[cfg.activation]
     if cfg.use_ffn:
-        steps += [
-            Step("ffn", "feed-forward", f"{act} · W_2 + b_2",
-                 f"({S_} × {d}) · ({d} × {dff}) · ({dff} × {d}) = {S_} × {d}",
-                 d * dff + dff + dff * d + d, per_layer=True),
-            Step("addnorm_2", "Add & Norm 2",
-                 "x + FFN(LayerNorm(x)) (pre-norm)" if pre else "LayerNorm(x + FFN(x))",
-                 f"{S_} × {d}", 2 * d + bias["ls"], per_layer=True),
-        ]
-    stacked = f"{cfg.n_layers} layer{'s' if cfg.n_layers > 1 else ''} stacked"
+        ffn = Step("ffn", "feed-forward", act.format(u="LN_2(x)" if pre else "x") + " · W_2 + b_2",
+                   f"({S_} × {d}) · ({d} × {dff}) · ({dff} × {d}) = {S_} × {d}",
+                   d * dff + dff + dff * d + d, per_layer=True)
+        if pre:
+            steps += [Step("ln_2", "LayerNorm 2", "LN_2(x) = γ_2 ⊙ (x − μ)/√(σ² + ε) + β_2",
+                           f"{S_} × {d}", 2 * d, per_layer=True), ffn,
+                      Step("add_2", "residual 2", f"x ← x + {ls_2}FFN(LN_2(x))", f"{S_} × {d}",
+                           bias["ls"], per_layer=True)]
+        else:
+            steps += [ffn, Step("addnorm_2", "Add & Norm 2", f"LayerNorm(x + {ls_2}FFN(x))",
+                                f"{S_} × {d}", 2 * d + bias["ls"], per_layer=True)]
     if cfg.final_norm:
-        stacked += ", then LayerNorm"
-    steps.append(Step("output", "encoder output", stacked, f"{S_} × {d}",
-                      2 * d if cfg.final_norm else 0, per_layer=False))
+        steps.append(Step("final_norm", "final LayerNorm",
+                          "output = γ ⊙ (x − μ)/√(σ² + ε) + β after the last layer",
+                          f"{S_} × {d}", 2 * d, per_layer=False))
+    stacked = f"{cfg.n_layers} layer{'s' if cfg.n_layers > 1 else ''} stacked"
+    if cfg.cls_token:
+        stacked += "; the CLS row output[0] stands for the image"
+    steps.append(Step("output", "encoder output", stacked,
+                      f"{S_} × {d}" + (f" (CLS row: 1 × {d})" if cfg.cls_token else ""), 0,
+                      per_layer=False))
     return steps
+
+
+def _values(v: tuple[float, ...]) -> str:
+    """(0.485, 0.456, 0.406) as written in a formula."""
+    return "(" + ", ".join(f"{x:g}" for x in v) + ")"
 
 
 def score_divisor_text(cfg: EncoderConfig) -> str:

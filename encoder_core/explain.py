@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .vit_steps import activation_gate
+
 
 @dataclass(frozen=True)
 class DotTerms:
@@ -106,21 +108,27 @@ def layer_norm_sums(terms: LayerNormTerms) -> LayerNormSums:
 class HiddenUnitTerms:
     dot: DotTerms  # x_i · W_1[:, j], its products and total
     bias: float  # b_1[j]
-    pre: float  # x_i · W_1[:, j] + b_1[j], before the ReLU
-    hidden: float  # max(0, pre): ffn_hidden[i, j]
+    pre: float  # x_i · W_1[:, j] + b_1[j], before the activation
+    hidden: float  # act(pre): ffn_hidden[i, j]
+    activation: str = "relu"  # "relu", "gelu" or "gelu_tanh"
+    gate: float = 1.0  # g with act(pre) = pre · g: ReLU 1 or 0, GELU Φ(pre)
 
 
 def hidden_unit_terms(x: np.ndarray, W_1: np.ndarray, b_1: np.ndarray,
-                      j: int) -> HiddenUnitTerms:
-    """One FFN hidden activation written out: max(0, x · W_1[:, j] + b_1[j]).
+                      j: int, activation: str = "relu") -> HiddenUnitTerms:
+    """One FFN hidden activation written out: act(x · W_1[:, j] + b_1[j]), act = max(0, ·)
+    (ReLU), or GELU(pre) = pre · Φ(pre) (erf; or its tanh form), in float64.
 
     Args:
-        x: [d_model] one position's input to the FFN (ln_1.out row); W_1: [d_model, d_ff];
-        b_1: [d_ff]; j: the hidden unit.
+        x: [d_model] one position's input to the FFN (post-norm: the ln_1.out row; pre-norm:
+        the ln_2.out row); W_1: [d_model, d_ff]; b_1: [d_ff]; j: the hidden unit.
     """
     dot = dot_terms(x, W_1[:, j])
     pre = dot.total + float(b_1[j])
-    return HiddenUnitTerms(dot=dot, bias=float(b_1[j]), pre=pre, hidden=max(0.0, pre))
+    gate = activation_gate(pre, activation)
+    hidden = max(0.0, pre) if activation == "relu" else pre * gate
+    return HiddenUnitTerms(dot=dot, bias=float(b_1[j]), pre=pre, hidden=hidden,
+                           activation=activation, gate=gate)
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,11 @@ from encoder_core import (
     positional,
     shapes,
     trace,
+    vit_steps,
 )
 
 CORE_MODULES = (analysis, attention, classifier, config, embedding, encoder, explain, export, ffn,
-                image, norm, params, patches, positional, shapes, trace)  # not the CLIs
+                image, norm, params, patches, positional, shapes, trace, vit_steps)  # not the CLIs
 CFG = config.EncoderConfig(image_size=16, patch_size=4, d_model=8, n_heads=2, n_layers=2, d_ff=16)
 N, D, H, DH, G, P = CFG.n_tokens, CFG.d_model, CFG.n_heads, CFG.d_head, CFG.grid_size, 4
 # a Vision Transformer variant with every optional parameter (issue 11)
@@ -118,6 +119,9 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "ffn.gelu_tanh": lambda: ((a(2, N, CFG.d_ff),), {}),
     "ffn.erfc_positive": lambda: ((np.abs(a(N, CFG.d_ff)),), {}),
     "embedding.prefix_tokens": lambda: ((a(1, D), a(1, D), a(3, D), D), {}),
+    "embedding.prefix_names": lambda: ((VIT,), {}),
+    "embedding.token_names": lambda: ((VIT,), {}),
+    "embedding.patch_rows": lambda: ((a(2, VIT.seq_len, D), VIT, 1), {}),
     "patches.normalise_pixels": lambda: ((a(2, 16, 16, 3), (0.5, 0.4, 0.3), (0.2, 0.2, 0.3)), {}),
     "positional.patch_positions": lambda: ((VIT, a(VIT.n_pos, D)), {}),
     "positional.position_rows": lambda: ((VIT, a(N, D), a(VIT.n_pos, D)), {}),
@@ -166,6 +170,12 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "explain.hidden_unit_terms": lambda: ((a(D), a(D, 16), a(16), 5), {}),
     "explain.pe_terms": lambda: ((3, 5, D), {}),
     "explain.summarise_terms": lambda: ((a(40).astype(np.float64),), {}),
+    # vit_steps.py
+    "vit_steps.pixel_terms": lambda: ((a(3), (0.5, 0.4, 0.3), (0.2, 0.25, 0.3)), {}),
+    "vit_steps.similarity_mosaic": lambda: ((a(N, N), G), {}),
+    "vit_steps.activation_curve": lambda: (("gelu",), {}),
+    "vit_steps.activation_gate": lambda: ((0.3, "gelu"), {}),
+    "vit_steps.vit_differences": lambda: ((VIT,), {}),
     # classifier.py
     "classifier.mean_pool": lambda: ((a(2, N, D),), {}),
     "classifier.class_logits": lambda: ((a(2, D), a(D, 3), a(3)), {}),
