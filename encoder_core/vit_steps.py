@@ -97,3 +97,8 @@ def vit_differences(cfg: EncoderConfig) -> list[str]:
           "gelu_tanh": cfg.use_ffn and cfg.activation == "gelu_tanh",
           "layer_scale": cfg.layer_scale, "final_norm": cfg.final_norm}
     return [name for name, yes in on.items() if yes]
+
+
+def residual_entry(x: float, y: float, ls: float | None = None) -> float:
+    """One entry of a residual add, in float64: x + y, or x + ls·y with LayerScale."""
+    return float(x) + (1.0 if ls is None else float(ls)) * float(y)

@@ -23,6 +23,8 @@ from encoder_core.explain import DotTerms, HiddenUnitTerms, largest_terms, summa
 from .i18n import Texts, translate
 from .latex import dot_latex, fixed, num, term, written_products
 
+GATE_TEX = {"gelu": r"\Phi(z) = z\cdot\tfrac12\big(1 + \mathrm{erf}(z/\sqrt{2})\big)",
+            "gelu_tanh": r"\cdot\tfrac12\big(1 + \tanh(\sqrt{2/\pi}\,(z + 0.044715\,z^3))\big)"}
 SHOWN = 4  # products written out in LaTeX before the ⋯ (then the last one)
 FIRST, LARGEST = 4, 4  # terms a code listing writes out: the first ones and the largest
 
@@ -45,6 +47,8 @@ TEXT: Texts = {
         "`{field}`: **{stored}**.",
         "这里用 float64 重新计算：**{mine}**。编码器在 `{field}` 中保存的值（float32）："
         "**{stored}**。"),
+    "plus_bias": ("The last line adds the bias {name} = {value}.",
+                  "最后一行加上偏置 {name} = {value}。"),
     "largest_products": ("The {k} largest products (by magnitude)", "绝对值最大的 {k} 个乘积"),
     "largest_products_list": ("The {k} largest products (by magnitude): {terms}.",
                               "绝对值最大的 {k} 个乘积：{terms}。"),
@@ -53,6 +57,12 @@ TEXT: Texts = {
                   "和为负数，所以 ReLU 把这个激活置为 0。"),
     "relu_pass": ("The sum is positive, so the ReLU lets it through unchanged.",
                   "和为正数，所以 ReLU 原样保留它。"),
+    "gelu_gate": (
+        "GELU multiplies the sum z = {z} by the gate {g} (the share of a standard normal "
+        "below z): the activation is {h}. Unlike the ReLU it is never cut to exactly 0; a "
+        "negative z gives a small negative value.",
+        "GELU 把和 z = {z} 乘以门控值 {g}（标准正态分布小于 z 的比例）：激活为 {h}。与 ReLU "
+        "不同，它从不被截为恰好 0；z 为负时得到一个小的负值。"),
     # a long sum as a code listing (pages 6, 7)
     "terms_shown": ("the first {first} terms and the {largest} largest (by magnitude), of "
                     "{size} = {n}",
@@ -115,21 +125,32 @@ def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where=Non
 
 
 def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str, *,
-                where=None) -> None:
-    """A dot product checked against the trace, then written out in LaTeX (folded):
+                where=None, bias: float | None = None, bias_tex: str = "b") -> None:
+    """A dot product (plus a bias, if any) checked against the trace, then written out in
+    LaTeX (folded):
 
         lhs = (a_0)(b_0) + (a_1)(b_1) + (a_2)(b_2) + (a_3)(b_3) + ⋯ + (a_n−1)(b_n−1) = Σ_k a_k b_k
+            [+ bias = Σ_k a_k b_k + bias]
 
     Args:
         lhs: the entry in LaTeX, e.g. r"\\text{embedded}[3, 5]".
         terms: dot_terms(a, b) of the row a [n] and the column b [n].
         stored: the entry as the encoder stored it (float32); field: its name in the trace.
+        bias: the bias added after the sum (e.g. b_E[j]), or None; bias_tex: its name in LaTeX.
     """
     where = where or st
     n = len(terms.products)
-    stored_check(ctx, terms.total, stored, field, where=where)
+    total = terms.total if bias is None else terms.total + bias
+    stored_check(ctx, total, stored, field, where=where)
     box = folded(ctx, where)
-    box.latex(dot_latex(lhs, terms, SHOWN))
+    tex = dot_latex(lhs, terms, SHOWN)
+    if bias is not None:  # Σ, then + bias = result, on one more line
+        tex = tex.replace(r"\end{aligned}", r" \\ &= %s + %s = %s \end{aligned}"
+                          % (num(terms.total), term(bias), num(total)))
+        box.latex(tex)
+        box.caption(say(ctx, "plus_bias", name=bias_tex, value=f"{bias:.6g}"))
+    else:
+        box.latex(tex)
     if n > SHOWN + 1:
         box.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
 
@@ -240,30 +261,49 @@ def sum_listing(ctx: Page, values: np.ndarray, labels: Sequence[str], stored: fl
 def hidden_unit(ctx: Page, unit: HiddenUnitTerms, stored: float, i: int, j: int, field: str,
                 *, where=None) -> None:
     """One FFN hidden activation: its formula, then (folded) written out — the dot product, the
-    bias, the ReLU — with its largest products; then the ReLU's verdict and the check against
-    the trace:
+    bias, the activation — with its largest products; then the activation's verdict and the
+    check against the trace:
 
-        ffn_hidden[i, j] = max(0, Σ_k x_k W_1[k, j] + b_1[j])
+        ffn_hidden[i, j] = max(0, Σ_k x_k W_1[k, j] + b_1[j])            (ReLU)
+        ffn_hidden[i, j] = z · Φ(z),  z = Σ_k x_k W_1[k, j] + b_1[j]     (GELU; or its tanh gate)
 
     Args:
-        unit: hidden_unit_terms(x, W_1, b_1, j) for x = ln_1.out[i] ([d_model]).
-        stored: ffn_hidden[i, j] as the encoder stored it; field: its name in the trace.
+        unit: hidden_unit_terms(x, W_1, b_1, j, activation) for x = the FFN's input row
+            ([d_model]: ln_1.out post-norm, ln_2.out pre-norm).
+        i: the row in the trace (a ViT's sequence row); stored: ffn_hidden[i, j] as the encoder
+            stored it; field: its name in the trace.
     """
     where = where or st
     dot = unit.dot
     n = len(dot.products)
-    where.latex(r"\text{ffn\_hidden}_{%d,%d} = \max\Big(0,\; \sum_{k} x_{%d,k}\, W_1[k, %d]"
-                r" + b_1[%d]\Big)" % (i, j, i, j, j))
+    gelu = unit.activation != "relu"
+    if gelu:
+        where.latex(r"\text{ffn\_hidden}_{%d,%d} = \mathrm{GELU}(z) = z\,%s,\quad"
+                    r" z = \sum_{k} x_{%d,k}\, W_1[k, %d] + b_1[%d]"
+                    % (i, j, GATE_TEX[unit.activation], i, j, j))
+    else:
+        where.latex(r"\text{ffn\_hidden}_{%d,%d} = \max\Big(0,\; \sum_{k} x_{%d,k}\, W_1[k, %d]"
+                    r" + b_1[%d]\Big)" % (i, j, i, j, j))
     parts = [*written_products(dot, SHOWN), term(unit.bias)]
     body = r" \\ &\qquad + ".join(" + ".join(p) for p in (parts[:3], parts[3:]) if p)
     box = folded(ctx, where)
-    box.latex(r"\begin{aligned} &= \max\big(0,\; %s\big) \\"
-                r" &= \max(0,\; %s + %s) = \max(0,\; %s) = %s \end{aligned}"
-                % (body, num(dot.total), term(unit.bias), num(unit.pre), num(unit.hidden)))
+    if gelu:
+        box.latex(r"\begin{aligned} z &= %s \\ &= %s + %s = %s \\"
+                  r" \mathrm{GELU}(z) &= %s \times %s = %s \end{aligned}"
+                  % (body, num(dot.total), term(unit.bias), num(unit.pre), term(unit.pre),
+                     num(unit.gate), num(unit.hidden)))
+    else:
+        box.latex(r"\begin{aligned} &= \max\big(0,\; %s\big) \\"
+                  r" &= \max(0,\; %s + %s) = \max(0,\; %s) = %s \end{aligned}"
+                  % (body, num(dot.total), term(unit.bias), num(unit.pre), num(unit.hidden)))
     if n > SHOWN + 1:
         box.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
     top = largest_terms(dot.products)
     box.caption(say(ctx, "largest_products_list", k=len(top), terms=", ".join(
         f"k = {k}: {dot.a[k]:.4g} · {dot.b[k]:.4g} = {dot.products[k]:.4g}" for k in top)))
-    where.write(say(ctx, "relu_zero") if unit.pre <= 0 else say(ctx, "relu_pass"))
+    if gelu:
+        where.write(say(ctx, "gelu_gate", z=f"{unit.pre:.4g}", g=f"{unit.gate:.4g}",
+                        h=f"{unit.hidden:.4g}"))
+    else:
+        where.write(say(ctx, "relu_zero") if unit.pre <= 0 else say(ctx, "relu_pass"))
     stored_check(ctx, unit.hidden, stored, field, where=where)

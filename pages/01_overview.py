@@ -2,7 +2,14 @@
 
 import streamlit as st
 
-from encoder_core.analysis import parameter_count, pipeline_steps, score_divisor_text
+from encoder_core import prefix_names
+from encoder_core.analysis import (
+    channel_values,
+    parameter_count,
+    pipeline_steps,
+    score_divisor_text,
+)
+from encoder_core.vit_steps import vit_differences
 from lens import chrome, widgets
 from lens.context import page
 from lens.session import set_settings
@@ -74,21 +81,133 @@ TEXT = {
     "step_output": ("encoder output", "编码器输出"),
     "use_note": ("Use the note's variant", "使用笔记的写法"),
     "use_paper": ("Use the paper's variant", "使用论文的写法"),
+    # a Vision Transformer checkpoint: its steps in their real order
+    "step_normalise": ("pixel normalisation", "像素归一化"),
+    "step_prefix": ("[CLS] prepended", "前置 [CLS]"),
+    "step_ln_1": ("LayerNorm 1 (before attention)", "层归一化 1（注意力之前）"),
+    "step_add_1": ("residual add 1", "残差相加 1"),
+    "step_ln_2": ("LayerNorm 2 (before the FFN)", "层归一化 2（前馈之前）"),
+    "step_add_2": ("residual add 2", "残差相加 2"),
+    "step_final_norm": ("final LayerNorm", "最后的层归一化"),
+    "vit_intro": (
+        "This is a real Vision Transformer ({name}). It runs the same steps as the note's "
+        "encoder, in its own order: the pixels are normalised first, a learned [CLS] token is "
+        "put before the {N} patches ({S} rows), every layer normalises *before* attention and "
+        "before the FFN (pre-norm) and adds the result back to the un-normalised x, and a last "
+        "LayerNorm follows the stack. The table lists the steps in the order the encoder runs "
+        "them.",
+        "这是一个真实的 Vision Transformer（{name}）。它执行与笔记中的编码器相同的步骤，但顺序"
+        "是它自己的：先对像素做归一化，在 {N} 个图像块前放一个学到的 [CLS] 词元（共 {S} 行），"
+        "每一层在注意力和前馈网络*之前*做层归一化（pre-norm），再把结果加回未归一化的 x，"
+        "整个堆叠之后还有最后一个层归一化。表格按编码器实际执行的顺序列出各步骤。"),
+    "cap_vit_encoder": ("the encoder: {L} pre-norm layers", "编码器：{L} 个 pre-norm 层"),
+    "stage_pixels": ("pixels = (image − mean) / std", "像素 = (图像 − 均值) / 标准差"),
+    "stage_output": ("output", "输出"),
+    "stage_cls": ("CLS row", "CLS 行"),
+    "vit_diffs": ("This Vision Transformer against the note's encoder",
+                  "这个 Vision Transformer 与笔记中编码器的不同"),
+    "diff_pixels": (
+        "**Pixel normalisation.** The image in [0, 1] becomes (image − mean) / std per channel, "
+        "mean = {mean}, std = {std}: the statistics the checkpoint was trained with.",
+        "**像素归一化。** [0, 1] 之间的图像按通道变为 (图像 − 均值) / 标准差，均值 = {mean}，"
+        "标准差 = {std}：即该检查点训练时所用的统计量。"),
+    "diff_patch_bias": ("**A bias on the patch embedding**: X = patches · W_E + b_E (a P × P "
+                        "convolution with stride P).",
+                        "**图像块嵌入带偏置**：X = patches · W_E + b_E"
+                        "（步长为 P 的 P × P 卷积）。"),
+    "diff_cls": ("**A [CLS] token**: one learned row before the patches ({S} rows in all); "
+                 "its output row stands for the whole image.",
+                 "**[CLS] 词元**：图像块之前一个学到的行（共 {S} 行）；它的输出行代表整幅图像。"),
+    "diff_dist": ("**A distillation token** after [CLS] (DeiT).",
+                  "**蒸馏词元**，位于 [CLS] 之后（DeiT）。"),
+    "diff_registers": ("**{R} register tokens** after the class token(s) (DINOv2), without "
+                       "positions.",
+                       "**{R} 个寄存器词元**，位于类别词元之后（DINOv2），不加位置。"),
+    "diff_learned": ("**Learned positions**: pos_embed [{n} × {d}] was trained, not computed "
+                     "from sines and cosines.",
+                     "**学到的位置**：pos_embed [{n} × {d}] 是训练出来的，"
+                     "不是用正弦和余弦算出来的。"),
+    "diff_pre_norm": ("**Pre-norm**: x + attn(LN_1(x)), then x + FFN(LN_2(x)); the note "
+                      "normalises after the add (post-norm).",
+                      "**前归一化（pre-norm）**：x + attn(LN_1(x))，再 x + FFN(LN_2(x))；笔记是"
+                      "相加之后再归一化（post-norm）。"),
+    "diff_qkv_bias": ("**Biases on Q, K, V**: b_Q, b_K, b_V.",
+                      "**Q、K、V 带偏置**：b_Q、b_K、b_V。"),
+    "diff_proj_bias": ("**A bias on W_O**: b_O.", "**W_O 带偏置**：b_O。"),
+    "diff_gelu": ("**GELU** in the FFN: x·Φ(x) (the exact erf form) instead of max(0, x).",
+                  "前馈网络中用 **GELU**：x·Φ(x)（精确的 erf 形式），而不是 max(0, x)。"),
+    "diff_gelu_tanh": ("**GELU (tanh form)** in the FFN: "
+                       "½x(1 + tanh(√(2/π)(x + 0.044715x³))).",
+                       "前馈网络中用 **GELU（tanh 近似）**："
+                       "½x(1 + tanh(√(2/π)(x + 0.044715x³)))。"),
+    "diff_layer_scale": ("**LayerScale**: each sub-layer's output is multiplied by a learned "
+                         "ls ⊙ before it is added.",
+                         "**LayerScale**：每个子层的输出在相加前乘以学到的 ls ⊙。"),
+    "diff_final_norm": ("**A final LayerNorm** after the last layer (ε = {eps:g}).",
+                        "最后一层之后还有一个**层归一化**（ε = {eps:g}）。"),
 }
+
+
+def vit_stages(ctx, cfg) -> list[str]:
+    """The pipeline figure's boxes for a ViT, in the order it runs."""
+    S_, d = cfg.seq_len, cfg.d_model
+    prefix = ", ".join(prefix_names(cfg))
+    embed = "patches · W_E" + (" + b_E" if cfg.patch_bias else "")
+    pos = (" + pos_embed" if cfg.position == "learned" else " + PE") if cfg.use_pe else ""
+    x0 = f"x0 = [{prefix}; {embed}]{pos}" if cfg.n_prefix else f"x0 = {embed}{pos}"
+    ls = ("ls_1 ⊙ ", "ls_2 ⊙ ") if cfg.layer_scale else ("", "")
+    layer = (f"x + {ls[0]}attn(LN₁(x))" + (f",  x + {ls[1]}FFN(LN₂(x))" if cfg.use_ffn else "")
+             if cfg.norm_first else ctx.ft("stage_layer_ffn" if cfg.use_ffn else "stage_layer"))
+    out = (f"LayerNorm(x) → {ctx.ft('stage_output')}" if cfg.final_norm
+           else ctx.ft("stage_output"))
+    cls = f";  {ctx.ft('stage_cls')} [1 × {d}]" if cfg.cls_token else ""
+    stages = [ctx.ft("stage_pixels")] if cfg.normalises_pixels else []
+    return stages + [f"{x0}   [{S_} × {d}]", f"{layer}   × {cfg.n_layers}   (h = {cfg.n_heads})",
+                     f"{out} [{S_} × {d}]{cls}"]
+
+
+def vit_formulas(cfg) -> list[str]:
+    """The pipeline in LaTeX, in the order a ViT runs it."""
+    tex = []
+    if cfg.normalises_pixels:
+        tex.append(r"\text{pixels} = (\text{image} - \text{mean}) \,/\, \text{std}")
+    embed = r"\text{patches}\cdot W_E" + (" + b_E" if cfg.patch_bias else "")
+    pos = ((r" + E_{pos}" if cfg.position == "learned" else " + PE") if cfg.use_pe else "")
+    names = r",\ ".join(rf"x_{{\text{{{n}}}}}" for n in prefix_names(cfg))
+    tex.append(rf"x_0 = [\,{names};\ {embed}\,]{pos}" if cfg.n_prefix else rf"x_0 = {embed}{pos}")
+    ls = (r"\mathrm{ls}_1 \odot ", r"\mathrm{ls}_2 \odot ") if cfg.layer_scale else ("", "")
+    tex.append(rf"x \leftarrow x + {ls[0]}\mathrm{{MultiHead}}(\mathrm{{LN}}_1(x))")
+    if cfg.use_ffn:
+        tex.append(rf"x \leftarrow x + {ls[1]}\mathrm{{FFN}}(\mathrm{{LN}}_2(x))")
+    out = r"\text{output} = \mathrm{LN}(x)" if cfg.final_norm else r"\text{output} = x"
+    cls = (r",\quad \text{output}[\text{CLS}]\;[1 \times %d]" % cfg.d_model
+           if cfg.cls_token else "")
+    tex.append(r"%s\;[%d \times %d]%s" % (out, cfg.seq_len, cfg.d_model, cls))
+    return tex
 
 
 ctx = page("overview", TEXT)
 cfg = ctx.cfg
 N, D, d, L = cfg.n_tokens, cfg.patch_dim, cfg.d_model, cfg.n_layers
+vit = bool(vit_differences(cfg))  # a real ViT's steps (the note's encoder: none)
 st.markdown(ctx.t("what_to_do"))
 sublayers = ctx.ft("stage_layer_ffn") if cfg.use_ffn else ctx.ft("stage_layer")
-widgets.picture(ctx, "pipeline", ctx.trace.image, cfg.patch_size,
-                [ctx.ft("cap_image", S=cfg.image_size, C=cfg.channels),
-                 ctx.ft("cap_patches", N=N, D=D), ctx.ft("cap_encoder", L=L)],
-                [f"x0 = patches · W_E + PE   [{N} × {d}]",
-                 f"{sublayers}  × {L}   (h = {cfg.n_heads})", f"output   [{N} × {d}]"],
-                key="pipeline")
-st.write(ctx.t("intro"))
+if vit:
+    widgets.picture(ctx, "pipeline", ctx.trace.image, cfg.patch_size,
+                    [ctx.ft("cap_image", S=cfg.image_size, C=cfg.channels),
+                     ctx.ft("cap_patches", N=N, D=D),
+                     ctx.ft("cap_vit_encoder" if cfg.norm_first else "cap_encoder", L=L)],
+                    vit_stages(ctx, cfg), key="pipeline")
+    model = ctx.model
+    st.write(ctx.t("vit_intro", name=model.name if model else "ViT", N=N, S=cfg.seq_len))
+else:
+    widgets.picture(ctx, "pipeline", ctx.trace.image, cfg.patch_size,
+                    [ctx.ft("cap_image", S=cfg.image_size, C=cfg.channels),
+                     ctx.ft("cap_patches", N=N, D=D), ctx.ft("cap_encoder", L=L)],
+                    [f"x0 = patches · W_E + PE   [{N} × {d}]",
+                     f"{sublayers}  × {L}   (h = {cfg.n_heads})", f"output   [{N} × {d}]"],
+                    key="pipeline")
+    st.write(ctx.t("intro"))
 widgets.note_original(ctx)
 
 st.subheader(ctx.t("pipeline"))
@@ -112,11 +231,22 @@ with right:
     st.latex(r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{patches}\;[%d \times %d]"
              % (ctx.t("tex_image"), cfg.image_size, cfg.image_size, cfg.channels, cfg.n_tokens,
                 cfg.patch_dim))
-    st.latex(r"x_0 = \text{patches}\cdot W_E + PE")
-    st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
-    if cfg.use_ffn:
-        st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")
-    st.latex(r"\text{output}\;[%d \times %d]" % (cfg.n_tokens, cfg.d_model))
+    if vit:
+        for tex in vit_formulas(cfg):
+            st.latex(tex)
+    else:
+        st.latex(r"x_0 = \text{patches}\cdot W_E + PE")
+        st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
+        if cfg.use_ffn:
+            st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")
+        st.latex(r"\text{output}\;[%d \times %d]" % (cfg.n_tokens, cfg.d_model))
+
+if vit:
+    st.subheader(ctx.t("vit_diffs"))
+    values = dict(mean=channel_values(cfg.pixel_mean), std=channel_values(cfg.pixel_std),
+                  S=cfg.seq_len, R=cfg.n_registers, n=cfg.n_pos, d=d, eps=cfg.ln_eps)
+    st.markdown("\n".join(f"- {ctx.t('diff_' + name, **values)}"
+                           for name in vit_differences(cfg)))
 
 st.subheader(ctx.t("deviations"))
 divisor = score_divisor_text(cfg)
@@ -128,9 +258,11 @@ with c1:
               on_click=set_settings, kwargs={"scale": "d_k" if note_scale else "d_model"})
 with c2:
     st.markdown(ctx.t("dev_ffn", now=ctx.t("on") if cfg.use_ffn else ctx.t("off")))
-    st.button(ctx.t("use_note") if cfg.use_ffn else ctx.t("use_paper"), key="dev_ffn_btn",
-              on_click=set_settings, kwargs={"use_ffn": not cfg.use_ffn})
+    if not vit:  # a checkpoint fixes its architecture, FFN included
+        st.button(ctx.t("use_note") if cfg.use_ffn else ctx.t("use_paper"), key="dev_ffn_btn",
+                  on_click=set_settings, kwargs={"use_ffn": not cfg.use_ffn})
 st.markdown(ctx.t("dev_wq"))
-st.markdown(ctx.t("dev_cls"))
+if not vit:
+    st.markdown(ctx.t("dev_cls"))
 
 chrome.footer(ctx)

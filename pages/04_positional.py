@@ -2,8 +2,10 @@
 
 import streamlit as st
 
+from encoder_core import prefix_names
 from encoder_core.analysis import cosine_similarity
 from encoder_core.explain import pe_terms
+from encoder_core.vit_steps import similarity_mosaic
 from lens import blocks, chrome, figures, widgets
 from lens.context import page
 
@@ -109,12 +111,156 @@ TEXT = {
         "对 x0 的改变有多大，取决于 X 的元素有多大；X 小的地方，PE 的条纹清晰可见。"),
     "sum_off": ("use_pe is off: x0 = X, the same matrix as the embedding.",
                 "use_pe 已关闭：x0 = X，与嵌入矩阵完全相同。"),
+    # a ViT's learned position embedding
+    "learned_intro": (
+        "Multiplying by W_E treats every patch alike: the embedding alone does not say where a "
+        "patch was. This Vision Transformer **learned** its positions: pos_embed [{n} × {d}] is "
+        "a table of trainable numbers, one row per position, adjusted in training together with "
+        "all the other weights. They were not computed from a formula: no sine or cosine made "
+        "them. Row {first} goes to patch 0 (the patches in row-major order){prefix}.",
+        "乘以 W_E 对每个图像块一视同仁：单靠嵌入无法知道图像块原来在哪里。这个 Vision "
+        "Transformer 的位置是**学出来的**：pos_embed [{n} × {d}] 是一张可训练的数表，每个位置"
+        "一行，在训练中与其他所有权重一起调整。它们不是用公式算出来的：没有用到正弦或余弦。"
+        "第 {first} 行加到图像块 0 上（图像块按行优先排列）{prefix}。"),
+    "learned_prefix": ("; the row(s) before it go to {names}", "；它之前的行加到 {names} 上"),
+    "learned_registers": ("; the registers get none", "；寄存器词元不加位置"),
+    "learned_matrix": ("The learned position embedding pos_embed", "学到的位置嵌入 pos_embed"),
+    "learned_caption": (
+        "Row {row} (patch {q}, the query) is outlined. Each row is the vector added to one "
+        "token; what the numbers mean is whatever training found useful.",
+        "已框出第 {row} 行（图像块 {q}，即查询块）。每一行是加到一个词元上的向量；这些数的含义"
+        "就是训练发现有用的东西。"),
+    "learned_sim_title": ("Which positions look alike, on the image grid",
+                          "哪些位置彼此相似：排在图像网格上"),
+    "learned_sim_intro": (
+        "The cosine similarity cos(pos_embed_p, pos_embed_q) of each patch p's row with every "
+        "patch q's row, as in the ViT paper's figure 7: tile (r, c) belongs to the patch in grid "
+        "row r, column c, and each cell inside it is another patch, where that patch sits in "
+        "the image (its own cell is 1). Nothing told the model that the {N} patches form a "
+        "{G} × {G} grid; a well-trained ViT finds it, and its tiles show a bright spot around "
+        "the patch and often its row and column. Random or little-trained weights show noise. "
+        "The {names} row of pos_embed has no place on the grid: it is left out here.",
+        "每个图像块 p 的行与每个图像块 q 的行的余弦相似度 cos(pos_embed_p, pos_embed_q)，如 ViT "
+        "论文的图 7：第 (r, c) 个小图属于网格第 r 行、第 c 列的图像块，小图中的每个格子是另一个"
+        "图像块，放在它在图像中的位置（它自己的格子为 1）。没有人告诉模型这 {N} 个图像块组成一个 "
+        "{G} × {G} 的网格；训练充分的 ViT 会自己发现，小图中会在该图像块周围、并常常沿它的行和列"
+        "出现亮斑。随机或训练很少的权重则只显示噪声。pos_embed 的 {names} 行在网格上没有位置："
+        "这里不显示。"),
+    "learned_sim_intro_no_prefix": (
+        "The cosine similarity cos(pos_embed_p, pos_embed_q) of each patch p's row with every "
+        "patch q's row, as in the ViT paper's figure 7: tile (r, c) belongs to the patch in grid "
+        "row r, column c, and each cell inside it is another patch, where that patch sits in "
+        "the image (its own cell is 1). Nothing told the model that the {N} patches form a "
+        "{G} × {G} grid; a well-trained ViT finds it, and its tiles show a bright spot around "
+        "the patch and often its row and column. Random or little-trained weights show noise.",
+        "每个图像块 p 的行与每个图像块 q 的行的余弦相似度 cos(pos_embed_p, pos_embed_q)，如 ViT "
+        "论文的图 7：第 (r, c) 个小图属于网格第 r 行、第 c 列的图像块，小图中的每个格子是另一个"
+        "图像块，放在它在图像中的位置（它自己的格子为 1）。没有人告诉模型这 {N} 个图像块组成一个 "
+        "{G} × {G} 的网格；训练充分的 ViT 会自己发现，小图中会在该图像块周围、并常常沿它的行和列"
+        "出现亮斑。随机或训练很少的权重则只显示噪声。"),
+    "mosaic_title": ("cos(pos_embed_p, pos_embed_q), one tile per patch p",
+                     "cos(pos_embed_p, pos_embed_q)，每个图像块 p 一个小图"),
+    "tile_row": ("grid row of patch p", "图像块 p 的网格行"),
+    "tile_col": ("grid column of patch p", "图像块 p 的网格列"),
+    "learned_grid_name": ("cos(pos_embed_query, pos_embed_q) on the grid",
+                          "cos(pos_embed_query, pos_embed_q) 排在网格上"),
+    "learned_one": ("The query patch's tile, enlarged (it is outlined in the mosaic)",
+                    "查询图像块的小图，放大显示（在拼图中已框出）"),
+    "learned_sum": ("Adding it: x0 = tokens + pos", "相加：x0 = tokens + pos"),
+    "learned_sum_caption": (
+        "tokens (the previous step: {names} and the embedded patches) plus pos, row by row: pos "
+        "holds the pos_embed row of each token{none}. The {names} row is labelled and outlined; "
+        "patch {q} is row {row}.",
+        "tokens（上一步：{names} 与嵌入后的图像块）与 pos 逐行相加：pos 保存每个词元对应的 "
+        "pos_embed 行{none}。{names} 行已标出并加框；图像块 {q} 在第 {row} 行。"),
+    "learned_sum_none": (" (zero for the registers)", "（寄存器为零）"),
 }
 
 ctx = page("positional", TEXT)
 
 cfg, tr = ctx.cfg, ctx.trace
 N, d, G = cfg.n_tokens, cfg.d_model, cfg.grid_size
+
+
+def learned_positions() -> None:
+    """The page for a ViT's learned pos_embed: the table, its similarity on the grid, the sum."""
+    S_, n_pos = cfg.seq_len, cfg.n_pos
+    first = n_pos - N  # pos_embed's row of patch 0
+    names = ", ".join(prefix_names(cfg))
+    prefix = ctx.t("learned_prefix", names=", ".join(prefix_names(cfg)[:first])) if first else ""
+    if cfg.n_registers:
+        prefix += ctx.t("learned_registers")
+    st.write(ctx.t("learned_intro", n=n_pos, d=d, first=first, prefix=prefix))
+    if not cfg.use_pe:
+        st.warning(ctx.t("pe_off"))
+    st.latex(rf"\underbrace{{x_0}}_{{{S_} \times {d}}} = "
+             rf"\underbrace{{\text{{tokens}}}}_{{{S_} \times {d}}} + "
+             rf"\underbrace{{\text{{pos}}}}_{{{S_} \times {d}}},\qquad "
+             rf"\text{{pos}}[n_{{prefix}} + i] = \text{{pos\_embed}}[{first} + i]"
+             rf"\quad (i = 0 \ldots {N - 1})")
+    widgets.note_original(ctx)
+
+    st.subheader(ctx.t("learned_matrix"))
+    left, right = st.columns([2, 3])
+    with left:
+        query = widgets.query_picker(ctx)
+    with right:
+        widgets.matrix(ctx, tr.params.pos_embed, "pos_embed", key="pos_embed",
+                       xlabel=ctx.t("features"), ylabel=ctx.t("tokens"),
+                       highlight_row=first + query, tokens="rows" if n_pos == S_ else "")
+        st.caption(ctx.t("learned_caption", row=first + query, q=query))
+
+    st.subheader(ctx.t("learned_sim_title"))
+    sim = ctx.derived("positions/cos", lambda: cosine_similarity(tr.pe))  # [N, N] patches only
+    mosaic = ctx.derived("positions/mosaic", lambda: similarity_mosaic(sim, G))
+    if cfg.n_prefix:
+        st.write(ctx.t("learned_sim_intro", N=N, G=G, names=names))
+    else:
+        st.write(ctx.t("learned_sim_intro_no_prefix", N=N, G=G))
+    left, right = st.columns([3, 2])
+    widgets.picture(ctx, "position_mosaic", mosaic, G, ctx.ft("mosaic_title"),
+                    ctx.ft("tile_col"), ctx.ft("tile_row"), query=query, key="pos_mosaic",
+                    where=left)
+    with right:
+        st.markdown(f"**{ctx.t('learned_one')}**")
+        widgets.matrix(ctx, sim[query].reshape(G, G), ctx.ft("learned_grid_name"),
+                       key="pe_sim_grid", xlabel=ctx.t("grid_col"), ylabel=ctx.t("grid_row"),
+                       colorbar_label="cos", signed=True, size=(5.0, 4.0), window=False)
+        st.markdown(neighbour_facts(sim, query))
+
+    st.subheader(ctx.t("learned_sum"))
+    left, right = st.columns(2)
+    widgets.matrix(ctx, tr.tokens, "tokens", key="pe_tokens", where=left,
+                   highlight_row=ctx.row(query), tokens="rows", window=False)
+    widgets.matrix(ctx, tr.pos, "pos", key="pe_pos", where=right,
+                   highlight_row=ctx.row(query), tokens="rows", window=False)
+    left, right = st.columns(2)
+    widgets.matrix(ctx, tr.x0, "x0 = tokens + pos" if cfg.use_pe else "x0 = tokens",
+                   key="pe_x0", where=left, highlight_row=ctx.row(query), tokens="rows")
+    right.caption(ctx.t("learned_sum_caption", names=names, q=query, row=ctx.row(query),
+                        none=ctx.t("learned_sum_none") if cfg.n_registers else ""))
+
+
+def neighbour_facts(sim, query: int) -> str:
+    """How similar the query's position is to the next one in the sequence and the one below."""
+    row, column = divmod(query, G)
+    facts = []
+    if query + 1 < N:
+        note = f" {ctx.t('no_right')}" if column == G - 1 else ""
+        facts.append(ctx.t("next_in_seq", r=query + 1, note=note,
+                           c=f"{sim[query, query + 1]:.3f}"))
+    if row < G - 1:
+        facts.append(ctx.t("below", r=query + G, c=f"{sim[query, query + G]:.3f}"))
+    else:
+        facts.append(ctx.t("no_below"))
+    return ctx.t("query_is", q=query) + ctx.t("sep").join(facts) + ctx.t("end")
+
+
+if cfg.position == "learned":  # a ViT: its own table, no formula
+    learned_positions()
+    chrome.footer(ctx)
+    st.stop()
+
 st.write(ctx.t("intro", d=d))
 if not cfg.use_pe:
     st.warning(ctx.t("pe_off"))
@@ -187,21 +333,11 @@ with right:
 left, right = st.columns([2, 3])
 with left:
     query = widgets.query_picker(ctx)
-row, column = divmod(query, G)
 with right:
     widgets.matrix(ctx, sim[query].reshape(G, G), ctx.ft("grid_name"), key="pe_sim_grid",
                    xlabel=ctx.t("grid_col"), ylabel=ctx.t("grid_row"), colorbar_label="cos",
                    signed=False, size=(5.0, 4.0))
-facts = []
-if query + 1 < N:
-    note = f" {ctx.t('no_right')}" if column == G - 1 else ""
-    facts.append(ctx.t("next_in_seq", r=query + 1, note=note, c=f"{sim[query, query + 1]:.3f}"))
-if row < G - 1:
-    facts.append(ctx.t("below", r=query + G, c=f"{sim[query, query + G]:.3f}"))
-else:
-    facts.append(ctx.t("no_below"))
-with right:
-    st.markdown(ctx.t("query_is", q=query) + ctx.t("sep").join(facts) + ctx.t("end"))
+    st.markdown(neighbour_facts(sim, query))
 
 # --- the sum -----------------------------------------------------------------------------------
 st.subheader(ctx.t("sum"))

@@ -152,6 +152,7 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "analysis.relu_zero_share": lambda: ((a(N, 16),), {}),
     "analysis.pipeline_steps": lambda: ((CFG,), {}),
     "analysis.score_divisor_text": lambda: ((CFG,), {}),
+    "analysis.channel_values": lambda: ((VIT.pixel_mean,), {}),
     "analysis.parameter_count": lambda: ((CFG,), {}),
     "analysis.forward_flops": lambda: ((CFG,), {}),
     "analysis.rollout_mean_over_queries": lambda: ((attn()[0],), {}),
@@ -176,6 +177,7 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "vit_steps.activation_curve": lambda: (("gelu",), {}),
     "vit_steps.activation_gate": lambda: ((0.3, "gelu"), {}),
     "vit_steps.vit_differences": lambda: ((VIT,), {}),
+    "vit_steps.residual_entry": lambda: ((0.5, -1.0, 0.1), {}),
     # classifier.py
     "classifier.mean_pool": lambda: ((a(2, N, D),), {}),
     "classifier.class_logits": lambda: ((a(2, D), a(D, 3), a(3)), {}),

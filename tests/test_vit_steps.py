@@ -162,3 +162,33 @@ def test_vit_differences_name_what_the_config_switches_on():
     assert "layer_scale" in vit_differences(VIT.replace(layer_scale=True))
     assert math.isclose(activation_gate(1.0, "gelu_tanh"), activation_gate(1.0, "gelu"),
                         rel_tol=1e-3)
+
+
+def test_the_position_mosaic_picture_keeps_every_cell_and_outlines_the_query_tile():
+    import io
+
+    import matplotlib
+    from matplotlib.colors import Normalize
+    from PIL import Image
+
+    from lens import figures
+    from lens.figures.mosaic import GAP_COLOUR
+
+    G = 16  # 16 · 17 − 1 = 271 cells a side: more than a heatmap shows unaveraged
+    sim = np.random.default_rng(0).uniform(-1, 1, (G * G, G * G))
+    m = similarity_mosaic(sim, G)
+    pic = figures.position_mosaic_picture(m, G, "cos", "column", "row", query=G + 2)
+    (panel,) = pic.panels
+    assert panel.cells.shape[:2] == m.shape  # no block average
+    (rect,) = panel.rects
+    assert (rect.x, rect.y, rect.w, rect.h) == (2 * 17 - 0.5, 1 * 17 - 0.5, G, G)
+    assert [label for _, label in panel.xticks][:3] == ["0", "2", "4"]
+    rgb = np.asarray(Image.open(io.BytesIO(figures.png(pic))).convert("RGB"))
+
+    def at(i: int, j: int) -> tuple[int, ...]:
+        x, y = panel.to_px(j, i)
+        return tuple(int(v) for v in rgb[int(y), int(x)])
+
+    assert at(16, 5) == GAP_COLOUR  # the NaN row between the first two tile rows
+    want = matplotlib.colormaps["RdBu_r"](Normalize(-1, 1)(m[40, 60]), bytes=True)[:3]
+    assert max(abs(a - b) for a, b in zip(at(40, 60), want, strict=True)) <= 1

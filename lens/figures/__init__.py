@@ -14,6 +14,7 @@ nearest-upsampled to the image and alpha-blended on it. Grids are one figure wit
     images.py    the input image: image_with_grid, image_pair, patch_gallery           (raster)
     charts.py    vectors: bars, bar_panels, lines                                (matplotlib)
     pipeline.py  the whole pipeline with the live shapes: image → patches → encoder (matplotlib)
+    mosaic.py    one map per patch on the patch grid (learned positions' similarity)  (raster)
 
 The app calls `figures.<kind>(...)` by name for PNG bytes. Heatmaps and attention maps need no
 layout engine: `<kind>` is `png(<kind>_picture(...))`, and tests inspect the `Picture` (its
@@ -40,6 +41,7 @@ from .images import (
     patch_gallery,
     patch_gallery_picture,
 )
+from .mosaic import position_mosaic, position_mosaic_picture
 from .overlays import (
     attention_grid,
     attention_grid_picture,
@@ -75,7 +77,8 @@ __all__ = [
     "bar_panels", "bar_panels_figure", "bars", "bars_figure",
     "heatmap", "heatmap_picture", "image_pair", "image_pair_picture",
     "image_with_grid", "image_with_grid_picture", "lines", "lines_figure",
-    "patch_gallery", "patch_gallery_picture", "pipeline", "pipeline_figure", "row_heatmap",
+    "patch_gallery", "patch_gallery_picture", "pipeline", "pipeline_figure",
+    "position_mosaic", "position_mosaic_picture", "row_heatmap",
     "row_heatmap_picture",
     "value_grid", "value_grid_picture",
     # the raster pictures' parts
