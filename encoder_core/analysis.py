@@ -176,8 +176,9 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
     steps = []
     if cfg.normalises_pixels:
         steps.append(Step("normalise", "pixel normalisation",
-                          f"pixels = (image − mean) / std, mean = {_values(cfg.pixel_mean)}, "
-                          f"std = {_values(cfg.pixel_std)}",
+                          "pixels = (image − mean) / std, "
+                          f"mean = {channel_values(cfg.pixel_mean)}, "
+                          f"std = {channel_values(cfg.pixel_std)}",
                           f"{S} × {S} × {C} -> {S} × {S} × {C}", 0, per_layer=False))
     b_E = " + b_E" if cfg.patch_bias else ""
     steps += [
@@ -209,7 +210,8 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
                           f"{S_} × {d}", 2 * d, per_layer=True))
     steps += [
         Step("qkv", "Q, K, V",
-             f"Q = {u} · W_Q{b['Q']}, K = {u} · W_K{b['K']}, V = {u} · W_V{b['V']}",
+             f"Q, K, V = {u} · W_Q, W_K, W_V + b_Q, b_K, b_V" if pre and bias["qkv"]
+             else f"Q = {u} · W_Q{b['Q']}, K = {u} · W_K{b['K']}, V = {u} · W_V{b['V']}",
              f"({S_} × {d}) · ({d} × {d}) = {S_} × {d} -> {h} heads × {S_} × {dh}",
              3 * d * d + 3 * bias["qkv"], per_layer=True),
         Step("scores", "scores", f"Q_h · K_hᵀ / {score_divisor_text(cfg)}",
@@ -255,7 +257,7 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
     return steps
 
 
-def _values(v: tuple[float, ...]) -> str:
+def channel_values(v: tuple[float, ...]) -> str:
     """(0.485, 0.456, 0.406) as written in a formula."""
     return "(" + ", ".join(f"{x:g}" for x in v) + ")"
 

@@ -102,3 +102,19 @@ def vit_differences(cfg: EncoderConfig) -> list[str]:
 def residual_entry(x: float, y: float, ls: float | None = None) -> float:
     """One entry of a residual add, in float64: x + y, or x + ls·y with LayerScale."""
     return float(x) + (1.0 if ls is None else float(ls)) * float(y)
+
+
+def pixel_stats_guess(info) -> str:
+    """Why a checkpoint's pixel_mean / pixel_std are what they are when they were NOT read from
+    it or its config ("inferred" / "default": the rule for its family, e.g. "0.5/0.5 (Google /
+    timm augreg / HF ViT); check if your model differs"); "" when they were, or for no model.
+
+    Args:
+        info: the checkpoint's CheckpointInfo, or None (the note's encoder).
+    """
+    if info is None:
+        return ""
+    for s in info.settings:
+        if s.name == "pixel_mean" and s.source in ("inferred", "default"):
+            return s.why or s.source
+    return ""

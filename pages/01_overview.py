@@ -9,7 +9,7 @@ from encoder_core.analysis import (
     pipeline_steps,
     score_divisor_text,
 )
-from encoder_core.vit_steps import vit_differences
+from encoder_core.vit_steps import pixel_stats_guess, vit_differences
 from lens import chrome, widgets
 from lens.context import page
 from lens.session import set_settings
@@ -100,6 +100,9 @@ TEXT = {
         "是它自己的：先对像素做归一化，在 {N} 个图像块前放一个学到的 [CLS] 词元（共 {S} 行），"
         "每一层在注意力和前馈网络*之前*做层归一化（pre-norm），再把结果加回未归一化的 x，"
         "整个堆叠之后还有最后一个层归一化。表格按编码器实际执行的顺序列出各步骤。"),
+    "stats_inferred": ("These values are not in the checkpoint: they are the rule for its "
+                       "family ({why}).",
+                       "这些值不在检查点里：它们是该模型家族的惯例（{why}）。"),
     "cap_vit_encoder": ("the encoder: {L} pre-norm layers", "编码器：{L} 个 pre-norm 层"),
     "stage_pixels": ("pixels = (image − mean) / std", "像素 = (图像 − 均值) / 标准差"),
     "stage_output": ("output", "输出"),
@@ -108,9 +111,9 @@ TEXT = {
                   "这个 Vision Transformer 与笔记中编码器的不同"),
     "diff_pixels": (
         "**Pixel normalisation.** The image in [0, 1] becomes (image − mean) / std per channel, "
-        "mean = {mean}, std = {std}: the statistics the checkpoint was trained with.",
+        "mean = {mean}, std = {std}: the statistics this checkpoint expects.",
         "**像素归一化。** [0, 1] 之间的图像按通道变为 (图像 − 均值) / 标准差，均值 = {mean}，"
-        "标准差 = {std}：即该检查点训练时所用的统计量。"),
+        "标准差 = {std}：即该检查点所要求的统计量。"),
     "diff_patch_bias": ("**A bias on the patch embedding**: X = patches · W_E + b_E (a P × P "
                         "convolution with stride P).",
                         "**图像块嵌入带偏置**：X = patches · W_E + b_E"
@@ -180,9 +183,9 @@ def vit_formulas(cfg) -> list[str]:
     if cfg.use_ffn:
         tex.append(rf"x \leftarrow x + {ls[1]}\mathrm{{FFN}}(\mathrm{{LN}}_2(x))")
     out = r"\text{output} = \mathrm{LN}(x)" if cfg.final_norm else r"\text{output} = x"
-    cls = (r",\quad \text{output}[\text{CLS}]\;[1 \times %d]" % cfg.d_model
-           if cfg.cls_token else "")
-    tex.append(r"%s\;[%d \times %d]%s" % (out, cfg.seq_len, cfg.d_model, cls))
+    tex.append(r"%s\;[%d \times %d]" % (out, cfg.seq_len, cfg.d_model))
+    if cfg.cls_token:
+        tex.append(r"\text{output}[\text{CLS}]\;[1 \times %d]" % cfg.d_model)
     return tex
 
 
@@ -245,8 +248,11 @@ if vit:
     st.subheader(ctx.t("vit_diffs"))
     values = dict(mean=channel_values(cfg.pixel_mean), std=channel_values(cfg.pixel_std),
                   S=cfg.seq_len, R=cfg.n_registers, n=cfg.n_pos, d=d, eps=cfg.ln_eps)
-    st.markdown("\n".join(f"- {ctx.t('diff_' + name, **values)}"
-                           for name in vit_differences(cfg)))
+    lines = [ctx.t("diff_" + name, **values) for name in vit_differences(cfg)]
+    why = pixel_stats_guess(ctx.model.info if ctx.model else None)
+    if why and lines and vit_differences(cfg)[0] == "pixels":
+        lines[0] += " " + ctx.t("stats_inferred", why=why)
+    st.markdown("\n".join(f"- {line}" for line in lines))
 
 st.subheader(ctx.t("deviations"))
 divisor = score_divisor_text(cfg)

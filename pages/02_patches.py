@@ -4,7 +4,7 @@ import streamlit as st
 
 from encoder_core import patchify
 from encoder_core.analysis import channel_values
-from encoder_core.vit_steps import pixel_terms
+from encoder_core.vit_steps import pixel_stats_guess, pixel_terms
 from lens import chrome, widgets
 from lens.context import page
 
@@ -33,14 +33,14 @@ TEXT = {
     "pixels": ("pixel value p₁p₂c", "像素值 p₁p₂c"),
     "pixel_value": ("pixel value", "像素值"),
     # a checkpoint trained on normalised pixels
-    "norm_title": ("0 · The pixels, normalised as the model was trained",
-                   "0 · 像素：按模型训练时的方式归一化"),
+    "norm_title": ("0 · The pixels, normalised as the model expects",
+                   "0 · 像素：按模型要求的方式归一化"),
     "norm_text": (
-        "Before the image is cut, each channel is normalised with the statistics the checkpoint "
-        "was trained with: pixels = (image − mean) / std. A pixel equal to the mean becomes 0; "
+        "Before the image is cut, each channel is normalised with the statistics this checkpoint "
+        "expects: pixels = (image − mean) / std. A pixel equal to the mean becomes 0; "
         "the patches below hold these normalised values, not the [0, 1] values of the picture "
         "(in [{lo:.3g}, {hi:.3g}] here).",
-        "切分之前，每个通道先用该检查点训练时的统计量归一化：像素 = (图像 − 均值) / 标准差。"
+        "切分之前，每个通道先用该检查点所要求的统计量归一化：像素 = (图像 − 均值) / 标准差。"
         "等于均值的像素变为 0；下面的图像块保存的是这些归一化后的值，而不是图片中 [0, 1] 的值"
         "（此处在 [{lo:.3g}, {hi:.3g}] 之间）。"),
     "norm_pixel": ("The first pixel of patch {i} (image row {r}, column {c}), channel by channel",
@@ -53,6 +53,9 @@ TEXT = {
                      "pixels.",
                      "小图显示的是原图；下面矩阵的各行保存的是归一化后的像素。"),
     "norm_value": ("normalised pixel value", "归一化后的像素值"),
+    "stats_guess": ("The checkpoint does not say which mean and std it was trained with: these "
+                    "are the rule for its family ({why}).",
+                    "检查点没有写明训练时用的均值和标准差：这里用的是该模型家族的惯例（{why}）。"),
 }
 
 ctx = page("patches", TEXT)
@@ -78,6 +81,9 @@ if normalisation is not None:
     with normalisation:
         st.subheader(ctx.t("norm_title"))
         st.write(ctx.t("norm_text", lo=float(tr.pixels.min()), hi=float(tr.pixels.max())))
+        why = pixel_stats_guess(ctx.model.info if ctx.model else None)
+        if why:
+            st.caption(ctx.t("stats_guess", why=why))
         st.latex(r"\text{pixels}_c = \frac{\text{image}_c - \text{mean}_c}{\text{std}_c},\quad "
                  r"\text{mean} = %s,\quad \text{std} = %s"
                  % (channel_values(cfg.pixel_mean), channel_values(cfg.pixel_std)))

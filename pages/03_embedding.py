@@ -137,16 +137,16 @@ with matrices:
             st.caption(ctx.t("we_caption_trained", j=j))
         else:
             st.caption(ctx.t("we_caption", seed=cfg.seed, j=j))
+        if bias:  # b_E under W_E: the other parameter of this step
+            st.markdown(f"**{ctx.t('b_E_title')}**")
+            widgets.picture(ctx, "bars", [tr.params.b_E], [f"b_E  [{d}]"], ctx.ft("dim_j"),
+                            ["b_E"], ctx.ft("b_E_bars", j=j), highlight=j, key="b_E")
     with right:
         st.subheader(ctx.t("result"))
         widgets.matrix(ctx, tr.embedded, "embedded = patches · W_E" + (" + b_E" if bias else ""),
                        key="embedded", xlabel=ctx.t("column_j"), highlight_row=i,
                        highlight_col=j)
         st.caption(ctx.t("emb_caption", i=i, j=j))
-    if bias:
-        st.subheader(ctx.t("b_E_title"))
-        widgets.picture(ctx, "bars", [tr.params.b_E], [f"b_E  [{d}]"], ctx.ft("dim_j"),
-                        ["b_E"], ctx.ft("b_E_bars", j=j), highlight=j, key="b_E")
 
 if cfg.n_prefix:  # [CLS] (and DIST, registers): learned rows before the patches
     names = ", ".join(prefix_names(cfg))

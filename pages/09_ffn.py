@@ -129,6 +129,7 @@ TEXT = {
     "neg_help": ("The share of the {S} × d_ff hidden activations that are ≤ 0: those whose "
                  "sum x·W_1 + b_1 was negative.",
                  "{S} × d_ff 个隐藏激活中 ≤ 0 的比例：即 x·W_1 + b_1 为负的那些。"),
+    "share_neg": ("share ≤ 0", "≤ 0 的比例"),
     "neg_title": ("share of GELU outputs ≤ 0 in ffn_hidden, per layer",
                   "各层 ffn_hidden 中 GELU 输出 ≤ 0 的比例"),
     "neg_text": (
@@ -181,7 +182,8 @@ if gelu:
     left, right = st.columns([3, 2], gap="large")
     z, act = activation_curve(cfg.activation)
     _, relu_z = activation_curve("relu")
-    widgets.picture(ctx, "lines", z, [act, relu_z], [cfg.activation.replace("_", " "), "ReLU"],
+    name = {"gelu": "GELU", "gelu_tanh": "GELU (tanh)"}[cfg.activation]
+    widgets.picture(ctx, "lines", z, [act, relu_z], [name, "ReLU"],
                     ctx.ft("gelu_curve"), "z", "act(z)", key="gelu_curve", where=left)
     with right:
         st.latex(r"\mathrm{GELU}(z) = z\,%s" % blocks.GATE_TEX[cfg.activation]
@@ -242,8 +244,10 @@ with right:
         st.metric(ctx.t("zero_share"), f"{shares[layer]:.1%}", help=ctx.t("zero_help"))
         st.write(ctx.t("zero_text"))
     widgets.picture(ctx, "bar_panels", [shares],
-                    [f"relu_zero_share(ffn_hidden)  [{cfg.n_layers}]"], ctx.t("layer_axis"),
-                    ctx.t("share"), ctx.t("neg_title" if gelu else "zero_title"),
+                    [f"share(ffn_hidden ≤ 0)  [{cfg.n_layers}]" if gelu else
+                     f"relu_zero_share(ffn_hidden)  [{cfg.n_layers}]"], ctx.t("layer_axis"),
+                    ctx.t("share_neg" if gelu else "share"),
+                    ctx.t("neg_title" if gelu else "zero_title"),
                     highlight=layer, tick_labels=[str(l + 1) for l in range(cfg.n_layers)],
                     size=(4.5, 2.8), key="zero_share")
 with st.expander(ctx.t("ffn_weights")):

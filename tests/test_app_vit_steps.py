@@ -106,10 +106,12 @@ def test_the_overview_lists_the_vits_steps_in_the_order_it_runs_them(vit, vit_tr
     assert "197 × 128" in shapes[3]
     tex = latex(at)
     assert r"\mathrm{LN}_1(x)" in tex and r"\mathrm{LN}_2(x)" in tex
+    assert r"\text{output}[\text{CLS}]\;[1 \times 128]" in tex
     assert r"x_{\text{CLS}}" in tex and "b_E" in tex and r"\text{output}[\text{CLS}]" in tex
     assert r"\mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))" not in tex  # no post-norm
     text = texts(at)
     assert "Pre-norm" in text and "mean = (0.5, 0.5, 0.5)" in text and "GELU" in text
+    assert "not in the checkpoint: they are the rule for its family (0.5/0.5" in text
     assert "No [CLS] token" not in text
 
 
@@ -138,6 +140,7 @@ def test_patches_show_the_pixel_normalisation_with_the_models_statistics(vit, vi
     stored = table["trace.pixels (float32)"].astype(float).to_numpy()
     np.testing.assert_allclose(stored, vit_trace.pixels[r0, c0], atol=1e-6)
     assert r"\text{pixels}_c" in latex(at)
+    assert any("does not say which mean and std" in c.value for c in at.caption)
 
 
 def test_the_notes_patches_have_no_normalisation():
@@ -157,7 +160,8 @@ def test_embedding_adds_b_E_and_shows_the_cls_row_before_the_patches(vit, vit_tr
     b = float(vit_trace.params.b_E[j])
     assert abs(b) > 1e-3  # the bias matters: without it the sum would miss by b
     sub = [s.value for s in at.subheader]
-    assert "The [CLS] token, put before the patches" in sub and "The bias b_E" in sub
+    assert "The [CLS] token, put before the patches" in sub
+    assert "**The bias b_E**" in [m.value for m in at.markdown]
     assert any(f"is row {ROW}" in c.value for c in at.caption)
 
 
@@ -239,3 +243,17 @@ def test_the_notes_ffn_keeps_its_relu_and_second_add_and_norm():
     tex = latex(at)
     assert r"\max(0,\; x \cdot W_1 + b_1)" in tex and "GELU" not in tex
     assert "4 · The second Add & Norm" in [s.value for s in at.subheader]
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("page", PATHS)
+def test_the_vit_pages_speak_chinese_too(vit, page):
+    at = vit_page(page, lang="zh")
+    shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    shown = [t for t in shown if t.strip() and not t.strip().startswith(("$", "<div"))]
+    sentence = re.compile(r"[A-Za-z]{4,} [a-z]{3,} [a-z]{3,}")
+    latin_only = [t for t in shown if not CJK.search(t) and sentence.search(t)]
+    assert shown and not latin_only, latin_only[:3]
+    assert all(CJK.search(s.value) for s in at.subheader if sentence.search(s.value))

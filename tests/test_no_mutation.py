@@ -178,6 +178,7 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "vit_steps.activation_gate": lambda: ((0.3, "gelu"), {}),
     "vit_steps.vit_differences": lambda: ((VIT,), {}),
     "vit_steps.residual_entry": lambda: ((0.5, -1.0, 0.1), {}),
+    "vit_steps.pixel_stats_guess": lambda: ((None,), {}),
     # classifier.py
     "classifier.mean_pool": lambda: ((a(2, N, D),), {}),
     "classifier.class_logits": lambda: ((a(2, D), a(D, 3), a(3)), {}),

@@ -117,7 +117,7 @@ def test_a_vit_pipeline_runs_in_its_real_order_with_its_real_terms():
     assert by["prefix"].formula == "tokens = [CLS; X]" and by["prefix"].n_params == VIT.d_model
     assert by["prefix"].shape.endswith(f"= {VIT.seq_len} × {VIT.d_model}")
     assert by["positional"].formula == "x0 = tokens + pos_embed"
-    assert "LN_1(x) · W_Q + b_Q" in by["qkv"].formula
+    assert by["qkv"].formula == "Q, K, V = LN_1(x) · W_Q, W_K, W_V + b_Q, b_K, b_V"
     assert "x not normalised" in by["add_1"].formula
     assert by["ffn"].formula.startswith("GELU(LN_2(x) · W_1 + b_1)")
     assert "CLS row" in by["output"].shape
@@ -192,3 +192,16 @@ def test_the_position_mosaic_picture_keeps_every_cell_and_outlines_the_query_til
     assert at(16, 5) == GAP_COLOUR  # the NaN row between the first two tile rows
     want = matplotlib.colormaps["RdBu_r"](Normalize(-1, 1)(m[40, 60]), bytes=True)[:3]
     assert max(abs(a - b) for a, b in zip(at(40, 60), want, strict=True)) <= 1
+
+
+def test_pixel_stats_guess_says_when_the_statistics_were_not_in_the_checkpoint(vit_checkpoint):
+    from encoder_core.checkpoint import load_checkpoint
+    from encoder_core.vit_steps import pixel_stats_guess
+
+    _, _, info = load_checkpoint(vit_checkpoint)  # a timm file: no preprocessor config
+    assert "0.5/0.5" in pixel_stats_guess(info)
+    assert pixel_stats_guess(None) == ""
+    read = info.__class__(**{**info.__dict__, "settings": tuple(
+        s.__class__(s.name, s.value, "config", "preprocessor_config.json")
+        if s.name == "pixel_mean" else s for s in info.settings)})
+    assert pixel_stats_guess(read) == ""
