@@ -37,9 +37,10 @@ STEPS: tuple[PageInfo, ...] = (
         "for every patch.",
         "同一个矩阵 W_E 把每一行图像块映射成宽度为 d_model 的向量——所有图像块共用同一组权重。")),
     PageInfo("positional", "pages/04_positional.py", ("Positional encoding", "位置编码"), (
-        "Attention cannot see where a patch was; a fixed sine/cosine vector added per position "
-        "tells it.",
-        "注意力看不出图像块原来在哪里；给每个位置加上一个固定的正弦/余弦向量来告诉它。")),
+        "Attention cannot see where a patch was; a vector added per position tells it (fixed "
+        "sines and cosines in the note, learned in a ViT).",
+        "注意力看不出图像块原来在哪里；给每个位置加上一个向量来告诉它（笔记中是固定的正弦/余弦，"
+        "ViT 中是学出来的）。")),
     PageInfo("qkv", "pages/05_qkv.py", ("Q, K, V", "生成 Q、K、V"), (
         "Each token asks (q), offers (k) and carries (v): three products with trainable "
         "matrices, split into h heads.",
@@ -57,9 +58,9 @@ STEPS: tuple[PageInfo, ...] = (
         "by γ and shifted by β.",
         "把子层的输入加回去，再把每一行变成均值 0、方差 1，然后乘 γ、加 β。")),
     PageInfo("ffn", "pages/09_ffn.py", ("Feed-forward", "前馈网络"), (
-        "The same small two-layer network on every position on its own: widen, ReLU, project "
-        "back.",
-        "在每个位置上分别使用同一个两层小网络：扩宽、ReLU、投影回去。")),
+        "The same small two-layer network on every position on its own: widen, ReLU (GELU in "
+        "a ViT), project back.",
+        "在每个位置上分别使用同一个两层小网络：扩宽、ReLU（ViT 中为 GELU）、投影回去。")),
     PageInfo("stack", "pages/10_stack.py", ("The stack", "堆叠的编码器"), (
         "The layer repeats L times; following attention through all layers shows which patches "
         "feed each output.",
