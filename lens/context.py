@@ -47,6 +47,11 @@ class PageContext:
         return self.settings.weights
 
     @property
+    def model(self):
+        """The loaded checkpoint shown (`lens.models.Model`), or None for the note's encoder."""
+        return compute.checkpoint_models().get(self.weights)
+
+    @property
     def weights_id(self) -> str:
         """The weights in cache keys: "random", "trained" or "trained@{step}" (a checkpoint)."""
         return compute.weights_id(self.weights, self.settings.train_step)
