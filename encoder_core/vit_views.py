@@ -50,6 +50,20 @@ def on_grid(values: np.ndarray, grid_size: int) -> np.ndarray:
     return values.reshape(*values.shape[:-1], grid_size, grid_size)
 
 
+def prefix_roles(cls_token: bool, dist_token: bool, n_registers: int) -> list[str]:
+    """What each prefix row is, in the sequence's order: "cls", "dist", then "reg" per
+    register (ViT's [cls, dist, registers…]). Returns n_prefix names."""
+    return ["cls"] * int(cls_token) + ["dist"] * int(dist_token) + ["reg"] * n_registers
+
+
+def scale_to_max(maps: np.ndarray) -> np.ndarray:
+    """Each map divided by its largest value (a map of zeros stays zeros), so maps of very
+    different peaks share one colour scale. [..., N] -> [..., N] float64, each max 1 or 0."""
+    m = np.asarray(maps, dtype=np.float64)
+    top = m.max(axis=-1, keepdims=True)
+    return m / np.where(top > 0, top, 1.0)
+
+
 def _require_cls(n_prefix: int) -> None:
     if n_prefix < 1:
         raise ValueError("this view needs a [CLS] token (n_prefix ≥ 1): row 0 must be CLS")
@@ -67,6 +81,12 @@ def cls_attention(attn: np.ndarray, n_prefix: int) -> np.ndarray:
     """
     _require_cls(n_prefix)
     return patch_values(attn[:, 0, :], n_prefix)
+
+
+def prefix_share(attn_rows: np.ndarray, n_prefix: int) -> np.ndarray:
+    """The weight a row puts on the prefix tokens, Σ_{j < n_prefix} attn[..., j]: what a map
+    over the patch grid leaves out. [..., T] -> [...] float64."""
+    return np.asarray(attn_rows, dtype=np.float64)[..., :n_prefix].sum(axis=-1)
 
 
 def patch_attention(attn: np.ndarray, n_prefix: int, query_patch: int) -> np.ndarray:
@@ -117,6 +137,14 @@ def keep_mass(maps: np.ndarray, fraction: float) -> np.ndarray:
     kept = np.empty(m.shape, dtype=bool)
     np.put_along_axis(kept, order, kept_sorted, axis=-1)
     return kept
+
+
+def kept_share(maps: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """The share of each map's mass on its kept weights (≥ the fraction asked of `keep_mass`).
+    maps, kept: [..., N] -> [...] float64 (0 for a map of zeros)."""
+    m = np.asarray(maps, dtype=np.float64)
+    total = m.sum(axis=-1)
+    return np.where(kept, m, 0.0).sum(axis=-1) / np.where(total > 0, total, 1.0)
 
 
 def fuse_heads(attn: np.ndarray, head_fusion: HeadFusion) -> np.ndarray:
@@ -195,9 +223,7 @@ def rollout_cls_map(R: np.ndarray, n_prefix: int) -> np.ndarray:
         [N] float64 in [0, 1], its maximum 1.
     """
     _require_cls(n_prefix)
-    row = patch_values(R[0], n_prefix)  # [N]
-    top = row.max()
-    return row / top if top > 0 else row
+    return scale_to_max(patch_values(R[0], n_prefix))  # [N]
 
 
 def token_norms(x: np.ndarray) -> np.ndarray:

@@ -19,12 +19,16 @@ from encoder_core.vit_views import (
     fuse_heads,
     high_norm_tokens,
     keep_mass,
+    kept_share,
     on_grid,
     patch_attention,
     patch_values,
     position_similarity,
+    prefix_roles,
+    prefix_share,
     rollout_cls_map,
     rollout_step,
+    scale_to_max,
     similarity_on_grid,
     token_norms,
 )
@@ -319,3 +323,34 @@ def test_position_similarity_matches_a_loop_and_leaves_the_prefix_out(vit_trace)
     np.testing.assert_allclose(S, S.T)
     tile = similarity_on_grid(S, 5, cfg.grid_size)
     assert tile.shape == (cfg.grid_size, cfg.grid_size) and tile[1, 1] == pytest.approx(1.0)
+
+
+def test_kept_share_reaches_the_fraction_asked():
+    maps = np.random.default_rng(10).gamma(0.7, size=(6, 49))
+    for fraction in (0.3, 0.6, 0.9):
+        share = kept_share(maps, keep_mass(maps, fraction))
+        assert share.shape == (6,) and (share >= fraction).all() and (share <= 1).all()
+    assert kept_share(np.zeros((1, 4)), np.ones((1, 4), bool))[0] == 0.0
+
+
+def test_scale_to_max_gives_each_map_a_top_of_1():
+    maps = np.array([[1.0, 4.0, 2.0], [0.0, 0.0, 0.0], [0.5, 0.25, 0.5]])
+    np.testing.assert_array_equal(scale_to_max(maps), [[0.25, 1, 0.5], [0, 0, 0], [1, 0.5, 1]])
+
+
+def test_prefix_roles_follow_the_sequence_order(vit_trace):
+    cfg = vit_trace.config
+    roles = prefix_roles(cfg.cls_token, cfg.dist_token, cfg.n_registers)
+    assert roles == ["cls", "dist", "reg", "reg"] and len(roles) == cfg.n_prefix
+    assert prefix_roles(False, False, 0) == []
+
+
+def test_prefix_share_is_what_the_grid_map_leaves_out(vit_trace):
+    cfg = vit_trace.config
+    attn = vit_trace.layers[0].attn
+    for row in (0, cfg.n_prefix + 3):
+        share = prefix_share(attn[:, row, :], cfg.n_prefix)
+        want = [sum(float(attn[g, row, j]) for j in range(cfg.n_prefix)) for g in range(4)]
+        np.testing.assert_allclose(share, want, rtol=1e-12)
+    np.testing.assert_allclose(prefix_share(attn[:, 0, :], cfg.n_prefix)
+                               + cls_attention(attn, cfg.n_prefix).sum(-1), 1.0, atol=1e-5)
