@@ -160,6 +160,12 @@ def fuse_heads(attn: np.ndarray, head_fusion: HeadFusion) -> np.ndarray:
     raise ValueError(f"head_fusion must be one of {HEAD_FUSIONS}, not {head_fusion!r}")
 
 
+def discard_count(T: int, discard_ratio: float) -> int:
+    """k = int(T²·discard_ratio): how many of a layer's T² fused weights vit-explain picks to
+    drop (`int(flat.size(-1) * discard_ratio)`)."""
+    return int(T * T * discard_ratio)
+
+
 def discard_lowest(fused: np.ndarray, discard_ratio: float) -> np.ndarray:
     """vit-explain's discard: of the T² weights of the matrix flattened row by row, the
     k = int(T²·discard_ratio) lowest are chosen and set to 0 — except flat index 0, the
@@ -176,7 +182,7 @@ def discard_lowest(fused: np.ndarray, discard_ratio: float) -> np.ndarray:
     if not 0 <= discard_ratio <= 1:
         raise ValueError(f"discard_ratio must be in [0, 1], not {discard_ratio}")
     flat = np.array(fused, dtype=np.float64).reshape(-1)  # [T·T], a copy, row-major
-    k = int(flat.size * discard_ratio)
+    k = discard_count(fused.shape[-1], discard_ratio)
     lowest = np.argsort(flat, kind="stable")[:k]  # [k] flat indices, lowest first
     flat[lowest[lowest != 0]] = 0.0
     return flat.reshape(fused.shape)

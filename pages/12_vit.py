@@ -11,6 +11,7 @@ from encoder_core.vit_views import (
     ROLLOUT_DISCARD,
     attention_rollout_vit,
     cls_attention,
+    discard_count,
     high_norm_tokens,
     keep_mass,
     kept_share,
@@ -215,10 +216,10 @@ st.header(ctx.t("rollout_title"))
 st.write(ctx.t("rollout_text", L=L))
 st.latex(r"a_l = \mathrm{rows}\!\left(\tfrac{1}{2}\big(\mathrm{discard}(\mathrm{fuse}_h"
          r"\,\text{attn}_l) + I\big)\right),\quad R = a_{%d} \cdots a_1,\quad "
-         r"\text{map} = \frac{R[0,\ %d:]}{\max R[0,\ %d:]}" % (L, n, n))
+         r"m = \frac{R[0,\ %d:]}{\max R[0,\ %d:]}" % (L, n, n))
 c1, c2 = st.columns([1, 2])
-ratio = c1.slider(ctx.t("discard_label"), 0.0, 0.99, ROLLOUT_DISCARD, step=0.01,
-                  key="vit_discard")
+ratio = round(c1.slider(ctx.t("discard_label"), 0.0, 0.99, ROLLOUT_DISCARD, step=0.01,
+                        key="vit_discard"), 2)
 fusion = c1.radio(ctx.t("fusion_label"), HEAD_FUSIONS, horizontal=True, key="vit_fusion",
                   format_func=lambda f: ctx.t(f"fusion_{f}"))
 rollout = ctx.derived(f"vit/rollout/{fusion}/{ratio:.2f}", lambda: rollout_cls_map(
@@ -227,7 +228,7 @@ widgets.picture(ctx, "attention_table", tr.image, on_grid(rollout, G)[None, None
                 ctx.ft("rollout_map", fusion=ctx.ft(f"fusion_{fusion}"), r=ratio),
                 row_labels=[""], col_labels=[""], panel=3.0,
                 colorbar_label=ctx.ft("rollout_weight"), key="vit_rollout", where=c2)
-c1.caption(ctx.t("rollout_caption", T2=cfg.seq_len**2, k=int(cfg.seq_len**2 * ratio),
+c1.caption(ctx.t("rollout_caption", T2=cfg.seq_len**2, k=discard_count(cfg.seq_len, ratio),
                  prefix=prefix_text))
 
 # --- 3 · the layer × head grid of [CLS] attention ---------------------------------------------

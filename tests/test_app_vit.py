@@ -116,3 +116,15 @@ def test_the_patch_attention_follows_the_query_and_lists_the_prefix_weights(with
     at.number_input(key="query_col").set_value(3).run()
     assert_clean(at)
     assert any(c.value.startswith("Patch 3's weight") for c in at.caption)
+
+
+def test_over_the_explorer_cap_the_server_draws_the_patch_maps(with_checkpoint, monkeypatch):
+    from lens import explorer
+
+    monkeypatch.setattr(explorer, "MAX_BYTES", 2**10)  # nothing fits: click-and-rerun pictures
+    at = vit_page()
+    before = pictures(at)["vit_patch"]
+    assert any("over the" in c.value for c in at.caption)
+    at.number_input(key="query_col").set_value(0).run()
+    assert_clean(at)
+    assert pictures(at)["vit_patch"] != before

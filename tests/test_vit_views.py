@@ -15,6 +15,7 @@ from encoder_core.analysis import attention_rollout
 from encoder_core.vit_views import (
     attention_rollout_vit,
     cls_attention,
+    discard_count,
     discard_lowest,
     fuse_heads,
     high_norm_tokens,
@@ -242,6 +243,7 @@ def test_discard_count_is_int_of_t_squared_times_the_ratio():
     fused[0, 0] = 10.0
     for ratio in (0.0, 0.1, 0.5, 0.9, 0.99, 1.0):
         assert (discard_lowest(fused, ratio) == 0).sum() == int(49 * ratio) - (ratio == 1.0)
+        assert discard_count(7, ratio) == int(49 * ratio)
 
 
 def test_discard_ties_take_the_lower_flat_index_first():
