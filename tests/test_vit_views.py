@@ -19,6 +19,7 @@ from encoder_core.vit_views import (
     discard_lowest,
     fuse_heads,
     high_norm_tokens,
+    k_lowest,
     keep_mass,
     kept_share,
     on_grid,
@@ -356,3 +357,11 @@ def test_prefix_share_is_what_the_grid_map_leaves_out(vit_trace):
         np.testing.assert_allclose(share, want, rtol=1e-12)
     np.testing.assert_allclose(prefix_share(attn[:, 0, :], cfg.n_prefix)
                                + cls_attention(attn, cfg.n_prefix).sum(-1), 1.0, atol=1e-5)
+
+
+def test_k_lowest_is_the_first_k_of_a_stable_sort():
+    rng = np.random.default_rng(11)
+    for values in (rng.random(500), rng.integers(0, 5, 500).astype(float), np.zeros(20)):
+        for k in (0, 1, 7, 100, values.size - 1, values.size, values.size + 3):
+            want = np.sort(np.argsort(values, kind="stable")[:k])
+            np.testing.assert_array_equal(k_lowest(values, k), want)
