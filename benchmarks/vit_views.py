@@ -6,10 +6,12 @@ Random timm ViT-S checkpoints (d_model 384, 6 heads, 12 layers, d_ff 1536; 224 p
 16 -> 197 tokens, and patch 8 -> 785 tokens, DINO's ViT-S/8), written as .safetensors by
 `tests/vit_dicts.py` and loaded with `load_checkpoint`, on the built-in photo. Prints the
 median milliseconds of each core view (all 12 layers' CLS rows, keep 60 % of the mass, the
-rollout for each head fusion at discard 0.9, the token norms of all layers), of the page's
-pictures (`lens.figures`, PNG bytes), and, with AppTest, of the page: its first run (trace and
-derived quantities cold), a rerun with everything cached, and reruns after moving the
-keep-mass slider and the discard ratio. Figures, not pass/fail: the machine is shared.
+whole rollout R and its [CLS] row alone for each head fusion at discard 0.9, the token norms
+of all layers), of the page's
+pictures (`lens.figures`, PNG bytes), and, with AppTest, of the page: its first run (the trace
+already computed by the overview the app opens on; the page's derived quantities and pictures
+cold), a rerun with everything cached, and reruns after moving the keep-mass slider and the
+discard ratio (each value new to the caches). Figures, not pass/fail: the machine is shared.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from vit_dicts import write_timm_checkpoint  # noqa: E402
 from encoder_core import encode  # noqa: E402
 from encoder_core.checkpoint import load_checkpoint  # noqa: E402
 from encoder_core.vit_views import (  # noqa: E402
+    attention_rollout_row,
     attention_rollout_vit,
     cls_attention,
     keep_mass,
@@ -71,6 +74,8 @@ def core_and_pictures(path: str, repeat: int) -> None:
         "keep_mass 60 %, 6 heads": lambda: keep_mass(cls_maps[-1], 0.6),
         **{f"rollout {f}, discard 0.9": (lambda f=f: rollout_cls_map(
             attention_rollout_vit(attns, f, 0.9), n)) for f in ("mean", "max", "min")},
+        **{f"rollout row 0 {f}, discard 0.9": (lambda f=f: rollout_cls_map(
+            attention_rollout_row(attns, f, 0.9), n)) for f in ("mean", "max", "min")},
         "token_norms, 12 layers": lambda: [token_norms(layer.out) for layer in tr.layers],
         "picture: DINO grid, 6 heads": lambda: figures.attention_grid(
             tr.image, on_grid(cls_maps[-1], G), [f"head {i}" for i in range(6)], "CLS",

@@ -232,18 +232,36 @@ def attention_rollout_vit(attns: Sequence[np.ndarray], head_fusion: HeadFusion =
     return R
 
 
+def attention_rollout_row(attns: Sequence[np.ndarray], head_fusion: HeadFusion = "mean",
+                          discard_ratio: float = ROLLOUT_DISCARD, row: int = 0) -> np.ndarray:
+    """Row `row` of `attention_rollout_vit`'s R alone: r = e_rowᵀ · a_L ⋯ a_1, multiplied from
+    the left, a vector through the layers (L·T² instead of L·T³: what the [CLS] map needs).
+
+    Args: as `attention_rollout_vit`; row: the token whose row is wanted (0 = [CLS]).
+    Returns:
+        [T] float64, equal to attention_rollout_vit(...)[row] (to rounding); sums to 1.
+    """
+    T = attns[0].shape[-1]
+    r = np.zeros(T)
+    r[row] = 1.0
+    for attn in reversed(attns):  # e_rowᵀ · a_L first
+        r = r @ rollout_step(discard_lowest(fuse_heads(attn, head_fusion), discard_ratio))
+    return r
+
+
 def rollout_cls_map(R: np.ndarray, n_prefix: int) -> np.ndarray:
     """The [CLS] row of the rollout over the patches, divided by its largest value, as
     vit-explain shows it (`mask = result[0, 0, 1:]; mask / max(mask)`), with every prefix
     column left out (vit-explain leaves out only column 0). A row of zeros stays zeros.
 
     Args:
-        R: [T, T] (from `attention_rollout_vit`).
+        R: [T, T] (from `attention_rollout_vit`), or its row 0 alone [T]
+            (`attention_rollout_row`).
     Returns:
         [N] float64 in [0, 1], its maximum 1.
     """
     _require_cls(n_prefix)
-    return scale_to_max(patch_values(R[0], n_prefix))  # [N]
+    return scale_to_max(patch_values(R[0] if R.ndim == 2 else R, n_prefix))  # [N]
 
 
 def token_norms(x: np.ndarray) -> np.ndarray:

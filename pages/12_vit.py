@@ -9,7 +9,7 @@ from encoder_core.vit_views import (
     DINO_KEEP,
     HEAD_FUSIONS,
     ROLLOUT_DISCARD,
-    attention_rollout_vit,
+    attention_rollout_row,
     cls_attention,
     discard_count,
     high_norm_tokens,
@@ -223,7 +223,7 @@ ratio = round(c1.slider(ctx.t("discard_label"), 0.0, 0.99, ROLLOUT_DISCARD, step
 fusion = c1.radio(ctx.t("fusion_label"), HEAD_FUSIONS, horizontal=True, key="vit_fusion",
                   format_func=lambda f: ctx.t(f"fusion_{f}"))
 rollout = ctx.derived(f"vit/rollout/{fusion}/{ratio:.2f}", lambda: rollout_cls_map(
-    attention_rollout_vit([layer.attn for layer in tr.layers], fusion, ratio), n))  # [N]
+    attention_rollout_row([layer.attn for layer in tr.layers], fusion, ratio), n))  # [N]
 widgets.picture(ctx, "attention_table", tr.image, on_grid(rollout, G)[None, None],
                 ctx.ft("rollout_map", fusion=ctx.ft(f"fusion_{fusion}"), r=ratio),
                 row_labels=[""], col_labels=[""], panel=3.0,

@@ -13,6 +13,7 @@ from configs import SMALL, VIT
 from encoder_core import EncoderConfig, encode, init_params
 from encoder_core.analysis import attention_rollout
 from encoder_core.vit_views import (
+    attention_rollout_row,
     attention_rollout_vit,
     cls_attention,
     discard_count,
@@ -365,3 +366,15 @@ def test_k_lowest_is_the_first_k_of_a_stable_sort():
         for k in (0, 1, 7, 100, values.size - 1, values.size, values.size + 3):
             want = np.sort(np.argsort(values, kind="stable")[:k])
             np.testing.assert_array_equal(k_lowest(values, k), want)
+
+
+@pytest.mark.parametrize("head_fusion", ["mean", "max", "min"])
+def test_the_rollout_row_alone_is_that_row_of_r(head_fusion):
+    rng = np.random.default_rng(12)
+    attns = [random_attention(rng, 3, 11) for _ in range(4)]
+    R = attention_rollout_vit(attns, head_fusion, 0.6)
+    for row in (0, 5):
+        r = attention_rollout_row(attns, head_fusion, 0.6, row=row)
+        np.testing.assert_allclose(r, R[row], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(rollout_cls_map(attention_rollout_row(attns, head_fusion, 0.6),
+                                               2), rollout_cls_map(R, 2), rtol=1e-12)
