@@ -148,15 +148,16 @@ def kept_share(maps: np.ndarray, kept: np.ndarray) -> np.ndarray:
 
 
 def fuse_heads(attn: np.ndarray, head_fusion: HeadFusion) -> np.ndarray:
-    """One matrix from all heads: their mean, or the elementwise max or min. [h, T, T] -> [T, T]
-    float64."""
-    a = np.asarray(attn, dtype=np.float64)
+    """One matrix from all heads: their mean (accumulated in float64), or the elementwise max
+    or min (exact in the input's dtype). [h, T, T] -> [T, T] float64; no float64 copy of all
+    heads is made."""
+    a = np.asarray(attn)
     if head_fusion == "mean":
-        return a.mean(axis=0)
+        return a.mean(axis=0, dtype=np.float64)
     if head_fusion == "max":
-        return a.max(axis=0)
+        return a.max(axis=0).astype(np.float64)
     if head_fusion == "min":
-        return a.min(axis=0)
+        return a.min(axis=0).astype(np.float64)
     raise ValueError(f"head_fusion must be one of {HEAD_FUSIONS}, not {head_fusion!r}")
 
 
