@@ -28,6 +28,7 @@ from lens import compute, explorer, widgets
 from lens.context import page
 
 MAX_HEADS = 12  # heads drawn side by side at once (the learner chooses which above that)
+PAGE_PX = 950  # about the main column's width at 1400 px with the sidebar open
 
 TEXT = {
     "need_vit": (
@@ -191,6 +192,18 @@ def shares_text(values: np.ndarray) -> str:
     return ", ".join(f"{v:.3f}" for v in values)
 
 
+def literal(text: str) -> str:
+    """Text shown as it is in Markdown: "[CLS]: 1.0" alone on a line is a link definition."""
+    return text.replace("[", r"\[").replace("]", r"\]")
+
+
+def about(width_px: int):
+    """Where a picture about `width_px` wide goes: a column near that width, or the full
+    width when it is nearly that wide anyway (a picture of two heads is not blown up)."""
+    share = width_px / PAGE_PX
+    return st.columns([share, 1 - share])[0] if share < 0.85 else st.container()
+
+
 # --- 1 · DINO: the last layer's [CLS] attention, keep x % of the mass -------------------------
 st.header(ctx.t("dino_title"))
 st.write(ctx.t("dino_text", L=L))
@@ -200,14 +213,15 @@ last = cls_maps[-1, heads]  # [k, N]
 kept = ctx.derived(f"vit/keep/{heads}/{keep}", lambda: keep_mass(last, keep / 100))  # [k, N]
 share = kept_share(last, kept)  # [k]
 ncols = min(k, 6)
+dino = about(165 + 212 * ncols)  # attention_grid's width: margins and 200 px panels
 widgets.picture(ctx, "attention_grid", tr.image, on_grid(last, G), titles,
                 ctx.ft("dino_maps", l=L, h=H), ncols=ncols,
-                colorbar_label=ctx.ft("weight"), key="vit_dino")
+                colorbar_label=ctx.ft("weight"), key="vit_dino", where=dino)
 widgets.picture(ctx, "attention_grid", tr.image, on_grid(kept.astype(np.float32), G),
                 [ctx.ft("kept_panel", n=h + 1, k=int(kept[i].sum()), p=100 * share[i])
                  for i, h in enumerate(heads)],
                 ctx.ft("dino_kept", x=keep), ncols=ncols, vmax=1.0,
-                colorbar_label=ctx.ft("kept_scale"), key="vit_dino_kept")
+                colorbar_label=ctx.ft("kept_scale"), key="vit_dino_kept", where=dino)
 st.caption(ctx.t("dino_caption", prefix=prefix_text,
                  shares=shares_text(prefix_share(tr.layers[-1].attn[heads, 0, :], n))))
 
@@ -236,11 +250,13 @@ st.header(ctx.t("grid_title"))
 st.write(ctx.t("grid_text", G=G))
 shared = st.toggle(ctx.t("grid_shared"), key="vit_grid_shared")
 grid = cls_maps[:, heads] if shared else scale_to_max(cls_maps[:, heads])  # [L, k, N]
+panel = 1.0 if L * k > 24 else 1.25  # inches of one map
 widgets.picture(ctx, "attention_table", tr.image, on_grid(grid, G),
                 ctx.ft("grid_pic", L=L, h=k), row_labels=[ctx.ft("layer_label", l=l + 1)
                                                            for l in range(L)],
-                col_labels=titles, panel=1.0 if L * k > 24 else 1.25,
-                colorbar_label=ctx.ft("weight" if shared else "grid_each"), key="vit_grid")
+                col_labels=titles, panel=panel,
+                colorbar_label=ctx.ft("weight" if shared else "grid_each"), key="vit_grid",
+                where=about(round(190 + 106 * panel * k)))  # attention_table's width
 st.caption(ctx.t("grid_caption_shared" if shared else "grid_caption_each"))
 
 # --- 4 · attention from any patch --------------------------------------------------------------
@@ -273,7 +289,7 @@ st.write(ctx.t("norm_text"))
 st.latex(r"\lVert x_i \rVert_2 = \sqrt{\textstyle\sum_k x_{ik}^2}")
 norms = ctx.derived("vit/norms", lambda: np.stack(  # [L, T]
     [token_norms(layer.out) for layer in tr.layers]))
-c1, c2 = st.columns([2, 1])
+c1, c2 = st.columns([1, 1])
 after = c1.select_slider(ctx.t("norm_layer"), options=list(range(L)), value=L - 1,
                          key="vit_norm_layer", format_func=lambda i: f"{i + 1} / {L}")
 on_patches = patch_values(norms[after], n)  # [N]
@@ -282,7 +298,7 @@ widgets.picture(ctx, "attention_table", tr.image, on_grid(on_patches, G)[None, N
                 colorbar_label="‖x_i‖", key="vit_norms", where=c1)
 with c2:
     st.markdown(ctx.t("norm_prefix"))
-    st.markdown("\n".join(f"- {name}: {norms[after, i]:.2f}"
+    st.markdown("\n".join(f"- {literal(name)}: {norms[after, i]:.2f}"
                           for i, name in enumerate(prefix_names)))
     biggest = int(np.argmax(on_patches))
     st.markdown(ctx.t("norm_patches", med=float(np.median(on_patches)),

@@ -69,7 +69,7 @@ def test_every_view_draws_with_a_vit_checkpoint(with_checkpoint):
     assert at.slider(key="vit_discard").value == pytest.approx(0.9)
     assert at.radio(key="vit_fusion").value == "mean"
     text = " ".join(m.value for m in at.markdown)
-    assert "[CLS]:" in text  # the prefix token listed beside the norm map, with its norm
+    assert "- \\[CLS\\]: " in text  # listed beside the norm map, not a link definition
     assert "197 tokens = [CLS] + 196 patches" in text
 
 
