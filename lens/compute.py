@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import sys
 import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -28,6 +29,7 @@ from encoder_core import (
 from encoder_core.config import valid_patch_sizes
 
 from .cache import ComputeGate, LRUCache
+from .models import Model, checkpoint_paths, load_models
 from .settings import FINAL_STEP, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +118,7 @@ def warm() -> EncoderTrace:
     caches()["params"].pin(params_key(cfg))
     caches()["traces"].pin((key, cfg, weights_id(settings.weights)))
     trace = trace_for(key, model_input, cfg, random_params(cfg), weights_id(settings.weights))
-    model_architectures()
+    model_architectures()  # the trained model's and the checkpoints' files read
     checkpoint_steps()
     return trace
 
@@ -172,9 +174,44 @@ def _trained_cached():
 
 
 def model_architectures() -> dict[str, EncoderConfig]:
-    """Weights id -> the architecture that model fixes ("random" fixes none)."""
+    """Weights id -> the architecture that model fixes ("random" fixes none): the trained
+    model's, then each loaded checkpoint's."""
     trained = trained_model()
-    return {"trained": trained[0]} if trained else {}
+    found = {"trained": trained[0]} if trained else {}
+    return found | {mid: m.cfg for mid, m in checkpoint_models().items()}
+
+
+def checkpoint_models() -> dict[str, Model]:
+    """The checkpoints the server was started with (`lens.models.CHECKPOINTS_ENV`) and the
+    named models downloaded into the cache, by id; read once per set of files."""
+    return _models_cached(tuple(checkpoint_paths()), tuple(_downloaded().items()))[0]
+
+
+def model_problems() -> list[str]:
+    """One line per checkpoint that could not be read (the app serves the others)."""
+    return _models_cached(tuple(checkpoint_paths()), tuple(_downloaded().items()))[1]
+
+
+def _downloaded() -> dict[str, str]:
+    """{id: path} of the named public models already in the download cache."""
+    try:
+        from . import hub
+    except ImportError:  # the download module is optional
+        return {}
+    return {mid: str(path) for mid, path in hub.cached_models().items()}
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _models_cached(paths: tuple[str, ...], named: tuple[tuple[str, str], ...]):
+    models, problems = load_models(paths, dict(named))
+    for line in problems:
+        print(f"Encoder Lens: checkpoint not loaded: {line}", file=sys.stderr)
+    return models, problems
+
+
+def clear_models() -> None:
+    """Forget the loaded checkpoints (tests; after a download)."""
+    _models_cached.clear()
 
 
 def trained_checkpoints():
@@ -218,6 +255,8 @@ def weights_id(weights: str, train_step: int = FINAL_STEP) -> str:
 def weights_for(weights: str, cfg: EncoderConfig, train_step: int = FINAL_STEP):
     """(encoder params, classifier head or None) of the weights `weights` at `cfg`; trained
     weights after `train_step` training steps (FINAL_STEP: the shipped ones)."""
+    if weights in checkpoint_models():
+        return checkpoint_models()[weights].params, None
     if weights == "trained":
         checkpoint = checkpoint_at(train_step) if train_step != FINAL_STEP else None
         if checkpoint is not None:

@@ -40,6 +40,12 @@ COMMON: Texts = {
         "Trained weights fix the architecture to the one they were trained with ({arch}); "
         "the architecture controls are locked.",
         "训练好的权重决定了模型结构（{arch}），结构相关的控件已锁定。"),
+    "checkpoint_locked": (
+        "A Vision Transformer checkpoint: its weights fix the architecture ({arch}); the "
+        "architecture controls are locked.",
+        "Vision Transformer 检查点：它的权重决定了模型结构（{arch}），结构相关的控件已锁定。"),
+    "checkpoint_problem": ("A checkpoint could not be loaded and is left out: {problem}",
+                           "有一个检查点无法加载，已略过：{problem}"),
     "colour": ("Colour", "颜色"),
     "grey": ("grey (1 channel, as in the note)", "灰度（1 通道，同笔记）"),
     "rgb": ("RGB (3 channels)", "RGB（3 通道）"),
@@ -77,7 +83,8 @@ COMMON: Texts = {
         "{limit:g} GiB limit",
         "在 {N} 个词元、{L} 层时，注意力图将占用 {gib} GiB，超过 {limit:g} GiB 的上限"),
     "why_locked": ("the trained weights fix the architecture", "训练好的权重固定了模型结构"),
-    "why_no_model": ("no trained weights are installed", "没有安装训练好的权重"),
+    "why_no_model": ("the model “{name}” is not loaded on this server",
+                     "这台服务器没有加载模型“{name}”"),
     "why_no_checkpoint": (
         "the trained model is shipped at training steps {steps} (-1 = the final weights, "
         "step {final})",

@@ -1,7 +1,9 @@
 """Serve the app in production: start warming the defaults, then run `streamlit run app.py` in
 this same process (so the warmed caches are the server's).
 
-    python -m lens.serve [Streamlit flags]      # what scripts/app runs
+    python -m lens.serve [--checkpoint FILE …] [Streamlit flags]      # what scripts/app runs
+
+`--checkpoint FILE` (any number of times) loads Vision Transformer checkpoints (`lens.models`).
 
 Two warm-ups run in background threads while the server starts, so the first page is never
 delayed (a learner arriving before they are done waits for the computation under way instead
@@ -106,11 +108,36 @@ def warm_pages(pages: tuple[str, ...] = WARM_PAGES) -> None:
             print(f"lens.serve: warming the page {page!r} failed: {err}", file=sys.stderr)
 
 
+def split_checkpoints(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(checkpoint paths, the other arguments): `--checkpoint PATH` and `--checkpoint=PATH`,
+    any number of times, are ours; the rest are Streamlit's."""
+    paths, rest = [], []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--checkpoint":
+            paths.append(next(args, ""))
+        elif arg.startswith("--checkpoint="):
+            paths.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    return paths, rest
+
+
 def main(argv: list[str]) -> int:
     from streamlit.web import cli
 
     from . import compute
+    from .models import CHECKPOINTS_ENV
 
+    paths, argv = split_checkpoints(argv)
+    missing = [p for p in paths if not p or not Path(p).exists()]
+    if missing:
+        print("lens.serve: no such checkpoint: " + ", ".join(repr(p) for p in missing)
+              + " (give a .safetensors, .npz or .pth file, or a Hugging Face model folder)",
+              file=sys.stderr)
+        return 2
+    if paths:  # the Streamlit process is this one: the registry reads them from here
+        os.environ[CHECKPOINTS_ENV] = os.pathsep.join(str(Path(p).resolve()) for p in paths)
     compute.warming()
     threading.Thread(target=warm_pages, name="encoder-lens-warm-pages", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *argv]

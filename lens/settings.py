@@ -27,12 +27,13 @@ from encoder_core.config import (
     valid_patch_sizes,
 )
 
+from .models import ID_PATTERN
+
 Lang = Literal["en", "zh"]
 Source = Literal["default", "upload", "sample"]
-Weights = Literal["random", "trained"]
 LANGS: tuple[str, ...] = get_args(Lang)
 SOURCES: tuple[str, ...] = get_args(Source)
-WEIGHTS: tuple[str, ...] = get_args(Weights)
+WEIGHTS: tuple[str, ...] = ("random", "trained")  # the note encoder's; checkpoints add ids
 
 # What the controls offer (the sidebar draws exactly these).
 CHANNELS = (1, 3)
@@ -66,7 +67,8 @@ class Notice:
 class Settings:
     lang: Lang = "en"  # language of the app
     source: Source = "default"  # the image: built-in photo, an upload, a generated shape
-    weights: Weights = "random"  # seeded random weights, or a model (trained on shapes)
+    weights: str = "random"  # seeded random weights, the model trained on shapes, or the id
+    #                          of a loaded checkpoint (lens.models)
     train_step: int = FINAL_STEP  # trained weights: after this many training steps (-1 = final)
     channels: int = 1  # C: 1 = grey (the note), 3 = RGB
     image_size: int = 224  # S, side of the image the model receives
@@ -159,9 +161,10 @@ class Settings:
                    ) -> tuple[Settings, list[Notice]]:
         """The nearest possible settings and a Notice for each value changed.
 
-        `models` maps a weights id to the architecture it fixes ("trained" -> its config);
-        "random" is always available. `checkpoints` are the training steps the trained model
-        ships at, increasing; the last is its final weights (train_step FINAL_STEP).
+        `models` maps a weights id to the architecture it fixes ("trained" -> its config, a
+        loaded checkpoint's id -> its config); "random" is always available. `checkpoints` are
+        the training steps the trained model ships at, increasing; the last is its final
+        weights (train_step FINAL_STEP).
         """
         models = models or {}
         s, notices = self, []
@@ -172,9 +175,9 @@ class Settings:
             s = replace(s, **{key: used})
 
         if s.weights != "random" and s.weights not in models:
-            change("weights", "random", "no_model")
-        if s.source == "sample" and not models:
-            change("source", "default", "no_model")
+            change("weights", "random", "no_model", name=s.weights)
+        if s.source == "sample" and "trained" not in models:  # the shapes it was trained on
+            change("source", "default", "no_model", name="trained")
         if s.weights == "trained" and s.train_step not in train_steps(checkpoints):
             final = checkpoints[-1] if checkpoints else None
             near = _nearest(s.train_step, checkpoints) if checkpoints else final
@@ -218,8 +221,7 @@ DEFAULTS = Settings()
 
 # How each link key is read: a choice among texts, a switch, a number among options, or a
 # whole number in a range.
-CHOICES: dict[str, tuple[str, ...]] = {"lang": LANGS, "source": SOURCES, "weights": WEIGHTS,
-                                       "scale": SCALES}
+CHOICES: dict[str, tuple[str, ...]] = {"lang": LANGS, "source": SOURCES, "scale": SCALES}
 SWITCHES = ("use_ffn", "use_pe")
 OPTIONS: dict[str, tuple[int, ...]] = {"channels": CHANNELS, "image_size": IMAGE_SIZES,
                                        "d_model": D_MODELS}
@@ -244,6 +246,10 @@ def _decode(key: str, raw: str) -> tuple[object, Notice | None]:
     def fallback(used: object, why: str, **detail: object) -> tuple[object, Notice]:
         return used, Notice(key, raw, _encode(used), why, detail)
 
+    if key == "weights":  # a model's id (checked against the loaded models by `normalised`)
+        if raw in WEIGHTS or ID_PATTERN.fullmatch(raw):
+            return raw, None
+        return fallback(default, "not_an_option", options=", ".join(WEIGHTS) + ", a model id")
     if key in CHOICES:
         if raw in CHOICES[key]:
             return raw, None

@@ -14,8 +14,9 @@ import streamlit as st
 from encoder_core import EncoderConfig
 from encoder_core.config import SCALES
 
-from . import keys
+from . import compute, keys
 from .i18n import LANG_NAMES
+from .models import describe
 from .session import reset_settings, set_settings
 from .settings import CHANNELS, D_MODELS, IMAGE_SIZES, MAX_LAYERS, MAX_SEED, Settings
 
@@ -27,16 +28,22 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
     sb = st.sidebar
     sb.radio(t("language"), options=list(LANG_NAMES), key="lang", format_func=LANG_NAMES.get,
              horizontal=True)
-    _image_controls(s, t, has_samples=bool(models))
+    _image_controls(s, t, has_samples="trained" in models)
     sb.subheader(t("model"))
+    checkpoints = compute.checkpoint_models()
     if models:
-        sb.radio(t("weights"), ["random", *models], key="weights", horizontal=True,
-                 format_func=lambda w: t(f"weights_{w}"))
+        sb.radio(t("weights"), ["random", *models], key="weights",
+                 format_func=lambda w: checkpoints[w].name if w in checkpoints
+                 else t(f"weights_{w}"))
     locked = bool(s.locked)
-    if locked:
+    if s.weights in checkpoints:
+        sb.info(t("checkpoint_locked", arch=describe(checkpoints[s.weights])))
+    elif locked:
         arch = s.architecture
         sb.info(t("trained_locked", arch=f"d_model {arch.d_model}, h {arch.n_heads}, "
                                          f"{arch.n_layers} layers, d_ff {arch.d_ff}"))
+    for line in compute.model_problems():
+        sb.warning(t("checkpoint_problem", problem=line))
     if keys.ADVANCED in st.session_state:  # stays open across reruns and pages once opened
         st.session_state[keys.ADVANCED] = st.session_state[keys.ADVANCED]
     with sb.expander(t("advanced"), key=keys.ADVANCED):  # folded on a first visit

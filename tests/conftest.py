@@ -20,3 +20,13 @@ def trace(request, make_image):
     """`encode` at SMALL with each change of TRACE_CONFIGS: four small, different traces."""
     cfg = EncoderConfig(**{**SMALL, **request.param})
     return encode(make_image(cfg.image_size, cfg.channels, seed=cfg.seed + 11), cfg)
+
+
+@pytest.fixture(scope="session")
+def vit_checkpoint(tmp_path_factory) -> str:
+    """A small random timm ViT (197 tokens: CLS + 14 × 14 patches), as a .safetensors file;
+    its model id in the app is "vit_tiny_test"."""
+    from vit_dicts import SMALL_VIT, write_timm_checkpoint
+
+    folder = tmp_path_factory.mktemp("checkpoints")
+    return write_timm_checkpoint(folder / "vit_tiny_test.safetensors", **SMALL_VIT)

@@ -76,3 +76,16 @@ def hf_state_dict(d: int = 64, C: int = 3, P: int = 8, grid: int = 4, L: int = 2
         if dinov2:
             sd |= {b + "layer_scale1.lambda1": r(d), b + "layer_scale2.lambda1": r(d)}
     return sd
+
+
+def write_timm_checkpoint(path, **kwargs) -> str:
+    """Save `timm_state_dict(**kwargs)` as a .safetensors file at `path`; returns the path."""
+    from safetensors.numpy import save_file
+
+    save_file(timm_state_dict(**kwargs), str(path))
+    return str(path)
+
+
+# A 197-token ViT small enough for the app's tests: 224 px, P 16, CLS, d 128 (h 2 by the
+# d_head = 64 rule), 2 layers, d_ff 256.
+SMALL_VIT = dict(d=128, C=3, P=16, grid=14, L=2, d_ff=256)
