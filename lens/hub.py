@@ -79,7 +79,7 @@ class DownloadError(Exception):
     `reason`: "offline_mode" (HF_HUB_OFFLINE is set), "no_network" (the hub cannot be reached),
     "refused" (the hub answered with an error), "not_found" (no such repository or file),
     "disk" (the file could not be saved). `str()` is the English line; the UI translates
-    by `reason` with `model` and `detail`.
+    by `reason` with `model` and `detail` (a host, "HTTP 503", a repository: no words).
     """
 
     def __init__(self, reason: str, model: HubModel, detail: str = "") -> None:
@@ -92,7 +92,8 @@ def download_message(reason: str, name: str, detail: str = "") -> str:
     lines = {
         "offline_mode": f"Downloads are switched off (HF_HUB_OFFLINE): {name} is not in the "
                         f"cache. {OFFLINE_HINT}.",
-        "no_network": f"No network: {name} could not be downloaded ({detail}). {OFFLINE_HINT}.",
+        "no_network": f"No network: {name} could not be downloaded from {detail}. "
+                      f"{OFFLINE_HINT}.",
         "refused": f"The model hub refused to send {name} ({detail}). Try again later. "
                    f"{OFFLINE_HINT}.",
         "not_found": f"{name} was not found on the model hub ({detail}). {OFFLINE_HINT}.",
@@ -204,18 +205,18 @@ def explain(err: Exception, model: HubModel, endpoint: str) -> DownloadError:
     if isinstance(err, hub_errors.OfflineModeIsEnabled):
         return DownloadError("offline_mode", model)
     if isinstance(err, hub_errors.LocalEntryNotFoundError):  # the library's "could not connect"
-        return DownloadError("no_network", model, f"{host} did not answer")
-    if isinstance(err, hub_errors.GatedRepoError):
-        return DownloadError("refused", model, f"{model.repo_id} needs a login")
+        return DownloadError("no_network", model, host)
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    if isinstance(err, hub_errors.GatedRepoError):  # a login is needed (401 / 403)
+        return DownloadError("refused", model, f"HTTP {status}")
     if isinstance(err, hub_errors.RepositoryNotFoundError | hub_errors.RevisionNotFoundError
                   | hub_errors.EntryNotFoundError):
         return DownloadError("not_found", model, model.repo_id)
     if isinstance(err, hub_errors.HfHubHTTPError):
-        status = getattr(getattr(err, "response", None), "status_code", None)
         return DownloadError("refused", model, f"HTTP {status}" if status else type(err).__name__)
     if isinstance(err, OSError) and err.errno is not None:  # disk full, no permission
         return DownloadError("disk", model, err.strerror or type(err).__name__)
-    return DownloadError("no_network", model, f"{host}: {type(err).__name__}")
+    return DownloadError("no_network", model, host)  # the transport's errors: no answer
 
 
 def progress_bar(report: Progress, offset: int, total: int) -> type:
