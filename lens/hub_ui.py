@@ -2,10 +2,11 @@
 
 A button is disabled (and says "downloaded") once its model is in the cache. Its click runs
 the download in the button's callback, before the page's script: the progress bar is drawn at
-the top of the sidebar while the bytes arrive, and on success the model registry is re-read
-(`compute.clear_models`) and the new model becomes the weights (`session.set_settings`, allowed
-there because no widget exists yet). The outcome is kept for the expander to show once: a
-success line, or the DownloadError's one line as a warning, in the learner's language.
+the top of the sidebar (and in a toast) while the bytes arrive, and on success the registry
+is re-read (`compute.clear_models`) and the new model becomes the weights
+(`session.set_settings`, allowed there because no widget exists yet). The outcome is kept
+for the expander to show once: a success line, or the DownloadError's one line as a warning,
+in the learner's language.
 """
 
 from __future__ import annotations
@@ -56,26 +57,34 @@ def show_outcome(outcome: tuple, t: Callable[..., str]) -> None:
 
 
 def download_now(model_id: str, t: Callable[..., str]) -> None:
-    """The button's callback: download with a progress bar, then select the model."""
+    """The button's callback: download with a progress bar, then select the model.
+
+    A callback's elements go to the top of the sidebar, which may be scrolled out of view
+    below the expander: the same progress is also a toast (top right, always in view)."""
     model = hub.lookup(model_id)
-    bar = st.sidebar.progress(0.0, text=t("hub_progress", name=model.name, done=0.0,
-                                          total=model.mb))
+    text = t("hub_progress", name=model.name, done=0.0, total=model.mb)
+    bar = st.sidebar.progress(0.0, text=text)
+    note = st.toast(text, icon=":material/download:", duration="long")
     shown = [-1]
 
     def progress(done: int, total: int) -> None:
         percent = min(100, 100 * done // total) if total else 0
         if percent != shown[0]:  # at most 101 updates, however many chunks
             shown[0] = percent
-            bar.progress(percent / 100, text=t("hub_progress", name=model.name,
-                                               done=done / 1e6, total=total / 1e6))
+            text = t("hub_progress", name=model.name, done=done / 1e6, total=total / 1e6)
+            bar.progress(percent / 100, text=text)
+            note.toast(text, icon=":material/download:", duration="long")
 
     try:
         hub.download(model_id, progress=progress)
     except hub.DownloadError as err:
         st.session_state[OUTCOME] = ("error", model_id, err.reason, err.detail)
+        note.toast(t(f"hub_error_{err.reason}", name=model.name, detail=err.detail,
+                     hint=t("hub_offline_hint")), icon=":material/cloud_off:", duration="long")
         return
     finally:
         bar.empty()
+    note.toast(t("hub_done", name=model.name), icon=":material/check:", duration="short")
     compute.clear_models()
     set_settings(weights=model_id)
     st.session_state[OUTCOME] = ("done", model_id)

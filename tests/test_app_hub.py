@@ -94,6 +94,7 @@ def test_offline_the_app_says_so_in_one_line_and_keeps_working(cache, monkeypatc
     assert warning.value.startswith(words) and "\n" not in warning.value
     assert "scripts/app --checkpoint FILE" in warning.value
     assert weights_shown(at) == "weights=random"
+    assert [n.value for n in at.toast][-1] == warning.value  # in view wherever the sidebar is
     at.run()  # shown once
     assert not at.sidebar.warning and not at.exception
 
@@ -124,6 +125,7 @@ def test_a_download_registers_the_model_and_selects_it(cache, monkeypatch, weigh
     assert [s.value for s in at.sidebar.success] == [
         "DINO ViT-S/16 is downloaded and now the weights."]
     assert at.sidebar.button(key=hub_ui.button_key("dino-vits16")).disabled
+    assert "DINO ViT-S/16 is downloaded and now the weights." in [n.value for n in at.toast]
     values = [v for v, _ in shown]
     assert values == sorted(values) and values[0] == 0 and values[-1] == 1 and len(values) > 5
     total = (len(weights_bytes) + len(files[dino.repo_id, "config.json"])) / 1e6
