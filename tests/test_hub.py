@@ -194,3 +194,31 @@ def test_a_refusal_is_said_with_its_status(tmp_path, monkeypatch, online, weight
 def test_the_core_never_imports_the_hub_library():
     for path in (ROOT / "encoder_core").rglob("*.py"):
         assert "huggingface_hub" not in path.read_text(encoding="utf-8"), path
+
+
+def test_the_progress_class_follows_a_xet_download_too():
+    """The hub serves these repositories from Xet storage: with hf_xet installed the library
+    reports through `XetDownloadProgressReporter` (internal to huggingface_hub: this test
+    follows it), which must count the bytes written on our one bar, not the network bytes."""
+    from types import SimpleNamespace
+
+    from huggingface_hub.utils._xet_progress_reporting import XetDownloadProgressReporter
+
+    calls = []
+    made = []
+    base = hub.progress_bar(lambda d, t: calls.append((d, t)), 100, 1100)
+
+    class Bar(base):
+        def __init__(self, *args, **kwargs):
+            made.append(self)
+            super().__init__(*args, **kwargs)
+
+    with XetDownloadProgressReporter(reconstruction_desc="model.safetensors", total=1000,
+                                     log_level=0, tqdm_class=Bar) as reporter:
+        for written, received in ((0, 300), (400, 700), (1000, 800)):
+            reporter.update_progress(SimpleNamespace(
+                total_bytes_completed=written, total_transfer_bytes_completed=received,
+                total_bytes=1000, total_bytes_completion_rate=1e6,
+                total_transfer_bytes_completion_rate=1e6))
+    assert len(made) == 1  # one bar: the written bytes
+    assert calls == [(100, 1100), (500, 1100), (1100, 1100)]
