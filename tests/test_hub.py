@@ -4,6 +4,7 @@ answering the two requests the library makes for a file (HEAD, then GET)."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import huggingface_hub
@@ -191,9 +192,14 @@ def test_a_refusal_is_said_with_its_status(tmp_path, monkeypatch, online, weight
     assert "\n" not in str(caught.value)
 
 
-def test_the_core_never_imports_the_hub_library():
+def test_the_core_never_imports_the_hub_library_and_hub_py_never_streamlit():
     for path in (ROOT / "encoder_core").rglob("*.py"):
         assert "huggingface_hub" not in path.read_text(encoding="utf-8"), path
+    nodes = list(ast.walk(ast.parse((ROOT / "lens" / "hub.py").read_text(encoding="utf-8"))))
+    imported = {a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in nodes
+                 if isinstance(n, ast.ImportFrom) and n.module}
+    assert "huggingface_hub" in imported and "streamlit" not in imported
 
 
 def test_the_progress_class_follows_a_xet_download_too():
