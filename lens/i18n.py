@@ -44,6 +44,12 @@ COMMON: Texts = {
         "A Vision Transformer checkpoint: its weights fix the architecture ({arch}); the "
         "architecture controls are locked.",
         "Vision Transformer 检查点：它的权重决定了模型结构（{arch}），结构相关的控件已锁定。"),
+    "checkpoint_caption": ("Weights: the pretrained Vision Transformer {name}.",
+                           "权重：预训练的 Vision Transformer {name}。"),
+    "checkpoint_head_aside": (
+        "Its classification head is set aside: the pages show what the encoder computes, up to "
+        "its output tokens.",
+        "它的分类头未被使用：各页展示编码器的计算，直到输出的词元为止。"),
     "checkpoint_problem": ("A checkpoint could not be loaded and is left out: {problem}",
                            "有一个检查点无法加载，已略过：{problem}"),
     "colour": ("Colour", "颜色"),
