@@ -32,7 +32,7 @@ optional fields of `EncoderParams` / `LayerParams`, None when the variant is off
 from .attention import attention_scores, merge_heads, softmax, split_heads
 from .checkpoint import CheckpointInfo, load_checkpoint
 from .config import ConfigError, EncoderConfig
-from .embedding import embed, prefix_tokens
+from .embedding import embed, patch_rows, prefix_names, prefix_tokens, token_names
 from .encoder import encode, encoder_layer
 from .ffn import feed_forward, gelu, gelu_tanh, relu
 from .image import ImageError, load_image, read_image, to_model_input
@@ -48,7 +48,8 @@ __all__ = [
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",
     "encode", "encoder_layer", "feed_forward", "gelu", "gelu_tanh", "init_params", "layer_norm",
     "load_image", "load_params", "merge_heads", "normalise_pixels", "patch_centres",
-    "patch_positions", "patchify", "position_rows", "positional_encoding", "prefix_tokens",
+    "patch_positions", "patch_rows", "patchify", "position_rows", "positional_encoding",
+    "prefix_names", "prefix_tokens", "token_names",
     "read_image", "relu", "save_params", "softmax", "split_heads", "to_model_input",
     "trace_arrays", "unpatchify",
 ]

@@ -46,6 +46,11 @@ class PageContext:
     def weights(self) -> str:
         return self.settings.weights
 
+    def row(self, patch: int) -> int:
+        """The sequence row of patch `patch`: after the prefix tokens (CLS, …) of a ViT; the
+        patch itself for the note's encoder."""
+        return self.cfg.n_prefix + patch
+
     @property
     def model(self):
         """The loaded checkpoint shown (`lens.models.Model`), or None for the note's encoder."""

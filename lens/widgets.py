@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from encoder_core import prefix_names
+
 from . import compute, explorer, figures, keys
 from .context import PageContext
 from .note import note_markdown
@@ -46,9 +48,11 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
            xlabel: str | None = None, ylabel: str | None = None, where=None,
            colorbar_label: str = "", window: bool = True, highlight_row: int | None = None,
            highlight_col: int | None = None, size: tuple[float, float] = (5.0, 4.0),
-           vmax: float | None = None) -> None:
+           vmax: float | None = None, tokens: str = "") -> None:
     """A matrix as a heatmap titled with its name and shape, plus a 32 × 32 number window;
-    `vmax` fixes the colour scale (to share it with another matrix)."""
+    `vmax` fixes the colour scale (to share it with another matrix). `tokens` says which axes
+    run over a ViT's sequence: "rows", "both" (an attention matrix) or "" — their prefix rows
+    (CLS, …) are then ticked by name and outlined."""
     where = where or st
     m = np.atleast_2d(m)
     title = f"{name}  [{' × '.join(str(s) for s in m.shape)}]"
@@ -63,7 +67,8 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
     picture(ctx, "heatmap", m, title, xlabel, ylabel, signed=signed, where=where, key=key,
             colorbar_label=colorbar_label, highlight_row=highlight_row,
             highlight_col=highlight_col, size=size, vmax=vmax, window=box,
-            mean_of=ctx.ft("mean_of"))
+            mean_of=ctx.ft("mean_of"), prefix=prefix_names(ctx.cfg) if tokens else [],
+            prefix_cols=tokens == "both")
     kr = -(-m.shape[0] // figures.MAX_SIDE)
     kc = -(-m.shape[1] // figures.MAX_SIDE)
     if kr > 1 or kc > 1:

@@ -28,3 +28,17 @@ def test_prefix_tokens_are_cls_dist_then_registers():
     np.testing.assert_array_equal(rows[2:], registers)
     assert prefix_tokens(None, None, None, 4).shape == (0, 4)
     np.testing.assert_array_equal(prefix_tokens(None, None, registers, 4), registers)
+
+
+def test_token_names_and_patch_rows_follow_the_prefix_order():
+    from encoder_core import EncoderConfig, patch_rows, prefix_names, token_names
+
+    vit = EncoderConfig(image_size=32, patch_size=16, d_model=8, n_heads=1, n_layers=1, d_ff=8,
+                        cls_token=True, dist_token=True, n_registers=2, position="learned")
+    assert prefix_names(vit) == ["CLS", "DIST", "REG1", "REG2"]
+    assert token_names(vit)[4:] == ["0", "1", "2", "3"] and len(token_names(vit)) == vit.seq_len
+    a = np.arange(vit.seq_len * 3).reshape(vit.seq_len, 3)
+    assert np.array_equal(patch_rows(a, vit, axis=0), a[4:])
+    assert np.array_equal(patch_rows(a.T, vit), a.T[:, 4:])
+    note = EncoderConfig(image_size=32, patch_size=16, d_model=8, n_heads=1, n_layers=1, d_ff=8)
+    assert prefix_names(note) == [] and patch_rows(a[:4], note, axis=0).shape == (4, 3)

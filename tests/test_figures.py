@@ -583,3 +583,16 @@ def test_the_overlay_lets_the_photo_show_where_attention_is_low():
     low, high = rgb[0, 0], rgb[0, 4]  # a patch with weight 0, one at the top of the scale
     assert np.abs(low - 0.2).max() < 0.05  # the photo barely tinted
     assert np.abs(high - 0.2).max() > 0.3  # the colour covers it
+
+
+def test_a_vit_matrix_names_its_prefix_rows_and_numbers_the_patches_from_zero():
+    from lens.figures.heatmaps import heatmap_picture
+
+    m = np.random.default_rng(0).random((197, 197))
+    panel = heatmap_picture(m, "attn", "key", "query", signed=False, prefix=["CLS"],
+                            prefix_cols=True).panels[0]
+    assert panel.yticks[0] == (0.0, "CLS") and panel.xticks[0] == (0.0, "CLS")
+    assert all(pos == int(text) + 1 for pos, text in panel.yticks[1:])  # row 1 + i: patch i
+    assert len(panel.rects) == 2  # the CLS row and column outlined
+    plain = heatmap_picture(m, "attn", "key", "query", signed=False).panels[0]
+    assert plain.yticks[0] == (0, "0") and not plain.rects

@@ -54,13 +54,29 @@ def _index_ticks(n: int, length: int, spacing: float) -> tuple[tuple[float, str]
     return tuple((t, str(t)) for t in index_ticks(n, length, spacing=spacing))
 
 
+def _token_ticks(n: int, length: int, spacing: float, prefix: Sequence[str]
+                 ) -> tuple[tuple[float, str], ...]:
+    """Ticks of a token axis: the prefix rows by name ("CLS"), then the patches numbered from
+    0 (row len(prefix) + i is patch i), leaving out patch ticks too close to the names."""
+    k = len(prefix)
+    if not k:
+        return _index_ticks(n, length, spacing)
+    named = tuple((float(i), name) for i, name in enumerate(prefix))
+    room = n / 12  # rows kept clear below the names
+    patches = index_ticks(n - k, round(length * (n - k) / n), spacing=spacing)
+    return named + tuple((t + k, str(t)) for t in patches if t >= room or n - k < 12)
+
+
 def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
                     signed: bool = True, colorbar_label: str = "",
                     size: tuple[float, float] = (5.0, 4.0), highlight_row: int | None = None,
                     highlight_col: int | None = None, vmax: float | None = None,
                     window: tuple[int, int, int, int] | None = None,
-                    mean_of: str = "mean of {k}") -> Picture:
+                    mean_of: str = "mean of {k}", prefix: Sequence[str] = (),
+                    prefix_cols: bool = False) -> Picture:
     """One matrix as a heatmap with title, axis labels and colourbar. m: [rows, cols] (1-D ok).
+    prefix names the rows before the patches (a ViT's "CLS", …): they are ticked by name and
+    outlined, the patches numbered from 0; prefix_cols does the same for the columns.
     vmax, when given, fixes the colour scale (0 … vmax, or −vmax … vmax when signed) so that
     several heatmaps can share it; window (row, col, rows, cols) is outlined dashed (where the
     number window sits); mean_of words a block-averaged axis ("mean of {k}")."""
@@ -78,13 +94,20 @@ def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
     xlabel += f"  ({mean_of.format(k=kc)})" if kc > 1 else ""
     ylabel += f"  ({mean_of.format(k=kr)})" if kr > 1 else ""
     rects = ()
+    k = len(prefix) if kr == 1 and kc == 1 else 0  # block averages mix CLS with patches
+    if k:
+        rects = (Rect(-0.5, -0.5, cols, k, rgb255("#222222"), width=1),)
+        if prefix_cols:
+            rects += (Rect(-0.5, -0.5, k, rows, rgb255("#222222"), width=1),)
     if window is not None:
         r0, c0, wr, wc = window
-        rects = (Rect(c0 - 0.5, r0 - 0.5, min(wc, cols - c0), min(wr, rows - r0),
-                      rgb255(WINDOW_COLOUR), width=2, dashed=True),)
+        rects += (Rect(c0 - 0.5, r0 - 0.5, min(wc, cols - c0), min(wr, rows - r0),
+                       rgb255(WINDOW_COLOUR), width=2, dashed=True),)
     panel = Panel(box, colourise(shown, cmap, vmin, vmax), (cols, rows), title=title,
-                  xlabel=xlabel, ylabel=ylabel, xticks=_index_ticks(cols, box[2], 3.0),
-                  yticks=_index_ticks(rows, box[3], 2.0),
+                  xlabel=xlabel, ylabel=ylabel,
+                  xticks=(_token_ticks(cols, box[2], 3.0, prefix[:k]) if prefix_cols
+                          else _index_ticks(cols, box[2], 3.0)),
+                  yticks=_token_ticks(rows, box[3], 2.0, prefix[:k]),
                   hlines=() if highlight_row is None else (highlight_row - 0.5,
                                                            highlight_row + 0.5),
                   vlines=() if highlight_col is None else (highlight_col - 0.5,
@@ -99,12 +122,14 @@ def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool
             colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
             highlight_row: int | None = None, highlight_col: int | None = None,
             vmax: float | None = None, window: tuple[int, int, int, int] | None = None,
-            mean_of: str = "mean of {k}") -> bytes:
+            mean_of: str = "mean of {k}", prefix: Sequence[str] = (),
+            prefix_cols: bool = False) -> bytes:
     """PNG bytes of `heatmap_picture`."""
     return png(heatmap_picture(m, title, xlabel, ylabel, signed=signed,
                                colorbar_label=colorbar_label, size=size,
                                highlight_row=highlight_row, highlight_col=highlight_col,
-                               vmax=vmax, window=window, mean_of=mean_of))
+                               vmax=vmax, window=window, mean_of=mean_of, prefix=prefix,
+                               prefix_cols=prefix_cols))
 
 
 def row_heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str,
