@@ -128,3 +128,31 @@ def test_over_the_explorer_cap_the_server_draws_the_patch_maps(with_checkpoint, 
     at.number_input(key="query_col").set_value(0).run()
     assert_clean(at)
     assert pictures(at)["vit_patch"] != before
+
+
+@pytest.mark.parametrize("prefix, listed", [
+    (dict(dist=True), ["[CLS]", "[DIST]"]),
+    (dict(reg=2, no_embed_class=True), ["[CLS]", "register 1", "register 2"]),
+])
+def test_a_distillation_token_and_registers_are_listed_and_left_off_the_grid(
+        monkeypatch, tmp_path, prefix, listed):
+    from vit_dicts import SMALL_VIT, write_timm_checkpoint
+
+    path = write_timm_checkpoint(tmp_path / "vit_prefix.safetensors",
+                                 **{**SMALL_VIT, "L": 1, **prefix})
+    monkeypatch.setenv(CHECKPOINTS_ENV, path)
+    compute.clear_models()
+    try:
+        at = new_app(weights="vit_prefix")
+        at.run()
+        at.switch_page(PAGE).run()
+        assert_clean(at)
+        n = len(listed)
+        text = " ".join(m.value for m in at.markdown)
+        assert f"{196 + n} tokens = {', '.join(listed)} + 196 patches" in text
+        for name in listed:  # beside the norm map, brackets escaped for Markdown
+            assert "- " + name.replace("[", "\\[").replace("]", "\\]") + ": " in text
+        assert {"vit_dino", "vit_rollout", "vit_norms"} <= set(pictures(at))  # on_grid refuses
+        #   any count of columns but 14 × 14: the prefix columns were left out
+    finally:
+        compute.clear_models()
