@@ -84,3 +84,10 @@ def test_a_checkpoint_that_fails_to_load_is_one_warning_and_the_app_runs(monkeyp
         assert any("broken.npz" in w.value for w in at.sidebar.warning)
     finally:
         compute.clear_models()
+
+
+def test_the_launcher_refuses_a_checkpoint_that_is_not_there(tmp_path, capsys):
+    from lens.serve import main
+
+    assert main(["--checkpoint", str(tmp_path / "absent.safetensors")]) == 2
+    assert "no such checkpoint" in capsys.readouterr().err
