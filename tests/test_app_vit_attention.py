@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from apptest_helpers import SMALL, assert_clean, new_app
 
-from encoder_core import encode, load_checkpoint, patch_rows
+from encoder_core import encode, load_checkpoint
 from encoder_core.analysis import (
     attention_rollout,
     fixed_permutation,
