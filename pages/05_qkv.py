@@ -65,6 +65,11 @@ TEXT = {
         "Pre-norm（本模型）：投影读入的不是这一层的输入 x 本身，而是 LN₁(x)：x 的每一行先归一化为"
         "均值 0、方差 1，再乘 γ₁、加 β₁（见“残差与层归一化”）。所以下面与 W_Q、W_K、W_V 相乘的是 "
         "x̃ = LN₁(x)。"),
+    "results_caption_vit": (
+        "Row 0 is the {first} token's query, key or value in this head, row i + {k} patch i's. "
+        "The row and column of the entry worked out below are outlined.",
+        "第 0 行是 {first} 词元在这个头中的查询、键或值，第 i + {k} 行是图像块 i 的。下面逐项计算的"
+        "那个数所在的行和列已框出。"),
     "weights_caption_model": ("Columns {a} … {b} of the layer's {d} × {d} matrices, as loaded "
                               "from the checkpoint {name}.",
                               "该层 {d} × {d} 矩阵的第 {a} … {b} 列，取自检查点 {name}。"),
@@ -118,8 +123,11 @@ with top_left:
     bq = {n: (rf" + b_{n}" if bias[n] is not None else "") for n in "QKV"}
     if cfg.norm_first:
         st.latex(r"\tilde{x} = \mathrm{LN}_1(x)")
-    st.latex(rf"Q = {xs}\cdot W_Q{bq['Q']},\quad K = {xs}\cdot W_K{bq['K']},\quad "
-             rf"V = {xs}\cdot W_V{bq['V']}")
+    if bias["Q"] is None:
+        st.latex(rf"Q = {xs}\cdot W_Q,\quad K = {xs}\cdot W_K,\quad V = {xs}\cdot W_V")
+    else:  # one line each: with the biases the three do not fit one column
+        st.latex(r"\begin{aligned} " + r" \\ ".join(
+            rf"{n} &= {xs}\cdot W_{n}{bq[n]}" for n in "QKV") + r" \end{aligned}")
     st.latex(rf"({T} \times {d})\cdot({d} \times {d})"
              + (rf" + (1 \times {d})" if bias["Q"] is not None else "") + rf" = {T} \times {d}")
     st.latex(rf"Q_{{{hd + 1}}} = {xs}\cdot W_Q[:,\, {a}\!:\!{b + 1}]"
@@ -199,6 +207,7 @@ with results_box:
                        key=f"qkv_{name}", where=where, xlabel=ctx.t("head_dim"),
                        size=(4, 3.2), highlight_row=i if name == which else None,
                        highlight_col=j if name == which else None, tokens="rows")
-    st.caption(ctx.t("results_caption"))
+    st.caption(ctx.t("results_caption_vit", first=prefix_names(cfg)[0], k=cfg.n_prefix)
+               if cfg.n_prefix else ctx.t("results_caption"))
 
 chrome.footer(ctx)
