@@ -147,10 +147,10 @@ TEXT = {
     "on_grid_panel": ("the {N} patch keys", "{N} 个图像块键"),
     "on_grid_caption": (
         "The query's row of attn without its {names} column, laid on the {G} × {G} patch grid. "
-        "{names} has no place on the image: it holds {p:.1f} % of this row's weight, so the "
-        "patches shown share the other {q:.1f} %.",
+        "{names} has no place on the image: it holds {p:.3g} % of this row's weight, so the "
+        "patches shown share the other {q:.3g} %.",
         "查询这一行的 attn 去掉 {names} 列，摆回 {G} × {G} 的图像块网格。{names} 在图像上没有位置："
-        "它占这一行权重的 {p:.1f} %，所以图中的图像块共享其余的 {q:.1f} %。"),
+        "它占这一行权重的 {p:.3g} %，所以图中的图像块共享其余的 {q:.3g} %。"),
 }
 
 ctx = page("scores", TEXT)

@@ -135,7 +135,7 @@ TEXT = {
         "this share of query patch {i}'s weight, so each map adds up to the rest: {shares}.",
         "这些图里去掉了 {names} 这一列：它在图像上没有位置。它占查询图像块 {i} 这一行权重的比例"
         "如下，所以每张图的权重之和是余下的部分：{shares}。"),
-    "share_of": ("head {n}: {p:.1f} %", "头 {n}：{p:.1f} %"),
+    "share_of": ("head {n}: {p:.3g} %", "头 {n}：{p:.3g} %"),
     "prefix_tip": ("{names} (left out) {s}", "{names}（未画出）{s}"),
     "live_title_vit": ("{h} heads — attention of query patch {i}, layer {l} ({names} column "
                        "left out)",

@@ -114,34 +114,36 @@ TEXT = {
         "这些权重经过训练用于区分形状：一个小的分类头读取这个输出矩阵，判断图像中是哪种形状。"),
     # a model with prefix tokens (a ViT's CLS), pre-norm, a final LayerNorm
     "vit_rows": (
-        "This model's sequence has {T} tokens: {names} first (row 0), then the {N} patches; "
+        "This model's sequence has {T} tokens: {names} first ({rows}), then the {N} patches; "
         "query patch {i} is row {r}.",
-        "该模型的序列有 {T} 个词元：先是 {names}（第 0 行），然后是 {N} 个图像块；查询图像块 {i} "
+        "该模型的序列有 {T} 个词元：先是 {names}（{rows}），然后是 {N} 个图像块；查询图像块 {i} "
         "在第 {r} 行。"),
+    "rows_one": ("row 0", "第 0 行"),
+    "rows_many": ("rows 0–{last}", "第 0–{last} 行"),
     "grid_title_vit": ("attn[h, patch {i}, patches]  ({G} × {G}, {names} left out)",
                        "attn[h, 图像块 {i}, 图像块]（{G} × {G}，未画出 {names}）"),
     "prefix_tip": ("{names} (left out) {s}", "{names}（未画出）{s}"),
     "grid_left_out": (
         "The {names} column is left out of every map: it has no place on the image. Over these "
-        "layers and heads it holds {lo:.1f} % to {hi:.1f} % of query patch {i}'s weight, so "
+        "layers and heads it holds {lo:.3g} % to {hi:.3g} % of query patch {i}'s weight, so "
         "each map adds up to the rest; hover a map for its share.",
         "每张图都去掉了 {names} 列：它在图像上没有位置。在这些层和头中，它占查询图像块 {i} 这一行"
-        "权重的 {lo:.1f} % 到 {hi:.1f} %，所以每张图的权重之和是余下的部分；把指针移到图上可看到"
+        "权重的 {lo:.3g} % 到 {hi:.3g} %，所以每张图的权重之和是余下的部分；把指针移到图上可看到"
         "各自的比例。"),
     "grid_left_out_static": (
         "The {names} column is left out of every map: it has no place on the image. Over these "
-        "layers and heads it holds {lo:.1f} % to {hi:.1f} % of query patch {i}'s weight, so "
+        "layers and heads it holds {lo:.3g} % to {hi:.3g} % of query patch {i}'s weight, so "
         "each map adds up to the rest.",
         "每张图都去掉了 {names} 列：它在图像上没有位置。在这些层和头中，它占查询图像块 {i} 这一行"
-        "权重的 {lo:.1f} % 到 {hi:.1f} %，所以每张图的权重之和是余下的部分。"),
+        "权重的 {lo:.3g} % 到 {hi:.3g} %，所以每张图的权重之和是余下的部分。"),
     "rollout_vit": (
         "Here the rollout runs on the full {T} × {T} matrices, {names} included (a patch can "
         "reach another through {names}); the maps then show the patch part of a row: {names} "
-        "holds {p:.1f} % of row {r} (query patch {i}) and {m:.1f} % of the mean over the "
+        "holds {p:.3g} % of row {r} (query patch {i}) and {m:.3g} % of the mean over the "
         "patch queries, so each map adds up to the rest.",
         "这里的展开在完整的 {T} × {T} 矩阵上计算，包括 {names}（一个图像块可以经由 {names} "
         "到达另一个）；图中只画出一行里图像块的部分：{names} 占第 {r} 行（查询图像块 {i}）的 "
-        "{p:.1f} %，占所有图像块查询平均的 {m:.1f} %，所以每幅图的总和是余下的部分。"),
+        "{p:.3g} %，占所有图像块查询平均的 {m:.3g} %，所以每幅图的总和是余下的部分。"),
     "rollout_query_vit": ("rollout: R[{r}, patches] (patch {i})",
                           "展开：R[{r}, 图像块]（图像块 {i}）"),
     "rollout_mean_vit": ("rollout: mean of the patch rows", "展开：各图像块行的平均"),
@@ -158,14 +160,14 @@ TEXT = {
         "ln {T} = {ent:.3f} nats。"),
     "output_vit": (
         "The encoder's output is the final LayerNorm of the last layer's output: "
-        "output = LN(x_{L}) with the checkpoint's γ and β, {T} vectors of d_model = {d}, row 0 "
+        "output = LN(x_{L}) with the checkpoint's γ and β, {T} vectors of d_model = {d}, {rows} "
         "for {names} and one per patch.",
         "编码器的输出是最后一层输出再经过最后的层归一化：output = LN(x_{L})，γ 和 β 取自检查点；"
-        "共 {T} 个 d_model = {d} 维的向量，第 0 行是 {names}，其余每个图像块一个。"),
+        "共 {T} 个 d_model = {d} 维的向量，{rows}是 {names}，其余每个图像块一个。"),
     "output_vit_no_norm": (
-        "The last layer's output is the encoder's output: {T} vectors of d_model = {d}, row 0 "
+        "The last layer's output is the encoder's output: {T} vectors of d_model = {d}, {rows} "
         "for {names} and one per patch.",
-        "最后一层的输出就是编码器的输出：{T} 个 d_model = {d} 维的向量，第 0 行是 {names}，"
+        "最后一层的输出就是编码器的输出：{T} 个 d_model = {d} 维的向量，{rows}是 {names}，"
         "其余每个图像块一个。"),
     "head_aside": (
         "The checkpoint's classification head ({keys}) is set aside and not used: what the app "
@@ -183,6 +185,7 @@ N, d, G, P = cfg.n_tokens, cfg.d_model, cfg.grid_size, cfg.patch_size
 L, H = cfg.n_layers, cfg.n_heads
 T, kp = cfg.seq_len, cfg.n_prefix  # tokens in the sequence (= N without prefix tokens)
 names = ", ".join(prefix_names(cfg))
+rows = ctx.t("rows_one") if kp == 1 else ctx.t("rows_many", last=kp - 1)  # the prefix's rows
 st.write(ctx.t("intro", L=L, N=T, d=d))
 widgets.note_original(ctx)
 meaning.trained_attention_control(ctx)
@@ -198,12 +201,12 @@ with top_right:
     else:
         st.latex(r"\underbrace{\text{output}}_{%d \times %d} = x_{%d}" % (T, d, L))
     if kp:
-        st.caption(ctx.t("vit_rows", T=T, names=names, N=N, i=query, r=r))
+        st.caption(ctx.t("vit_rows", T=T, names=names, N=N, i=query, r=r, rows=rows))
 
 # --- 1 · layer × head grid ------------------------------------------------------------------
 st.subheader(ctx.t("grid"))
 n_l = min(L, MAX_GRID_LAYERS)
-st.write(ctx.t("grid_text", i=query, N=N, G=G))
+st.write(ctx.t("grid_text", i=query, N=T, G=G))
 if n_l < L:
     st.caption(ctx.t("grid_limited_l", l=n_l, L=L))
 heads = widgets.heads_chooser(ctx, H, key="stack_heads", limit=MAX_GRID_HEADS)
@@ -306,7 +309,7 @@ with right:
         st.latex(r"\underbrace{\text{output}}_{%d \times %d}" % (T, d))
     if kp:
         st.write(ctx.t("output_vit" if tr.final_ln is not None else "output_vit_no_norm",
-                       L=L, T=T, d=d, names=names))
+                       L=L, T=T, d=d, names=names, rows=rows))
     else:
         st.write(ctx.t("output_text", N=N, d=d))
     if ctx.model is not None:  # a checkpoint: its classifier, if any, is not used

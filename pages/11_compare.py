@@ -102,8 +102,8 @@ TEXT = {
         "{on} of query patch {i}'s weight with PE and {off} without.",
         "图中去掉了 {names} 列（它在图像上没有位置）。它占查询图像块 {i} 这一行权重的比例："
         "有位置编码时 {on}，无位置编码时 {off}。"),
-    "share_range": ("{lo:.1f} % to {hi:.1f} %", "{lo:.1f} % 到 {hi:.1f} %"),
-    "share_one": ("{lo:.1f} %", "{lo:.1f} %"),
+    "share_range": ("{lo:.3g} % to {hi:.3g} %", "{lo:.3g} % 到 {hi:.3g} %"),
+    "share_one": ("{lo:.3g} %", "{lo:.3g} %"),
     "equivariance_prefix": (
         "Only the {N} patches are shuffled; {names} stays in front. Without PE the patch rows "
         "of the output are shuffled the same way and the {names} row does not change (up to "
@@ -114,10 +114,10 @@ TEXT = {
         "关注）。下面的对比把图像块的行"
         "放回原来的顺序，{names} 仍是第 0 行。"),
     "moved_left_out": (
-        "{names} column left out of both maps: it holds {a:.1f} % (image) and {b:.1f} % "
-        "(shuffled) of the row's weight without PE, {c:.1f} % and {d:.1f} % with PE.",
-        "两幅图都去掉了 {names} 列：无位置编码时它占该行权重的 {a:.1f} %（原图）和 {b:.1f} %"
-        "（打乱后），有位置编码时为 {c:.1f} % 和 {d:.1f} %。"),
+        "{names} column left out of both maps: it holds {a:.3g} % (image) and {b:.3g} % "
+        "(shuffled) of the row's weight without PE, {c:.3g} % and {d:.3g} % with PE.",
+        "两幅图都去掉了 {names} 列：无位置编码时它占该行权重的 {a:.3g} %（原图）和 {b:.3g} %"
+        "（打乱后），有位置编码时为 {c:.3g} % 和 {d:.3g} %。"),
 }
 
 ctx = page("compare", TEXT)

@@ -178,7 +178,7 @@ def stored_check(at, field: str) -> tuple[float, float]:
 
 
 def shares(values) -> list[str]:
-    return [f"{100 * v:.1f} %" for v in values]
+    return [f"{100 * v:.3g} %" for v in values]
 
 
 @pytest.mark.usefixtures("loaded")
@@ -221,8 +221,8 @@ def test_scores_label_cls_in_both_axes_and_put_the_patch_keys_on_the_grid(vit, s
     assert np.array_equal(grid[0][1], row[1:].reshape(1, 14, 14))
     assert grid[1]["query"] == query
     share = float(row[0])
-    assert (f"it holds {100 * share:.1f} % of this row's weight" in texts(at)
-            and f"other {100 * (1 - share):.1f} %" in texts(at))
+    assert (f"it holds {100 * share:.3g} % of this row's weight" in texts(at)
+            and f"other {100 * (1 - share):.3g} %" in texts(at))
 
 
 @pytest.mark.usefixtures("loaded")
@@ -263,10 +263,10 @@ def test_the_stack_rolls_out_the_full_matrices_and_says_the_head_is_set_aside(vi
     tables = [a for kind, a, kw in drawn if kind == "attention_table"]
     assert np.allclose(tables[0][1], R[r, 1:].reshape(1, 1, 14, 14))
     words = texts(at)
-    assert f"holds {100 * R[r, 0]:.1f} % of row {r}" in words
-    assert f"{100 * R[1:, 0].mean():.1f} % of the mean over the patch queries" in words
+    assert f"holds {100 * R[r, 0]:.3g} % of row {r}" in words
+    assert f"{100 * R[1:, 0].mean():.3g} % of the mean over the patch queries" in words
     cls = np.stack([layer.attn[:, r, 0] for layer in tr.layers])
-    assert f"{100 * cls.min():.1f} % to {100 * cls.max():.1f} %" in words
+    assert f"{100 * cls.min():.3g} % to {100 * cls.max():.3g} %" in words
     assert "head.bias, head.weight" in words and "output = LN(x_2)" in words
     out = [kw for kind, a, kw in drawn if kind == "heatmap" and a[1].startswith("output")][0]
     assert out["prefix"] == ["CLS"] and out["highlight_row"] == r
@@ -305,3 +305,37 @@ def test_the_notes_encoder_shows_no_vit_parts(page, spies):
     assert all(not kw.get("prefix") for kind, a, kw in drawn if kind == "heatmap")
     if page == "scores":
         assert at.number_input(key="scores_key_j").max == 15  # 16 patches, no CLS
+
+
+@pytest.mark.usefixtures("loaded")
+@pytest.mark.parametrize("page", list(PAGES))
+def test_every_attention_page_walks_the_vit_in_chinese(page):
+    at = open_page(page, lang="zh", **VIT)
+    assert re.search(r"[\u4e00-\u9fff]", texts(at))
+
+
+def test_two_prefix_tokens_cls_and_dist_are_both_named_and_left_out(tmp_path, monkeypatch):
+    """A DeiT-like model (CLS, DIST, then the patches): the patch rows start at 2."""
+    from vit_dicts import SMALL_VIT, write_timm_checkpoint
+
+    path = write_timm_checkpoint(tmp_path / "deit_test.safetensors", dist=True, **SMALL_VIT)
+    monkeypatch.setenv(CHECKPOINTS_ENV, path)
+    compute.clear_models()
+    try:
+        cfg, params, _ = load_checkpoint(path)
+        _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+                                        cfg.channels)
+        attn = encode(image, cfg, params).layers[0].attn  # [h, 198, 198]
+        for page in PAGES:
+            at = open_page(page, weights="deit_test")
+            query = at.session_state["query"]
+            words = texts(at)
+            if page == "multihead":
+                shares_cls_dist = attn[:, query + 2, :2].sum(-1)
+                assert all(f"head {n + 1}: {100 * s:.3g} %" in words
+                           for n, s in enumerate(shares_cls_dist)), words
+                assert "The CLS, DIST column is left out" in words
+            if page == "stack":
+                assert "CLS, DIST first (rows 0–1)" in words
+    finally:
+        compute.clear_models()
