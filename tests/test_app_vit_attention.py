@@ -164,8 +164,9 @@ def open_page(page: str, **query: str):
 
 
 def texts(at) -> str:
+    """Every text of the page's main area (not the sidebar: its model list names CLS)."""
     return " ".join(e.value for kind in ("markdown", "caption", "info", "success", "latex")
-                    for e in at.get(kind))
+                    for e in at.main.get(kind))
 
 
 def stored_check(at, field: str) -> tuple[float, float]:
@@ -300,7 +301,7 @@ VIT_WORDS = ("CLS", "Pre-norm", "b_Q", "b_O", "left out", "set aside", "LN(x_")
 def test_the_notes_encoder_shows_no_vit_parts(page, spies):
     _, drawn = spies
     at = open_page(page, **SMALL)
-    words = texts(at) + " ".join(e.label for e in at.number_input)
+    words = texts(at) + " ".join(e.label for e in at.main.number_input)
     assert not [w for w in VIT_WORDS if w in words], page
     assert all(not kw.get("prefix") for kind, a, kw in drawn if kind == "heatmap")
     if page == "scores":
