@@ -144,6 +144,12 @@ TEXT = {
         "这里的展开在完整的 {T} × {T} 矩阵上计算，包括 {names}（一个图像块可以经由 {names} "
         "到达另一个）；图中只画出一行里图像块的部分：{names} 占第 {r} 行（查询图像块 {i}）的 "
         "{p:.3g} %，占所有图像块查询平均的 {m:.3g} %，所以每幅图的总和是余下的部分。"),
+    "rollout_caption_vit": (
+        "Left: row {r} of R (query patch {i}). Right: the mean of the {N} patch queries' rows, "
+        "how much each input patch feeds the patches' outputs on average. Each map has its own "
+        "colour scale.",
+        "左：R 的第 {r} 行（查询图像块 {i}）。右：{N} 个图像块查询行的平均，即每个输入图像块平均对"
+        "各图像块的输出贡献多少。两幅图各用自己的色标。"),
     "rollout_query_vit": ("rollout: R[{r}, patches] (patch {i})",
                           "展开：R[{r}, 图像块]（图像块 {i}）"),
     "rollout_mean_vit": ("rollout: mean of the patch rows", "展开：各图像块行的平均"),
@@ -266,7 +272,8 @@ widgets.picture(ctx, "attention_table", tr.image,
                 ctx.ft("rollout_mean_vit") if kp else ctx.t("rollout_mean"),
                 row_labels=[""], col_labels=[""], panel=3.0,
                 colorbar_label=ctx.t("rollout_weight"), key="rollout_mean", where=c2)
-st.caption(ctx.t("rollout_caption", i=query))
+st.caption(ctx.t("rollout_caption_vit", r=r, i=query, N=N) if kp
+           else ctx.t("rollout_caption", i=query))
 if kp:
     st.info(ctx.t("rollout_vit", T=T, names=names, r=r, i=query,
                   p=100 * float(prefix_share(R[r], kp)), m=100 * float(prefix_share(R_mean, kp))))
