@@ -1,78 +1,125 @@
-"""Latency of the pages that walk a ViT (01–04, 08, 09): a 197-token checkpoint against the
-note's encoder at the same token count (196 patches), measured with Streamlit's AppTest.
+"""Per-page latency on a ViT-S shaped model, against the note's encoder at the same size.
 
-    .venv/bin/python benchmarks/vit_pages.py [--checkpoint FILE] [--repeat 3]
+    .venv/bin/python benchmarks/vit_pages.py                 # every page, 3 warm visits each
+    .venv/bin/python benchmarks/vit_pages.py --pages multihead,stack --warm 5
 
-Without --checkpoint a random timm ViT is written to a temporary folder (the tests' shape:
-224 px, P 16, CLS, d 128, 2 layers, pre-norm, GELU). For each page and each model: a visit
-with every cache cleared (forward pass, pictures) and a new session's visit with everything
-cached (the next learner), median seconds over --repeat. Figures, not pass/fail: these
-machines are shared and noisy.
+Writes a random checkpoint in timm's layout with ViT-S/16's shapes (224 px, P 16, CLS + 196
+patches = 197 tokens, d 384, h 6, 12 layers, d_ff 1536, pre-norm, learned positions, GELU,
+biases), starts the app as `scripts/app --checkpoint FILE` does (`python -m lens.serve`, one
+BLAS thread) on a free loopback port, and for each page opens fresh headless sessions through
+Streamlit's websocket (`benchmarks/load.py`'s client): first with that model (`weights=<id>`),
+then with the note's encoder at the same size (random weights, 224 px, P 16, d_model 384,
+h 6, 12 layers: 196 tokens). For each: the first visit (`cold`: its trace and pictures
+computed) and the median of `--warm` more visits (`warm`: everything cached), time from the
+session's start to `script_finished`, plus the server's CPU-seconds of each. Figures, not
+pass/fail: the machines here are shared and noisy.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import asyncio
 import statistics
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGES = ("overview", "patches", "embedding", "positional", "addnorm", "ffn")
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from load import Visit, cpu_seconds, session, started_server  # noqa: E402
+
+from lens.models import CHECKPOINTS_ENV  # noqa: E402  (load.py put the repository on the path)
+from lens.steps import ALL_PAGES  # noqa: E402
+
+VIT_S = dict(d=384, heads=6, layers=12, d_ff=1536, patch=16, grid=14, channels=3)
+NOTE_SAME_SIZE = {"image_size": "224", "patch_size": "16", "d_model": "384", "n_heads": "6",
+                  "n_layers": "12", "channels": "3"}
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--checkpoint", default="")
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args()
-    path = args.checkpoint
-    if not path:
-        sys.path.insert(0, str(ROOT / "tests"))
-        from vit_dicts import SMALL_VIT, write_timm_checkpoint
+def vit_s_state_dict(seed: int = 0) -> dict[str, np.ndarray]:
+    """Random weights under timm's key names with ViT-S/16's shapes ([out, in] Linear weights,
+    conv [d, C, P, P])."""
+    rng = np.random.default_rng(seed)
+    d, L, f, P, G, C = (VIT_S[k] for k in ("d", "layers", "d_ff", "patch", "grid", "channels"))
 
-        path = write_timm_checkpoint(Path(tempfile.mkdtemp()) / "vit_bench.safetensors",
-                                     **SMALL_VIT)
-    os.environ["ENCODER_LENS_CHECKPOINTS"] = path
+    def r(*shape: int, scale: float = 0.02) -> np.ndarray:
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
 
-    from streamlit.testing.v1 import AppTest
+    sd = {"patch_embed.proj.weight": r(d, C, P, P), "patch_embed.proj.bias": r(d),
+          "cls_token": r(1, 1, d), "pos_embed": r(1, G * G + 1, d),
+          "norm.weight": 1 + r(d), "norm.bias": r(d)}
+    for i in range(L):
+        b = f"blocks.{i}."
+        sd |= {b + "norm1.weight": 1 + r(d), b + "norm1.bias": r(d),
+               b + "attn.qkv.weight": r(3 * d, d), b + "attn.qkv.bias": r(3 * d),
+               b + "attn.proj.weight": r(d, d), b + "attn.proj.bias": r(d),
+               b + "norm2.weight": 1 + r(d), b + "norm2.bias": r(d),
+               b + "mlp.fc1.weight": r(f, d), b + "mlp.fc1.bias": r(f),
+               b + "mlp.fc2.weight": r(d, f), b + "mlp.fc2.bias": r(d)}
+    return sd
 
-    from lens import compute, widgets
-    from lens.models import model_id
-    from lens.steps import PAGES as INFO
 
-    compute.clear_models()
-    vit = model_id(path)
+def write_vit_s(folder: Path) -> Path:
+    """The checkpoint file (safetensors, written with the dev dependency `safetensors`)."""
+    from safetensors.numpy import save_file
 
-    def clear() -> None:
-        for cache in compute.caches().values():
-            cache.clear()
-        widgets.render.clear()
+    path = folder / "vit_s_bench.safetensors"
+    save_file(vit_s_state_dict(), str(path))
+    return path
 
-    def visit(page: str, weights: str, cold: bool) -> float:
-        """Seconds of one session's visit to `page` (its first run done on the overview)."""
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
-        at.query_params["weights"] = weights
-        at.run()
-        if cold:
-            clear()
-        at.switch_page(INFO[page].path)
-        t0 = time.perf_counter()
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        return time.perf_counter() - t0
 
-    print(f"{'page':<11} {'model':<18} {'cold visit s':>13} {'cached visit s':>15}")
-    for page in PAGES:
-        for weights in ("random", vit):
-            cold = statistics.median(visit(page, weights, True) for _ in range(args.repeat))
-            warm = statistics.median(visit(page, weights, False) for _ in range(args.repeat))
-            name = "note (196 tok)" if weights == "random" else f"{vit} (197)"
-            print(f"{page:<11} {name:<18} {cold:>13.2f} {warm:>15.2f}", flush=True)
+def page_names(chosen: str) -> list[str]:
+    """Page names as the websocket knows them (file name without its number)."""
+    names = [Path(p.path).stem.split("_", 1)[1] for p in ALL_PAGES]
+    wanted = [c.strip() for c in chosen.split(",") if c.strip()]
+    return [n for n in names if not wanted or n in wanted]
+
+
+def visit_times(url: str, pid: int, visit: Visit, warm: int, timeout: float
+                ) -> tuple[float, float, float, float, str]:
+    """(cold s, cold CPU s, warm median s, warm CPU s per visit, errors) of one page and link."""
+    def one() -> tuple[float, float, list[str]]:
+        cpu0 = cpu_seconds([pid])
+        result = asyncio.run(session(visit, url, timeout, None, None))
+        return result.finish_s, cpu_seconds([pid]) - cpu0, result.errors
+
+    cold, cold_cpu, errors = one()
+    warm_runs = [one() for _ in range(warm)]
+    errors += [e for r in warm_runs for e in r[2]]
+    return (cold, cold_cpu, statistics.median(r[0] for r in warm_runs),
+            statistics.median(r[1] for r in warm_runs), "; ".join(sorted(set(errors)))[:200])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pages", default="", help="comma-separated page names (default: all)")
+    ap.add_argument("--warm", type=int, default=3, help="warm visits per page and model")
+    ap.add_argument("--timeout", type=float, default=300.0)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_vit_s(Path(tmp))
+        links = {"ViT-S (checkpoint)": urllib.parse.urlencode({"weights": path.stem}),
+                 "note encoder, same size": urllib.parse.urlencode(NOTE_SAME_SIZE)}
+        rows = []
+        with started_server([], env={CHECKPOINTS_ENV: str(path)}) as (url, proc):
+            for page in page_names(args.pages):
+                for model, query in links.items():
+                    t0 = time.perf_counter()
+                    figures = visit_times(url, proc.pid, Visit(page, query), args.warm,
+                                          args.timeout)
+                    rows.append((page, model, *figures))
+                    print(f"{page:10} {model:24} {time.perf_counter() - t0:6.1f} s",
+                          file=sys.stderr, flush=True)
+    print("| page | model | first visit | its CPU s | next visits (median) | their CPU s "
+          "| errors |\n|---|---|---|---|---|---|---|")
+    for page, model, cold, cold_cpu, warm, warm_cpu, errors in rows:
+        print(f"| {page} | {model} | {cold:.2f} s | {cold_cpu:.2f} | {warm:.2f} s "
+              f"| {warm_cpu:.2f} | {errors or '—'} |")
+    return 0 if not any(r[-1] for r in rows) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -49,18 +49,44 @@ def patch_distances(grid_size: int, patch_size: int) -> np.ndarray:
 
 
 def head_statistics(attns: list[np.ndarray] | tuple[np.ndarray, ...], grid_size: int,
-                    patch_size: int) -> tuple[np.ndarray, np.ndarray]:
+                    patch_size: int, n_prefix: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Mean attention distance (pixels) and entropy (nats) of every head of every layer.
 
+    With prefix tokens (a ViT's CLS, …) both are averaged over the patch queries only; the
+    distance sums over the patch keys (a prefix token has no place on the grid, so the weight
+    it takes adds no distance) and the entropy is that of the whole row, prefix keys included.
+
     Args:
-        attns: per layer, attn [h, N, N].
+        attns: per layer, attn [h, S, S] with S = n_prefix + grid_size².
     Returns:
         (distance [L, h], entropy [L, h]); the distance matrix is built once for all layers.
     """
     dist = patch_distances(grid_size, patch_size)  # [N, N]
-    distance = np.stack([(attn * dist).sum(axis=-1).mean(axis=-1) for attn in attns])
-    entropy = np.stack([attention_entropy(attn) for attn in attns])
+    distance = np.stack([(patch_block(attn, n_prefix) * dist).sum(axis=-1).mean(axis=-1)
+                         for attn in attns])
+    entropy = np.stack([attention_entropy(attn[..., n_prefix:, :]) for attn in attns])
     return distance, entropy
+
+
+def patch_block(attn: np.ndarray, n_prefix: int) -> np.ndarray:
+    """The patch-to-patch part of attention: patch queries, patch keys (a view).
+
+    [..., S, S] -> [..., N, N]; its rows sum to 1 − prefix_share (1 without prefix tokens).
+    """
+    return attn[..., n_prefix:, n_prefix:]
+
+
+def prefix_share(rows: np.ndarray, n_prefix: int) -> np.ndarray:
+    """The weight each attention row puts on the prefix tokens (CLS, …): Σ_{j < n_prefix} a_j,
+    in float64; what a map laid on the patch grid leaves out. [..., S] -> [...] (0 without)."""
+    return rows[..., :n_prefix].sum(axis=-1, dtype=np.float64)
+
+
+def permute_tokens(a: np.ndarray, perm: np.ndarray, n_prefix: int = 0) -> np.ndarray:
+    """The rows of a per-token array with the patch rows permuted and the prefix rows kept:
+    [a[:n_prefix], a[n_prefix:][perm]]. Shuffling an image's patches moves only the patch rows.
+    a: [S, ...], perm: [N] -> [S, ...] (a new array)."""
+    return np.concatenate([a[:n_prefix], a[n_prefix:][perm]], axis=0)
 
 
 def row_entropy(p: np.ndarray) -> np.ndarray:
@@ -287,21 +313,23 @@ def forward_flops(cfg: EncoderConfig) -> int:
     return embed + cfg.n_layers * (attn + ffn)
 
 
-def rollout_mean_over_queries(R: np.ndarray) -> np.ndarray:
-    """The mean of the rollout rows, (1/N)·Σ_i R[i, :]: how much each input patch feeds the
-    output on average over all query positions. R: [N, N] -> [N] (sums to 1)."""
-    return R.mean(axis=0)
+def rollout_mean_over_queries(R: np.ndarray, n_prefix: int = 0) -> np.ndarray:
+    """The mean of the rollout rows of the patch queries, (1/N)·Σ_i R[n_prefix + i, :]: how much
+    each input token feeds the patches' outputs on average. R: [S, S] -> [S] (sums to 1)."""
+    return R[n_prefix:].mean(axis=0)
 
 
-def uniform_attention_reference(grid_size: int, patch_size: int) -> tuple[float, float]:
-    """(mean attention distance in pixels, entropy in nats) of uniform attention, 1/N everywhere.
+def uniform_attention_reference(grid_size: int, patch_size: int,
+                                n_prefix: int = 0) -> tuple[float, float]:
+    """(mean attention distance in pixels, entropy in nats) of uniform attention, 1/S everywhere
+    (S = n_prefix + N tokens), measured as `head_statistics` does.
 
-    The baseline for a head that looks everywhere alike; the entropy equals ln N, its maximum.
+    The baseline for a head that looks everywhere alike; the entropy equals ln S, its maximum.
     """
-    N = grid_size * grid_size
-    uniform = np.full((1, N, N), 1.0 / N)  # [1, N, N]
-    distance = float(mean_attention_distance(uniform, grid_size, patch_size)[0])
-    return distance, float(attention_entropy(uniform)[0])
+    S = n_prefix + grid_size * grid_size
+    uniform = np.full((1, S, S), 1.0 / S)  # [1, S, S]
+    distance, entropy = head_statistics([uniform], grid_size, patch_size, n_prefix)
+    return float(distance[0, 0]), float(entropy[0, 0])
 
 
 def contribution_norms(contributions: np.ndarray) -> np.ndarray:
@@ -310,16 +338,20 @@ def contribution_norms(contributions: np.ndarray) -> np.ndarray:
     return np.linalg.norm(contributions.astype(np.float64), axis=-1)
 
 
-def head_sum_gap(heads: np.ndarray, W_O: np.ndarray, attn_out: np.ndarray) -> float:
-    """max |Σ_h head_h · W_O[rows of h] − attn_out| over all entries: the check that
+def head_sum_gap(heads: np.ndarray, W_O: np.ndarray, attn_out: np.ndarray,
+                 b_O: np.ndarray | None = None) -> float:
+    """max |Σ_h head_h · W_O[rows of h] (+ b_O) − attn_out| over all entries: the check that
     concat · W_O is the sum of the heads' contributions (≈ float32 rounding, not 0).
 
     Accumulates one head at a time (memory [N, d_model], not [h, N, d_model]).
     Args:
-        heads: [h, N, d_head]; W_O: [d_model, d_model]; attn_out: [N, d_model] (concat · W_O)
+        heads: [h, N, d_head]; W_O: [d_model, d_model]; attn_out: [N, d_model]
+            (concat · W_O + b_O); b_O: [d_model] (a ViT's bias) or None
     """
     h, _, d_head = heads.shape
     total = np.zeros(attn_out.shape, dtype=np.float64)  # [N, d_model]
+    if b_O is not None:
+        total += b_O.astype(np.float64)
     for g in range(h):
         rows = W_O[g * d_head:(g + 1) * d_head].astype(np.float64)  # [d_head, d_model]
         total += heads[g].astype(np.float64) @ rows  # [N, d_head] @ [d_head, d_model]

@@ -34,6 +34,13 @@ def dot_terms(a: np.ndarray, b: np.ndarray, divisor: float = 1.0) -> DotTerms:
                     divisor=float(divisor))
 
 
+
+def affine_terms(a: np.ndarray, b: np.ndarray, bias: float) -> DotTerms:
+    """The terms of a · b + bias, the bias written as one more product: 1 × bias (the input
+    extended by a constant 1, the weight column by the bias). a, b: [n] -> n + 1 terms."""
+    return dot_terms(np.append(np.asarray(a, np.float64), 1.0),
+                     np.append(np.asarray(b, np.float64), float(bias)))
+
 @dataclass(frozen=True)
 class SoftmaxTerms:
     x: np.ndarray  # [n] the row of scores

@@ -85,7 +85,8 @@ def _step_navigation(ctx: PageContext, prev_key: str, next_key: str) -> None:
 
 
 def weights_caption(ctx: PageContext) -> None:
-    """Random weights: say so. A trained model: its prediction, with what it was trained on."""
+    """Random weights: say so. A trained model: its prediction, with what it was trained on.
+    A checkpoint: which, and that its classification head is not used."""
     if ctx.weights == "trained":
         from encoder_core.classifier import classify
 
@@ -103,6 +104,10 @@ def weights_caption(ctx: PageContext) -> None:
             st.caption(ctx.t("trained_caption_step", step=checkpoint.step, final=steps[-1]))
         else:
             st.caption(ctx.t("trained_caption"))
+    elif ctx.model is not None:
+        aside = ctx.model.info.set_aside
+        st.caption(ctx.t("checkpoint_caption", name=ctx.model.name)
+                   + (" " + ctx.t("checkpoint_head_aside") if aside else ""))
     else:
         st.caption(ctx.t("random_caption", seed=ctx.cfg.seed))
 

@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Hashable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -192,26 +193,36 @@ def model_problems() -> list[str]:
     return _models_cached(tuple(checkpoint_paths()), tuple(_downloaded().items()))[1]
 
 
+_DOWNLOADED_TTL_S = 2.0  # a page run asks several times; the cache folder is looked at once
+
+
+@st.cache_resource(show_spinner=False, ttl=_DOWNLOADED_TTL_S)
 def _downloaded() -> dict[str, str]:
-    """{id: path} of the named public models already in the download cache."""
-    try:
-        from . import hub
-    except ImportError:  # the download module is optional
-        return {}
+    """{id: path} of the named public models already in the download cache (looked up at
+    most every _DOWNLOADED_TTL_S seconds)."""
+    from . import hub
+
     return {mid: str(path) for mid, path in hub.cached_models().items()}
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _models_cached(paths: tuple[str, ...], named: tuple[tuple[str, str], ...]):
+    from . import hub
+
     models, problems = load_models(paths, dict(named))
+    for mid, model in models.items():  # a named model by its own name: "DINO ViT-S/16"
+        if mid in hub.MODELS and dict(named).get(mid) == model.path:
+            models[mid] = replace(model, name=hub.MODELS[mid].name)
     for line in problems:
         print(f"Encoder Lens: checkpoint not loaded: {line}", file=sys.stderr)
     return models, problems
 
 
 def clear_models() -> None:
-    """Forget the loaded checkpoints (tests; after a download)."""
+    """Forget the loaded checkpoints and the download cache's listing (tests; after a
+    download)."""
     _models_cached.clear()
+    _downloaded.clear()
 
 
 def trained_checkpoints():

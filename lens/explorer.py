@@ -38,6 +38,10 @@ class Maps:
 
     attn: [rows, cols, N, N] softmax weights; titles: one per column when there is one row of
     panels (then row_labels is empty), else row_labels / col_labels label a table.
+    With prefix tokens (a ViT's CLS) attn is the patch-to-patch block, whose rows no longer sum
+    to 1: `prefix` [rows, cols, N] holds the weight each patch's row puts on the prefix tokens
+    (left out of the maps), shown in the tooltip as `prefix_tip` ("CLS (left out): {s}"), and
+    `seq_len` (all tokens) places the uniform mark at 1/seq_len.
     Each map is drawn on its own colour scale (0 to its largest weight) until the learner
     presses the scale button under the maps, which puts all on one scale (with the 1/N mark).
     """
@@ -48,6 +52,9 @@ class Maps:
     titles: Sequence[str] = ()
     row_labels: Sequence[str] = ()
     col_labels: Sequence[str] = ()
+    prefix: np.ndarray | None = None  # [rows, cols, N] the rows' weight on the prefix tokens
+    prefix_tip: str = ""  # the tooltip's words for it, "{s}" replaced by the weight
+    seq_len: int = 0  # tokens in a row, prefix included (0: N, no prefix)
 
 
 def map_bytes(n_panels: int, n_tokens: int) -> int:
@@ -100,7 +107,13 @@ def payload(image: np.ndarray, grid: int, query: int, text: dict[str, str],
                     titles=list(maps.titles), row_labels=list(maps.row_labels),
                     col_labels=list(maps.col_labels))
         head["text"] = {**text, "title": maps.title, "colorbar": maps.colorbar}
-        body.append((np.asarray(maps.attn, np.float32) * SCALE).astype("<f2").tobytes())
+        head["uniform"] = 1 / (maps.seq_len or n)
+        data = _pad4((np.asarray(maps.attn, np.float32) * SCALE).astype("<f2").tobytes())
+        body.append(data)
+        if maps.prefix is not None:
+            head["prefix_at"] = len(lut) + len(pic) + len(data)
+            head["text"]["prefix"] = maps.prefix_tip
+            body.append((np.asarray(maps.prefix, np.float32) * SCALE).astype("<f2").tobytes())
     header = _pad4(json.dumps(head, ensure_ascii=False).encode(), b" ")  # JSON allows spaces
     return struct.pack("<I", len(header)) + header + b"".join(body)
 

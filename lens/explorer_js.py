@@ -6,7 +6,8 @@ written with `textContent`, never as HTML.
 
 The blob: uint32 (little-endian) header length, the JSON header, then at the offsets the header
 gives: the colour map (256 × RGB, uint8), the picture ([side, side, 3] uint8) and, when there are
-maps, the attention rows ([rows, cols, N, N] float16, scaled by `header.scale`).
+maps, the attention rows ([rows, cols, N, N] float16, scaled by `header.scale`) and, for a
+model with prefix tokens (CLS), each row's weight on them ([rows, cols, N], the same way).
 """
 
 HTML = '<div class="el-root" data-testid="el-explorer" tabindex="-1"></div>'
@@ -75,6 +76,11 @@ function parse(bytes) {
     // copy when unaligned: Uint16Array needs an even offset
     head.maps = start % 2 ? new Uint16Array(bytes.slice(start - bytes.byteOffset,
       start - bytes.byteOffset + 2 * count).buffer) : new Uint16Array(bytes.buffer, start, count);
+    if (head.prefix_at !== undefined) {  // each row's weight on the prefix tokens (CLS)
+      const pc = head.rows * head.cols * head.N, ps = base + head.prefix_at;
+      head.prefix = ps % 2 ? new Uint16Array(bytes.slice(ps - bytes.byteOffset,
+        ps - bytes.byteOffset + 2 * pc).buffer) : new Uint16Array(bytes.buffer, ps, pc);
+    }
   }
   return head;
 }
@@ -203,7 +209,8 @@ export default function (component) {
     const barbox = el("div", "el-barbox", b);
     bar = el("canvas", "", barbox);
     uni = el("div", "el-uni", barbox);  // the uniform weight 1/N, as on the server's bars
-    el("span", "", uni).textContent = "1/N";
+    el("span", "", uni).textContent = H.uniform && H.uniform !== 1 / N
+      ? "1/" + String(Math.round(1 / H.uniform)) : "1/N";
     bar.width = 256; bar.height = 1;
     const bctx = bar.getContext("2d"), bimg = bctx.createImageData(256, 1);
     for (let i = 0; i < 256; i++) {
@@ -271,7 +278,7 @@ export default function (component) {
       big.lab.textContent = H.row_labels.length
         ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}` : H.titles[P.c];
     }
-    const real = vmax / H.scale, u = 1 / N;
+    const real = vmax / H.scale, u = H.uniform || 1 / N;
     uni.style.display = shared && u <= real ? "block" : "none";  // 1/N: on a shared scale
     uni.style.left = (100 * u / real).toFixed(2) + "%";
     title.textContent = H.text.title.replace("{i}", String(hover));
@@ -352,10 +359,17 @@ export default function (component) {
     const P = panels[p], j = patchAt(cv, ev);
     const bits = H.maps[row(p, hover) + j];
     // below float16's normal range the digits are not the trace's: say only how small
-    const w = bits & 0x7c00 ? fmt(f16[bits] / H.scale) : "< " + fmt(2 ** -14 / H.scale);
+    const value = (b) => b & 0x7c00 ? fmt(f16[b] / H.scale) : "< " + fmt(2 ** -14 / H.scale);
+    const w = value(bits);
     const who = H.row_labels.length ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}`
       : H.titles[P.c];
-    showTip(ev, `${who} · ${patchText(j)} · ${H.text.weight} ${w}`);
+    let text = `${who} · ${patchText(j)} · ${H.text.weight} ${w}`;
+    if (H.prefix) {  // what the map leaves out: this row's weight on CLS (and the others)
+      const s = value(H.prefix[p * N + hover]);
+      text += ` · ${H.text.prefix.replace("{s}", s)}`;
+      root.dataset.prefix = s;
+    }
+    showTip(ev, text);
     root.dataset.tip = w;
   };
   const showBig = (p) => {  // -1 closes the large view

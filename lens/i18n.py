@@ -44,6 +44,12 @@ COMMON: Texts = {
         "A Vision Transformer checkpoint: its weights fix the architecture ({arch}); the "
         "architecture controls are locked.",
         "Vision Transformer 检查点：它的权重决定了模型结构（{arch}），结构相关的控件已锁定。"),
+    "checkpoint_caption": ("Weights: the pretrained Vision Transformer {name}.",
+                           "权重：预训练的 Vision Transformer {name}。"),
+    "checkpoint_head_aside": (
+        "Its classification head is set aside: the pages show what the encoder computes, up to "
+        "its output tokens.",
+        "它的分类头未被使用：各页展示编码器的计算，直到输出的词元为止。"),
     "checkpoint_problem": ("A checkpoint could not be loaded and is left out: {problem}",
                            "有一个检查点无法加载，已略过：{problem}"),
     "colour": ("Colour", "颜色"),
@@ -173,6 +179,35 @@ COMMON: Texts = {
     "export": ("Export", "导出"),
     "export_build": ("Prepare the trace (.npz)", "生成中间结果文件 (.npz)"),
     "export_download": ("Download trace.npz ({mb:.1f} MB)", "下载 trace.npz（{mb:.1f} MB）"),
+    # lens/hub_ui.py: the named public models and their download (lens/hub.py)
+    "hub_title": ("Download a model", "下载模型"),
+    "hub_caption": ("Public Vision Transformers from the Hugging Face Hub: each is downloaded "
+                    "once into this server's cache and then listed under Weights.",
+                    "来自 Hugging Face Hub 的公开 Vision Transformer：每个只需下载一次到这台服务器"
+                    "的缓存，之后会列在“权重”中。"),
+    "hub_model": ("**{name}** · {mb:.0f} MB · {licence}",
+                  "**{name}** · {mb:.0f} MB · 许可证 {licence}"),
+    "hub_download": ("Download {name}", "下载 {name}"),
+    "hub_downloaded": ("{name}: downloaded", "{name}：已下载"),
+    "hub_progress": ("Downloading {name}: {done:.1f} of {total:.1f} MB",
+                     "正在下载 {name}：{done:.1f} / {total:.1f} MB"),
+    "hub_done": ("{name} is downloaded and now the weights.", "{name} 已下载，现已用作权重。"),
+    "hub_offline_hint": ("To use a model offline, download it elsewhere and start with "
+                         "scripts/app --checkpoint FILE.",
+                         "要离线使用模型，请在别处下载，"
+                         "然后用 scripts/app --checkpoint FILE 启动。"),
+    "hub_error_offline_mode": ("Downloads are switched off (HF_HUB_OFFLINE): {name} is not in "
+                               "the cache. {hint}",
+                               "下载已关闭（HF_HUB_OFFLINE）：缓存中没有 {name}。{hint}"),
+    "hub_error_no_network": ("No network: {name} could not be downloaded from {detail}. {hint}",
+                             "没有网络：无法从 {detail} 下载 {name}。{hint}"),
+    "hub_error_refused": ("The model hub refused to send {name} ({detail}). Try again later. "
+                          "{hint}",
+                          "模型仓库拒绝发送 {name}（{detail}）。请稍后再试。{hint}"),
+    "hub_error_not_found": ("{name} was not found on the model hub ({detail}). {hint}",
+                            "在模型仓库中找不到 {name}（{detail}）。{hint}"),
+    "hub_error_disk": ("{name} could not be saved in the cache ({detail}).",
+                       "无法把 {name} 保存到缓存（{detail}）。"),
     "url_upload": ("This link was made with an uploaded image, which a link cannot carry; "
                    "showing the built-in photo. Upload the image again to continue.",
                    "该链接使用的是上传的图像，链接无法携带图像；现显示内置照片。请重新上传图像。"),

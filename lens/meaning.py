@@ -52,8 +52,9 @@ def say(ctx: PageContext, key: str, **values: object) -> str:
 
 def trained_attention_control(ctx: PageContext) -> None:
     """Random weights: a button to the trained model on a shape. Trained weights: the training
-    step slider and the accuracy at that step. Nothing when no trained model is installed."""
-    if not compute.model_architectures():
+    step slider and the accuracy at that step. Nothing when no trained model is installed, nor
+    for a loaded checkpoint (its weights are trained, and its own: no shapes, no steps)."""
+    if "trained" not in compute.model_architectures() or ctx.model is not None:
         return
     box = st.container(border=True)
     if ctx.weights != "trained":

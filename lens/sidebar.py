@@ -15,6 +15,7 @@ from encoder_core import EncoderConfig
 from encoder_core.config import SCALES
 
 from . import compute, keys
+from .hub_ui import download_controls
 from .i18n import LANG_NAMES
 from .models import describe
 from .session import reset_settings, set_settings
@@ -44,6 +45,7 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
                                          f"{arch.n_layers} layers, d_ff {arch.d_ff}"))
     for line in compute.model_problems():
         sb.warning(t("checkpoint_problem", problem=line))
+    download_controls(t, s.lang)
     if keys.ADVANCED in st.session_state:  # stays open across reruns and pages once opened
         st.session_state[keys.ADVANCED] = st.session_state[keys.ADVANCED]
     with sb.expander(t("advanced"), key=keys.ADVANCED):  # folded on a first visit

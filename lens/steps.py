@@ -71,6 +71,11 @@ EXTRA_PAGES: tuple[PageInfo, ...] = (
         "Switch one part off and see what it was for: without PE, order means nothing to the "
         "encoder.",
         "关掉一个部分，看看它有什么用：没有位置编码，顺序对编码器毫无意义。"), in_note=False),
+    PageInfo("vit", "pages/12_vit.py", ("What a ViT looks at", "ViT 在看哪里"), (
+        "With a real Vision Transformer: where [CLS] looks, what rollout keeps, where any "
+        "patch looks, and which tokens grow large.",
+        "用真实的 Vision Transformer：[CLS] 看向哪里，展开保留了什么，任意图像块看向哪里，"
+        "以及哪些词元的范数变得很大。"), in_note=False),
 )
 ALL_PAGES = STEPS + EXTRA_PAGES
 PAGES: dict[str, PageInfo] = {p.id: p for p in ALL_PAGES}

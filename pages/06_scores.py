@@ -3,8 +3,10 @@
 import numpy as np
 import streamlit as st
 
+from encoder_core import patch_rows, prefix_names
 from encoder_core.analysis import (
     attention_entropy,
+    prefix_share,
     scaling_demo,
     score_divisor_text,
     uniform_attention_reference,
@@ -128,11 +130,34 @@ TEXT = {
         "The weights are random, so these rows show the effect of the divisor on the softmax, "
         "not what a trained model attends to.",
         "权重是随机的，所以这些行展示的是除数对 softmax 的影响，而不是训练后的模型关注什么。"),
+    # a model with prefix tokens (a ViT's CLS)
+    "key_j_vit": ("Key token j, a row of the sequence: 0 is {first}, patch p is row p + {k}",
+                  "键词元 j，序列中的一行：0 是 {first}，图像块 p 在第 p + {k} 行"),
+    "prefix_rows": (
+        "This model's sequence has {T} tokens: {names} first, then the {N} patches. The "
+        "matrices are {T} × {T}, with {names} ticked by name and outlined in both the rows "
+        "and the columns; query patch {i} is row {r}.",
+        "该模型的序列有 {T} 个词元：先是 {names}，然后是 {N} 个图像块。矩阵为 {T} × {T}，"
+        "{names} 在行和列上都按名字标注并框出；查询图像块 {i} 在第 {r} 行。"),
+    "key_axis_vit": ("key token j (0 = {first}, patch p = p + {k})",
+                     "键词元 j（0 = {first}，图像块 p = p + {k}）"),
+    "on_grid": ("Row {r} on the image", "第 {r} 行放回图像上"),
+    "on_grid_title": ("attn[{r}, patches] (query patch {i}), layer {l}, head {hd}",
+                      "attn[{r}, 图像块]（查询图像块 {i}），第 {l} 层，第 {hd} 个头"),
+    "on_grid_panel": ("the {N} patch keys", "{N} 个图像块键"),
+    "on_grid_caption": (
+        "The query's row of attn without its {names} column, laid on the {G} × {G} patch grid. "
+        "{names} has no place on the image: it holds {p:.3g} % of this row's weight, so the "
+        "patches shown share the other {q:.3g} %.",
+        "查询这一行的 attn 去掉 {names} 列，摆回 {G} × {G} 的图像块网格。{names} 在图像上没有位置："
+        "它占这一行权重的 {p:.3g} %，所以图中的图像块共享其余的 {q:.3g} %。"),
 }
 
 ctx = page("scores", TEXT)
 cfg, tr = ctx.cfg, ctx.trace
 N, d, h, dk, G = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.grid_size
+T, kp = cfg.seq_len, cfg.n_prefix  # tokens in the sequence (= N without prefix tokens)
+names = ", ".join(prefix_names(cfg))
 s = cfg.score_scale
 
 
@@ -142,21 +167,26 @@ meaning.trained_attention_control(ctx)
 left, right = st.columns([1, 2])
 with left:
     query = widgets.query_picker(ctx)
+i = ctx.row(query)  # the query patch's row of the sequence (after CLS, …)
 with right:
     c1, c2 = st.columns(2)
     l = widgets.layer_selector(ctx, c1)
     head = widgets.head_selector(ctx, c2)
     layer = tr.layers[l]
-    row_attn = layer.attn[head, query]  # [N]
-    j = widgets.index_input(ctx.t("key_j"), N, key="scores_key_j",
+    row_attn = layer.attn[head, i]  # [T]
+    key_label = (ctx.t("key_j_vit", first=prefix_names(cfg)[0], k=kp) if kp
+                 else ctx.t("key_j"))
+    j = widgets.index_input(key_label, T, key="scores_key_j",
                             start=int(np.argmax(row_attn)), help=ctx.t("key_j_help"))
-    st.markdown("**" + ctx.t("where", l=l + 1, hd=head + 1, h=h, N=N) + "**")
-    st.latex(r"\text{scores}_h = \frac{Q_h \cdot K_h^{\top}}{s}:\quad " + dims(N, dk)
-             + r" \cdot " + dims(dk, N) + " = " + dims(N, N))
+    st.markdown("**" + ctx.t("where", l=l + 1, hd=head + 1, h=h, N=T) + "**")
+    st.latex(r"\text{scores}_h = \frac{Q_h \cdot K_h^{\top}}{s}:\quad " + dims(T, dk)
+             + r" \cdot " + dims(dk, T) + " = " + dims(T, T))
     st.latex(divisor_latex(cfg))
     st.latex(r"\text{attn}_h[i, j] = \frac{\exp(\text{scores}_h[i, j])}"
-             r"{\sum_{k} \exp(\text{scores}_h[i, k])}:\quad " + dims(N, N)
+             r"{\sum_{k} \exp(\text{scores}_h[i, k])}:\quad " + dims(T, T)
              + r",\;\; \textstyle\sum_j \text{attn}_h[i, j] = 1")
+    if kp:
+        st.caption(ctx.t("prefix_rows", T=T, names=names, N=N, i=query, r=i))
     st.caption(ctx.t(f"divisor_{cfg.scale}", dk=dk) + " "
                + ctx.t("divisor_now", which=score_divisor_text(cfg)))
 
@@ -165,42 +195,55 @@ st.subheader(ctx.t("matrices", hd=head + 1))
 c1, c2 = st.columns(2)
 widgets.matrix(ctx, layer.scores[head], ctx.ft("scores_name", l=l + 1, hd=head + 1), key="scores",
                signed=True, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"), where=c1,
-               colorbar_label=ctx.ft("score"), highlight_row=query, highlight_col=j,
-               size=(5.0, 4.4))
+               colorbar_label=ctx.ft("score"), highlight_row=i, highlight_col=j,
+               size=(5.0, 4.4), tokens="both")
 widgets.matrix(ctx, layer.attn[head], ctx.ft("attn_name", l=l + 1, hd=head + 1), key="attn",
                signed=False, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"), where=c2,
-               colorbar_label=ctx.ft("weight"), highlight_row=query, highlight_col=j,
-               size=(5.0, 4.4))
-st.caption(ctx.t("matrices_caption", i=query, j=j))
+               colorbar_label=ctx.ft("weight"), highlight_row=i, highlight_col=j,
+               size=(5.0, 4.4), tokens="both")
+st.caption(ctx.t("matrices_caption", i=i, j=j))
+
+if kp:  # the query's row on the image: the patch keys only, the prefix's share said
+    st.subheader(ctx.t("on_grid", r=i))
+    c1, c2 = st.columns([2, 3])
+    share = float(prefix_share(row_attn, kp))
+    widgets.picture(ctx, "attention_grid", tr.image, patch_rows(row_attn, cfg).reshape(1, G, G),
+                    [ctx.ft("on_grid_panel", N=N)],
+                    ctx.ft("on_grid_title", r=i, i=query, l=l + 1, hd=head + 1), ncols=1,
+                    query=query, colorbar_label=ctx.ft("weight"), uniform=1 / T,
+                    key="scores_grid", where=c1)
+    c2.info(ctx.t("on_grid_caption", names=names, G=G, p=100 * share, q=100 * (1 - share)))
 
 # --- one row before and after the softmax ------------------------------------------------------
 st.subheader(ctx.t("row"))
 c1, c2 = st.columns([3, 2])
-widgets.picture(ctx, "bars", [layer.scores[head, query], row_attn],
-                [ctx.ft("row_before", i=query), ctx.ft("row_after", i=query)],
-                ctx.ft("key_axis"), [ctx.ft("score"), ctx.ft("weight")],
-                ctx.ft("row_suptitle", i=query, l=l + 1, hd=head + 1),
-                highlight=query, key="row_bars", where=c1)
+key_axis = (ctx.ft("key_axis_vit", first=prefix_names(cfg)[0], k=kp) if kp
+            else ctx.ft("key_axis"))
+widgets.picture(ctx, "bars", [layer.scores[head, i], row_attn],
+                [ctx.ft("row_before", i=i), ctx.ft("row_after", i=i)],
+                key_axis, [ctx.ft("score"), ctx.ft("weight")],
+                ctx.ft("row_suptitle", i=i, l=l + 1, hd=head + 1),
+                highlight=i, key="row_bars", where=c1)
 with c2:
-    st.write(ctx.t("row_caption", i=query))
+    st.write(ctx.t("row_caption", i=i))
 
 # --- the arithmetic of one score and of one softmax row ---------------------------------------
 st.subheader(ctx.t("arith"))
-st.markdown("**" + ctx.t("arith_score", i=query, j=j) + "**")
+st.markdown("**" + ctx.t("arith_score", i=i, j=j) + "**")
 c1, c2 = st.columns([3, 2])
-q_i, k_j = layer.q[head, query], layer.k[head, j]  # [d_k] each
-blocks.dot_listing(ctx, f"q_{query} · k_{j} = Σ_k q_{query}[k] · k_{j}[k]",
-                   dot_terms(q_i, k_j, divisor=s), layer.scores[head, query, j],
-                   f"scores[{query}, {j}]", size="d_k", divisor=score_divisor_text(cfg),
+q_i, k_j = layer.q[head, i], layer.k[head, j]  # [d_k] each
+blocks.dot_listing(ctx, f"q_{i} · k_{j} = Σ_k q_{i}[k] · k_{j}[k]",
+                   dot_terms(q_i, k_j, divisor=s), layer.scores[head, i, j],
+                   f"scores[{i}, {j}]", size="d_k", divisor=score_divisor_text(cfg),
                    where=c1)
 with c2:
     st.latex(r"\text{scores}[i, j] = \frac{1}{s}\sum_{k=0}^{d_k - 1} q_i[k]\,k_j[k]")
     st.caption(ctx.t("arith_score_note", h=head + 1, c0=head * dk, c1=(head + 1) * dk - 1))
 
-st.markdown("**" + ctx.t("arith_softmax", i=query) + "**")
+st.markdown("**" + ctx.t("arith_softmax", i=i) + "**")
 c1, c2 = st.columns([3, 2])
-blocks_rows.softmax_row(ctx, softmax_terms(layer.scores[head, query]), layer.attn[head, query],
-                        query, j, where=c1)
+blocks_rows.softmax_row(ctx, softmax_terms(layer.scores[head, i]), layer.attn[head, i],
+                        i, j, where=c1)
 with c2:
     st.latex(r"\text{attn}[i, j] = \frac{e^{\,s_{ij} - m}}{\sum_k e^{\,s_{ik} - m}},"
              r"\quad m = \max_k s_{ik}")
@@ -211,21 +254,21 @@ st.subheader(ctx.t("scaling"))
 cases = ctx.derived(f"scaling/{l}/{head}",  # this head only
                     lambda: scaling_demo(layer.q[head:head + 1], layer.k[head:head + 1], d))
 head_entropy = [float(attention_entropy(c.attn)[0]) for c in cases]
-ln_N = uniform_attention_reference(G, cfg.patch_size)[1]
+ln_N = uniform_attention_reference(G, cfg.patch_size, kp)[1]  # ln T
 titles = [ctx.ft(f"case_{c.name}", s=c.divisor) + "\n"
-          + ctx.ft("entropy_line", e=float(c.entropy[0, query])) for c in cases]
-widgets.picture(ctx, "bar_panels", np.stack([c.attn[0, query] for c in cases]), titles,
-                ctx.ft("key_axis"), ctx.ft("weight"),
-                ctx.ft("scaling_suptitle", i=query, l=l + 1, hd=head + 1), highlight=query,
+          + ctx.ft("entropy_line", e=float(c.entropy[0, i])) for c in cases]
+widgets.picture(ctx, "bar_panels", np.stack([c.attn[0, i] for c in cases]), titles,
+                key_axis, ctx.ft("weight"),
+                ctx.ft("scaling_suptitle", i=i, l=l + 1, hd=head + 1), highlight=i,
                 uniform_line=True, size=(12.0, 3.4), key="scaling")
 rows = [{ctx.t("col_scaling"): ctx.t(f"case_{c.name}", s=c.divisor),
          ctx.t("col_s"): round(c.divisor, 4),
-         ctx.t("col_row_h"): round(float(c.entropy[0, query]), 3),
+         ctx.t("col_row_h"): round(float(c.entropy[0, i]), 3),
          ctx.t("col_head_h"): round(e, 3),
          ctx.t("col_now"): ctx.t("yes") if c.name == cfg.scale else ""}
         for c, e in zip(cases, head_entropy, strict=True)]
 st.dataframe(rows, hide_index=True, width="stretch")
-st.caption(ctx.t("entropy_caption", lnN=ln_N, N=N) + " " + ctx.t("scaling_shared_y", N=N))
+st.caption(ctx.t("entropy_caption", lnN=ln_N, N=T) + " " + ctx.t("scaling_shared_y", N=T))
 st.markdown(ctx.t("scaling_why", dk=dk))
 st.markdown(ctx.t("scaling_note", d=d, dk=dk, h=h))
 if h == 1:

@@ -3,9 +3,12 @@
 import numpy as np
 import streamlit as st
 
+from encoder_core import patch_rows, prefix_names
 from encoder_core.analysis import (
     attention_rollout,
     head_statistics,
+    patch_block,
+    prefix_share,
     rollout_mean_over_queries,
     uniform_attention_reference,
 )
@@ -109,27 +112,107 @@ TEXT = {
         "These weights were trained to tell shapes apart: a small classifier head reads this "
         "output matrix to decide which shape the image shows.",
         "这些权重经过训练用于区分形状：一个小的分类头读取这个输出矩阵，判断图像中是哪种形状。"),
+    # a model with prefix tokens (a ViT's CLS), pre-norm, a final LayerNorm
+    "vit_rows": (
+        "This model's sequence has {T} tokens: {names} first ({rows}), then the {N} patches; "
+        "query patch {i} is row {r}.",
+        "该模型的序列有 {T} 个词元：先是 {names}（{rows}），然后是 {N} 个图像块；查询图像块 {i} "
+        "在第 {r} 行。"),
+    "rows_one": ("row 0", "第 0 行"),
+    "rows_many": ("rows 0–{last}", "第 0–{last} 行"),
+    "grid_title_vit": ("attn[h, patch {i}, patches]  ({G} × {G}, {names} left out)",
+                       "attn[h, 图像块 {i}, 图像块]（{G} × {G}，未画出 {names}）"),
+    "prefix_tip": ("{names} (left out) {s}", "{names}（未画出）{s}"),
+    "grid_left_out": (
+        "The {names} column is left out of every map: it has no place on the image. Over these "
+        "layers and heads it holds {lo:.3g} % to {hi:.3g} % of query patch {i}'s weight, so "
+        "each map adds up to the rest; hover a map for its share.",
+        "每张图都去掉了 {names} 列：它在图像上没有位置。在这些层和头中，它占查询图像块 {i} 这一行"
+        "权重的 {lo:.3g} % 到 {hi:.3g} %，所以每张图的权重之和是余下的部分；把指针移到图上可看到"
+        "各自的比例。"),
+    "grid_left_out_static": (
+        "The {names} column is left out of every map: it has no place on the image. Over these "
+        "layers and heads it holds {lo:.3g} % to {hi:.3g} % of query patch {i}'s weight, so "
+        "each map adds up to the rest.",
+        "每张图都去掉了 {names} 列：它在图像上没有位置。在这些层和头中，它占查询图像块 {i} 这一行"
+        "权重的 {lo:.3g} % 到 {hi:.3g} %，所以每张图的权重之和是余下的部分。"),
+    "rollout_vit": (
+        "Here the rollout runs on the full {T} × {T} matrices, {names} included (a patch can "
+        "reach another through {names}); the maps then show the patch part of a row: {names} "
+        "holds {p:.3g} % of row {r} (query patch {i}) and {m:.3g} % of the mean over the "
+        "patch queries, so each map adds up to the rest.",
+        "这里的展开在完整的 {T} × {T} 矩阵上计算，包括 {names}（一个图像块可以经由 {names} "
+        "到达另一个）；图中只画出一行里图像块的部分：{names} 占第 {r} 行（查询图像块 {i}）的 "
+        "{p:.3g} %，占所有图像块查询平均的 {m:.3g} %，所以每幅图的总和是余下的部分。"),
+    "rollout_caption_vit": (
+        "Left: row {r} of R (query patch {i}). Right: the mean of the {N} patch queries' rows, "
+        "how much each input patch feeds the patches' outputs on average. Each map has its own "
+        "colour scale.",
+        "左：R 的第 {r} 行（查询图像块 {i}）。右：{N} 个图像块查询行的平均，即每个输入图像块平均对"
+        "各图像块的输出贡献多少。两幅图各用自己的色标。"),
+    "rollout_query_vit": ("rollout: R[{r}, patches] (patch {i})",
+                          "展开：R[{r}, 图像块]（图像块 {i}）"),
+    "rollout_mean_vit": ("rollout: mean of the patch rows", "展开：各图像块行的平均"),
+    "stats_vit": (
+        "With {names}: both are averaged over the {N} patch queries; the distance runs over the "
+        "patch keys ({names}'s weight adds no distance: it has no place), the entropy over the "
+        "whole row of {T} keys.",
+        "有 {names} 时：两者都对 {N} 个图像块查询取平均；距离只在图像块键上计算（{names} 的权重"
+        "不增加距离：它没有位置），熵则在整行 {T} 个键上计算。"),
+    "uniform_vit": (
+        "For comparison, attention spread evenly over all {T} tokens would give a distance of "
+        "{dist:.1f} px and an entropy of ln {T} = {ent:.3f} nats.",
+        "作为对比，均匀分布在全部 {T} 个词元上的注意力，距离为 {dist:.1f} 像素，熵为 "
+        "ln {T} = {ent:.3f} nats。"),
+    "output_vit": (
+        "The encoder's output is the final LayerNorm of the last layer's output: "
+        "output = LN(x_{L}) with the checkpoint's γ and β, {T} vectors of d_model = {d}, {rows} "
+        "for {names} and one per patch.",
+        "编码器的输出是最后一层输出再经过最后的层归一化：output = LN(x_{L})，γ 和 β 取自检查点；"
+        "共 {T} 个 d_model = {d} 维的向量，{rows}是 {names}，其余每个图像块一个。"),
+    "output_vit_no_norm": (
+        "The last layer's output is the encoder's output: {T} vectors of d_model = {d}, {rows} "
+        "for {names} and one per patch.",
+        "最后一层的输出就是编码器的输出：{T} 个 d_model = {d} 维的向量，{rows}是 {names}，"
+        "其余每个图像块一个。"),
+    "head_aside": (
+        "The checkpoint's classification head ({keys}) is set aside and not used: what the app "
+        "shows is the encoder's output above, not a prediction.",
+        "检查点里的分类头（{keys}）被搁置，不参与计算：应用展示的是上面的编码器输出，而不是预测。"),
+    "head_none": (
+        "This checkpoint has no classification head: what the app shows is the encoder's output "
+        "above.",
+        "该检查点没有分类头：应用展示的是上面的编码器输出。"),
 }
 
 ctx = page("stack", TEXT)
 cfg, tr = ctx.cfg, ctx.trace
 N, d, G, P = cfg.n_tokens, cfg.d_model, cfg.grid_size, cfg.patch_size
 L, H = cfg.n_layers, cfg.n_heads
-st.write(ctx.t("intro", L=L, N=N, d=d))
+T, kp = cfg.seq_len, cfg.n_prefix  # tokens in the sequence (= N without prefix tokens)
+names = ", ".join(prefix_names(cfg))
+rows = ctx.t("rows_one") if kp == 1 else ctx.t("rows_many", last=kp - 1)  # the prefix's rows
+st.write(ctx.t("intro", L=L, N=T, d=d))
 widgets.note_original(ctx)
 meaning.trained_attention_control(ctx)
 
 top_left, top_right = st.columns([2, 3], gap="large")
 with top_left:
     query = widgets.query_inputs(ctx)  # the picture that picks it is the explorer below
+r = ctx.row(query)  # the query patch's row of the sequence
 with top_right:
     st.latex(r"x_l = \mathrm{EncoderLayer}_l(x_{l-1}), \quad l = 1 \dots %d" % L)
-    st.latex(r"\underbrace{\text{output}}_{%d \times %d} = x_{%d}" % (N, d, L))
+    if tr.final_ln is not None:
+        st.latex(r"\underbrace{\text{output}}_{%d \times %d} = \mathrm{LN}(x_{%d})" % (T, d, L))
+    else:
+        st.latex(r"\underbrace{\text{output}}_{%d \times %d} = x_{%d}" % (T, d, L))
+    if kp:
+        st.caption(ctx.t("vit_rows", T=T, names=names, N=N, i=query, r=r, rows=rows))
 
 # --- 1 · layer × head grid ------------------------------------------------------------------
 st.subheader(ctx.t("grid"))
 n_l = min(L, MAX_GRID_LAYERS)
-st.write(ctx.t("grid_text", i=query, N=N, G=G))
+st.write(ctx.t("grid_text", i=query, N=T, G=G))
 if n_l < L:
     st.caption(ctx.t("grid_limited_l", l=n_l, L=L))
 heads = widgets.heads_chooser(ctx, H, key="stack_heads", limit=MAX_GRID_HEADS)
@@ -142,45 +225,65 @@ if not live and explorer.fits(n_h, N):  # one layer fits: the one chosen here
     st.caption(ctx.t("live_one", l=live[0] + 1, n=n_l))
 if live:  # every query's row of the layers sent: the maps follow the pointer
     widgets.query_explorer(ctx, lambda: explorer.Maps(
-        np.stack([tr.layers[l].attn[heads] for l in live]),  # [layers, n_h, N, N]
-        f"attn[h, {{i}}, :]  ({G} × {G})", ctx.t("weight"),
-        row_labels=[ctx.t("layer_label", l=l + 1) for l in live], col_labels=col_labels),
+        # [layers, n_h, N, N]: patch queries × patch keys
+        np.stack([patch_block(tr.layers[l].attn[heads], kp) for l in live]),
+        (ctx.t("grid_title_vit", i="{i}", G=G, names=names) if kp
+         else f"attn[h, {{i}}, :]  ({G} × {G})"), ctx.t("weight"),
+        row_labels=[ctx.t("layer_label", l=l + 1) for l in live], col_labels=col_labels,
+        prefix=(np.stack([prefix_share(tr.layers[l].attn[heads, kp:, :], kp) for l in live])
+                if kp else None),  # [layers, n_h, N]
+        prefix_tip=ctx.t("prefix_tip", names=names, s="{s}"), seq_len=T),
         maps_key=f"stack/{live}/{heads}")
 if live != list(range(n_l)):  # the server draws the layers the explorer does not carry
     if not live:
         widgets.query_explorer(ctx)
         st.caption(ctx.t("live_off", mb=explorer.map_bytes(n_h, N) / 2**20,
                          cap=explorer.MAX_BYTES / 2**20))
-    maps = np.stack([tr.layers[l].attn[heads, query, :].reshape(n_h, G, G)  # [h, G, G] each
-                     for l in range(n_l)])  # [n_l, n_h, G, G]
+    maps = np.stack([patch_rows(tr.layers[l].attn[heads, r, :], cfg).reshape(n_h, G, G)
+                     for l in range(n_l)])  # [n_l, n_h, G, G]: the patch keys of row r
     share = (1.25 * n_h + 1.6) / (1.25 * MAX_GRID_HEADS + 1.6)  # the figure's width, relative
     where = st.columns([share, 1 - share])[0] if share < 0.9 else st  # few heads: not blown up
-    widgets.picture(ctx, "attention_table", tr.image, maps, f"attn[h, {query}, :]  ({G} × {G})",
+    widgets.picture(ctx, "attention_table", tr.image, maps,
+                    (ctx.ft("grid_title_vit", i=query, G=G, names=names) if kp
+                     else f"attn[h, {query}, :]  ({G} × {G})"),
                     where=where, row_labels=row_labels, col_labels=col_labels, query=query,
                     colorbar_label=ctx.t("weight"), key="grid")
+if kp:  # what the maps leave out, for the chosen query
+    cls = np.stack([prefix_share(tr.layers[l].attn[heads, r, :], kp) for l in range(n_l)])
+    st.info(ctx.t("grid_left_out" if live else "grid_left_out_static", names=names,
+                  lo=100 * cls.min(), hi=100 * cls.max(), i=query))
 
 # --- 2 · attention rollout ------------------------------------------------------------------
 st.subheader(ctx.t("rollout"))
 st.write(ctx.t("rollout_text", L=L))
 st.latex(r"\hat{A}_l = \tfrac{1}{2}\,\mathrm{mean}_h(\text{attn}_l) + \tfrac{1}{2}\,I, \qquad"
-         r" R = \hat{A}_{%d} \cdots \hat{A}_1 \quad [%d \times %d]" % (L, N, N))
+         r" R = \hat{A}_{%d} \cdots \hat{A}_1 \quad [%d \times %d]" % (L, T, T))
+# [T, T]: on the full matrices, the prefix tokens (CLS) included
 R = ctx.derived("rollout", lambda: attention_rollout([layer.attn for layer in tr.layers]))
+R_mean = rollout_mean_over_queries(R, kp)  # [T] the mean of the patch queries' rows
 c1, c2 = st.columns(2)
-widgets.picture(ctx, "attention_table", tr.image, R[query].reshape(1, 1, G, G),
-                ctx.t("rollout_query", i=query), row_labels=[""], col_labels=[""],
+widgets.picture(ctx, "attention_table", tr.image, patch_rows(R[r], cfg).reshape(1, 1, G, G),
+                (ctx.ft("rollout_query_vit", r=r, i=query) if kp
+                 else ctx.t("rollout_query", i=query)), row_labels=[""], col_labels=[""],
                 query=query, panel=3.0, colorbar_label=ctx.t("rollout_weight"),
                 key="rollout_query", where=c1)
 widgets.picture(ctx, "attention_table", tr.image,
-                rollout_mean_over_queries(R).reshape(1, 1, G, G), ctx.t("rollout_mean"),
+                patch_rows(R_mean, cfg).reshape(1, 1, G, G),
+                ctx.ft("rollout_mean_vit") if kp else ctx.t("rollout_mean"),
                 row_labels=[""], col_labels=[""], panel=3.0,
                 colorbar_label=ctx.t("rollout_weight"), key="rollout_mean", where=c2)
-st.caption(ctx.t("rollout_caption", i=query))
+st.caption(ctx.t("rollout_caption_vit", r=r, i=query, N=N) if kp
+           else ctx.t("rollout_caption", i=query))
+if kp:
+    st.info(ctx.t("rollout_vit", T=T, names=names, r=r, i=query,
+                  p=100 * float(prefix_share(R[r], kp)), m=100 * float(prefix_share(R_mean, kp))))
 
 # --- 3 · distance and entropy per head and layer --------------------------------------------
 st.subheader(ctx.t("per_head"))
 distance, entropy = ctx.derived(  # [L, h] each
-    "head_statistics", lambda: head_statistics([layer.attn for layer in tr.layers], G, P))
-ref_dist, ref_ent = uniform_attention_reference(G, P)
+    "head_statistics",
+    lambda: head_statistics([layer.attn for layer in tr.layers], G, P, kp))
+ref_dist, ref_ent = uniform_attention_reference(G, P, kp)
 c1, c2 = st.columns(2)
 with c1:
     st.markdown(ctx.t("distance_text"))
@@ -194,16 +297,31 @@ with c2:
     widgets.picture(ctx, "value_grid", entropy, ctx.t("entropy_title", L=L, H=H),
                     ctx.t("head_axis"), ctx.t("layer_axis"), signed=False, fmt="{:.2f}",
                     row0=1, col0=1, key="entropy")
-st.caption(ctx.t("uniform", N=N, dist=ref_dist, ent=ref_ent)
-           + ("" if ctx.weights == "trained" else " " + ctx.t("random_note")))
+if kp:
+    st.caption(ctx.t("stats_vit", names=names, N=N, T=T))
+st.caption((ctx.t("uniform_vit", T=T, dist=ref_dist, ent=ref_ent) if kp
+            else ctx.t("uniform", N=N, dist=ref_dist, ent=ref_ent))
+           + (" " + ctx.t("random_note") if ctx.weights == "random" else ""))
 
 # --- 4 · the output -------------------------------------------------------------------------
 st.subheader(ctx.t("output"))
 left, right = st.columns([3, 2], gap="large")
-widgets.matrix(ctx, tr.output, "output", key="output", where=left, highlight_row=query)
+widgets.matrix(ctx, tr.output, "output", key="output", where=left, highlight_row=r,
+               tokens="rows")
 with right:
-    st.latex(r"\underbrace{\text{output}}_{%d \times %d}" % (N, d))
-    st.write(ctx.t("output_text", N=N, d=d))
+    if tr.final_ln is not None:  # output = LN(x_L): the final norm, its γ and β
+        st.latex(r"\underbrace{\text{output}}_{%d \times %d} = \gamma \odot "
+                 r"\frac{x_{%d} - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta" % (T, d, L))
+    else:
+        st.latex(r"\underbrace{\text{output}}_{%d \times %d}" % (T, d))
+    if kp:
+        st.write(ctx.t("output_vit" if tr.final_ln is not None else "output_vit_no_norm",
+                       L=L, T=T, d=d, names=names, rows=rows))
+    else:
+        st.write(ctx.t("output_text", N=N, d=d))
+    if ctx.model is not None:  # a checkpoint: its classifier, if any, is not used
+        aside = [k for k in ctx.model.info.set_aside if "mask_token" not in k]  # head keys
+        st.info(ctx.t("head_aside", keys=", ".join(aside)) if aside else ctx.t("head_none"))
     if ctx.weights == "trained" and ctx.head_model is not None:
         st.info(ctx.t("trained_note"))
 

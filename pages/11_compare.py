@@ -3,8 +3,14 @@
 import numpy as np
 import streamlit as st
 
-from encoder_core import ConfigError
-from encoder_core.analysis import attention_entropy, fixed_permutation, unshuffle
+from encoder_core import ConfigError, patch_rows, prefix_names
+from encoder_core.analysis import (
+    attention_entropy,
+    fixed_permutation,
+    permute_tokens,
+    prefix_share,
+    unshuffle,
+)
 from encoder_core.config import SCALES
 from encoder_core.patches import shuffle_patches
 from lens import widgets
@@ -80,41 +86,86 @@ TEXT = {
     "impossible": ("This combination is not possible: {msg}", "这个组合不可行：{msg}"),
     "trained_fixed": ("With trained weights only the scaling can be compared.",
                       "使用训练好的权重时只能对比缩放方式。"),
+    # a checkpoint (a ViT): learned positions, prefix tokens (CLS), a fixed architecture
+    "model_fixed": (
+        "The checkpoint fixes the architecture (its weights are made for it): only the score "
+        "scaling can be compared.",
+        "检查点固定了架构（它的权重就是为这个架构训练的）：只能对比分数缩放方式。"),
+    "pe_learned": (
+        "This model's positions are learned: a vector pos_embed[t] is added to every token "
+        "row ({names} included). \"Without PE\" leaves all of them out; the weights stay the "
+        "checkpoint's.",
+        "该模型的位置是学习得到的：每个词元行（包括 {names}）都加上一个向量 pos_embed[t]。"
+        "“无位置编码”时全部去掉；权重仍是检查点的。"),
+    "left_out": (
+        "The {names} column is left out of the maps (it has no place on the image). It holds "
+        "{on} of query patch {i}'s weight with PE and {off} without.",
+        "图中去掉了 {names} 列（它在图像上没有位置）。它占查询图像块 {i} 这一行权重的比例："
+        "有位置编码时 {on}，无位置编码时 {off}。"),
+    "share_range": ("{lo:.3g} % to {hi:.3g} %", "{lo:.3g} % 到 {hi:.3g} %"),
+    "share_one": ("{lo:.3g} %", "{lo:.3g} %"),
+    "equivariance_prefix": (
+        "Only the {N} patches are shuffled; {names} stays in front. Without PE the patch rows "
+        "of the output are shuffled the same way and the {names} row does not change (up to "
+        "float32 rounding: {names} attends to the patches as a set). The comparison below "
+        "puts the patch rows back in order and keeps {names} as row 0.",
+        "只打乱 {N} 个图像块；{names} 仍在最前面。没有位置编码时，输出中图像块的行以同样方式"
+        "被打乱，而 {names} 这一行不变（只差 float32 舍入误差：{names} 把图像块当作一个集合来"
+        "关注）。下面的对比把图像块的行"
+        "放回原来的顺序，{names} 仍是第 0 行。"),
+    "moved_left_out": (
+        "{names} column left out of both maps: it holds {a:.3g} % (image) and {b:.3g} % "
+        "(shuffled) of the row's weight without PE, {c:.3g} % and {d:.3g} % with PE.",
+        "两幅图都去掉了 {names} 列：无位置编码时它占该行权重的 {a:.3g} %（原图）和 {b:.3g} %"
+        "（打乱后），有位置编码时为 {c:.3g} % 和 {d:.3g} %。"),
 }
 
 ctx = page("compare", TEXT)
 cfg = ctx.cfg
+kp, T = cfg.n_prefix, cfg.seq_len  # a ViT's prefix tokens (CLS, …); all tokens
+names = ", ".join(prefix_names(cfg))
 st.write(ctx.t("intro"))
 
 # --- positional encoding off ---------------------------------------------------------------
 st.header(ctx.t("pe_title"))
 st.write(ctx.t("pe_explain"))
+if cfg.position == "learned":
+    st.caption(ctx.t("pe_learned", names=names or "—"))
 left, right = st.columns([1, 2])
 with left:
     query = widgets.query_picker(ctx)
     layer = widgets.layer_selector(ctx)
     head = widgets.head_selector(ctx)
+r = ctx.row(query)  # the query patch's row of the sequence
 on = ctx.variant(use_pe=True)
 off = ctx.variant(use_pe=False)
 G, h = cfg.grid_size, cfg.n_heads
 heads = widgets.heads_chooser(ctx, h, key="compare_heads", where=left)
 shown = len(heads)
-maps = {pe_id: tr.layers[layer].attn[heads, query, :].reshape(shown, G, G)  # [k, G, G]
-        for pe_id, tr in (("with_pe", on), ("without_pe", off))}
+maps = {pe_id: patch_rows(tr.layers[layer].attn[heads, r, :], cfg).reshape(shown, G, G)
+        for pe_id, tr in (("with_pe", on), ("without_pe", off))}  # [k, G, G] the patch keys
 vmax = max(float(m.max()) for m in maps.values())  # one colour scale for both
 with right:
     for pe_id, m in maps.items():
         widgets.picture(ctx, "attention_grid", ctx.trace.image, m,
                         [ctx.ft("head_n", n=i + 1) for i in heads],
                         ctx.ft("maps_title", l=layer + 1, q=query, h=h, what=ctx.ft(pe_id)),
-                        ncols=min(shown, 4), query=query, vmax=vmax, uniform=1 / cfg.n_tokens,
+                        ncols=min(shown, 4), query=query, vmax=vmax, uniform=1 / T,
                         colorbar_label=ctx.ft("weight"), key=f"compare_{pe_id}")
     st.caption(ctx.t("one_scale_all"))
+    if kp:
+        def share_text(tr) -> str:
+            cls = 100 * prefix_share(tr.layers[layer].attn[heads, r, :], kp)  # [k] in %
+            return ctx.t("share_one" if len(cls) == 1 else "share_range",
+                         lo=float(cls.min()), hi=float(cls.max()))
+        st.info(ctx.t("left_out", names=names, i=query, on=share_text(on), off=share_text(off)))
 
 st.subheader(ctx.t("shuffle_title"))
 st.markdown(ctx.t("equivariance"))
 st.latex(r"\mathrm{Enc}(\text{%s}) = \mathrm{Enc}(\text{%s})[\text{perm}]\quad\text{%s}"
          % (ctx.t("tex_shuffled"), ctx.t("tex_image"), ctx.t("tex_without")))
+if kp:
+    st.caption(ctx.t("equivariance_prefix", N=cfg.n_tokens, names=names))
 perm = fixed_permutation(cfg.n_tokens)
 shuffled = shuffle_patches(ctx.trace.image, cfg.patch_size, perm)
 moved_to = int(np.flatnonzero(perm == query)[0])  # where the query patch sits once shuffled
@@ -122,9 +173,11 @@ moved = {pe_id: ctx.variant(image=shuffled, image_tag="/shuffled", use_pe=pe_id 
          for pe_id in ("with_pe", "without_pe")}
 base = {"with_pe": on, "without_pe": off}
 rows = ("without_pe", "with_pe")
-table = np.stack([np.stack([  # [2 settings, 2 images, G, G], head `head`
-    base[r].layers[layer].attn[head, query].reshape(G, G),
-    unshuffle(moved[r].layers[layer].attn[head, moved_to], perm).reshape(G, G)]) for r in rows])
+rows_of = {"image": r, "shuffled": ctx.row(moved_to)}  # the query patch's row, each image
+table = np.stack([np.stack([  # [2 settings, 2 images, G, G], head `head`, the patch keys
+    patch_rows(base[pe].layers[layer].attn[head, rows_of["image"]], cfg).reshape(G, G),
+    unshuffle(patch_rows(moved[pe].layers[layer].attn[head, rows_of["shuffled"]], cfg),
+              perm).reshape(G, G)]) for pe in rows])
 c1, c2 = st.columns([1, 2])
 with c1:
     widgets.picture(ctx, "image_with_grid", shuffled, cfg.patch_size, ctx.ft("shuffled_image"),
@@ -135,15 +188,25 @@ with c2:
                     ctx.ft("moved_title", q=query, n=moved_to, l=layer + 1, hd=head + 1),
                     row_labels=[ctx.ft(r) for r in rows],
                     col_labels=[ctx.ft("col_original"), ctx.ft("col_moved")], query=query,
-                    panel=2.2, colorbar_label=ctx.ft("weight"), uniform=1 / cfg.n_tokens,
+                    panel=2.2, colorbar_label=ctx.ft("weight"), uniform=1 / T,
                     key="moved_maps")
     st.caption(ctx.t("moved_caption", q=query, n=moved_to))
-gaps = {r: np.abs(moved[r].output - base[r].output[perm]) for r in rows}  # [N, d] each
+    if kp:
+        def cls(tr, row: int) -> float:  # % of the row's weight on the prefix tokens
+            return 100 * float(prefix_share(tr.layers[layer].attn[head, row], kp))
+        st.caption(ctx.t("moved_left_out", names=names,
+                         a=cls(base["without_pe"], rows_of["image"]),
+                         b=cls(moved["without_pe"], rows_of["shuffled"]),
+                         c=cls(base["with_pe"], rows_of["image"]),
+                         d=cls(moved["with_pe"], rows_of["shuffled"])))
+# [T, d] each: the shuffled image's output against the image's with its patch rows shuffled
+gaps = {pe: np.abs(moved[pe].output - permute_tokens(base[pe].output, perm, kp)) for pe in rows}
 c1, c2 = st.columns(2)
 top = max(float(g.max()) for g in gaps.values())
-for r, where in zip(rows, (c1, c2), strict=True):
-    widgets.matrix(ctx, gaps[r], ctx.ft("gap_name", what=ctx.ft(r)), key=f"gap_{r}",
-                   signed=False, where=where, colorbar_label="|Δ|", window=False, vmax=top)
+for pe, where in zip(rows, (c1, c2), strict=True):
+    widgets.matrix(ctx, gaps[pe], ctx.ft("gap_name", what=ctx.ft(pe)), key=f"gap_{pe}",
+                   signed=False, where=where, colorbar_label="|Δ|", window=False, vmax=top,
+                   tokens="rows")
 st.markdown(ctx.t("gap_off", gap=float(gaps["without_pe"].max())))
 st.markdown(ctx.t("gap_on", gap=float(gaps["with_pe"].max()),
                   typical=float(np.abs(on.output).mean())))
@@ -151,8 +214,11 @@ st.caption(ctx.t("gap_scale"))
 
 # --- two settings side by side -------------------------------------------------------------
 st.header(ctx.t("cmp_title"))
-choices = ["scale"] if ctx.weights == "trained" else ["n_heads", "scale", "d_model"]
-if ctx.weights == "trained":
+fixed = ctx.weights == "trained" or ctx.model is not None  # weights made for one architecture
+choices = ["scale"] if fixed else ["n_heads", "scale", "d_model"]
+if ctx.model is not None:
+    st.caption(ctx.t("model_fixed"))
+elif ctx.weights == "trained":
     st.caption(ctx.t("trained_fixed"))
 what = st.radio(ctx.t("cmp_what"), choices, horizontal=True, key="cmp_what",
                 format_func=lambda w: ctx.t(f"what_{w}"))
@@ -174,12 +240,12 @@ for side, col, value in zip("ab", (ca, cb), values, strict=True):
         hv = tr.config.n_heads
         shown_v = widgets.heads_chooser(ctx, hv, key=f"cmp_heads_{side}")
         k = len(shown_v)
-        maps = tr.layers[layer].attn[shown_v, query, :].reshape(k, G, G)
+        maps = patch_rows(tr.layers[layer].attn[shown_v, r, :], cfg).reshape(k, G, G)
         widgets.picture(ctx, "attention_grid", tr.image, maps,
                         [ctx.ft("head_n", n=i + 1) for i in shown_v],
                         ctx.ft("maps_title", l=layer + 1, q=query, h=hv,
                                what=f"{what} = {value}"),
                         ncols=min(k, 4), query=query, colorbar_label=ctx.ft("weight"),
                         key=f"cmp_{what}_{value}")
-        ent = attention_entropy(tr.layers[layer].attn)
+        ent = attention_entropy(tr.layers[layer].attn[:, kp:, :])  # [h] over the patch queries
         st.caption(ctx.t("entropy", values=", ".join(f"{ent[i]:.2f}" for i in shown_v)))

@@ -21,13 +21,15 @@ import numpy as np
 import pytest
 from apptest_helpers import ALL_PAGES, assert_clean, new_app, png_bytes, upload
 
-from lens import explorer, figures, meaning, widgets
+from lens import compute, explorer, figures, meaning, widgets
+from lens.models import CHECKPOINTS_ENV
 
 # Whole words that are code, not English: trace fields and functions, units, symbols.
 CODE_WORDS = frozenset({
     "attn", "concat", "softmax", "scores", "patches", "embedded", "output", "cos", "sin",
     "exp", "max", "perm", "Enc", "nats", "ReLU", "PE", "RGB", "pos", "FFN",
     "head", "model", "out", "off",  # head_h, d_model, out_k, use_pe = off
+    "CLS", "DIST",  # a ViT's [CLS] and [DIST] tokens, named so in both languages
 })
 LATEX_TEXT = re.compile(r"\\text\{([^{}]*)\}")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
@@ -134,8 +136,15 @@ def run_zh(**link: str):
 
 
 @pytest.mark.parametrize("step, path", ALL_PAGES)
-def test_every_figure_of_every_page_is_in_chinese(drawn, step, path):
-    at = run_zh()
+def test_every_figure_of_every_page_is_in_chinese(drawn, step, path, request):
+    link = {}
+    if step == "vit":  # its views need a ViT: the registry's small random timm checkpoint
+        monkeypatch = request.getfixturevalue("monkeypatch")
+        monkeypatch.setenv(CHECKPOINTS_ENV, request.getfixturevalue("vit_checkpoint"))
+        compute.clear_models()
+        request.addfinalizer(compute.clear_models)
+        link = {"weights": "vit_tiny_test"}
+    at = run_zh(**link)
     if path != ALL_PAGES[0][1]:
         at.switch_page(path).run()
     assert_clean(at)

@@ -84,3 +84,34 @@ def test_a_checkpoint_that_fails_to_load_is_one_warning_and_the_app_runs(monkeyp
         assert any("broken.npz" in w.value for w in at.sidebar.warning)
     finally:
         compute.clear_models()
+
+
+def test_the_launcher_refuses_a_checkpoint_that_is_not_there(tmp_path, capsys):
+    from lens.serve import main
+
+    assert main(["--checkpoint", str(tmp_path / "absent.safetensors")]) == 2
+    assert "no such checkpoint" in capsys.readouterr().err
+
+
+def test_a_downloaded_named_model_is_in_the_choice_by_its_own_name(monkeypatch, tmp_path):
+    from hub_helpers import put_in_cache, timm_config, vit_bytes
+
+    from lens import hub
+
+    dino = hub.MODELS["dino-vits16"]
+    put_in_cache(tmp_path / "hub", dino.repo_id, {
+        "model.safetensors": vit_bytes(tmp_path),
+        "config.json": timm_config(dino, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))})
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv(CHECKPOINTS_ENV, raising=False)
+    compute.clear_models()
+    try:
+        assert compute.checkpoint_models()["dino-vits16"].name == dino.name
+        at = new_app(weights="dino-vits16")
+        at.run()
+        assert_clean(at)
+        assert at.session_state["weights"] == "dino-vits16"
+        assert dino.name in " ".join(c.value for c in at.caption)  # the weights caption
+    finally:
+        compute.clear_models()
