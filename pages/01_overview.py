@@ -41,6 +41,7 @@ TEXT = {
     "images": ("The image", "图像"),
     "original": ("your image", "原始图像"),
     "tex_image": ("image", "图像"),
+    "tex_pixels": ("pixels", "像素"),
     "received": ("what the model receives", "模型收到的图像"),
     "images_caption": (
         "Centre-cropped to a square, resized to {S} × {S} with a bicubic filter, {colour}.",
@@ -103,7 +104,7 @@ TEXT = {
     "stats_inferred": ("These values are not in the checkpoint: they are the rule for its "
                        "family ({why}).",
                        "这些值不在检查点里：它们是该模型家族的惯例（{why}）。"),
-    "cap_vit_encoder": ("the encoder: {L} pre-norm layers", "编码器：{L} 个 pre-norm 层"),
+    "cap_vit_encoder": ("the encoder: {L} pre-norm layers", "编码器：{L} 个前归一化层"),
     "stage_pixels": ("pixels = (image − mean) / std", "像素 = (图像 − 均值) / 标准差"),
     "stage_output": ("output", "输出"),
     "stage_cls": ("CLS row", "CLS 行"),
@@ -169,11 +170,13 @@ def vit_stages(ctx, cfg) -> list[str]:
                      f"{out} [{S_} × {d}]{cls}"]
 
 
-def vit_formulas(cfg) -> list[str]:
-    """The pipeline in LaTeX, in the order a ViT runs it."""
+def vit_formulas(cfg, image: str, pixels: str) -> list[str]:
+    """The pipeline in LaTeX, in the order a ViT runs it (`image`, `pixels`: the words,
+    translated)."""
     tex = []
     if cfg.normalises_pixels:
-        tex.append(r"\text{pixels} = (\text{image} - \text{mean}) \,/\, \text{std}")
+        tex.append(r"\text{%s} = (\text{%s} - \text{pixel\_mean}) \,/\, \text{pixel\_std}"
+                   % (pixels, image))
     embed = r"\text{patches}\cdot W_E" + (" + b_E" if cfg.patch_bias else "")
     pos = ((r" + E_{pos}" if cfg.position == "learned" else " + PE") if cfg.use_pe else "")
     names = r",\ ".join(rf"x_{{\text{{{n}}}}}" for n in prefix_names(cfg))
@@ -235,7 +238,7 @@ with right:
              % (ctx.t("tex_image"), cfg.image_size, cfg.image_size, cfg.channels, cfg.n_tokens,
                 cfg.patch_dim))
     if vit:
-        for tex in vit_formulas(cfg):
+        for tex in vit_formulas(cfg, ctx.t("tex_image"), ctx.t("tex_pixels")):
             st.latex(tex)
     else:
         st.latex(r"x_0 = \text{patches}\cdot W_E + PE")

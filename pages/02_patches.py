@@ -21,6 +21,7 @@ TEXT = {
     "grid": ("The image with its patch grid", "带网格的图像"),
     "gallery": ("The first {n} patches", "前 {n} 个图像块"),
     "tex_image": ("image", "图像"),
+    "tex_pixels": ("pixels", "像素"),
     "grid_title": ("{G} × {G} = {N} patches", "{G} × {G} = {N} 个图像块"),
     "gallery_title": ("patches 0 … {n}", "图像块 0 … {n}"),
     "patch_name": ("patch {i}", "图像块 {i}"),
@@ -84,9 +85,11 @@ if normalisation is not None:
         why = pixel_stats_guess(ctx.model.info if ctx.model else None)
         if why:
             st.caption(ctx.t("stats_guess", why=why))
-        st.latex(r"\text{pixels}_c = \frac{\text{image}_c - \text{mean}_c}{\text{std}_c},\quad "
-                 r"\text{mean} = %s,\quad \text{std} = %s"
-                 % (channel_values(cfg.pixel_mean), channel_values(cfg.pixel_std)))
+        st.latex(r"\text{%s}_c = \frac{\text{%s}_c - \text{pixel\_mean}_c}"
+                 r"{\text{pixel\_std}_c},\quad \text{pixel\_mean} = %s,\quad "
+                 r"\text{pixel\_std} = %s"
+                 % (ctx.t("tex_pixels"), ctx.t("tex_image"), channel_values(cfg.pixel_mean),
+                    channel_values(cfg.pixel_std)))
         r0, c0 = (pick // G) * P, (pick % G) * P  # the patch's top-left pixel
         px = pixel_terms(tr.image[r0, c0], cfg.pixel_mean, cfg.pixel_std)
         st.markdown(f"**{ctx.t('norm_pixel', i=pick, r=r0, c=c0)}**")

@@ -155,7 +155,7 @@ if cfg.n_prefix:  # [CLS] (and DIST, registers): learned rows before the patches
     left, right = st.columns(2)
     with left:
         if tr.params.cls is not None:
-            widgets.picture(ctx, "bars", [tr.params.cls[0]], [f"cls  [{d}]"],
+            widgets.picture(ctx, "bars", [tr.params.cls[0]], [f"CLS  [{d}]"],
                             ctx.ft("dim_j"), ["CLS"], ctx.ft("cls_bars", d=d), highlight=j,
                             key="cls_vector")
     with right:

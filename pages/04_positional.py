@@ -6,6 +6,7 @@ from encoder_core import prefix_names
 from encoder_core.analysis import cosine_similarity
 from encoder_core.explain import pe_terms
 from encoder_core.vit_steps import similarity_mosaic
+from encoder_core.vit_views import position_similarity
 from lens import blocks, chrome, figures, widgets
 from lens.context import page
 
@@ -211,7 +212,8 @@ def learned_positions() -> None:
         st.caption(ctx.t("learned_caption", row=first + query, q=query))
 
     st.subheader(ctx.t("learned_sim_title"))
-    sim = ctx.derived("positions/cos", lambda: cosine_similarity(tr.pe))  # [N, N] patches only
+    sim = ctx.derived("positions/cos", lambda: position_similarity(  # [N, N] patches only
+        tr.params.pos_embed, first))
     mosaic = ctx.derived("positions/mosaic", lambda: similarity_mosaic(sim, G))
     if cfg.n_prefix:
         st.write(ctx.t("learned_sim_intro", N=N, G=G, names=names))

@@ -184,7 +184,7 @@ if gelu:
     _, relu_z = activation_curve("relu")
     name = {"gelu": "GELU", "gelu_tanh": "GELU (tanh)"}[cfg.activation]
     widgets.picture(ctx, "lines", z, [act, relu_z], [name, "ReLU"],
-                    ctx.ft("gelu_curve"), "z", "act(z)", key="gelu_curve", where=left)
+                    ctx.ft("gelu_curve"), "z", "f(z)", key="gelu_curve", where=left)
     with right:
         st.latex(r"\mathrm{GELU}(z) = z\,%s" % blocks.GATE_TEX[cfg.activation]
                  if cfg.activation == "gelu_tanh" else
@@ -244,7 +244,7 @@ with right:
         st.metric(ctx.t("zero_share"), f"{shares[layer]:.1%}", help=ctx.t("zero_help"))
         st.write(ctx.t("zero_text"))
     widgets.picture(ctx, "bar_panels", [shares],
-                    [f"share(ffn_hidden ≤ 0)  [{cfg.n_layers}]" if gelu else
+                    [f"ffn_hidden ≤ 0  [{cfg.n_layers}]" if gelu else
                      f"relu_zero_share(ffn_hidden)  [{cfg.n_layers}]"], ctx.t("layer_axis"),
                     ctx.t("share_neg" if gelu else "share"),
                     ctx.t("neg_title" if gelu else "zero_title"),

@@ -30,6 +30,8 @@ CODE_WORDS = frozenset({
     "exp", "max", "perm", "Enc", "nats", "ReLU", "PE", "RGB", "pos", "FFN",
     "head", "model", "out", "off",  # head_h, d_model, out_k, use_pe = off
     "CLS", "DIST",  # a ViT's [CLS] and [DIST] tokens, named so in both languages
+    "tokens",  # a trace field: the sequence before the positions ([CLS], the patches)
+    "LN", "LayerNorm", "GELU", "tanh", "MultiHead",  # functions, as ReLU and softmax
 })
 LATEX_TEXT = re.compile(r"\\text\{([^{}]*)\}")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")

@@ -257,3 +257,26 @@ def test_the_vit_pages_speak_chinese_too(vit, page):
     latin_only = [t for t in shown if not CJK.search(t) and sentence.search(t)]
     assert shown and not latin_only, latin_only[:3]
     assert all(CJK.search(s.value) for s in at.subheader if sentence.search(s.value))
+
+
+@pytest.mark.parametrize("page", PATHS)
+def test_the_vit_pages_figures_and_formulas_are_in_chinese(vit, page, monkeypatch):
+    """Every text the ViT's own parts put in a picture or a formula's \\text{…}, in 中文."""
+    from test_app_figure_texts import LATEX_TEXT, english_words, leaks
+
+    from lens import figures, widgets
+
+    calls = []
+    real_render = widgets.render
+
+    def spy(kind, *args, **kwargs):
+        calls.append((kind, args, kwargs))
+        return real_render(kind, *args, **kwargs)
+
+    monkeypatch.setattr(widgets, "render", spy)
+    monkeypatch.setattr(figures, "HAS_CJK_FONT", True)
+    at = vit_page(page, lang="zh")
+    assert calls and not leaks(calls), leaks(calls)
+    words = [(t, english_words(t.replace("\\_", "_"))) for f in at.latex
+             for t in LATEX_TEXT.findall(f.value)]
+    assert not [w for w in words if w[1]], [w for w in words if w[1]]
