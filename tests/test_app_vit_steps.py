@@ -280,3 +280,40 @@ def test_the_vit_pages_figures_and_formulas_are_in_chinese(vit, page, monkeypatc
     words = [(t, english_words(t.replace("\\_", "_"))) for f in at.latex
              for t in LATEX_TEXT.findall(f.value)]
     assert not [w for w in words if w[1]], [w for w in words if w[1]]
+
+
+@pytest.fixture
+def vit_ls(monkeypatch, tmp_path):
+    """A DeiT-like model with LayerScale, [DIST] and two registers (no position for them)."""
+    from vit_dicts import SMALL_VIT, write_timm_checkpoint
+
+    path = write_timm_checkpoint(tmp_path / "vit_ls_reg.safetensors",
+                                 **{**SMALL_VIT, "L": 1}, dist=True, reg=2, layer_scale=True)
+    monkeypatch.setenv(CHECKPOINTS_ENV, path)
+    compute.clear_models()
+    yield path
+    compute.clear_models()
+
+
+@pytest.mark.parametrize("page", PATHS)
+def test_layer_scale_dist_and_registers_walk_every_page(vit_ls, page):
+    at = open_page(page, weights="vit_ls_reg", query=str(QUERY))
+    cfg, params, _ = load_checkpoint(vit_ls)
+    assert (cfg.n_prefix, cfg.layer_scale, cfg.n_pos) == (4, True, 198)
+    row = QUERY + 4  # after CLS, DIST, REG1, REG2
+    text, tex = texts(at), latex(at)
+    if page == "overview":
+        assert "LayerScale" in text and "2 register tokens" in text
+        assert r"\mathrm{ls}_1 \odot" in tex and "x_{\\text{REG2}}" in tex
+    if page == "positional":
+        assert "the registers get none" in text and "pos_embed [198 × 128]" in text
+    if page == "addnorm":
+        _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), 224, 3)
+        tr = encode(image, cfg, params)
+        mine, stored = stored_checks(at)[f"layers[0].resid_1[{row}, 0]"]
+        want = float(tr.x0[row, 0]) + float(params.layers[0].ls_1[0]) * float(
+            tr.layers[0].attn_out[row, 0])
+        assert mine == pytest.approx(want, rel=1e-6, abs=1e-6)
+        assert stored == pytest.approx(float(tr.layers[0].resid_1[row, 0]), rel=1e-6, abs=1e-7)
+    if page == "ffn":
+        assert r"\mathrm{ls}_2 \odot" in tex
