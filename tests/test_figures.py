@@ -596,3 +596,12 @@ def test_a_vit_matrix_names_its_prefix_rows_and_numbers_the_patches_from_zero():
     assert len(panel.rects) == 2  # the CLS row and column outlined
     plain = heatmap_picture(m, "attn", "key", "query", signed=False).panels[0]
     assert plain.yticks[0] == (0, "0") and not plain.rects
+
+
+def test_a_block_averaged_feature_axis_still_names_the_cls_row_but_not_a_mixed_one():
+    from lens.figures.heatmaps import heatmap_picture
+
+    wide = heatmap_picture(np.ones((197, 384)), "pos", "feature", "token", prefix=["CLS"])
+    assert wide.panels[0].yticks[0] == (0.0, "CLS")  # rows kept whole: CLS named
+    tall = heatmap_picture(np.ones((600, 8)), "x", "feature", "token", prefix=["CLS"])
+    assert all(text != "CLS" for _, text in tall.panels[0].yticks)  # rows averaged in pairs

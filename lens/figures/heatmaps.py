@@ -94,20 +94,21 @@ def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
     xlabel += f"  ({mean_of.format(k=kc)})" if kc > 1 else ""
     ylabel += f"  ({mean_of.format(k=kr)})" if kr > 1 else ""
     rects = ()
-    k = len(prefix) if kr == 1 and kc == 1 else 0  # block averages mix CLS with patches
-    if k:
-        rects = (Rect(-0.5, -0.5, cols, k, rgb255("#222222"), width=1),)
-        if prefix_cols:
-            rects += (Rect(-0.5, -0.5, k, rows, rgb255("#222222"), width=1),)
+    # block averages mix CLS with patches: name the prefix only along an axis kept whole
+    k_rows = len(prefix) if kr == 1 else 0
+    k_cols = len(prefix) if prefix_cols and kc == 1 else 0
+    if k_rows:
+        rects += (Rect(-0.5, -0.5, cols, k_rows, rgb255("#222222"), width=1),)
+    if k_cols:
+        rects += (Rect(-0.5, -0.5, k_cols, rows, rgb255("#222222"), width=1),)
     if window is not None:
         r0, c0, wr, wc = window
         rects += (Rect(c0 - 0.5, r0 - 0.5, min(wc, cols - c0), min(wr, rows - r0),
                        rgb255(WINDOW_COLOUR), width=2, dashed=True),)
     panel = Panel(box, colourise(shown, cmap, vmin, vmax), (cols, rows), title=title,
                   xlabel=xlabel, ylabel=ylabel,
-                  xticks=(_token_ticks(cols, box[2], 3.0, prefix[:k]) if prefix_cols
-                          else _index_ticks(cols, box[2], 3.0)),
-                  yticks=_token_ticks(rows, box[3], 2.0, prefix[:k]),
+                  xticks=_token_ticks(cols, box[2], 3.0, prefix[:k_cols]),
+                  yticks=_token_ticks(rows, box[3], 2.0, prefix[:k_rows]),
                   hlines=() if highlight_row is None else (highlight_row - 0.5,
                                                            highlight_row + 0.5),
                   vlines=() if highlight_col is None else (highlight_col - 0.5,
