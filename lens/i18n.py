@@ -132,13 +132,21 @@ COMMON: Texts = {
     "layer": ("Layer", "层"),
     "head": ("Head", "头"),
     "query": ("Query patch i", "查询图像块 i"),
-    "heads_shown": ("Heads to show (at most {k} of the h = {h})",
-                    "要显示的头（h = {h} 个中最多 {k} 个）"),
+    "heads_shown": ("Heads to show (at most {k} of the h = {n})",
+                    "要显示的头（h = {n} 个中最多 {k} 个）"),
     "head_number": ("head {n}", "头 {n}"),
-    "heads_caption": ("There are h = {h} heads; the maps show the {k} chosen above "
+    "heads_caption": ("There are h = {n} heads; the maps show the {k} chosen above "
                       "(at most {limit} at a time, to keep them readable).",
-                      "共有 h = {h} 个头；图中显示上面选中的 {k} 个"
+                      "共有 h = {n} 个头；图中显示上面选中的 {k} 个"
                       "（为保持清晰，一次最多 {limit} 个）。"),
+    "layers_shown": ("Layers to show (at most {k} of the {n})",
+                     "要显示的层（{n} 层中最多 {k} 层）"),
+    "layer_number": ("layer {n}", "第 {n} 层"),
+    "layers_caption": ("There are {n} layers; the maps show the {k} chosen above (at most "
+                       "{limit} at a time, to keep them readable; by default spread from the "
+                       "first to the last).",
+                       "共有 {n} 层；图中显示上面选中的 {k} 层（为保持清晰，一次最多 {limit} 层；"
+                       "默认从第一层到最后一层均匀选取）。"),
     "query_row": ("Query row", "查询块所在行"),
     "query_col": ("Query column", "查询块所在列"),
     "click_hint": ("Click (or tap) a patch on the image to make it the query; the arrow keys "

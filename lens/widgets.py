@@ -195,18 +195,35 @@ def heads_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 8,
     """The heads a grid shows (0-based): all `count` when they are at most `limit`; else the
     learner's choice of at most `limit` (the first `limit` by default, and when none is chosen),
     with a caption saying how many there are."""
+    return _chooser(ctx, count, key=key, limit=limit, default=list(range(limit)),
+                    texts=("heads_shown", "head_number", "heads_caption"), where=where)
+
+
+def layers_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 6,
+                   where=None) -> list[int]:
+    """The layers a grid shows (0-based): all `count` when they are at most `limit`; else the
+    learner's choice of at most `limit`, by default spread evenly from the first layer to the
+    last (12 layers, limit 6: 1, 3, 5, 8, 10, 12), with a caption saying how many there are."""
+    spread = sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)}) \
+        if limit > 1 else [count - 1]
+    return _chooser(ctx, count, key=key, limit=limit, default=spread,
+                    texts=("layers_shown", "layer_number", "layers_caption"), where=where)
+
+
+def _chooser(ctx: PageContext, count: int, *, key: str, limit: int, default: list[int],
+             texts: tuple[str, str, str], where=None) -> list[int]:
     if count <= limit:
         return list(range(count))
     where = where or st
-    default = list(range(limit))
+    shown, item, caption = texts
     if [i for i in st.session_state.get(key, default) if not 0 <= i < count]:
-        st.session_state[key] = default  # h changed: a kept choice may name a head gone
-    chosen = where.multiselect(ctx.t("heads_shown", k=limit, h=count), list(range(count)),
+        st.session_state[key] = default  # the count changed: a kept choice may name one gone
+    chosen = where.multiselect(ctx.t(shown, k=limit, n=count), list(range(count)),
                                default=default if key not in st.session_state else None,
                                max_selections=limit, key=key,
-                               format_func=lambda i: ctx.t("head_number", n=i + 1))
+                               format_func=lambda i: ctx.t(item, n=i + 1))
     chosen = sorted(chosen) or default
-    where.caption(ctx.t("heads_caption", h=count, k=len(chosen), limit=limit))
+    where.caption(ctx.t(caption, n=count, k=len(chosen), limit=limit))
     return chosen
 
 

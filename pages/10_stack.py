@@ -35,8 +35,6 @@ TEXT = {
         "第 l 行、第 h 列：查询图像块 i = {i} 在第 l 层、第 h 个头中看向哪里——即 attn[h, i, :] "
         "这一行的 {N} 个权重，重新排回 {G} × {G} 的图像块网格。实时图中每张图各用自己的色标"
         "（最亮的颜色是它自身的最大权重）；图下的按钮可让所有图共用一个色标，以便比较权重。"),
-    "grid_limited_l": ("Showing the first {l} of {L} layers, to keep the picture readable.",
-                       "为保持图像清晰，只显示 {L} 层中的前 {l} 层。"),
     "head_title": ("head {h}", "头 {h}"),
     "live_one": (
         "All {n} layers' maps of every patch would be too much to send: the maps that follow "
@@ -211,15 +209,13 @@ with top_right:
 
 # --- 1 · layer × head grid ------------------------------------------------------------------
 st.subheader(ctx.t("grid"))
-n_l = min(L, MAX_GRID_LAYERS)
 st.write(ctx.t("grid_text", i=query, N=T, G=G))
-if n_l < L:
-    st.caption(ctx.t("grid_limited_l", l=n_l, L=L))
+layers = widgets.layers_chooser(ctx, L, key="stack_layers", limit=MAX_GRID_LAYERS)
 heads = widgets.heads_chooser(ctx, H, key="stack_heads", limit=MAX_GRID_HEADS)
-n_h = len(heads)
-row_labels = [ctx.t("layer_label", l=l + 1) for l in range(n_l)]
+n_l, n_h = len(layers), len(heads)
+row_labels = [ctx.t("layer_label", l=l + 1) for l in layers]
 col_labels = [ctx.t("head_title", h=h + 1) for h in heads]
-live = list(range(n_l)) if explorer.fits(n_l * n_h, N) else []
+live = list(layers) if explorer.fits(n_l * n_h, N) else []
 if not live and explorer.fits(n_h, N):  # one layer fits: the one chosen here
     live = [widgets.layer_selector(ctx)]
     st.caption(ctx.t("live_one", l=live[0] + 1, n=n_l))
@@ -234,13 +230,13 @@ if live:  # every query's row of the layers sent: the maps follow the pointer
                 if kp else None),  # [layers, n_h, N]
         prefix_tip=ctx.t("prefix_tip", names=names, s="{s}"), seq_len=T),
         maps_key=f"stack/{live}/{heads}")
-if live != list(range(n_l)):  # the server draws the layers the explorer does not carry
+if live != layers:  # the server draws the layers the explorer does not carry
     if not live:
         widgets.query_explorer(ctx)
         st.caption(ctx.t("live_off", mb=explorer.map_bytes(n_h, N) / 2**20,
                          cap=explorer.MAX_BYTES / 2**20))
     maps = np.stack([patch_rows(tr.layers[l].attn[heads, r, :], cfg).reshape(n_h, G, G)
-                     for l in range(n_l)])  # [n_l, n_h, G, G]: the patch keys of row r
+                     for l in layers])  # [n_l, n_h, G, G]: the patch keys of row r
     share = (1.25 * n_h + 1.6) / (1.25 * MAX_GRID_HEADS + 1.6)  # the figure's width, relative
     where = st.columns([share, 1 - share])[0] if share < 0.9 else st  # few heads: not blown up
     widgets.picture(ctx, "attention_table", tr.image, maps,
@@ -249,7 +245,7 @@ if live != list(range(n_l)):  # the server draws the layers the explorer does no
                     where=where, row_labels=row_labels, col_labels=col_labels, query=query,
                     colorbar_label=ctx.t("weight"), key="grid")
 if kp:  # what the maps leave out, for the chosen query
-    cls = np.stack([prefix_share(tr.layers[l].attn[heads, r, :], kp) for l in range(n_l)])
+    cls = np.stack([prefix_share(tr.layers[l].attn[heads, r, :], kp) for l in layers])
     st.info(ctx.t("grid_left_out" if live else "grid_left_out_static", names=names,
                   lo=100 * cls.min(), hi=100 * cls.max(), i=query))
 

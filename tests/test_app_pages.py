@@ -239,3 +239,33 @@ def test_the_explorer_payload_is_built_once_for_every_session_at_the_same_settin
     assert_clean(at)
     assert len(built) == 2 and np.array_equal(built[1][1].attn, attn[1][None])
 
+
+
+def test_above_6_layers_the_stack_spreads_its_layers_and_the_learner_chooses(monkeypatch):
+    """12 layers: the grid shows layers 1, 3, 5, 8, 10, 12 by default (first to last), then
+    the layers chosen; the maps sent are those layers' attention."""
+    from lens import compute, explorer
+
+    sent = []
+    real_payload = explorer.payload
+
+    def spy_payload(image, grid, query, text, maps=None):
+        sent.append(maps)
+        return real_payload(image, grid, query, text, maps)
+
+    compute.caches()["payloads"].clear()
+    monkeypatch.setattr(explorer, "payload", spy_payload)
+    link = dict(image_size="64", patch_size="16", d_model="32", n_heads="2", n_layers="12")
+    at = new_app(**link)
+    at.run()
+    at.switch_page("pages/10_stack.py").run()
+    assert_clean(at)
+    assert at.multiselect(key="stack_layers").value == [0, 2, 4, 7, 9, 11]
+    grid = [m for m in sent if m is not None][-1]
+    assert list(grid.row_labels) == [f"layer {n}" for n in (1, 3, 5, 8, 10, 12)]
+    assert "There are 12 layers" in " ".join(c.value for c in at.caption)
+    sent.clear()
+    at.multiselect(key="stack_layers").set_value([11, 6]).run()
+    assert_clean(at)
+    grid = [m for m in sent if m is not None][-1]
+    assert np.array_equal(grid.attn, trace_attn(**link)[[6, 11]])
