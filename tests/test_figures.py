@@ -605,3 +605,13 @@ def test_a_block_averaged_feature_axis_still_names_the_cls_row_but_not_a_mixed_o
     assert wide.panels[0].yticks[0] == (0.0, "CLS")  # rows kept whole: CLS named
     tall = heatmap_picture(np.ones((600, 8)), "x", "feature", "token", prefix=["CLS"])
     assert all(text != "CLS" for _, text in tall.panels[0].yticks)  # rows averaged in pairs
+
+
+def test_a_panel_title_wider_than_its_panel_stays_inside_the_picture():
+    from lens.figures.raster import Panel, Picture, render
+
+    cells = np.zeros((4, 4, 3), np.uint8)
+    panel = Panel((20, 40, 100, 100), cells, (4, 4), title="a title much wider than its panel")
+    rgb = render(Picture((400, 160), (panel,)))  # the panel at the left: centred, it would
+    ink = (rgb[:34] < 128).all(axis=2)  # start left of the picture; the title's band
+    assert ink.any() and not ink[:, :4].any() and not ink[:, -4:].any()

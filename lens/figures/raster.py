@@ -298,9 +298,11 @@ def _draw_panel(img: Image.Image, p: Panel) -> None:
         draw.line([(bx - 1 - TICK, py), (bx - 1, py)], fill=INK, width=1)
         draw_text(img, Text((bx - TICK - 4, py), label, p.tick_pt, "rm"))
         y_width = max(y_width, text_width(label, p.tick_pt))
-    if p.title:
-        draw_text(img, Text((bx + bw / 2, by - 6), p.title, p.title_pt, "md",
-                            fit=img.width - 20))
+    if p.title:  # centred over the panel, moved inwards when it would leave the picture
+        fit = img.width - 20
+        half = text_font(p.title, p.title_pt, fit).getlength(p.title) / 2
+        cx = min(max(bx + bw / 2, half + 10), img.width - half - 10)
+        draw_text(img, Text((cx, by - 6), p.title, p.title_pt, "md", fit=fit))
     if p.xlabel:
         below = by + bh + (TICK + 4 + p.tick_pt * PX * 1.25 if p.xticks else 4)
         draw_text(img, Text((bx + bw / 2, below), p.xlabel, p.label_pt, "mt", fit=bw + 60))
