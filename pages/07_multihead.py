@@ -124,15 +124,17 @@ TEXT = {
         "该模型在 {N} 个图像块之前放了 {names}：下面每个矩阵都有 {T} 行，第 0 行是 {first}，"
         "图像块 i 在第 i + {k} 行（查询图像块 {i} 在第 {r} 行）。"),
     "left_out": (
-        "The {names} column is left out of these maps: it has no place on the image. It holds "
-        "this share of query patch {i}'s weight, so each map adds up to the rest: {shares}. "
-        "Hover a map: the tooltip gives the share of the hovered patch's row.",
+        "The weight on {names} is left out of these maps: {names} has no place on the image. "
+        "It holds this share of query patch {i}'s weight, so each map's weights add up to the "
+        "rest of the row: {shares}. Hover a map: the tooltip gives the share of the hovered "
+        "patch's row.",
         "这些图里去掉了 {names} 这一列：它在图像上没有位置。它占查询图像块 {i} 这一行权重的比例"
         "如下，所以每张图的权重之和是余下的部分：{shares}。把指针移到图上，提示框会给出所指图像块"
         "那一行的这个比例。"),
     "left_out_static": (
-        "The {names} column is left out of these maps: it has no place on the image. It holds "
-        "this share of query patch {i}'s weight, so each map adds up to the rest: {shares}.",
+        "The weight on {names} is left out of these maps: {names} has no place on the image. "
+        "It holds this share of query patch {i}'s weight, so each map's weights add up to the "
+        "rest of the row: {shares}.",
         "这些图里去掉了 {names} 这一列：它在图像上没有位置。它占查询图像块 {i} 这一行权重的比例"
         "如下，所以每张图的权重之和是余下的部分：{shares}。"),
     "share_of": ("head {n}: {p:.3g} %", "头 {n}：{p:.3g} %"),

@@ -122,23 +122,23 @@ TEXT = {
                        "attn[h, 图像块 {i}, 图像块]（{G} × {G}，未画出 {names}）"),
     "prefix_tip": ("{names} (left out) {s}", "{names}（未画出）{s}"),
     "grid_left_out": (
-        "The {names} column is left out of every map: it has no place on the image. Over these "
-        "layers and heads it holds {lo:.3g} % to {hi:.3g} % of query patch {i}'s weight, so "
-        "each map adds up to the rest; hover a map for its share.",
+        "The weight on {names} is left out of every map: {names} has no place on the image. "
+        "Over these layers and heads it holds {lo:.3g} % to {hi:.3g} % of query patch {i}'s "
+        "weight, so each map's weights add up to the rest of the row; hover a map for its share.",
         "每张图都去掉了 {names} 列：它在图像上没有位置。在这些层和头中，它占查询图像块 {i} 这一行"
         "权重的 {lo:.3g} % 到 {hi:.3g} %，所以每张图的权重之和是余下的部分；把指针移到图上可看到"
         "各自的比例。"),
     "grid_left_out_static": (
-        "The {names} column is left out of every map: it has no place on the image. Over these "
-        "layers and heads it holds {lo:.3g} % to {hi:.3g} % of query patch {i}'s weight, so "
-        "each map adds up to the rest.",
+        "The weight on {names} is left out of every map: {names} has no place on the image. "
+        "Over these layers and heads it holds {lo:.3g} % to {hi:.3g} % of query patch {i}'s "
+        "weight, so each map's weights add up to the rest of the row.",
         "每张图都去掉了 {names} 列：它在图像上没有位置。在这些层和头中，它占查询图像块 {i} 这一行"
         "权重的 {lo:.3g} % 到 {hi:.3g} %，所以每张图的权重之和是余下的部分。"),
     "rollout_vit": (
         "Here the rollout runs on the full {T} × {T} matrices, {names} included (a patch can "
         "reach another through {names}); the maps then show the patch part of a row: {names} "
         "holds {p:.3g} % of row {r} (query patch {i}) and {m:.3g} % of the mean over the "
-        "patch queries, so each map adds up to the rest.",
+        "patch queries, so each map's weights add up to the rest.",
         "这里的展开在完整的 {T} × {T} 矩阵上计算，包括 {names}（一个图像块可以经由 {names} "
         "到达另一个）；图中只画出一行里图像块的部分：{names} 占第 {r} 行（查询图像块 {i}）的 "
         "{p:.3g} %，占所有图像块查询平均的 {m:.3g} %，所以每幅图的总和是余下的部分。"),

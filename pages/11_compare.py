@@ -98,7 +98,8 @@ TEXT = {
         "该模型的位置是学习得到的：每个词元行（包括 {names}）都加上一个向量 pos_embed[t]。"
         "“无位置编码”时全部去掉；权重仍是检查点的。"),
     "left_out": (
-        "The {names} column is left out of the maps (it has no place on the image). It holds "
+        "The weight on {names} is left out of the maps ({names} has no place on the image). "
+        "It holds "
         "{on} of query patch {i}'s weight with PE and {off} without.",
         "图中去掉了 {names} 列（它在图像上没有位置）。它占查询图像块 {i} 这一行权重的比例："
         "有位置编码时 {on}，无位置编码时 {off}。"),

@@ -335,7 +335,7 @@ def test_two_prefix_tokens_cls_and_dist_are_both_named_and_left_out(tmp_path, mo
                 shares_cls_dist = attn[:, query + 2, :2].sum(-1)
                 assert all(f"head {n + 1}: {100 * s:.3g} %" in words
                            for n, s in enumerate(shares_cls_dist)), words
-                assert "The CLS, DIST column is left out" in words
+                assert "The weight on CLS, DIST is left out" in words
             if page == "stack":
                 assert "CLS, DIST first (rows 0–1)" in words
     finally:
