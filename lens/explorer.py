@@ -118,12 +118,6 @@ def payload(image: np.ndarray, grid: int, query: int, text: dict[str, str],
     return struct.pack("<I", len(header)) + header + b"".join(body)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _cached_payload(image: np.ndarray, grid: int, query: int, text: dict[str, str],
-                    maps: Maps | None) -> bytes:
-    return payload(image, grid, query, text, maps)
-
-
 def committed(key: str) -> dict | None:
     """The last commit the component reported ({query, nonce}), from the session state."""
     value = st.session_state.get(key)
@@ -132,13 +126,6 @@ def committed(key: str) -> dict | None:
     except AttributeError:
         return None
     return dict(commit) if isinstance(commit, dict) and "query" in commit else None
-
-
-def explorer(image: np.ndarray, grid: int, query: int, text: dict[str, str], *, key: str,
-             maps: Maps | None = None, where=None) -> None:
-    """Mount the explorer (the picker alone when `maps` is None). `text`: hint, aria, patch
-    ("{i}", "{r}", "{c}") and weight — the app's own labels."""
-    show(_cached_payload(image, grid, query, text, maps), key=key, where=where)
 
 
 def show(blob: bytes, *, key: str, where=None) -> None:

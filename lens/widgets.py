@@ -146,13 +146,14 @@ def query_inputs(ctx: PageContext, where=None) -> int:
 
 
 def query_explorer(ctx: PageContext,
-                   maps: explorer.Maps | Callable[[], explorer.Maps] | None = None,
-                   where=None, *, maps_key: str | None = None) -> None:
+                   maps: Callable[[], explorer.Maps] | None = None,
+                   where=None, *, maps_key: str = "") -> None:
     """The picture that picks the query; with `maps`, every map follows the hovered patch.
 
-    `maps_key` names the maps within this trace (e.g. f"multihead/{layer}"): then `maps` may
-    be a function that builds them, and the payload is built once per (trace, maps_key, query,
-    language) for every session, neither rebuilt nor hashed on a rerun."""
+    `maps` is a function that builds the maps and `maps_key` names them within this trace
+    (e.g. f"multihead/{layer}"). The payload is built once per (image, maps, query, language)
+    for every session, neither rebuilt nor hashed on a rerun; the picker alone (no maps) once
+    per (image, its size, channels and patch grid, query, language), whatever the weights."""
     text = {"hint": ctx.t("hover_hint" if maps is not None else "click_hint"),
             "aria": ctx.t("picker_aria"), "patch": ctx.t("patch_tip", i="{i}", r="{r}", c="{c}"),
             "weight": ctx.t("weight_tip")}
@@ -160,14 +161,15 @@ def query_explorer(ctx: PageContext,
         text.update(enlarge=ctx.t("enlarge_hint"), each_max=ctx.t("scale_each_max"),
                     to_shared=ctx.t("scale_to_shared"), to_each=ctx.t("scale_to_each"))
     query = int(st.session_state.get("query", ctx.settings.query))  # after a commit
-    if maps_key is not None:
-        key = (ctx.image_key, ctx.cfg, ctx.weights_id, maps_key, ctx.lang, query)
-        blob = compute.payload(key, lambda: explorer.payload(
-            ctx.trace.image, ctx.cfg.grid_size, query, text, maps() if callable(maps) else maps))
-        explorer.show(blob, key=keys.QUERY_CLICK, where=where)
-        return
-    explorer.explorer(ctx.trace.image, ctx.cfg.grid_size, query, text, key=keys.QUERY_CLICK,
-                      maps=maps, where=where)
+    cfg = ctx.cfg
+    if maps is None:
+        key = (ctx.image_key, cfg.image_size, cfg.channels, cfg.patch_size, "picker", ctx.lang,
+               query)
+    else:
+        key = (ctx.image_key, cfg, ctx.weights_id, maps_key, ctx.lang, query)
+    blob = compute.payload(key, lambda: explorer.payload(
+        ctx.trace.image, cfg.grid_size, query, text, maps() if maps is not None else None))
+    explorer.show(blob, key=keys.QUERY_CLICK, where=where)
 
 
 def query_picker(ctx: PageContext, where=None) -> int:

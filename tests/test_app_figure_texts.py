@@ -96,18 +96,19 @@ def drawn(monkeypatch) -> list[tuple[str, tuple, dict]]:
     """Every picture the pages ask for, as (kind, args, kwargs); the explorer as 'explorer'.
     A CJK font is assumed installed, so that `ctx.ft` gives the 中文 it would draw."""
     calls: list[tuple[str, tuple, dict]] = []
-    real_render, real_explorer = widgets.render, explorer.explorer
+    real_render, real_payload = widgets.render, explorer.payload
 
     def spy_render(kind, *args, **kwargs):
         calls.append((kind, args, kwargs))
         return real_render(kind, *args, **kwargs)
 
-    def spy_explorer(image, grid, query, text, *, maps=None, **kwargs):
+    def spy_payload(image, grid, query, text, maps=None):
         calls.append(("explorer", (text, maps), {}))
-        return real_explorer(image, grid, query, text, maps=maps, **kwargs)
+        return real_payload(image, grid, query, text, maps)
 
+    compute.caches()["payloads"].clear()  # every payload built (and seen) here
     monkeypatch.setattr(widgets, "render", spy_render)
-    monkeypatch.setattr(explorer, "explorer", spy_explorer)
+    monkeypatch.setattr(explorer, "payload", spy_payload)
     monkeypatch.setattr(figures, "HAS_CJK_FONT", True)
     return calls
 
