@@ -212,16 +212,16 @@ keep = st.slider(ctx.t("keep_label"), 0, 100, round(100 * DINO_KEEP), step=5, ke
 last = cls_maps[-1, heads]  # [k, N]
 kept = ctx.derived(f"vit/keep/{heads}/{keep}", lambda: keep_mass(last, keep / 100))  # [k, N]
 share = kept_share(last, kept)  # [k]
-ncols = min(k, 6)
-dino = about(165 + 212 * ncols)  # attention_grid's width: margins and 200 px panels
+ncols = min(k, 3 if k <= 6 else 4)  # rows of at most 3 (4): each map readable on a phone
+maps_at, kept_at = st.columns(2) if k > 1 else (about(377), about(377))  # side by side
 widgets.picture(ctx, "attention_grid", tr.image, on_grid(last, G), titles,
                 ctx.ft("dino_maps", l=L, h=H), ncols=ncols,
-                colorbar_label=ctx.ft("weight"), key="vit_dino", where=dino)
+                colorbar_label=ctx.ft("weight"), key="vit_dino", where=maps_at)
 widgets.picture(ctx, "attention_grid", tr.image, on_grid(kept.astype(np.float32), G),
                 [ctx.ft("kept_panel", n=h + 1, k=int(kept[i].sum()), p=100 * share[i])
                  for i, h in enumerate(heads)],
                 ctx.ft("dino_kept", x=keep), ncols=ncols, vmax=1.0,
-                colorbar_label=ctx.ft("kept_scale"), key="vit_dino_kept", where=dino)
+                colorbar_label=ctx.ft("kept_scale"), key="vit_dino_kept", where=kept_at)
 st.caption(ctx.t("dino_caption", prefix=prefix_text,
                  shares=shares_text(prefix_share(tr.layers[-1].attn[heads, 0, :], n))))
 

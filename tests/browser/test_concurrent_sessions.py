@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 from browser_helpers import (
+    ADVANCED,
     CHROMIUM,
     CHROMIUM_ARGS,
     D_MODEL,
@@ -48,7 +49,8 @@ async def idle(page: Page) -> None:
 
 async def open_advanced(page: Page) -> None:
     """Unfold the sidebar's "Advanced" expander (the architecture controls) if folded."""
-    details = page.locator(f'{SIDEBAR} [data-testid="stExpander"] details').first
+    details = page.locator(f'{SIDEBAR} [data-testid="stExpander"] details').filter(
+        has_text=ADVANCED[0].split(":")[0]).first  # not "Download a model" above it
     if await details.get_attribute("open") is None:
         await details.locator("summary").click()
         await aexpect(details).to_have_attribute("open", "", timeout=TIMEOUT_MS)
