@@ -174,16 +174,17 @@ with right:
     l = widgets.layer_selector(ctx)
     layer, W_O, b_O = tr.layers[l], tr.params.layers[l].W_O, tr.params.layers[l].b_O
     st.markdown("**" + ctx.t("where", l=l + 1, h=h, dh=dh, i=query) + "**")
-    st.latex(r"\text{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^{\top}}{s}\right) V_h:\quad "
-             + dims(T, T) + r" \cdot " + dims(T, dh) + " = " + dims(T, dh))
-    st.latex(r"\text{concat} = [\,\text{head}_1, \ldots, \text{head}_{" + str(h) + r"}\,]:\quad "
-             + str(h) + r" \times " + dims(T, dh) + r" \rightarrow " + dims(T, d))
-    st.latex(r"\text{attn\_out} = \text{concat} \cdot W_O" + (" + b_O" if b_O is not None else "")
-             + r":\quad " + dims(T, d) + r" \cdot " + dims(d, d)
-             + (r" + " + dims(d) if b_O is not None else "") + " = " + dims(T, d))
     if kp:
         st.caption(ctx.t("vit_row", names=names, N=N, T=T, first=prefix_names(cfg)[0], k=kp,
                          i=query, r=r))
+# the shapes at the page's full width: in the column they were drawn at half size on a tablet
+st.latex(r"\text{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^{\top}}{s}\right) V_h:\quad "
+         + dims(T, T) + r" \cdot " + dims(T, dh) + " = " + dims(T, dh))
+st.latex(r"\text{concat} = [\,\text{head}_1, \ldots, \text{head}_{" + str(h) + r"}\,]:\quad "
+         + str(h) + r" \times " + dims(T, dh) + r" \rightarrow " + dims(T, d))
+st.latex(r"\text{attn\_out} = \text{concat} \cdot W_O" + (" + b_O" if b_O is not None else "")
+         + r":\quad " + dims(T, d) + r" \cdot " + dims(d, d)
+         + (r" + " + dims(d) if b_O is not None else "") + " = " + dims(T, d))
 
 # --- every head's attention over the image, one figure ------------------------------------------
 st.subheader(ctx.t("grid"))
