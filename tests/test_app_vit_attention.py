@@ -290,7 +290,7 @@ def test_compare_ablates_a_vit_with_its_architecture_locked(vit, spies):
     off = float(re.search(r"Without PE: ([0-9.e+-]+)", words).group(1))
     on = float(re.search(r"With PE: ([0-9.e+-]+)", words).group(1))
     assert off < 1e-4 < 0.1 < on  # equivariance holds with CLS in front, and breaks with PE
-    assert "CLS column left out" in words or "The CLS column is left out" in words
+    assert "CLS column left out" in words and "The weight on CLS is left out" in words
 
 
 # --- the note's encoder shows none of it -----------------------------------------------------

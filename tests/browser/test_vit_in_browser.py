@@ -138,5 +138,5 @@ def test_the_explorer_moves_over_the_197_token_model(page, vit_url, vit_checkpoi
             assert same_to_3_digits(float(m.group(2)), weight), (text, weight)
             assert same_to_3_digits(float(m.group(3)), float(attn[n, 1 + CENTRE, 0])), text
     screenshot(page, "vit_explorer_multihead_hover")
-    assert page.locator(MAIN).get_by_text("The CLS column is left out").count() >= 1
+    assert page.locator(MAIN).get_by_text("The weight on CLS is left out").count() >= 1
     assert_no_errors(page)
