@@ -29,7 +29,7 @@ from encoder_core import (
 )
 from encoder_core.config import valid_patch_sizes
 
-from .cache import ComputeGate, LRUCache
+from .cache import ComputeGate, LRUCache, nbytes
 from .models import Model, checkpoint_paths, load_models
 from .settings import FINAL_STEP, Settings
 
@@ -38,7 +38,7 @@ DEFAULT_IMAGE = ROOT / "assets" / "default.jpg"
 DEFAULT_IMAGE_NAME = "Grace Hopper (built-in)"
 
 MAX_TRACES = 8  # traces kept per server, within MAX_TRACE_BYTES
-MAX_TRACE_BYTES = 768 * 2**20  # default trace ~127 MB with weights; d_model 1024 ~384
+MAX_TRACE_BYTES = 768 * 2**20  # without weights (trace_bytes): default ~55 MB, d_model 1024 ~95
 MAX_IMAGES = 8  # decoded images kept per server
 MAX_PARAMS = 8  # random weights kept per server, within MAX_PARAMS_BYTES
 MAX_PARAMS_BYTES = 512 * 2**20  # the default weights are ~73 MB; d_model 1024 ~289 MB
@@ -55,8 +55,17 @@ def _caches() -> dict[str, LRUCache]:
     gate = ComputeGate(MAX_COMPUTES)  # weights and traces are leaf computations: one gate
     return {"images": LRUCache(MAX_IMAGES),
             "params": LRUCache(MAX_PARAMS, max_bytes=MAX_PARAMS_BYTES, gate=gate),
-            "traces": LRUCache(MAX_TRACES, max_bytes=MAX_TRACE_BYTES, gate=gate),
+            "traces": LRUCache(MAX_TRACES, max_bytes=MAX_TRACE_BYTES, gate=gate,
+                               sizeof=trace_bytes),
             "derived": LRUCache(MAX_DERIVED), "payloads": LRUCache(MAX_PAYLOADS)}
+
+
+def trace_bytes(trace: EncoderTrace) -> int:
+    """A trace's own arrays, without its weights: those are the params cache's (or a loaded
+    model's), and the traces of one model's variants (Compare: without PE, shuffled) share
+    them; counted in each, four variants of a 12-layer d_model 384 model overflowed the
+    budget and evicted each other on every run."""
+    return nbytes(trace) - nbytes(trace.params)
 
 
 def caches() -> dict[str, LRUCache]:

@@ -3,6 +3,7 @@ keeps it however many learners arrive with their own settings."""
 
 from __future__ import annotations
 
+import numpy as np
 from apptest_helpers import ALL_PAGES, assert_clean, new_app
 
 from lens import compute
@@ -22,3 +23,16 @@ def test_the_warmed_trace_is_the_one_a_default_visit_uses_and_it_stays_pinned():
         cfg = Settings(d_model=32, n_heads=2, n_layers=1, seed=seed).to_config()
         compute.trace_for("other", warmed.image, cfg, compute.random_params(cfg), "random")
     assert any(t is warmed for t in traces._items.values())
+
+
+def test_a_traces_size_leaves_out_the_weights_it_shares_with_its_variants():
+    from encoder_core import EncoderConfig, encode, init_params
+    from lens import compute
+    from lens.cache import nbytes
+
+    cfg = EncoderConfig(image_size=32, patch_size=8, d_model=16, n_heads=2, n_layers=2, d_ff=32)
+    params = init_params(cfg)
+    image = np.random.default_rng(0).random((32, 32, 1), dtype=np.float32)
+    trace = encode(image, cfg, params)
+    assert compute.trace_bytes(trace) == nbytes(trace) - nbytes(params) > 0
+    assert compute.caches()["traces"]._sizeof is compute.trace_bytes
