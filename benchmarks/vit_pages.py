@@ -26,49 +26,25 @@ import time
 import urllib.parse
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # vit_dicts
 from load import Visit, cpu_seconds, session, started_server  # noqa: E402
 
 from lens.models import CHECKPOINTS_ENV  # noqa: E402  (load.py put the repository on the path)
 from lens.steps import ALL_PAGES  # noqa: E402
 
-VIT_S = dict(d=384, heads=6, layers=12, d_ff=1536, patch=16, grid=14, channels=3)
+# ViT-S/16's shapes in the test helper's terms (tests/vit_dicts.py: timm's key names)
+VIT_S = dict(d=384, C=3, P=16, grid=14, L=12, d_ff=1536, head=False)
 NOTE_SAME_SIZE = {"image_size": "224", "patch_size": "16", "d_model": "384", "n_heads": "6",
                   "n_layers": "12", "channels": "3"}
 
 
-def vit_s_state_dict(seed: int = 0) -> dict[str, np.ndarray]:
-    """Random weights under timm's key names with ViT-S/16's shapes ([out, in] Linear weights,
-    conv [d, C, P, P])."""
-    rng = np.random.default_rng(seed)
-    d, L, f, P, G, C = (VIT_S[k] for k in ("d", "layers", "d_ff", "patch", "grid", "channels"))
-
-    def r(*shape: int, scale: float = 0.02) -> np.ndarray:
-        return (rng.standard_normal(shape) * scale).astype(np.float32)
-
-    sd = {"patch_embed.proj.weight": r(d, C, P, P), "patch_embed.proj.bias": r(d),
-          "cls_token": r(1, 1, d), "pos_embed": r(1, G * G + 1, d),
-          "norm.weight": 1 + r(d), "norm.bias": r(d)}
-    for i in range(L):
-        b = f"blocks.{i}."
-        sd |= {b + "norm1.weight": 1 + r(d), b + "norm1.bias": r(d),
-               b + "attn.qkv.weight": r(3 * d, d), b + "attn.qkv.bias": r(3 * d),
-               b + "attn.proj.weight": r(d, d), b + "attn.proj.bias": r(d),
-               b + "norm2.weight": 1 + r(d), b + "norm2.bias": r(d),
-               b + "mlp.fc1.weight": r(f, d), b + "mlp.fc1.bias": r(f),
-               b + "mlp.fc2.weight": r(d, f), b + "mlp.fc2.bias": r(d)}
-    return sd
-
-
 def write_vit_s(folder: Path) -> Path:
-    """The checkpoint file (safetensors, written with the dev dependency `safetensors`)."""
-    from safetensors.numpy import save_file
+    """A random checkpoint with ViT-S/16's shapes (h = 384 / 64 = 6 by the loader's rule), as
+    .safetensors (written with the dev dependency `safetensors`)."""
+    from vit_dicts import write_timm_checkpoint
 
-    path = folder / "vit_s_bench.safetensors"
-    save_file(vit_s_state_dict(), str(path))
-    return path
+    return Path(write_timm_checkpoint(folder / "vit_s_bench.safetensors", **VIT_S))
 
 
 def page_names(chosen: str) -> list[str]:

@@ -3,6 +3,8 @@ each of the small configurations of `configs.TRACE_CONFIGS`."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from configs import SMALL, TRACE_CONFIGS, make_test_image  # tests/ is on the path
 
@@ -30,3 +32,25 @@ def vit_checkpoint(tmp_path_factory) -> str:
 
     folder = tmp_path_factory.mktemp("checkpoints")
     return write_timm_checkpoint(folder / "vit_tiny_test.safetensors", **SMALL_VIT)
+
+
+@pytest.fixture
+def serve_checkpoints(monkeypatch):
+    """A function that makes the app load these checkpoint files (as `scripts/app --checkpoint`
+    does) from now on in this test; the registry is re-read, and again after the test."""
+    from lens import compute
+    from lens.models import CHECKPOINTS_ENV
+
+    def serve(*paths: str) -> None:
+        monkeypatch.setenv(CHECKPOINTS_ENV, os.pathsep.join(map(str, paths)))
+        compute.clear_models()
+
+    yield serve
+    compute.clear_models()
+
+
+@pytest.fixture
+def with_checkpoint(serve_checkpoints, vit_checkpoint) -> str:
+    """The app with the small random ViT (`vit_checkpoint`, id "vit_tiny_test") loaded."""
+    serve_checkpoints(vit_checkpoint)
+    return vit_checkpoint

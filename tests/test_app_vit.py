@@ -13,13 +13,6 @@ from lens.models import CHECKPOINTS_ENV
 PAGE = "pages/12_vit.py"
 
 
-@pytest.fixture
-def with_checkpoint(monkeypatch, vit_checkpoint):
-    monkeypatch.setenv(CHECKPOINTS_ENV, vit_checkpoint)
-    compute.clear_models()
-    yield vit_checkpoint
-    compute.clear_models()
-
 
 def pictures(at) -> dict[str, bytes]:
     """Each picture's PNG by its download key (widgets.picture pairs them)."""

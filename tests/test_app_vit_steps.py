@@ -16,7 +16,6 @@ from apptest_helpers import assert_clean, new_app
 from encoder_core import encode, load_checkpoint
 from encoder_core.analysis import cosine_similarity, pipeline_steps
 from lens import compute
-from lens.models import CHECKPOINTS_ENV
 
 QUERY = 30  # patch 30: row 31 of the ViT's sequence, after CLS
 ROW = QUERY + 1
@@ -24,13 +23,6 @@ PATHS = {"overview": "pages/01_overview.py", "patches": "pages/02_patches.py",
          "embedding": "pages/03_embedding.py", "positional": "pages/04_positional.py",
          "addnorm": "pages/08_addnorm.py", "ffn": "pages/09_ffn.py"}
 
-
-@pytest.fixture
-def vit(monkeypatch, vit_checkpoint):
-    monkeypatch.setenv(CHECKPOINTS_ENV, vit_checkpoint)
-    compute.clear_models()
-    yield vit_checkpoint
-    compute.clear_models()
 
 
 @pytest.fixture(scope="module")
@@ -86,14 +78,15 @@ def comparison(at, field: str) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize("page", PATHS)
-def test_each_page_walks_the_vit_and_shows_pictures(vit, page):
+def test_each_page_walks_the_vit_and_shows_pictures(with_checkpoint, page):
     at = vit_page(page)
     assert at.session_state["weights"] == "vit_tiny_test"
     assert at.session_state["query"] == QUERY
     assert len(at.image) >= 1
 
 
-def test_the_overview_lists_the_vits_steps_in_the_order_it_runs_them(vit, vit_trace):
+@pytest.mark.usefixtures("with_checkpoint")
+def test_the_overview_lists_the_vits_steps_in_the_order_it_runs_them(vit_trace):
     at = vit_page("overview")
     steps = list(at.dataframe[0].value["step"])
     assert steps == ["pixel normalisation", "patches", "input embedding", "[CLS] prepended",
@@ -125,7 +118,8 @@ def test_the_overview_of_the_notes_encoder_keeps_its_post_norm_picture():
     assert "This Vision Transformer" not in texts(at) and "No [CLS] token" in texts(at)
 
 
-def test_patches_show_the_pixel_normalisation_with_the_models_statistics(vit, vit_trace):
+@pytest.mark.usefixtures("with_checkpoint")
+def test_patches_show_the_pixel_normalisation_with_the_models_statistics(vit_trace):
     at = vit_page("patches", patch_pick="0")
     at.number_input(key="patch_pick").set_value(QUERY).run()
     assert_clean(at)
@@ -148,7 +142,8 @@ def test_the_notes_patches_have_no_normalisation():
     assert "normalised" not in texts(at) and r"\text{pixels}_c" not in latex(at)
 
 
-def test_embedding_adds_b_E_and_shows_the_cls_row_before_the_patches(vit, vit_trace):
+@pytest.mark.usefixtures("with_checkpoint")
+def test_embedding_adds_b_E_and_shows_the_cls_row_before_the_patches(vit_trace):
     at = vit_page("embedding")
     j = 0
     tex = latex(at)
@@ -171,7 +166,8 @@ def test_the_notes_embedding_has_no_bias_and_no_cls():
     assert not any("[CLS]" in s.value for s in at.subheader)
 
 
-def test_positional_shows_the_learned_table_and_its_similarity_on_the_grid(vit, vit_trace):
+@pytest.mark.usefixtures("with_checkpoint")
+def test_positional_shows_the_learned_table_and_its_similarity_on_the_grid(vit_trace):
     at = vit_page("positional")
     text = texts(at)
     assert "learned" in text and "not computed from a formula" in text
@@ -192,7 +188,8 @@ def test_the_notes_positional_page_keeps_its_sines_and_cosines():
     assert "pos_embed" not in texts(at)
 
 
-def test_addnorm_walks_pre_norm_ln_first_then_add_then_the_final_norm(vit, vit_trace):
+@pytest.mark.usefixtures("with_checkpoint")
+def test_addnorm_walks_pre_norm_ln_first_then_add_then_the_final_norm(vit_trace):
     at = vit_page("addnorm")
     sub = [s.value for s in at.subheader]
     order = [next(i for i, s in enumerate(sub) if s.startswith(p)) for p in
@@ -224,7 +221,8 @@ def test_the_notes_addnorm_stays_post_norm():
     assert r"\text{ln\_1.out} = \mathrm{LayerNorm}(x + \text{attn\_out})" in latex(at)
 
 
-def test_ffn_shows_gelu_its_biases_and_reads_ln_2_of_the_query_row(vit, vit_trace):
+@pytest.mark.usefixtures("with_checkpoint")
+def test_ffn_shows_gelu_its_biases_and_reads_ln_2_of_the_query_row(vit_trace):
     at = vit_page("ffn")
     tex = latex(at)
     assert r"\mathrm{GELU}(x \cdot W_1 + b_1)" in tex and r"\mathrm{erf}" in tex
@@ -249,7 +247,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.mark.parametrize("page", PATHS)
-def test_the_vit_pages_speak_chinese_too(vit, page):
+def test_the_vit_pages_speak_chinese_too(with_checkpoint, page):
     at = vit_page(page, lang="zh")
     shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
     shown = [t for t in shown if t.strip() and not t.strip().startswith(("$", "<div"))]
@@ -260,7 +258,7 @@ def test_the_vit_pages_speak_chinese_too(vit, page):
 
 
 @pytest.mark.parametrize("page", PATHS)
-def test_the_vit_pages_figures_and_formulas_are_in_chinese(vit, page, monkeypatch):
+def test_the_vit_pages_figures_and_formulas_are_in_chinese(with_checkpoint, page, monkeypatch):
     """Every text the ViT's own parts put in a picture or a formula's \\text{…}, in 中文."""
     from test_app_figure_texts import LATEX_TEXT, english_words, leaks
 
@@ -283,16 +281,14 @@ def test_the_vit_pages_figures_and_formulas_are_in_chinese(vit, page, monkeypatc
 
 
 @pytest.fixture
-def vit_ls(monkeypatch, tmp_path):
+def vit_ls(serve_checkpoints, tmp_path):
     """A DeiT-like model with LayerScale, [DIST] and two registers (no position for them)."""
     from vit_dicts import SMALL_VIT, write_timm_checkpoint
 
     path = write_timm_checkpoint(tmp_path / "vit_ls_reg.safetensors",
                                  **{**SMALL_VIT, "L": 1}, dist=True, reg=2, layer_scale=True)
-    monkeypatch.setenv(CHECKPOINTS_ENV, path)
-    compute.clear_models()
-    yield path
-    compute.clear_models()
+    serve_checkpoints(path)
+    return path
 
 
 @pytest.mark.parametrize("page", PATHS)

@@ -13,14 +13,6 @@ from lens.serve import split_checkpoints
 from lens.settings import Settings
 
 
-@pytest.fixture
-def with_checkpoint(monkeypatch, vit_checkpoint):
-    monkeypatch.setenv(CHECKPOINTS_ENV, vit_checkpoint)
-    compute.clear_models()
-    yield vit_checkpoint
-    compute.clear_models()
-
-
 def test_model_ids_are_link_safe_unique_and_never_the_note_encoders():
     assert model_id("/x/ViT-S 16.safetensors") == "vit-s_16"
     assert model_id("/x/dino-vits16/model.safetensors") == "dino-vits16"
