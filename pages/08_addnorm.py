@@ -157,6 +157,19 @@ cfg, tr = ctx.cfg, ctx.trace
 N, d = cfg.n_tokens, cfg.d_model
 
 
+def ln_1_by_hand(x_row, x_name: str, row: int, k: int, title: str, layer: int) -> None:
+    """LN_1 of layer `layer` on one row [d], written out (mean, variance, x̂, γ, β against the
+    trace, entry k highlighted), and the row before and after normalising as bars."""
+    lt, lp = tr.layers[layer], tr.params.layers[layer]
+    terms = layer_norm_terms(x_row, lp.gamma_1, lp.beta_1, cfg.ln_eps)
+    blocks_rows.layer_norm_row(ctx, terms, lp.gamma_1, lp.beta_1, cfg.ln_eps, k, lt.ln_1, row,
+                               f"layers[{layer}].ln_1")
+    widgets.picture(ctx, "bars", [terms.x, terms.normed],
+                    [f"{x_name}[{row}]  [{d}]", f"ln_1.normed[{row}] = x̂  [{d}]"],
+                    ctx.t("feature_k"), ["x", "x̂"], title,
+                    highlight=k, key="row")
+
+
 def pre_norm() -> None:
     """Pre-norm (a ViT): LN_1 of x, the sub-layer on the normalised copy, x + attn_out; the
     final LayerNorm."""
@@ -233,13 +246,7 @@ def pre_norm() -> None:
 
     # --- 4 · one row of LN_1 by hand ----------------------------------------------------------
     st.subheader(ctx.t("pre_by_hand", i=query, row=row, l=layer + 1))
-    terms = layer_norm_terms(x[row], lp.gamma_1, lp.beta_1, cfg.ln_eps)
-    blocks_rows.layer_norm_row(ctx, terms, lp.gamma_1, lp.beta_1, cfg.ln_eps, k, lt.ln_1, row,
-                               f"layers[{layer}].ln_1")
-    widgets.picture(ctx, "bars", [terms.x, terms.normed],
-                    [f"x[{row}]  [{d}]", f"ln_1.normed[{row}] = x̂  [{d}]"],
-                    ctx.t("feature_k"), ["x", "x̂"], ctx.t("pre_row_title", row=row),
-                    highlight=k, key="row")
+    ln_1_by_hand(x[row], "x", row, k, ctx.t("pre_row_title", row=row), layer)
 
     # --- 5 · the final LayerNorm --------------------------------------------------------------
     st.subheader(ctx.t("final_title"))
@@ -345,14 +352,8 @@ with right:
 
 # --- 5 · one position by hand ---------------------------------------------------------------
 st.subheader(ctx.t("by_hand", i=query, l=layer + 1))
-terms = layer_norm_terms(lt.resid_1[query], lp.gamma_1, lp.beta_1, cfg.ln_eps)
 left, _ = st.columns([1, 1])
 k = int(left.number_input(ctx.t("pick_k"), 0, d - 1, 0, step=1, key="ln_feature"))
-blocks_rows.layer_norm_row(ctx, terms, lp.gamma_1, lp.beta_1, cfg.ln_eps, k, lt.ln_1, query,
-                           f"layers[{layer}].ln_1")
-widgets.picture(ctx, "bars", [terms.x, terms.normed],
-                [f"resid_1[{query}]  [{d}]", f"ln_1.normed[{query}] = x̂  [{d}]"],
-                ctx.t("feature_k"), ["x", "x̂"], ctx.t("row_title", i=query),
-                highlight=k, key="row")
+ln_1_by_hand(lt.resid_1[query], "resid_1", query, k, ctx.t("row_title", i=query), layer)
 
 chrome.footer(ctx)
