@@ -564,12 +564,12 @@ def test_attention_maps_mark_the_uniform_weight_on_their_colour_bar(kind):
     args, kwargs = KINDS[kind]
     pic = builder(kind)(*args, **kwargs, vmax=0.5, uniform=1 / 16)
     cb = pic.colourbar
-    assert cb.marks == ((1 / 16, "1/N"),)
+    assert cb.marks == ((1 / 16, "1/16"),)  # N = 16 keys
     img = pixels(figures.png(pic))
     bx, by, bw, bh = cb.box
     row = round(by + (cb.vmax - 1 / 16) / (cb.vmax - cb.vmin) * bh)
     assert (img[row, bx:bx + bw] == raster.rgb255(figures.QUERY_COLOUR)).all()
-    assert (img[row - 3:row + 4, bx - 25:bx - 3] < 120).any()  # "1/N" written left of it
+    assert (img[row - 3:row + 4, bx - 25:bx - 3] < 120).any()  # "1/16" written left of it
     plain = builder(kind)(*args, **kwargs, vmax=0.5)
     assert plain.colourbar.marks == ()
     assert not (pixels(figures.png(plain))[row, bx:bx + bw]

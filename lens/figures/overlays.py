@@ -14,6 +14,11 @@ from .raster import ColourBar, Panel, Picture, Rect, lut, png, rgb255
 from .style import DPI, OVERLAY_CMAP, QUERY_COLOUR
 
 
+def uniform_label(uniform: float) -> str:
+    """The even weight's mark on a colour bar: "1/197" for 1/197 (the explorer writes it so)."""
+    return f"1/{round(1 / uniform)}"
+
+
 def overlay_rgb(grey: np.ndarray, weights: np.ndarray, vmax: float,
                 alpha: float = 0.6) -> np.ndarray:
     """A map over the patch grid, nearest-upsampled to the image and blended on it with an
@@ -96,7 +101,8 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
                             rects=_query_rect(query, G, S // G, 2)))
     bar = ColourBar((W - right + 25, top, 13, nrows * side + (nrows - 1) * gap_h), OVERLAY_CMAP,
                     0.0, vmax, label=colorbar_label,
-                    marks=() if uniform is None else ((uniform, "1/N"),)) if k else None
+                    marks=() if uniform is None else ((uniform, uniform_label(uniform)),)
+                    ) if k else None
     return Picture((W, H), tuple(panels), bar, title=title, title_pt=11, row_filter="up")
 
 
@@ -149,7 +155,7 @@ def attention_table_picture(image: np.ndarray, maps: np.ndarray, title: str, *,
     height = nrows * side + (nrows - 1) * gap
     bar = ColourBar((W - right + 25, top, 13, height), OVERLAY_CMAP, 0.0, vmax,
                     label=colorbar_label, label_pt=11, tick_pt=10,
-                    marks=() if uniform is None else ((uniform, "1/N"),))
+                    marks=() if uniform is None else ((uniform, uniform_label(uniform)),))
     return Picture((W, H), panels, bar, title=title, title_pt=12, row_filter="up")
 
 
