@@ -50,12 +50,6 @@ def on_grid(values: np.ndarray, grid_size: int) -> np.ndarray:
     return values.reshape(*values.shape[:-1], grid_size, grid_size)
 
 
-def prefix_roles(cls_token: bool, dist_token: bool, n_registers: int) -> list[str]:
-    """What each prefix row is, in the sequence's order: "cls", "dist", then "reg" per
-    register (ViT's [cls, dist, registers…]). Returns n_prefix names."""
-    return ["cls"] * int(cls_token) + ["dist"] * int(dist_token) + ["reg"] * n_registers
-
-
 def scale_to_max(maps: np.ndarray) -> np.ndarray:
     """Each map divided by its largest value (a map of zeros stays zeros), so maps of very
     different peaks share one colour scale. [..., N] -> [..., N] float64, each max 1 or 0."""
@@ -81,12 +75,6 @@ def cls_attention(attn: np.ndarray, n_prefix: int) -> np.ndarray:
     """
     _require_cls(n_prefix)
     return patch_values(attn[:, 0, :], n_prefix)
-
-
-def prefix_share(attn_rows: np.ndarray, n_prefix: int) -> np.ndarray:
-    """The weight a row puts on the prefix tokens, Σ_{j < n_prefix} attn[..., j]: what a map
-    over the patch grid leaves out. [..., T] -> [...] float64."""
-    return np.asarray(attn_rows, dtype=np.float64)[..., :n_prefix].sum(axis=-1)
 
 
 def patch_attention(attn: np.ndarray, n_prefix: int, query_patch: int) -> np.ndarray:

@@ -5,6 +5,8 @@ fusion), the layer × head grid of CLS attention, attention from any patch, the 
 import numpy as np
 import streamlit as st
 
+from encoder_core import prefix_names
+from encoder_core.analysis import prefix_share
 from encoder_core.vit_views import (
     DINO_KEEP,
     HEAD_FUSIONS,
@@ -18,8 +20,6 @@ from encoder_core.vit_views import (
     on_grid,
     patch_attention,
     patch_values,
-    prefix_roles,
-    prefix_share,
     rollout_cls_map,
     scale_to_max,
     token_norms,
@@ -51,7 +51,6 @@ TEXT = {
         "no place on the image and are listed beside the maps instead.",
         "{model}：{T} 个词元 = {prefix} + {N} 个图像块（{G} × {G}）。下面每张图都摆在图像块网格上，"
         "所以只显示图像块所在的列：前缀词元（{prefix}）在图像上没有位置，改为列在图旁。"),
-    "role_cls": ("[CLS]", "[CLS]"), "role_dist": ("[DIST]", "[DIST]"),
     "role_reg": ("register {k}", "寄存器 {k}"),
     "head_n": ("head {n}", "头 {n}"),
     "weight": ("attention weight", "注意力权重"),
@@ -175,10 +174,9 @@ if not cfg.cls_token:  # the note's encoder (or a checkpoint without [CLS]): say
     st.stop()
 
 n, N, G, L, H = cfg.n_prefix, cfg.n_tokens, cfg.grid_size, cfg.n_layers, cfg.n_heads
-roles = prefix_roles(cfg.cls_token, cfg.dist_token, cfg.n_registers)
-prefix_names = [ctx.t(f"role_{r}", k=k - roles.index("reg") + 1 if r == "reg" else 0)
-                for k, r in enumerate(roles)]
-prefix_text = ", ".join(prefix_names)
+prefix_labels = [ctx.t("role_reg", k=name[3:]) if name.startswith("REG") else f"[{name}]"
+                 for name in prefix_names(cfg)]  # "[CLS]", "[DIST]", "register 1", …
+prefix_text = ", ".join(prefix_labels)
 model_name = ctx.model.name if ctx.model is not None else ctx.weights
 st.write(ctx.t("intro", model=model_name, T=cfg.seq_len, prefix=prefix_text, N=N, G=G))
 cls_maps = ctx.derived("vit/cls", lambda: np.stack(  # [L, h, N]
@@ -299,7 +297,7 @@ widgets.picture(ctx, "attention_table", tr.image, on_grid(on_patches, G)[None, N
 with c2:
     st.markdown(ctx.t("norm_prefix"))
     st.markdown("\n".join(f"- {literal(name)}: {norms[after, i]:.2f}"
-                          for i, name in enumerate(prefix_names)))
+                          for i, name in enumerate(prefix_labels)))
     biggest = int(np.argmax(on_patches))
     st.markdown(ctx.t("norm_patches", med=float(np.median(on_patches)),
                       top=float(on_patches[biggest]), i=biggest))

@@ -11,7 +11,7 @@ import pytest
 from configs import SMALL, VIT
 
 from encoder_core import EncoderConfig, encode, init_params
-from encoder_core.analysis import attention_rollout
+from encoder_core.analysis import attention_rollout, prefix_share
 from encoder_core.vit_views import (
     attention_rollout_row,
     attention_rollout_vit,
@@ -27,8 +27,6 @@ from encoder_core.vit_views import (
     patch_attention,
     patch_values,
     position_similarity,
-    prefix_roles,
-    prefix_share,
     rollout_cls_map,
     rollout_step,
     scale_to_max,
@@ -340,13 +338,6 @@ def test_kept_share_reaches_the_fraction_asked():
 def test_scale_to_max_gives_each_map_a_top_of_1():
     maps = np.array([[1.0, 4.0, 2.0], [0.0, 0.0, 0.0], [0.5, 0.25, 0.5]])
     np.testing.assert_array_equal(scale_to_max(maps), [[0.25, 1, 0.5], [0, 0, 0], [1, 0.5, 1]])
-
-
-def test_prefix_roles_follow_the_sequence_order(vit_trace):
-    cfg = vit_trace.config
-    roles = prefix_roles(cfg.cls_token, cfg.dist_token, cfg.n_registers)
-    assert roles == ["cls", "dist", "reg", "reg"] and len(roles) == cfg.n_prefix
-    assert prefix_roles(False, False, 0) == []
 
 
 def test_prefix_share_is_what_the_grid_map_leaves_out(vit_trace):
