@@ -17,7 +17,6 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from lens import widgets
 from lens.compute import caches
 from lens.steps import ALL_PAGES
 
@@ -26,9 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def clear_caches() -> None:
     """Forget traces and pictures, so each page's measurements start cold."""
-    for cache in caches().values():
+    for cache in caches().values():  # pictures included
         cache.clear()
-    widgets.render.clear()
 
 
 def timed(at: AppTest) -> float:

@@ -175,23 +175,20 @@ def main() -> None:
 
     from streamlit.testing.v1 import AppTest
 
-    from lens import widgets
     from lens.compute import caches
 
     at = AppTest.from_file(str(args.repo / "app.py"), default_timeout=600)
     at.run()
     at.switch_page("pages/10_stack.py")
     at.run()  # imports and the default trace: not a new-settings visit
-    clear_pictures = widgets.render.clear  # before --breakdown wraps render
     parts = breakdown() if args.breakdown else {}
     cpu, wall = [], []
     profiler = cProfile.Profile() if args.profile else None
     if profiler:  # the script runs in AppTest's own thread: profile the threads it starts
         threading.setprofile(lambda *_: profiler.enable())
     for k in range(args.visits):
-        for cache in caches().values():
+        for cache in caches().values():  # pictures included
             cache.clear()
-        clear_pictures()
         at.sidebar.number_input(key="seed").set_value(1000 + k)
         t0, w0 = time.process_time(), time.perf_counter()
         at.run()

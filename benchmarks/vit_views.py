@@ -95,14 +95,12 @@ def core_and_pictures(path: str, repeat: int) -> None:
 def page_latency(path: str, repeat: int) -> None:
     from streamlit.testing.v1 import AppTest
 
-    from lens import widgets
     from lens.models import CHECKPOINTS_ENV
 
     os.environ[CHECKPOINTS_ENV] = path
     compute.clear_models()
-    for cache in compute.caches().values():
+    for cache in compute.caches().values():  # pictures included
         cache.clear()
-    widgets.render.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
     at.query_params["weights"] = Path(path).stem
     at.run()

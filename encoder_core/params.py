@@ -157,6 +157,16 @@ def normal_init(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.standard_normal(shape, dtype=np.float32) * np.float32(NORMAL_STD)
 
 
+def read_only(a: np.ndarray) -> np.ndarray:
+    """Make `a` read-only, in place, and the arrays it is a view of, so that no other name can
+    change its values either; returns `a`."""
+    view = a
+    while isinstance(view, np.ndarray):
+        view.flags.writeable = False
+        view = view.base
+    return a
+
+
 def init_params(cfg: EncoderConfig) -> EncoderParams:
     """Seeded parameters: Glorot-uniform weights, γ = 1, β = 0, zero biases; every array
     float32, C-contiguous and read-only (fresh arrays: no copy needed to freeze them).
@@ -177,7 +187,7 @@ def init_params(cfg: EncoderConfig) -> EncoderParams:
             fill = {"gamma": 1.0, "ls": LAYER_SCALE_INIT}.get(name.split("_")[0], 0.0)
             values[name] = np.full(shapes[name], fill, dtype=np.float32)
         for a in values.values():
-            a.flags.writeable = False
+            read_only(a)
         layers.append(LayerParams(**values))
     extra = {}
     for name in encoder_optional_names(cfg):
@@ -187,7 +197,7 @@ def init_params(cfg: EncoderConfig) -> EncoderParams:
             fill = 1.0 if name == "norm_gamma" else 0.0
             extra[name] = np.full(shapes[name], fill, dtype=np.float32)
     for a in (W_E, *extra.values()):
-        a.flags.writeable = False
+        read_only(a)
     return EncoderParams(W_E=W_E, layers=tuple(layers), **extra)
 
 

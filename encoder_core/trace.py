@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields, is_dataclass
 import numpy as np
 
 from .config import EncoderConfig
-from .params import EncoderParams
+from .params import EncoderParams, read_only
 
 
 @dataclass(frozen=True)
@@ -73,11 +73,12 @@ class EncoderTrace:
 
 
 def freeze(obj):
-    """Make every array in a (nested) trace dataclass read-only, in place; returns obj."""
+    """Make every array in a (nested) trace dataclass read-only, in place, and the arrays it is a
+    view of (so that no other name can change its values); returns obj."""
     for f in fields(obj):
         value = getattr(obj, f.name)
         if isinstance(value, np.ndarray):
-            value.flags.writeable = False
+            read_only(value)
         elif is_dataclass(value) and not isinstance(value, (EncoderConfig, EncoderParams)):
             freeze(value)
         elif isinstance(value, tuple):

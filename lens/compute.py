@@ -44,6 +44,8 @@ MAX_PARAMS = 8  # random weights kept per server, within MAX_PARAMS_BYTES
 MAX_PARAMS_BYTES = 512 * 2**20  # the default weights are ~73 MB; d_model 1024 ~289 MB
 MAX_DERIVED = 32  # derived quantities (rollout, head statistics, scaling demo) kept per server
 MAX_PAYLOADS = 16  # explorer payloads (≤ 4 MB each: explorer.MAX_BYTES) kept per server
+MAX_PICTURES = 400  # rendered PNGs kept per server, within MAX_PICTURE_BYTES
+MAX_PICTURE_BYTES = 128 * 2**20  # a heatmap is 20–200 kB
 # Weights or forward passes computed at once (each may take hundreds of MB); the environment
 # variable is for measuring other limits with benchmarks/load.py.
 MAX_COMPUTES = int(os.environ.get("ENCODER_LENS_MAX_COMPUTES", "1"))
@@ -57,7 +59,8 @@ def _caches() -> dict[str, LRUCache]:
             "params": LRUCache(MAX_PARAMS, max_bytes=MAX_PARAMS_BYTES, gate=gate),
             "traces": LRUCache(MAX_TRACES, max_bytes=MAX_TRACE_BYTES, gate=gate,
                                sizeof=trace_bytes),
-            "derived": LRUCache(MAX_DERIVED), "payloads": LRUCache(MAX_PAYLOADS)}
+            "derived": LRUCache(MAX_DERIVED), "payloads": LRUCache(MAX_PAYLOADS),
+            "pictures": LRUCache(MAX_PICTURES, max_bytes=MAX_PICTURE_BYTES, sizeof=len)}
 
 
 def trace_bytes(trace: EncoderTrace) -> int:
@@ -152,6 +155,12 @@ def payload(key: Hashable, compute: Callable[[], bytes]) -> bytes:
     """An explorer payload, built once per key (which names the trace, the maps, the query and
     the language) instead of hashing its arrays on every run."""
     return caches()["payloads"].get_or_compute(key, compute)
+
+
+def picture(key: Hashable, compute: Callable[[], bytes]) -> bytes:
+    """A rendered picture's PNG bytes, drawn once per key (`widgets.render` makes the key from
+    the figure's arguments) however many sessions ask for it at the same moment."""
+    return caches()["pictures"].get_or_compute(key, compute)
 
 
 def sample_png(seed: int) -> bytes:

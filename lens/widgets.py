@@ -3,7 +3,7 @@ query patch (the explorer's picture, or row / column inputs), the layer and head
 note's original text, PNG download buttons.
 
 Pictures are rendered by `lens.figures` and cached by content, so a rerun that shows the same
-arrays costs a hash, not a redraw.
+arrays costs a look-up, not a redraw.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import streamlit as st
 from encoder_core import prefix_names
 
 from . import compute, explorer, figures, keys
+from .cache import value_key
 from .context import PageContext
 from .note import note_markdown
 from .session import sync_url
@@ -24,10 +25,12 @@ from .session import sync_url
 WINDOW = 32  # side of the number window
 
 
-@st.cache_data(max_entries=400, show_spinner=False)
 def render(kind: str, *args, **kwargs) -> bytes:
-    """PNG bytes of `figures.<kind>(*args, **kwargs)`, cached by the arguments' content."""
-    return getattr(figures, kind)(*args, **kwargs)
+    """PNG bytes of `figures.<kind>(*args, **kwargs)`, cached by the arguments' content
+    (`value_key`: a trace's arrays are digested once, not on every rerun) in the server's
+    picture cache, which draws each picture once however many sessions ask for it at once."""
+    key = (kind, value_key(args), value_key(kwargs))
+    return compute.picture(key, lambda: getattr(figures, kind)(*args, **kwargs))
 
 
 def picture(ctx: PageContext, kind: str, *args, key: str, caption: str | None = None,

@@ -9,7 +9,15 @@ import time
 import numpy as np
 import pytest
 
-from lens.cache import ComputeGate, LRUCache, nbytes
+from lens.cache import (
+    _DIGESTS,
+    ComputeGate,
+    LRUCache,
+    array_digest,
+    frozen,
+    nbytes,
+    value_key,
+)
 
 THREADS = 20
 JOIN_S = 30  # bounded joins: a deadlock fails the test instead of hanging it
@@ -206,3 +214,53 @@ def test_a_stopped_computation_is_not_passed_on_a_waiter_computes_the_key_instea
     for t in (t1, t2):
         t.join(timeout=JOIN_S)
     assert outcome == {"first": "stopped", "second": "computed by the waiter"}
+
+
+# --- array_digest: the pictures' cache key for arrays ------------------------------------------
+def test_array_digest_reads_every_value_where_streamlit_samples():
+    """Over 500,000 values Streamlit's hashing samples 100,000; one changed value elsewhere
+    must still give another digest (another picture)."""
+    a = np.zeros(600_000, dtype=np.float32)
+    b = a.copy()
+    b[-1] = 1e-7
+    assert array_digest(a) != array_digest(b)
+    assert array_digest(a) == array_digest(a.copy())
+    assert array_digest(a) != array_digest(a.reshape(1000, 600))  # shape counts
+    assert array_digest(a) != array_digest(a.astype(np.float64))  # dtype counts
+    assert array_digest(a[::2]) == array_digest(np.ascontiguousarray(a[::2]))
+
+
+def test_a_frozen_array_is_digested_once_and_forgotten_with_it():
+    a = np.arange(12.0).reshape(3, 4).copy()  # owns its memory
+    a.flags.writeable = False
+    first = array_digest(a)
+    assert _DIGESTS[id(a)][1] == first
+    _DIGESTS[id(a)] = (_DIGESTS[id(a)][0], b"remembered")  # a second call does not re-read
+    assert array_digest(a) == b"remembered"
+    key = id(a)
+    del a
+    assert key not in _DIGESTS
+
+
+def test_a_writeable_array_or_a_view_of_one_is_digested_every_time():
+    base = np.zeros((4, 4))
+    view = base[1:]
+    view.flags.writeable = False  # read-only, but its base is not
+    assert frozen(base) is False and frozen(view) is False
+    before = array_digest(view)
+    base[2, 2] = 5.0
+    assert array_digest(view) != before
+    assert id(view) not in _DIGESTS and id(base) not in _DIGESTS
+    base.flags.writeable = False
+    assert frozen(view) is True
+
+
+def test_value_key_keeps_apart_what_differs_and_together_what_does_not():
+    a = np.arange(6.0).reshape(2, 3).copy()
+    assert value_key((a, "t", {"vmax": 1.0, "prefix": ["CLS"]})) == \
+        value_key((a.copy(), "t", {"prefix": ["CLS"], "vmax": 1.0}))
+    assert value_key((a,)) != value_key((a + 1,))
+    assert len({value_key(v) for v in (1, 1.0, True, "1", (1,), [1])}) == 6
+    assert value_key(np.float32(0.5)) != value_key(0.5)
+    with pytest.raises(TypeError):
+        value_key({1, 2})  # a set: neither an array, a sequence nor hashable by content

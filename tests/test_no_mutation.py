@@ -3,8 +3,9 @@
 Every public function of encoder_core is called twice on fresh inputs: once with every array
 argument read-only (`flags.writeable = False`, so a write would raise), once with writable
 arrays that must come back with the same values and still writable. Arrays inside arguments
-count too (LayerParams, EncoderParams, lists of arrays, dataclasses of terms). The one
-exception is `trace.freeze`, whose job is to make the trace it is given read-only.
+count too (LayerParams, EncoderParams, lists of arrays, dataclasses of terms). The two
+exceptions are `trace.freeze` and `params.read_only`, whose job is to make what they are given
+read-only.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ VIT = CFG.replace(norm_first=True, cls_token=True, dist_token=True, n_registers=
                   position="learned", patch_bias=True, qkv_bias=True, proj_bias=True,
                   activation="gelu", final_norm=True, layer_scale=True, channels=3,
                   pixel_mean=(0.5, 0.4, 0.3), pixel_std=(0.2, 0.25, 0.3))
-CHANGES_FLAGS = {"trace.freeze"}  # makes its argument read-only: that is what it is for
+# make their argument read-only: that is what they are for
+CHANGES_FLAGS = {"trace.freeze", "params.read_only"}
 
 
 def rng() -> np.random.Generator:
@@ -203,6 +205,7 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "params.encoder_optional_names": lambda: ((CFG,), {}),
     "params.layer_optional_names": lambda: ((CFG,), {}),
     "params.freeze_params": lambda: ((writable_params(),), {}),
+    "params.read_only": lambda: ((a(N, D)[1:],), {}),
     "params.check_params": lambda: ((writable_params(), CFG), {}),
     "params.params_to_arrays": lambda: ((writable_params(),), {}),
     "params.params_from_arrays": lambda: ((params.params_to_arrays(writable_params()), CFG), {}),

@@ -51,6 +51,15 @@ def test_trace_arrays_are_read_only(trace):
     assert "layers[0].ln_1.normed" in names and "layers[0].attn" in names
 
 
+def test_no_trace_array_is_a_view_of_a_writeable_array(trace):
+    """A read-only view of a writeable array could still change through its base: the pictures'
+    cache remembers a frozen array's digest (lens.cache.array_digest), so none may."""
+    from lens.cache import frozen
+
+    loose = [name for name, array in all_trace_arrays(trace) if not frozen(array)]
+    assert not loose, loose
+
+
 def test_trace_arrays_are_float32(trace):
     for name, array in all_trace_arrays(trace):
         assert array.dtype == np.float32, f"{name} has dtype {array.dtype}"

@@ -1,5 +1,6 @@
-"""lens.widgets: the number window is built only while its expander is open (a closed one costs
-nothing to send), and shows the matrix's numbers when opened."""
+"""lens.widgets: pictures are drawn once per content; the number window is built only while its
+expander is open (a closed one costs nothing to send), and shows the matrix's numbers when
+opened."""
 
 from __future__ import annotations
 
@@ -7,6 +8,30 @@ import numpy as np
 from apptest_helpers import ALL_PAGES, SMALL, assert_clean, new_app
 
 from encoder_core import positional_encoding
+
+
+def test_a_picture_is_drawn_once_per_content_and_again_when_a_value_changes(monkeypatch):
+    from lens import compute, figures, widgets
+
+    compute.caches()["pictures"].clear()
+    drawn = []
+
+    def probe(m, title, *, vmax=None):
+        drawn.append((float(m.sum()), title, vmax))
+        return f"png {len(drawn)}".encode()
+
+    monkeypatch.setattr(figures, "probe", probe, raising=False)
+    m = np.zeros((600, 1000), dtype=np.float32)
+    m.flags.writeable = False
+    first = widgets.render("probe", m, "t", vmax=1.0)
+    assert widgets.render("probe", m, "t", vmax=1.0) == first  # the same array
+    assert widgets.render("probe", m.copy(), "t", vmax=1.0) == first  # equal content
+    changed = m.copy()
+    changed[-1, -1] = 1.0  # one value of 600,000: Streamlit's hashing would sample past it
+    assert widgets.render("probe", changed, "t", vmax=1.0) != first
+    assert widgets.render("probe", m, "t", vmax=2.0) != first
+    assert widgets.render("probe", m, "u", vmax=1.0) != first
+    assert len(drawn) == 4
 
 
 def test_the_number_window_is_built_only_when_its_expander_is_open():
