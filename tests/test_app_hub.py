@@ -46,10 +46,24 @@ def weights_bytes(tmp_path_factory) -> bytes:
     return vit_bytes(tmp_path_factory.mktemp("vit"))
 
 
-def run(lang: str = "en") -> AppTest:
+def run(lang: str = "en", *, open_: bool = True) -> AppTest:
+    """The script, with the download expander opened by the learner (or left folded)."""
     at = AppTest.from_string(SCRIPT, default_timeout=60)
     at.query_params["lang"] = lang
+    if open_:
+        at.session_state[hub_ui.OPEN] = True
     return at.run()
+
+
+def test_folded_the_expander_sends_nothing_inside(cache, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = run(open_=False)
+    assert not at.exception
+    assert at.sidebar.expander[0].label == "Download a model"
+    assert not at.sidebar.button and not at.sidebar.caption
+    at.session_state[hub_ui.OPEN] = True  # the learner opens it
+    at.run()
+    assert [b.key for b in at.sidebar.button] == [hub_ui.button_key(m) for m in hub.MODELS]
 
 
 def weights_shown(at: AppTest) -> str:
