@@ -17,6 +17,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from lens import keys
 from lens.compute import caches
 from lens.steps import ALL_PAGES
 
@@ -48,6 +49,7 @@ def main() -> None:
         clear_caches()
         k = 0
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+        at.session_state[keys.ADVANCED] = True  # its controls exist only while it is open
         at.run()
         at.switch_page(path)
         cold = timed(at)

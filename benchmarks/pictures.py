@@ -175,9 +175,11 @@ def main() -> None:
 
     from streamlit.testing.v1 import AppTest
 
+    from lens import keys
     from lens.compute import caches
 
     at = AppTest.from_file(str(args.repo / "app.py"), default_timeout=600)
+    at.session_state[keys.ADVANCED] = True  # its controls exist only while it is open
     at.run()
     at.switch_page("pages/10_stack.py")
     at.run()  # imports and the default trace: not a new-settings visit

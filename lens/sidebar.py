@@ -48,8 +48,12 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
     download_controls(t, s.lang)
     if keys.ADVANCED in st.session_state:  # stays open across reruns and pages once opened
         st.session_state[keys.ADVANCED] = st.session_state[keys.ADVANCED]
-    with sb.expander(t("advanced"), key=keys.ADVANCED):  # folded on a first visit
-        _architecture_controls(s, t, locked)
+    # Folded on a first visit, and its eleven controls built only while it is open (opening it
+    # reruns the page): their values live in the session state either way (lens.session).
+    box = sb.expander(t("advanced"), key=keys.ADVANCED, on_change="rerun")
+    if box.open:
+        with box:
+            _architecture_controls(s, t, locked)
     sb.button(t("reset"), on_click=reset_settings)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from lens import compute
+from lens import compute, keys
 from lens.steps import ALL_PAGES as PAGES
 
 APP = str(compute.ROOT / "app.py")
@@ -18,11 +18,14 @@ SMALL = {"image_size": "64", "patch_size": "16", "d_model": "32", "n_heads": "2"
          "n_layers": "2"}
 
 
-def new_app(**query: str) -> AppTest:
-    """An app (not yet run) opened with a link carrying `query`."""
+def new_app(*, advanced: bool = True, **query: str) -> AppTest:
+    """An app (not yet run) opened with a link carrying `query`, its sidebar's architecture
+    controls open (`advanced`: they are built only while their expander is)."""
     at = AppTest.from_file(APP, default_timeout=180)
     for k, v in query.items():
         at.query_params[k] = v
+    if advanced:
+        at.session_state[keys.ADVANCED] = True
     return at
 
 

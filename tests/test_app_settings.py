@@ -22,6 +22,28 @@ def test_settings_persist_when_switching_pages():
         assert at.sidebar.select_slider(key="d_model").value == 64
 
 
+def test_folded_architecture_controls_are_not_built_and_their_settings_hold():
+    """A first visit sends the expander alone; the link's settings and changes made while it
+    was open survive folding it, reruns and page switches."""
+    at = new_app(advanced=False, **{**SMALL, "d_model": "64"})
+    at.run()
+    assert_clean(at)
+    assert not at.sidebar.select_slider and not at.sidebar.slider and not at.sidebar.toggle
+    assert at.session_state["d_model"] == 64
+    at.session_state["sidebar_advanced"] = True  # the learner opens it
+    at.run()
+    assert at.sidebar.select_slider(key="d_model").value == 64
+    at.sidebar.slider(key="n_layers").set_value(3).run()
+    at.session_state["sidebar_advanced"] = False  # and folds it again
+    at.run()
+    assert not at.sidebar.slider
+    for p in (STEPS[2], STEPS[5]):
+        at.switch_page(p.path).run()
+        assert_clean(at)
+        assert (at.session_state["d_model"], at.session_state["n_layers"]) == (64, 3)
+        assert at.query_params["n_layers"] in (["3"], "3")
+
+
 def test_changing_d_model_snaps_h_to_a_valid_divisor_with_a_notice():
     at = new_app(**{**SMALL, "n_heads": "32", "d_model": "32"})
     at.run()
