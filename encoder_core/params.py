@@ -122,29 +122,43 @@ def glorot_uniform(rng: np.random.Generator, fan_in: int, fan_out: int) -> np.nd
     """Glorot/Xavier uniform U(−a, a), a = √(6 / (fan_in + fan_out)). Returns [fan_in, fan_out].
 
     The numbers are those of `(2 * rng.random(shape, dtype=np.float32) - 1) * a`, bit for bit,
-    drawn in fewer passes (`_uniform_float32_times_2`)."""
+    drawn in fewer passes (`_uniform_float32_times_2`), `DRAW_CHUNK` values at a time: the
+    temporaries stay in the CPU's cache and are reused, instead of two fresh arrays the size of
+    the weight (a d_model 1024 weight: 16 MB each, most of their cost in page faults)."""
     limit = np.float32(np.sqrt(6.0 / (fan_in + fan_out)))
-    w = _uniform_float32_times_2(rng, (fan_in, fan_out))  # 2u, u ~ U[0, 1)
-    w -= 1
-    w *= limit
+    if not _fast_uniform(rng):
+        return (2 * rng.random((fan_in, fan_out), dtype=np.float32) - 1) * limit
+    w = np.empty((fan_in, fan_out), dtype=np.float32)
+    flat = w.reshape(-1)
+    for start in range(0, flat.size, DRAW_CHUNK):
+        part = flat[start:start + DRAW_CHUNK]
+        _uniform_float32_times_2(rng, part)  # 2u, u ~ U[0, 1)
+        part -= 1
+        part *= limit
     return w
 
 
-def _uniform_float32_times_2(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    """2·u for u = `rng.random(shape, dtype=np.float32)`, the same numbers, about 3× faster.
+DRAW_CHUNK = 1 << 16  # values per pass: even (whole 64-bit outputs), 256 kB of float32
+
+
+def _fast_uniform(rng: np.random.Generator) -> bool:
+    """True when `_uniform_float32_times_2` can read the generator's raw outputs."""
+    return isinstance(rng.bit_generator, np.random.PCG64) and sys.byteorder == "little"
+
+
+def _uniform_float32_times_2(rng: np.random.Generator, out: np.ndarray) -> None:
+    """Fill the 1-D float32 `out` with 2·u for u = the next `rng.random(out.size,
+    dtype=np.float32)`, the same numbers, about 3× faster (for `_fast_uniform` generators).
 
     NumPy draws a float32 as (next 32 random bits >> 8) · 2⁻²⁴, and PCG64 hands out each 64-bit
     output as two 32-bit halves, low half first; so the raw 64-bit outputs, viewed as uint32
-    (little-endian), shifted and scaled, are that sequence. Other generators or byte orders take
-    NumPy's own path."""
-    n = int(np.prod(shape))
-    if not isinstance(rng.bit_generator, np.random.PCG64) or sys.byteorder != "little":
-        return 2 * rng.random(shape, dtype=np.float32)
+    (little-endian), shifted and scaled, are that sequence. An odd size uses half of the last
+    output, as NumPy does at the end of a draw."""
+    n = out.size
     bits = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]  # next_uint32 × n
     bits >>= 8  # 24 random bits
-    u2 = bits.astype(np.float32).reshape(shape)
-    u2 *= np.float32(2.0**-23)  # exact: 2 · bits · 2⁻²⁴
-    return u2
+    out[...] = bits  # exact in float32
+    out *= np.float32(2.0**-23)  # exact: 2 · bits · 2⁻²⁴
 
 
 def weight_stream(seed: int, layer: int, name: str) -> np.random.Generator:

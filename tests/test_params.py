@@ -213,10 +213,11 @@ def test_variant_params_are_reproducible_and_change_with_the_seed():
         assert not np.array_equal(a[key], c[key]), key
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (7, 7), (256, 512), (64, 3)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (7, 7), (256, 512), (64, 3), (513, 1025)])
 def test_glorot_uniform_draws_numpys_float32_numbers_bit_for_bit(shape):
-    """The fast path reads PCG64's raw 64-bit outputs; the numbers must be those of
-    `rng.random(shape, dtype=np.float32)` (odd sizes use half of the last output)."""
+    """The fast path reads PCG64's raw 64-bit outputs, DRAW_CHUNK values at a time; the numbers
+    must be those of `rng.random(shape, dtype=np.float32)` (odd sizes use half of the last
+    output; 513 × 1025 is eight whole chunks and an odd rest)."""
     fast = glorot_uniform(np.random.default_rng([3, 1, 7]), *shape)
     limit = np.float32(np.sqrt(6.0 / sum(shape)))
     plain = (2 * np.random.default_rng([3, 1, 7]).random(shape, dtype=np.float32) - 1) * limit
