@@ -385,21 +385,26 @@ def healthy(url: str) -> bool:
 
 @contextmanager
 def started_server(flags: list[str], log_path: Path | None = None,
-                   env: dict[str, str] | None = None,
+                   env: dict[str, str] | None = None, app: Path | None = None,
                    ) -> Iterator[tuple[str, subprocess.Popen]]:
     """The app as `scripts/app` starts it (`python -m lens.serve`, or `streamlit run app.py`
     in a checkout without it; the repository's .streamlit config; one BLAS thread), on a free
     loopback port with `flags` added; yields (base URL, process) once it answers and has gone
     idle (its start-up work, e.g. warming the default trace, done: at most IDLE_WAIT_S); stops
-    it after."""
+    it after. With `app` (a script), `streamlit run` that script in its own folder instead."""
     port = free_port()
-    launch = ["-m", "lens.serve"] if (ROOT / "lens" / "serve.py").exists() else \
-        ["-m", "streamlit", "run", "app.py"]
+    if app is not None:
+        launch = ["-m", "streamlit", "run", app.name]
+    elif (ROOT / "lens" / "serve.py").exists():
+        launch = ["-m", "lens.serve"]
+    else:
+        launch = ["-m", "streamlit", "run", "app.py"]
     cmd = [sys.executable, *launch, "--browser.gatherUsageStats", "false",
            "--server.headless", "true", "--server.address", "127.0.0.1",
            "--server.port", str(port), *flags]
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=app.parent if app is not None else ROOT, stdout=log,
+                            stderr=subprocess.STDOUT,
                             env={**os.environ, "PYTHONPATH": str(ROOT),
                                  # as scripts/app: one BLAS thread unless told otherwise
                                  "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS",
