@@ -136,6 +136,15 @@ def media_urls(msg: ForwardMsg) -> list[str]:
     return [img.url for img in element.imgs.imgs if img.url.startswith("/media/")]
 
 
+def page_run(msg: ForwardMsg) -> str | None:
+    """The url path of the page a `navigation` ForwardMsg says is running, else None."""
+    if msg.WhichOneof("type") != "navigation":
+        return None
+    nav = msg.navigation
+    return next((p.url_pathname for p in nav.app_pages
+                 if p.page_script_hash == nav.page_script_hash), "")
+
+
 def message_errors(msg: ForwardMsg) -> list[str]:
     """What in one ForwardMsg makes the session a failure: an exception element, a page not
     found, a message sent only by reference (this client keeps no message cache)."""
@@ -222,11 +231,13 @@ async def session(visit: Visit, base_url: str, timeout: float, done: asyncio.Eve
             async with connect(ws_url, subprotocols=["streamlit"], additional_headers=headers,
                                max_size=None, open_timeout=timeout, ping_interval=None) as ws:
                 await ws.send(rerun_message(visit, base_url))
+                ran = None  # the page the server ran last (a missing one runs the main page)
                 while True:
                     msg = ForwardMsg()
                     msg.ParseFromString(await ws.recv())
                     result.messages += 1
                     result.errors += message_errors(msg)
+                    ran = page_run(msg) or ran
                     fetches += [asyncio.create_task(fetch(u)) for u in media_urls(msg)]
                     if msg.WhichOneof("type") == "script_finished":
                         if msg.script_finished == FINISHED.FINISHED_EARLY_FOR_RERUN:
@@ -235,6 +246,11 @@ async def session(visit: Visit, base_url: str, timeout: float, done: asyncio.Eve
                             result.errors.append(
                                 f"script_finished {FINISHED.Name(msg.script_finished)}")
                         break
+                # Streamlit's page_not_found message is dropped when the main page's rerun
+                # (app.py switches to the first step) clears the queue before it was sent.
+                if ran is not None and ran != visit.page and \
+                        not any(e.startswith("page not found") for e in result.errors):
+                    result.errors.append(f"page not found: {visit.page} (ran {ran or 'main'})")
                 result.finish_s = time.perf_counter() - t0
                 await asyncio.gather(*fetches)
                 result.done_s = time.perf_counter() - t0
