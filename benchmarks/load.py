@@ -23,7 +23,9 @@ memory goal); `row100` 100 sessions one after another on the Multi-head link.
 For each burst: p50 / p95 / max of the time from a session's start to `script_finished` (and
 to its last image), the server's CPU-seconds per session (its process tree's utime + stime from
 /proc, delta over the burst) and its peak RSS during the burst (VmRSS of the process tree
-sampled every 50 ms; and VmHWM, reset at the start of the burst when the kernel allows). When
+sampled every 50 ms; and VmHWM, reset at the start of the burst when the kernel allows), and
+a speed probe (seconds of a fixed pure-Python loop just before the burst: these shared machines
+run the same code up to twice as fast from one quarter of an hour to the next). When
 this script starts the server (the default), every burst gets a fresh server unless `--reuse`
 is given, so a burst's figures do not depend on the one before it. With `--url` it measures an
 already-running server (e.g. replicas behind a balancer); pass `--pid` (comma-separated) to get
@@ -457,6 +459,7 @@ class Figures:
     peak_mb: float = float("nan")
     hwm_mb: float = float("nan")
     start_mb: float = float("nan")
+    probe_s: float = float("nan")  # speed_probe() just before the burst
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -467,8 +470,19 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, max(0, -(-len(values) * q // 100) - 1))]
 
 
+def speed_probe() -> float:
+    """Seconds a fixed pure-Python loop (3 million additions) takes here, now: how fast the
+    machine runs Python at the moment (shared machines drift by ±50 % within minutes)."""
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(3_000_000):
+        total += i
+    return time.perf_counter() - t0
+
+
 def measure(burst: Burst, base_url: str, pids: list[int], timeout: float) -> Figures:
     """Run one burst against the server, with its CPU and RSS figures when pids are known."""
+    probe = speed_probe()
     cpu0 = cpu_seconds(pids) if pids else float("nan")
     start_mb = sum(status_kb(p, "VmRSS") for p in process_tree(pids)) / 1024 if pids else 0
     t0 = time.perf_counter()
@@ -481,15 +495,16 @@ def measure(burst: Burst, base_url: str, pids: list[int], timeout: float) -> Fig
         peak = hwm = float("nan")
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(pids) - cpu0 if pids else float("nan")
-    return Figures(burst, results, wall, cpu, peak, hwm, start_mb if pids else float("nan"))
+    return Figures(burst, results, wall, cpu, peak, hwm, start_mb if pids else float("nan"),
+                   probe)
 
 
 def table(rows: list[Figures], label: str) -> str:
     """The figures as a markdown table."""
     out = [f"**{label}**", "",
            "| burst | sessions | failures | p50 | p95 | max | p95 with images | images / session "
-           "| CPU s / session | peak RSS (sampled) | VmHWM | RSS before | wall |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| CPU s / session | peak RSS (sampled) | VmHWM | RSS before | wall | speed probe |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in rows:
         finish = [r.finish_s for r in f.results]
         done = [r.done_s for r in f.results]
@@ -500,7 +515,7 @@ def table(rows: list[Figures], label: str) -> str:
             f"| {percentile(finish, 95):.2f} s | {percentile(finish, 100):.2f} s "
             f"| {percentile(done, 95):.2f} s | {statistics.mean(r.images for r in f.results):.1f} "
             f"| {f.cpu_s / n:.2f} | {f.peak_mb:.0f} MB | {f.hwm_mb:.0f} MB "
-            f"| {f.start_mb:.0f} MB | {f.wall_s:.1f} s |")
+            f"| {f.start_mb:.0f} MB | {f.wall_s:.1f} s | {f.probe_s:.2f} s |")
     return "\n".join(out)
 
 
