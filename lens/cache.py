@@ -60,7 +60,8 @@ def nbytes(obj: object) -> int:
 
 def frozen(a: np.ndarray) -> bool:
     """True when nothing can change `a`'s values: it and every array it is a view of are
-    read-only, down to an array that owns its memory (or an immutable `bytes`)."""
+    read-only, down to an array that owns its memory (or an immutable `bytes`). (An owner could
+    set its flag back to writeable; nothing in this project does.)"""
     while True:
         if a.flags.writeable:
             return False
