@@ -228,6 +228,8 @@ def test_array_digest_reads_every_value_where_streamlit_samples():
     assert array_digest(a) != array_digest(a.reshape(1000, 600))  # shape counts
     assert array_digest(a) != array_digest(a.astype(np.float64))  # dtype counts
     assert array_digest(a[::2]) == array_digest(np.ascontiguousarray(a[::2]))
+    with pytest.raises(TypeError):
+        array_digest(np.array(["a", None], dtype=object))  # pointers, not values
 
 
 def test_a_frozen_array_is_digested_once_and_forgotten_with_it():
