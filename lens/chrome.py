@@ -27,8 +27,8 @@ SYMBOLS = {"n_heads": "h", "patch_size": "P", "image_size": "S", "d_model": "d_m
 
 def nav_label(info: PageInfo, lang: str) -> str:
     """The navigation's label: "7. Multi-head attention" for a step, "★ Compare & ablate" after."""
-    k = step_number(info.id)
-    return f"★ {info.title_in(lang)}" if k is None else f"{k}. {info.title_in(lang)}"
+    title = info.title_in(lang)
+    return f"{STEPS.index(info) + 1}. {title}" if info in STEPS else f"★ {title}"
 
 
 def _landing() -> None:

@@ -93,3 +93,4 @@ def neighbours(page_id: str) -> tuple[PageInfo | None, PageInfo | None]:
     if k is None:
         return None, None
     return (STEPS[k - 2] if k > 1 else None), (STEPS[k] if k < len(STEPS) else None)
+
