@@ -93,4 +93,3 @@ def neighbours(page_id: str) -> tuple[PageInfo | None, PageInfo | None]:
     if k is None:
         return None, None
     return (STEPS[k - 2] if k > 1 else None), (STEPS[k] if k < len(STEPS) else None)
-
