@@ -181,7 +181,7 @@ def main() -> None:
     at = AppTest.from_file(str(args.repo / "app.py"), default_timeout=600)
     at.session_state[keys.ADVANCED] = True  # its controls exist only while it is open
     at.run()
-    at.switch_page("pages/10_stack.py")
+    at.switch_page("app_pages/10_stack.py")
     at.run()  # imports and the default trace: not a new-settings visit
     parts = breakdown() if args.breakdown else {}
     cpu, wall = [], []

@@ -4,7 +4,7 @@
     session.py    the session's settings and the link kept in sync; keys.py: session keys
     context.py    page(): sets a page up and returns its PageContext
     compute.py    what the server computes once for all sessions (bounded caches)
-    sidebar.py    the controls; chrome.py: navigation, notices, header, export
+    sidebar.py    the controls; chrome.py: the navigation's pages, notices, header, export
     steps.py      the pages by id
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
     explorer.py   the picture that picks the query; with maps, they follow the pointer in the

@@ -1,5 +1,6 @@
-"""The frame around every page: navigation, notices, title with previous / next, the caption
-about the weights (and the trained model's prediction), and the trace export.
+"""The frame around every page: the navigation's pages (for app.py), notices, title with
+previous / next, the caption about the weights (and the trained model's prediction), and the
+trace export.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from encoder_core import EncoderTrace
 from encoder_core.export import trace_npz_bytes
 
 from . import compute, keys, session
+from .i18n import LANG_NAMES
 from .settings import Notice
-from .steps import EXTRA_PAGES, PAGES, STEPS, neighbours, step_number
+from .steps import ALL_PAGES, PAGES, STEPS, PageInfo, neighbours, step_number
 
 if TYPE_CHECKING:
     from .context import PageContext
@@ -23,14 +25,26 @@ if TYPE_CHECKING:
 SYMBOLS = {"n_heads": "h", "patch_size": "P", "image_size": "S", "d_model": "d_model"}
 
 
-def navigation(lang: str) -> None:
-    """The steps in the note's order, with translated titles, at the top of the sidebar."""
-    nav = st.sidebar.container()
-    for i, p in enumerate(STEPS):
-        nav.page_link(p.path, label=f"{i + 1}. {p.title_in(lang)}")
-    for p in EXTRA_PAGES:
-        nav.page_link(p.path, label=f"★ {p.title_in(lang)}")
-    st.sidebar.divider()
+def nav_label(info: PageInfo, lang: str) -> str:
+    """The navigation's label: "7. Multi-head attention" for a step, "★ Compare & ablate" after."""
+    k = step_number(info.id)
+    return f"★ {info.title_in(lang)}" if k is None else f"{k}. {info.title_in(lang)}"
+
+
+def _landing() -> None:
+    """A link without a page: forward to the first step with the link's settings."""
+    compute.warming()
+    st.switch_page(STEPS[0].path, query_params=st.query_params.to_dict())
+
+
+def navigation_pages() -> list:
+    """The pages for `st.navigation`, in the learner's language (the language control's value,
+    else the link's `lang`): the hidden landing page, then every page at its id's URL."""
+    lang = st.session_state.get("lang") or st.query_params.get("lang", "en")
+    lang = lang if lang in LANG_NAMES else "en"
+    return [st.Page(_landing, title="Encoder Lens", url_path="start", default=True,
+                    visibility="hidden"),
+            *(st.Page(p.path, title=nav_label(p, lang), url_path=p.id) for p in ALL_PAGES)]
 
 
 def notice_text(n: Notice, t: Callable[..., str], from_link: bool) -> str:

@@ -101,7 +101,6 @@ def page(page_id: str, texts: Texts | None = None) -> PageContext:
     def t(key: str, **values: object) -> str:  # common texts only: the same on every page
         return translate(key, lang, None, **values)
 
-    chrome.navigation(lang)
     sidebar.controls(settings, t, models)
     chrome.notices(t)
     cfg = settings.to_config()

@@ -35,9 +35,9 @@ from lens import compute, explorer, meaning, widgets
 from lens.models import CHECKPOINTS_ENV
 
 VIT = {"weights": "vit_tiny_test"}
-PAGES = {"qkv": "pages/05_qkv.py", "scores": "pages/06_scores.py",
-         "multihead": "pages/07_multihead.py", "stack": "pages/10_stack.py",
-         "compare": "pages/11_compare.py"}
+PAGES = {"qkv": "app_pages/05_qkv.py", "scores": "app_pages/06_scores.py",
+         "multihead": "app_pages/07_multihead.py", "stack": "app_pages/10_stack.py",
+         "compare": "app_pages/11_compare.py"}
 
 
 # --- the small pure functions the pages use -------------------------------------------------

@@ -19,9 +19,9 @@ from lens import compute
 
 QUERY = 30  # patch 30: row 31 of the ViT's sequence, after CLS
 ROW = QUERY + 1
-PATHS = {"overview": "pages/01_overview.py", "patches": "pages/02_patches.py",
-         "embedding": "pages/03_embedding.py", "positional": "pages/04_positional.py",
-         "addnorm": "pages/08_addnorm.py", "ffn": "pages/09_ffn.py"}
+PATHS = {"overview": "app_pages/01_overview.py", "patches": "app_pages/02_patches.py",
+         "embedding": "app_pages/03_embedding.py", "positional": "app_pages/04_positional.py",
+         "addnorm": "app_pages/08_addnorm.py", "ffn": "app_pages/09_ffn.py"}
 
 
 

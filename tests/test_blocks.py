@@ -27,6 +27,7 @@ from encoder_core.explain import (
 from lens import blocks, blocks_rows
 from lens.i18n import COMMON
 from lens.latex import num
+from lens.steps import ALL_PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ["en", "zh"]
@@ -237,7 +238,7 @@ def test_every_block_text_has_english_and_chinese_and_is_used():
 
 
 def test_no_page_keeps_its_own_copy_of_a_block_text():
-    for path in sorted((ROOT / "pages").glob("*.py")):
+    for path in (ROOT / p.path for p in ALL_PAGES):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TEXT":

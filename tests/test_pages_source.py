@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from lens.steps import ALL_PAGES
+
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+SCRIPTS = [ROOT / "app.py", *(ROOT / p.path for p in ALL_PAGES)]
 
 
 def bare_expressions(source: str) -> list[int]:
@@ -30,6 +32,19 @@ def bare_expressions(source: str) -> list[int]:
                                                         ast.YieldFrom)):
                 lines.append(stmt.lineno)
     return lines
+
+
+def test_every_page_script_is_listed_in_lens_steps():
+    """The scripts the checks above read are the pages the app serves: no script left out."""
+    listed = {ROOT / p.path for p in ALL_PAGES}
+    on_disk = set((ROOT / "app_pages").glob("*.py"))
+    assert len(listed) == 12 and listed == on_disk
+
+
+def test_no_pages_folder_so_app_py_routes_every_link():
+    """A folder named pages/ beside app.py makes Streamlit run its pages-folder mode, in which a
+    direct link (/multihead) runs the page without app.py and its st.navigation."""
+    assert not (ROOT / "pages").exists()
 
 
 def test_magic_is_off_in_the_production_config():

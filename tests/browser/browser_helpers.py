@@ -271,15 +271,16 @@ def shape_of(page: Page, step: str) -> str:
 
 
 def nav_links(page: Page) -> Locator:
-    """The app's own navigation: page links at the top of the sidebar, in the note's order."""
-    return sidebar(page).locator('[data-testid="stPageLink-NavLink"]')
+    """The app's navigation (Streamlit's own, listed by app.py): links at the top of the
+    sidebar, in the note's order."""
+    return sidebar(page).locator('[data-testid="stSidebarNavLink"]')
 
 
 def go_to_step(page: Page, step: str) -> None:
     """Open a step by clicking its navigation link (a client-side page switch)."""
     idx = [s[0] for s in ALL_PAGES].index(step)
     link = nav_links(page).nth(idx)
-    expect(link).to_have_attribute("href", step)
+    expect(link).to_have_attribute("href", re.compile(f"/{step}$"))
     link.click()
     _, en, zh = ALL_PAGES[idx]
     heading = page.locator(f"{MAIN} h1").filter(has_text=re.compile(

@@ -129,3 +129,20 @@ def test_language_switch_to_chinese(page, app_url):
     # and back
     choose_radio(page, "English")
     expect(page.locator(f"{MAIN} h1").first).to_have_text(re.compile("^Patches"))
+
+
+def test_a_direct_link_gets_the_apps_navigation_in_its_language(page, app_url):
+    """A link straight to a page (/multihead), not through '/', still runs app.py's navigation:
+    the sidebar lists every page numbered in the note's order, titled in the link's language
+    (with a pages/ folder Streamlit listed its file names here, untranslated)."""
+    open_app(page, app_url, "multihead", "lang=zh")
+    expect(page.locator(f"{MAIN} h1").first).to_have_text(re.compile("^多头注意力"))
+    links = nav_links(page)
+    expect(links).to_have_count(len(ALL_PAGES))
+    assert [t.strip() for t in links.all_inner_texts()] == [
+        nav_label(i, "zh") for i in range(len(ALL_PAGES))]
+    expect(links.nth(6)).to_have_attribute("aria-current", "page")  # 7. 多头注意力
+    links.nth(9).click()  # a client-side switch, in the same session
+    expect(page.locator(f"{MAIN} h1").first).to_have_text(re.compile("^堆叠的编码器"))
+    wait_url(page, "/stack", "lang=zh")
+    assert_no_errors(page)
