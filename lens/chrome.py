@@ -89,12 +89,12 @@ def _step_navigation(ctx: PageContext, prev_key: str, next_key: str) -> None:
     if k is None:
         return
     previous, following = neighbours(ctx.id)
-    left, mid, right = st.columns([1, 2, 1])
-    if previous and left.button(ctx.t("prev"), key=prev_key):
+    left, mid, right = st.columns([1, 2, 1])  # a narrow column wraps its label, never cuts it
+    if previous and left.button(ctx.t("prev"), key=prev_key, wrap=True):
         st.switch_page(previous.path)
     mid.markdown(f"<div style='text-align:center'>{ctx.t('step_of', k=k, n=len(STEPS))}"
                  "</div>", unsafe_allow_html=True)
-    if following and right.button(ctx.t("next"), key=next_key):
+    if following and right.button(ctx.t("next"), key=next_key, wrap=True):
         st.switch_page(following.path)
 
 

@@ -59,7 +59,7 @@ def trained_attention_control(ctx: PageContext) -> None:
     box = st.container(border=True)
     if ctx.weights != "trained":
         left, right = box.columns([2, 3], vertical_alignment="center")
-        left.button(say(ctx, "meaning_show"), key=SHOW_TRAINED, type="primary",
+        left.button(say(ctx, "meaning_show"), key=SHOW_TRAINED, type="primary", wrap=True,
                     on_click=set_settings, kwargs={"weights": "trained", "source": "sample",
                                                    "train_step": FINAL_STEP})
         right.caption(say(ctx, "meaning_show_help"))

@@ -108,3 +108,26 @@ def test_wide_formulas_fit_a_phone_screen(browser, app_url, step):
         assert_no_errors(page)
     finally:
         ctx.close()
+
+
+CUT_LABELS_JS = """() => Array.from(document.querySelectorAll(
+  '[data-testid="stMain"] button')).filter(b => b.offsetParent !== null).flatMap(b =>
+    Array.from(b.querySelectorAll('*')).filter(e => e.scrollWidth > e.clientWidth + 1 &&
+      getComputedStyle(e).textOverflow === 'ellipsis').map(() => b.innerText.trim()))"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_button_label_is_cut_on_a_tablet(browser, app_url, lang):
+    """At 820 px the buttons in narrow columns (Previous / Next, "Show a trained model…") wrap
+    their labels onto a second line instead of cutting them with an ellipsis."""
+    ctx = browser.new_context(viewport={"width": 820, "height": 1180})
+    page = ctx.new_page()
+    try:
+        open_app(page, app_url, "multihead", f"lang={lang}")
+        buttons = page.locator(f"{MAIN} button")
+        expect(buttons.first).to_be_visible()
+        assert buttons.count() >= 5
+        assert page.evaluate(CUT_LABELS_JS) == []
+        assert_no_errors(page)
+    finally:
+        ctx.close()
