@@ -12,6 +12,7 @@ from encoder_core.analysis import (
 from encoder_core.vit_steps import pixel_stats_guess, vit_differences
 from lens import chrome, widgets
 from lens.context import page
+from lens.i18n import formula_in
 from lens.session import set_settings
 
 TEXT = {
@@ -217,8 +218,9 @@ else:
 widgets.note_original(ctx)
 
 st.subheader(ctx.t("pipeline"))
-rows = [{ctx.t("col_step"): ctx.t(f"step_{s.id}"), ctx.t("col_formula"): s.formula,
-         ctx.t("col_shape"): s.shape,
+rows = [{ctx.t("col_step"): ctx.t(f"step_{s.id}"),
+         ctx.t("col_formula"): formula_in(s.formula, ctx.lang),
+         ctx.t("col_shape"): formula_in(s.shape, ctx.lang),
          ctx.t("col_params"): (f"{s.n_params:,}" + (f" ({ctx.t('per_layer')})"
                                                     if s.per_layer and s.n_params else ""))}
         for s in pipeline_steps(cfg)]
