@@ -1,0 +1,141 @@
+"""中文 in the overview's pipeline table: `lens.i18n.formula_in` renders each step's formula and
+shape (`encoder_core.analysis.pipeline_steps`, English) with no English prose left, every number
+kept in its place, identifiers as they are; the page shows it (AppTest)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from apptest_helpers import SMALL as SMALL_LINK
+from apptest_helpers import assert_clean, new_app
+from configs import SMALL, VIT
+
+from encoder_core import EncoderConfig
+from encoder_core.analysis import pipeline_steps
+from lens.i18n import formula_in
+
+# The identifiers of 3+ letters that stay as they are in 中文: functions and the names of the
+# trace's matrices and tokens. Nothing else of 3+ Latin letters may remain.
+IDENTIFIERS = frozenset({
+    "softmax", "max", "LayerNorm", "GELU", "GELU_tanh", "FFN",  # functions
+    "attn", "attn_h", "attn_out", "head_h", "head_1", "pos_embed", "d_model",  # matrices
+    "CLS", "DIST",  # a ViT's [CLS] and [DIST] tokens
+})
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+CONFIGS = {
+    "note": {},
+    "small_relu": SMALL,
+    "vit_learned_all": {**SMALL, **VIT},
+    "vit_learned_gelu_tanh_no_pe": {**SMALL, **VIT, "activation": "gelu_tanh", "use_pe": False},
+    "vit_sinusoidal_no_pe": {**SMALL, **VIT, "position": "sinusoidal", "use_pe": False},
+    "vit_sinusoidal_cls_only": {**SMALL, **VIT, "position": "sinusoidal", "dist_token": False,
+                                "n_registers": 0, "qkv_bias": False, "layer_scale": False},
+    "learned_no_prefix": {**SMALL, "position": "learned"},
+    "learned_registers_only_off": {**SMALL, "position": "learned", "n_registers": 4,
+                                   "use_pe": False},
+    "no_pe": {"use_pe": False},
+    "no_ffn_one_layer": {**SMALL, "use_ffn": False, "n_layers": 1, "scale": "d_model"},
+    "pre_norm_one_layer_no_scale": {**SMALL, "norm_first": True, "n_layers": 1, "scale": "none",
+                                    "activation": "gelu", "final_norm": True},
+}
+
+
+def english_words(text: str) -> list[str]:
+    """The words of 3+ Latin letters in `text` that are not one of IDENTIFIERS."""
+    return [w for w in WORD.findall(text)
+            if sum(c.isalpha() for c in w) >= 3 and w not in IDENTIFIERS]
+
+
+def step_texts(cfg: EncoderConfig) -> list[str]:
+    return [t for s in pipeline_steps(cfg) for t in (s.formula, s.shape)]
+
+
+@pytest.mark.parametrize("changes", CONFIGS.values(), ids=CONFIGS.keys())
+def test_every_formula_and_shape_reads_in_chinese_with_its_numbers(changes):
+    texts = step_texts(EncoderConfig(**changes))
+    for en in texts:
+        zh = formula_in(en, "zh")
+        assert not english_words(zh), (en, zh, english_words(zh))
+        assert NUMBER.findall(zh) == NUMBER.findall(en), (en, zh)
+        assert formula_in(en, "en") == en
+
+
+def test_the_configs_reach_every_english_phrase_of_the_core():
+    """The configs above are the ones that matter: together their English texts have every
+    word the core writes (a phrase of a branch no config reaches would go unchecked)."""
+    seen = " ".join(t for c in CONFIGS.values() for t in step_texts(EncoderConfig(**c)))
+    for phrase in ("row by row", "layers stacked", "1 layer stacked", "heads",
+                   "(x not normalised)", "after the last layer", "(PE off)", "(positions off)",
+                   "on the patch rows", "(none on the registers)", "(CLS row: 1 × 32)",
+                   "stands for the image", "REG", "pixels", "mean =", "std =", "GELU_tanh",
+                   "max(0", "√d_model", "/ 1", "tokens", "patches", "output ="):
+        assert phrase in seen, phrase
+
+
+def test_the_check_catches_a_phrase_left_in_english(monkeypatch):
+    """Without one of its replacements `formula_in` leaves English: the test above can fail."""
+    from lens import i18n
+
+    kept = tuple(r for r in i18n.FORMULA_ZH if "row by row" not in r[0].pattern)
+    assert len(kept) == len(i18n.FORMULA_ZH) - 1
+    monkeypatch.setattr(i18n, "FORMULA_ZH", kept)
+    zh = formula_in("attn = softmax(scores) row by row", "zh")
+    assert english_words(zh) == ["scores", "row", "row"]
+
+
+def test_chinese_keeps_each_number_where_it_was():
+    assert formula_in("(196 × 64) · (64 × 196) = 196 × 196, × 8 heads", "zh") == (
+        "(196 × 64) · (64 × 196) = 196 × 196, × 8 个头")
+    assert formula_in("6 layers stacked; the CLS row output[0] stands for the image", "zh") == (
+        "堆叠 6 层；CLS 行（输出[0]）代表整幅图像")
+    assert formula_in("197 × 384 (CLS row: 1 × 384)", "zh") == "197 × 384（CLS 行：1 × 384）"
+    assert formula_in("x ← x + attn_out (x not normalised)", "zh") == (
+        "x ← x + attn_out（x 未归一化）")
+
+
+# the link's small model (apptest_helpers.SMALL) as the app builds it: d_ff = 4 · d_model
+LINK_CFG = EncoderConfig(image_size=64, patch_size=16, d_model=32, n_heads=2, n_layers=2,
+                         d_ff=128)
+
+
+def pipeline_table(lang: str, **query: str):
+    """The overview's pipeline table, opened with a link carrying `query`, in `lang`."""
+    at = new_app(**query, lang=lang)
+    at.run()
+    assert_clean(at)
+    return at.dataframe[0].value
+
+
+def assert_chinese(table, steps) -> None:
+    assert list(table.columns) == ["步骤", "公式", "形状", "参数量"]
+    for column, field in (("公式", "formula"), ("形状", "shape")):
+        for text in table[column]:
+            assert not english_words(text), (column, text, english_words(text))
+        assert list(table[column]) == [formula_in(getattr(s, field), "zh") for s in steps]
+
+
+def test_the_overview_table_speaks_chinese():
+    table = pipeline_table("zh", **SMALL_LINK, use_pe="0")
+    assert_chinese(table, pipeline_steps(LINK_CFG.replace(use_pe=False)))
+    assert "x0 = X（不加位置编码）" in list(table["公式"])
+    assert "(16 × 16) · (16 × 16) = 16 × 16, × 2 个头" in list(table["形状"])  # 16 patches
+
+
+@pytest.mark.parametrize("use_pe", ["1", "0"])
+def test_a_vits_overview_table_speaks_chinese(with_checkpoint, use_pe):
+    from encoder_core import load_checkpoint
+
+    cfg = load_checkpoint(with_checkpoint)[0].replace(use_pe=use_pe == "1")
+    table = pipeline_table("zh", weights="vit_tiny_test", use_pe=use_pe)
+    assert_chinese(table, pipeline_steps(cfg))
+    assert table["公式"].iloc[-1].endswith("；CLS 行（输出[0]）代表整幅图像")
+
+
+def test_the_overview_table_in_english_is_the_cores_text():
+    table = pipeline_table("en", **SMALL_LINK)
+    steps = pipeline_steps(LINK_CFG)
+    assert list(table["formula"]) == [s.formula for s in steps]
+    assert list(table["shapes"]) == [s.shape for s in steps]
