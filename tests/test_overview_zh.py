@@ -94,6 +94,9 @@ def test_chinese_keeps_each_number_where_it_was():
     assert formula_in("197 × 384 (CLS row: 1 × 384)", "zh") == "197 × 384（CLS 行：1 × 384）"
     assert formula_in("x ← x + attn_out (x not normalised)", "zh") == (
         "x ← x + attn_out（x 未归一化）")
+    # a full-width bracket has its own space: none doubled before the "="
+    assert formula_in("20 × 32 + PE 16 × 32 on the patch rows = 20 × 32", "zh") == (
+        "20 × 32 + PE 16 × 32（只加在图像块的行上）= 20 × 32")
 
 
 # the link's small model (apptest_helpers.SMALL) as the app builds it: d_ff = 4 · d_model
