@@ -225,7 +225,8 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
         "positional", "positional encoding",
         (f"x0 = {x_in} + PE" if cfg.use_pe else f"x0 = {x_in} (PE off)") if not learned
         else (f"x0 = {x_in} + pos_embed" if cfg.use_pe else f"x0 = {x_in} (positions off)"),
-        f"{S_} × {d} + {added} = {S_} × {d}", cfg.n_pos * d if learned else 0,
+        f"{S_} × {d} + {added} = {S_} × {d}" if cfg.use_pe else f"{S_} × {d}",
+        cfg.n_pos * d if learned else 0,
         per_layer=False))
     u = "LN_1(x)" if pre else "x"  # what attention reads
     b = {name: f" + b_{name}" if bias[key] else ""

@@ -197,3 +197,16 @@ def test_forward_flops_count_the_prefix_rows_in_the_layers():
     layer = 2 * S * d * d * 4 + 2 * 2 * S * S * d + 2 * 2 * S * d * 96
     assert forward_flops(with_cls) == 2 * 16 * 256 * d + cfg.n_layers * layer
     assert forward_flops(with_cls) > forward_flops(cfg)
+
+
+@pytest.mark.parametrize("changes", [{}, {"position": "learned", "cls_token": True},
+                                     {"cls_token": True}, {"position": "learned"}])
+def test_the_positional_step_adds_nothing_to_its_shape_when_positions_are_off(changes):
+    """With PE (or the learned positions) off the step's formula says x0 = X: its shape must
+    not show a term added either."""
+    cfg = EncoderConfig(image_size=64, patch_size=16, d_model=64, n_heads=4, **changes)
+    rows = f"{cfg.seq_len} × {cfg.d_model}"
+    on = {s.id: s for s in pipeline_steps(cfg)}["positional"]
+    off = {s.id: s for s in pipeline_steps(cfg.replace(use_pe=False))}["positional"]
+    assert on.shape.startswith(f"{rows} + ") and on.shape.endswith(f" = {rows}")
+    assert off.shape == rows and "+" not in off.formula
