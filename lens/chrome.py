@@ -89,12 +89,16 @@ def _step_navigation(ctx: PageContext, prev_key: str, next_key: str) -> None:
     if k is None:
         return
     previous, following = neighbours(ctx.id)
-    left, mid, right = st.columns([1, 2, 1])  # a narrow column wraps its label, never cuts it
-    if previous and left.button(ctx.t("prev"), key=prev_key, wrap=True):
+    # One row (a flex container: one block instead of a row of three columns), kept on one line
+    # on a phone too: previous at the left, the step between, next at the right.
+    row = st.container(horizontal=True, horizontal_alignment="distribute",
+                       vertical_alignment="center")
+    if previous and row.button(ctx.t("prev"), key=prev_key, wrap=True):
         st.switch_page(previous.path)
-    mid.markdown(f"<div style='text-align:center'>{ctx.t('step_of', k=k, n=len(STEPS))}"
-                 "</div>", unsafe_allow_html=True)
-    if following and right.button(ctx.t("next"), key=next_key, wrap=True):
+    # st.html, not st.markdown: a markdown block's negative bottom margin would hang the text
+    # 8 px below the buttons' middle.
+    row.html(f"<div style='text-align:center'>{ctx.t('step_of', k=k, n=len(STEPS))}</div>")
+    if following and row.button(ctx.t("next"), key=next_key, wrap=True):
         st.switch_page(following.path)
 
 
