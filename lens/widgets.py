@@ -67,15 +67,14 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
     if window and (m.shape[0] > WINDOW or m.shape[1] > WINDOW):
         box = (_window_start(key, "r", m.shape[0]), _window_start(key, "c", m.shape[1]),
                WINDOW, WINDOW)
+    kr = -(-m.shape[0] // figures.MAX_SIDE)
+    kc = -(-m.shape[1] // figures.MAX_SIDE)
+    shrunk = ctx.t("block_avg", kr=kr, kc=kc) if kr > 1 or kc > 1 else None
     picture(ctx, "heatmap", m, title, xlabel, ylabel, signed=signed, where=where, key=key,
-            colorbar_label=colorbar_label, highlight_row=highlight_row,
+            caption=shrunk, colorbar_label=colorbar_label, highlight_row=highlight_row,
             highlight_col=highlight_col, size=size, vmax=vmax, window=box,
             mean_of=ctx.ft("mean_of"), prefix=prefix_names(ctx.cfg) if tokens else [],
             prefix_cols=tokens == "both")
-    kr = -(-m.shape[0] // figures.MAX_SIDE)
-    kc = -(-m.shape[1] // figures.MAX_SIDE)
-    if kr > 1 or kc > 1:
-        where.caption(ctx.t("block_avg", kr=kr, kc=kc))
     if window:
         number_window(ctx, m, name, key=key, signed=signed, where=where, vmax=vmax)
 
@@ -140,11 +139,11 @@ def query_inputs(ctx: PageContext, where=None) -> int:
 
     with (where or st).container():
         st.markdown(f"**{ctx.t('query')} = {query}**")
-        c1, c2 = st.columns(2)
-        c1.number_input(ctx.t("query_row"), 0, G - 1, step=1, key=keys.QUERY_ROW,
-                        on_change=from_row_col)
-        c2.number_input(ctx.t("query_col"), 0, G - 1, step=1, key=keys.QUERY_COL,
-                        on_change=from_row_col)
+        row = st.container(horizontal=True)  # one block, not a row of two columns
+        row.number_input(ctx.t("query_row"), 0, G - 1, step=1, key=keys.QUERY_ROW,
+                         on_change=from_row_col)
+        row.number_input(ctx.t("query_col"), 0, G - 1, step=1, key=keys.QUERY_COL,
+                         on_change=from_row_col)
     return int(state["query"])
 
 
