@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -113,6 +114,33 @@ def value_key(value: object) -> Hashable:
                 tuple(value_key(getattr(value, f.name)) for f in dataclasses.fields(value)))
     hash(value)
     return (type(value).__qualname__, value)
+
+
+class Fresh(Generic[V]):
+    """The last value computed for a key, reused for `ttl_s` seconds: a cheap answer to a
+    question a page run asks several times (which checkpoints are there?) without asking a
+    slower cache each time. A new key, `clear()` or age recomputes it."""
+
+    def __init__(self, ttl_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last: tuple[Hashable, float, V] | None = None
+
+    def get(self, key: Hashable, compute: Callable[[], V]) -> V:
+        now = self._clock()
+        with self._lock:
+            last = self._last
+        if last is not None and last[0] == key and now - last[1] < self.ttl_s:
+            return last[2]
+        value = compute()
+        with self._lock:
+            self._last = (key, now, value)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._last = None
 
 
 class ComputeGate:

@@ -29,7 +29,7 @@ from encoder_core import (
 )
 from encoder_core.config import valid_patch_sizes
 
-from .cache import ComputeGate, LRUCache, nbytes
+from .cache import ComputeGate, Fresh, LRUCache, nbytes
 from .models import Model, checkpoint_paths, load_models
 from .settings import FINAL_STEP, Settings
 
@@ -203,15 +203,24 @@ def model_architectures() -> dict[str, EncoderConfig]:
 def checkpoint_models() -> dict[str, Model]:
     """The checkpoints the server was started with (`lens.models.CHECKPOINTS_ENV`) and the
     named models downloaded into the cache, by id; read once per set of files."""
-    return _models_cached(tuple(checkpoint_paths()), tuple(_downloaded().items()))[0]
+    return _models_now()[0]
 
 
 def model_problems() -> list[str]:
     """One line per checkpoint that could not be read (the app serves the others)."""
-    return _models_cached(tuple(checkpoint_paths()), tuple(_downloaded().items()))[1]
+    return _models_now()[1]
 
 
 _DOWNLOADED_TTL_S = 2.0  # a page run asks several times; the cache folder is looked at once
+# A page run asks for the models about seven times: the answer of the last 2 s is reused
+# (each look through Streamlit's caches hashed their arguments: ~2 ms of a page run).
+_RECENT_MODELS: Fresh[tuple[dict[str, Model], list[str]]] = Fresh(_DOWNLOADED_TTL_S)
+
+
+def _models_now() -> tuple[dict[str, Model], list[str]]:
+    paths = tuple(checkpoint_paths())
+    return _RECENT_MODELS.get(
+        paths, lambda: _models_cached(paths, tuple(_downloaded().items())))
 
 
 @st.cache_resource(show_spinner=False, ttl=_DOWNLOADED_TTL_S)
@@ -241,6 +250,7 @@ def clear_models() -> None:
     download)."""
     _models_cached.clear()
     _downloaded.clear()
+    _RECENT_MODELS.clear()
 
 
 def trained_checkpoints():

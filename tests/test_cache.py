@@ -12,6 +12,7 @@ import pytest
 from lens.cache import (
     _DIGESTS,
     ComputeGate,
+    Fresh,
     LRUCache,
     array_digest,
     frozen,
@@ -266,3 +267,24 @@ def test_value_key_keeps_apart_what_differs_and_together_what_does_not():
     assert value_key(np.float32(0.5)) != value_key(0.5)
     with pytest.raises(TypeError):
         value_key({1, 2})  # a set: neither an array, a sequence nor hashable by content
+
+
+def test_fresh_reuses_a_value_for_its_key_until_it_is_old_or_cleared():
+    now = [100.0]
+    fresh = Fresh(2.0, clock=lambda: now[0])
+    calls = []
+
+    def compute(v):
+        calls.append(v)
+        return v
+
+    assert fresh.get("a", lambda: compute(1)) == 1
+    now[0] += 1.9
+    assert fresh.get("a", lambda: compute(2)) == 1  # within 2 s: the same answer
+    now[0] += 0.2
+    assert fresh.get("a", lambda: compute(3)) == 3  # older: asked again
+    assert fresh.get("b", lambda: compute(4)) == 4  # another key: asked at once
+    assert fresh.get("a", lambda: compute(5)) == 5  # only the last key is kept
+    fresh.clear()
+    assert fresh.get("a", lambda: compute(6)) == 6
+    assert calls == [1, 3, 4, 5, 6]
