@@ -56,14 +56,14 @@ def trained_attention_control(ctx: PageContext) -> None:
     for a loaded checkpoint (its weights are trained, and its own: no shapes, no steps)."""
     if "trained" not in compute.model_architectures() or ctx.model is not None:
         return
-    box = st.container(border=True)
-    if ctx.weights != "trained":
-        left, right = box.columns([2, 3], vertical_alignment="center")
-        left.button(say(ctx, "meaning_show"), key=SHOW_TRAINED, type="primary", wrap=True,
-                    on_click=set_settings, kwargs={"weights": "trained", "source": "sample",
-                                                   "train_step": FINAL_STEP})
-        right.caption(say(ctx, "meaning_show_help"))
+    if ctx.weights != "trained":  # one bordered row: the button, then what it does
+        row = st.container(border=True, horizontal=True, vertical_alignment="center")
+        row.button(say(ctx, "meaning_show"), key=SHOW_TRAINED, type="primary", wrap=True,
+                   on_click=set_settings, kwargs={"weights": "trained", "source": "sample",
+                                                  "train_step": FINAL_STEP})
+        row.caption(say(ctx, "meaning_show_help"))
         return
+    box = st.container(border=True)
     shipped = compute.checkpoint_steps()
     if len(shipped) < 2:  # only the final weights: nothing to slide through
         return
