@@ -39,11 +39,13 @@ def picture(ctx: PageContext, kind: str, *args, key: str, caption: str | None = 
 
     Sent as the PNG it is (`output_format="PNG"`): with "auto", Streamlit decodes every picture
     without an alpha channel and re-encodes it as a JPEG on every run (CPU per session, and
-    JPEG artefacts on the cells of a heatmap)."""
+    JPEG artefacts on the cells of a heatmap). The download's file is handed over only when
+    the button is pressed (its data is a callable): Streamlit would otherwise hash and store
+    every picture a second time, as a download, on every run of every session."""
     where = where or st
     png = render(kind, *args, **kwargs)
     where.image(png, caption=caption, width="stretch", output_format="PNG")
-    where.download_button(ctx.t("download_png"), png, file_name=f"{key}.png",
+    where.download_button(ctx.t("download_png"), lambda: png, file_name=f"{key}.png",
                           mime="image/png", key=f"dl_{key}", on_click="ignore")
 
 

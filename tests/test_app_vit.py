@@ -14,9 +14,13 @@ PAGE = "app_pages/12_vit.py"
 
 
 
-def pictures(at) -> dict[str, bytes]:
-    """Each picture's PNG by its download key (widgets.picture pairs them)."""
-    return {b.key.removeprefix("dl_"): b.proto.url for b in at.get("download_button")}
+def pictures(at) -> dict[str, str]:
+    """Each picture's key -> its image's URL (named by its content): a picture and its
+    download button are drawn together, in this order."""
+    urls = [img.proto.imgs[0].url for img in at.get("image")]
+    names = [b.key.removeprefix("dl_") for b in at.get("download_button")]
+    assert len(urls) == len(names) and all(urls), (len(urls), names)
+    return dict(zip(names, urls, strict=True))
 
 
 def vit_page(**query: str):

@@ -45,3 +45,21 @@ def test_trace_download_is_a_loadable_npz(page, app_url, tmp_path):
     assert config["d_model"] == 32 and config["n_heads"] == 2 and config["n_layers"] == 2
     assert config["image_size"] == 64 and config["patch_size"] == 16
     assert_no_errors(page)
+
+
+def test_a_pictures_download_button_gives_that_png(page, app_url, tmp_path):
+    """'Download PNG' under a picture downloads the picture shown above it, byte for byte."""
+    open_app(page, app_url, "multihead")
+    button = page.locator('[data-testid="stMain"] [data-testid="stDownloadButton"]').first
+    expect(button).to_be_visible()
+    shown = button.locator("xpath=preceding::img[1]").evaluate("img => img.src")
+    with page.expect_download() as info:
+        button.get_by_role("button").click()
+    download = info.value
+    assert download.suggested_filename.endswith(".png")
+    path = tmp_path / download.suggested_filename
+    download.save_as(path)
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    assert data == page.context.request.get(shown).body()  # the picture above it
+    assert_no_errors(page)
