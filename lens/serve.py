@@ -29,9 +29,12 @@ from pathlib import Path
 from .steps import STEPS
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
-# The pages run once at start: the first step (where a link without a page lands), or the ids
-# listed in ENCODER_LENS_WARM_PAGES (comma-separated, e.g. "overview,multihead"; "" for none).
-WARM_PAGES = tuple(p for p in os.environ.get("ENCODER_LENS_WARM_PAGES", STEPS[0].id).split(",")
+# The pages run once at start: the note's ten steps (a teacher's link may open any of them:
+# ~3 s of work in the background, +50 MB; Compare's variant traces would add ~220 MB, so the
+# pages beyond the note are left to their first visitor), or the ids listed in
+# ENCODER_LENS_WARM_PAGES (comma-separated, e.g. "overview,multihead"; "" for none).
+WARM_PAGES = tuple(p for p in os.environ.get("ENCODER_LENS_WARM_PAGES",
+                                             ",".join(s.id for s in STEPS)).split(",")
                    if p.strip())
 START_WAIT_S = 120  # give up warming pages if the server does not answer by then
 PAGE_WAIT_S = 300  # give up on a page's session after this
