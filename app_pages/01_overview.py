@@ -224,7 +224,7 @@ rows = [{ctx.t("col_step"): ctx.t(f"step_{s.id}"),
          ctx.t("col_params"): (f"{s.n_params:,}" + (f" ({ctx.t('per_layer')})"
                                                     if s.per_layer and s.n_params else ""))}
         for s in pipeline_steps(cfg)]
-st.dataframe(rows, hide_index=True, width="stretch", height=35 * (len(rows) + 1) + 3)
+st.table(rows, hide_index=True)  # static, every cell wrapped in full (a grid cut long ones)
 st.caption(ctx.t("total", n=parameter_count(cfg), L=cfg.n_layers))
 
 st.subheader(ctx.t("images"))

@@ -88,13 +88,13 @@ def test_each_page_walks_the_vit_and_shows_pictures(with_checkpoint, page):
 @pytest.mark.usefixtures("with_checkpoint")
 def test_the_overview_lists_the_vits_steps_in_the_order_it_runs_them(vit_trace):
     at = vit_page("overview")
-    steps = list(at.dataframe[0].value["step"])
+    steps = list(at.table[0].value["step"])
     assert steps == ["pixel normalisation", "patches", "input embedding", "[CLS] prepended",
                      "positional encoding", "LayerNorm 1 (before attention)", "Q, K, V",
                      "scores", "softmax", "heads", "concat · W_O", "residual add 1",
                      "LayerNorm 2 (before the FFN)", "feed-forward", "residual add 2",
                      "final LayerNorm", "encoder output"]
-    shapes = list(at.dataframe[0].value["shapes"])
+    shapes = list(at.table[0].value["shapes"])
     assert [s.shape for s in pipeline_steps(vit_trace.config)] == shapes
     assert "197 × 128" in shapes[3]
     tex = latex(at)
@@ -110,7 +110,7 @@ def test_the_overview_lists_the_vits_steps_in_the_order_it_runs_them(vit_trace):
 
 def test_the_overview_of_the_notes_encoder_keeps_its_post_norm_picture():
     at = open_page("overview")
-    steps = list(at.dataframe[0].value["step"])
+    steps = list(at.table[0].value["step"])
     assert "[CLS] prepended" not in steps and "Add & Norm 1" in steps
     tex = latex(at)
     assert r"\mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))" in tex

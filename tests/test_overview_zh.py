@@ -109,7 +109,7 @@ def pipeline_table(lang: str, **query: str):
     at = new_app(**query, lang=lang)
     at.run()
     assert_clean(at)
-    return at.dataframe[0].value
+    return at.table[0].value
 
 
 def assert_chinese(table, steps) -> None:

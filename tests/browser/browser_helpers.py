@@ -254,8 +254,8 @@ def checker_png(a: Sequence[int], b: Sequence[int], size: int = 240, square: int
 
 # --- reading the page -------------------------------------------------------------------------
 def pipeline_rows(page: Page) -> dict[str, list[str]]:
-    """The overview's pipeline table (a canvas grid; read through its accessible table)."""
-    table = page.locator(f'{MAIN} [data-testid="stDataFrame"] table[role="grid"]').first
+    """The overview's pipeline table (a static st.table), row by row: step -> its cells."""
+    table = page.locator(f'{MAIN} [data-testid="stTable"] table').first
     expect(table.locator("tbody tr").first).to_be_attached()
     rows = table.evaluate("""t => Array.from(t.querySelectorAll('tr'))
         .map(r => Array.from(r.children).map(c => c.textContent.trim()))""")

@@ -72,7 +72,7 @@ async def move_slider(page: Page, label: str, target: int) -> None:
 
 
 async def input_embedding_shape(page: Page) -> str:
-    table = page.locator('[data-testid="stMain"] [data-testid="stDataFrame"] table[role="grid"]')
+    table = page.locator('[data-testid="stMain"] [data-testid="stTable"] table')
     rows = await table.first.evaluate("""t => Array.from(t.querySelectorAll('tr'))
         .map(r => Array.from(r.children).map(c => c.textContent.trim()))""")
     return next(r[2] for r in rows if r and r[0] == "input embedding")
