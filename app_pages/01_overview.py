@@ -36,7 +36,7 @@ TEXT = {
     "pipeline": ("The pipeline", "计算流程"),
     "col_step": ("step", "步骤"), "col_formula": ("formula", "公式"),
     "col_shape": ("shapes", "形状"), "col_params": ("parameters", "参数量"),
-    "per_layer": ("per layer", "每层"),
+    "per_layer": (" (per layer)", "（每层）"),
     "total": ("Total trainable parameters: {n:,} ({L} layers).",
               "可训练参数总数：{n:,}（{L} 层）。"),
     "images": ("The image", "图像"),
@@ -221,7 +221,7 @@ st.subheader(ctx.t("pipeline"))
 rows = [{ctx.t("col_step"): ctx.t(f"step_{s.id}"),
          ctx.t("col_formula"): formula_in(s.formula, ctx.lang),
          ctx.t("col_shape"): formula_in(s.shape, ctx.lang),
-         ctx.t("col_params"): (f"{s.n_params:,}" + (f" ({ctx.t('per_layer')})"
+         ctx.t("col_params"): (f"{s.n_params:,}" + (ctx.t("per_layer")
                                                     if s.per_layer and s.n_params else ""))}
         for s in pipeline_steps(cfg)]
 st.table(rows, hide_index=True)  # static, every cell wrapped in full (a grid cut long ones)

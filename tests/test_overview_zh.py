@@ -118,6 +118,8 @@ def assert_chinese(table, steps) -> None:
         for text in table[column]:
             assert not english_words(text), (column, text, english_words(text))
         assert list(table[column]) == [formula_in(getattr(s, field), "zh") for s in steps]
+    per_layer = [f"{s.n_params:,}（每层）" for s in steps if s.per_layer and s.n_params]
+    assert per_layer and set(per_layer) <= set(table["参数量"])  # full-width brackets in 中文
 
 
 def test_the_overview_table_speaks_chinese():
@@ -142,3 +144,5 @@ def test_the_overview_table_in_english_is_the_cores_text():
     steps = pipeline_steps(LINK_CFG)
     assert list(table["formula"]) == [s.formula for s in steps]
     assert list(table["shapes"]) == [s.shape for s in steps]
+    assert list(table["parameters"]) == [
+        f"{s.n_params:,}" + (" (per layer)" if s.per_layer and s.n_params else "") for s in steps]
