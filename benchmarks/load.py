@@ -248,8 +248,8 @@ async def session(visit: Visit, base_url: str, timeout: float, done: asyncio.Eve
                             result.errors.append(
                                 f"script_finished {FINISHED.Name(msg.script_finished)}")
                         break
-                # Streamlit's page_not_found message is dropped when the main page's rerun
-                # (app.py switches to the first step) clears the queue before it was sent.
+                # Streamlit's page_not_found message is dropped when the default page's rerun
+                # (app.py's landing page switches to the first step) clears the queue first.
                 if ran is not None and ran != visit.page and \
                         not any(e.startswith("page not found") for e in result.errors):
                     result.errors.append(f"page not found: {visit.page} (ran {ran or 'main'})")

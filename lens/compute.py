@@ -211,25 +211,22 @@ def model_problems() -> list[str]:
     return _models_now()[1]
 
 
-_DOWNLOADED_TTL_S = 2.0  # a page run asks several times; the cache folder is looked at once
-# A page run asks for the models about seven times: the answer of the last 2 s is reused
-# (each look through Streamlit's caches hashed their arguments: ~2 ms of a page run).
-_RECENT_MODELS: Fresh[tuple[dict[str, Model], list[str]]] = Fresh(_DOWNLOADED_TTL_S)
+# A page run asks for the models about seven times: the answer of the last 2 s is reused, so
+# the download folder is looked at once and Streamlit's cache of loaded models asked once
+# (each ask hashed its arguments: ~2 ms of a page run).
+_RECENT_MODELS: Fresh[tuple[dict[str, Model], list[str]]] = Fresh(2.0)
 
 
 def _models_now() -> tuple[dict[str, Model], list[str]]:
     paths = tuple(checkpoint_paths())
-    return _RECENT_MODELS.get(
-        paths, lambda: _models_cached(paths, tuple(_downloaded().items())))
+    return _RECENT_MODELS.get(paths, lambda: _models_cached(paths, _downloaded()))
 
 
-@st.cache_resource(show_spinner=False, ttl=_DOWNLOADED_TTL_S)
-def _downloaded() -> dict[str, str]:
-    """{id: path} of the named public models already in the download cache (looked up at
-    most every _DOWNLOADED_TTL_S seconds)."""
+def _downloaded() -> tuple[tuple[str, str], ...]:
+    """(id, path) of the named public models already in the download cache."""
     from . import hub
 
-    return {mid: str(path) for mid, path in hub.cached_models().items()}
+    return tuple((mid, str(path)) for mid, path in hub.cached_models().items())
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -249,7 +246,6 @@ def clear_models() -> None:
     """Forget the loaded checkpoints and the download cache's listing (tests; after a
     download)."""
     _models_cached.clear()
-    _downloaded.clear()
     _RECENT_MODELS.clear()
 
 
