@@ -45,7 +45,7 @@ def main() -> None:
     d_models = [256, 384, 768, 1024, 128, 192]
     heads = [4, 16, 2, 32, 1, 64]
     for page in ALL_PAGES:
-        path, title = page.path, page.title[0]
+        path, title = page.path, page.title_in("en")
         clear_caches()
         k = 0
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)

@@ -177,11 +177,12 @@ def main() -> None:
 
     from lens import keys
     from lens.compute import caches
+    from lens.steps import PAGES
 
     at = AppTest.from_file(str(args.repo / "app.py"), default_timeout=600)
     at.session_state[keys.ADVANCED] = True  # its controls exist only while it is open
     at.run()
-    at.switch_page("app_pages/10_stack.py")
+    at.switch_page(PAGES["stack"].path)
     at.run()  # imports and the default trace: not a new-settings visit
     parts = breakdown() if args.breakdown else {}
     cpu, wall = [], []

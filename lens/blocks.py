@@ -3,8 +3,8 @@ value the encoder stored.
 
 One function per kind of worked sum — a dot product in LaTeX, its largest products as a table,
 a long sum as a code listing, an FFN hidden unit — each called from every page that shows one.
-The softmax row and the layer-norm row are in `blocks_rows`. The blocks own their texts (`TEXT`,
-one meaning per key); the page keeps the narrative around them and decides where they go
+The softmax row and the layer-norm row are in `blocks_rows`. The blocks own their texts
+(`blocks.toml`, one meaning per key); the page keeps the narrative around them and decides where they go
 (`where`: a column or container, the page itself by default). Each block shows its key number
 (the result against the trace) and folds the long term-by-term arithmetic into an expander
 (`folded`), one click away.
@@ -20,7 +20,7 @@ import streamlit as st
 
 from encoder_core.explain import DotTerms, HiddenUnitTerms, largest_terms, summarise_terms
 
-from .i18n import Texts, translate
+from .i18n import translate
 from .latex import dot_latex, fixed, num, term, written_products
 
 GATE_TEX = {"gelu": r"\Phi(z) = z\cdot\tfrac12\big(1 + \mathrm{erf}(z/\sqrt{2})\big)",
@@ -36,80 +36,12 @@ class Page(Protocol):
     def lang(self) -> str: ...
 
 
-TEXT: Texts = {
-    "show_arithmetic": ("Show the arithmetic", "展开计算过程"),
-    # a dot product written out (pages 3, 5, 9)
-    "dots_products": (
-        "The ⋯ stands for the {m} products k = {first} … {last} not written; all {n} are added.",
-        "⋯ 代表没有写出的 {m} 个乘积（k = {first} … {last}）；{n} 个乘积全部相加。"),
-    "check_stored": (
-        "Recomputed here in float64: **{mine}**. The value the encoder stored (float32) in "
-        "`{field}`: **{stored}**.",
-        "这里用 float64 重新计算：**{mine}**。编码器在 `{field}` 中保存的值（float32）："
-        "**{stored}**。"),
-    "plus_bias": ("The last line adds the bias {name} = {value}.",
-                  "最后一行加上偏置 {name} = {value}。"),
-    "largest_products": ("The {k} largest products (by magnitude)", "绝对值最大的 {k} 个乘积"),
-    "largest_products_list": ("The {k} largest products (by magnitude): {terms}.",
-                              "绝对值最大的 {k} 个乘积：{terms}。"),
-    "col_product": ("product", "乘积"),
-    "relu_zero": ("The sum is negative, so the ReLU sets this activation to 0.",
-                  "和为负数，所以 ReLU 把这个激活置为 0。"),
-    "relu_pass": ("The sum is positive, so the ReLU lets it through unchanged.",
-                  "和为正数，所以 ReLU 原样保留它。"),
-    "gelu_gate": (
-        "GELU multiplies the sum z = {z} by the gate {g} (the share of a standard normal "
-        "below z): the activation is {h}. Unlike the ReLU it is never cut to exactly 0; a "
-        "negative z gives a small negative value.",
-        "GELU 把和 z = {z} 乘以门控值 {g}（标准正态分布小于 z 的比例）：激活为 {h}。与 ReLU "
-        "不同，它从不被截为恰好 0；z 为负时得到一个小的负值。"),
-    # a long sum as a code listing (pages 6, 7)
-    "terms_shown": ("the first {first} terms and the {largest} largest (by magnitude), of "
-                    "{size} = {n}",
-                    "前 {first} 项与绝对值最大的 {largest} 项，共 {size} = {n} 项"),
-    "more_terms": ("{n} more terms, together", "其余 {n} 项，合计"),
-    "more_heads": ("{n} more heads, together", "其余 {n} 个头，合计"),
-    "trace_holds": ("the trace holds", "trace 中的值"),
-    # a softmax row (page 6, blocks_rows.softmax_row)
-    "step_max": ("1) the row's maximum", "1) 该行最大值"),
-    "step_exp": ("2) exponentials e_j = exp(s[{i}, j] − m)", "2) 指数 e_j = exp(s[{i}, j] − m)"),
-    "step_sum": ("3) their sum", "3) 求和"),
-    "step_div": ("4) divide: attn[{i}, j] = e_j / Σ", "4) 相除：attn[{i}, j] = e_j / Σ"),
-    "step_check": ("5) the row sums to 1", "5) 该行之和为 1"),
-    "largest_key": ("the most attended key", "最受关注的键"),
-    "chosen_key": ("the chosen key j", "所选的键 j"),
-    "query_itself": ("the query itself", "查询自身"),
-    "exp_shown": (
-        "Shown: the first {first} exponentials and the {first} largest, of N = {n}; the largest "
-        "is always exp(0) = 1, at the row's maximum.",
-        "列出：前 {first} 个指数与最大的 {first} 个，共 N = {n} 个；"
-        "最大的一个总是位于该行最大值处的 exp(0) = 1。"),
-    # a layer-norm row (page 8, blocks_rows.layer_norm_row)
-    "dots_features": (
-        "⋯ stands for the {m} terms in between: every sum runs over all d = {d} features "
-        "(k = 0 … {last}, numbered from 0 as in the arrays).",
-        "⋯ 代表中间的 {m} 项：每个求和都遍历全部 d = {d} 个特征（k = 0 … {last}，与数组一样从 0 "
-        "编号）。"),
-    "all_features": ("Every sum runs over all d = {d} features (k = 0 … {last}, numbered from 0 "
-                     "as in the arrays).",
-                     "每个求和都遍历全部 d = {d} 个特征（k = 0 … {last}，与数组一样从 0 编号）。"),
-    "largest_sq_dev": ("The largest squared deviations (x_k − μ)², which dominate σ²: {terms}.",
-                       "最大的几个平方偏差 (x_k − μ)²，它们主导 σ²：{terms}。"),
-    "compare": ("Written out (float64) against the trace (float32)",
-                "手算结果（float64）与 trace 中的值（float32）对比"),
-    "col_quantity": ("quantity", "量"),
-    "col_written": ("written out", "手算"),
-    "col_trace": ("in the trace", "trace 中的值"),
-    "col_field": ("trace field", "trace 字段"),
-    "check_normed": (
-        "Check on row {i} of x̂: mean = {m}, variance = {v} = σ²/(σ² + ε) = {e} ≈ 1.",
-        "检验 x̂ 的第 {i} 行：均值 = {m}，方差 = {v} = σ²/(σ² + ε) = {e} ≈ 1。"),
-}
+OWNER = "blocks"  # lens/texts/<lang>/blocks.toml
 
 
 def say(ctx: Page, key: str, **values: object) -> str:
     """A block's text in the page's language."""
-    return translate(key, ctx.lang, TEXT, **values)
+    return translate(key, ctx.lang, OWNER, **values)
 
 
 def folded(ctx: Page, where=None):

@@ -1,7 +1,7 @@
 """Worked arithmetic of one normalised row: the softmax of a row of scores (page 6) and the layer
 norm of one position (page 8), every stage written out and compared with the trace.
 
-The texts are in `blocks.TEXT`, with those of the other worked sums.
+The texts are in `blocks.toml`, with those of the other worked sums.
 """
 
 from __future__ import annotations

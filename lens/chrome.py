@@ -32,9 +32,11 @@ def nav_label(info: PageInfo, lang: str) -> str:
 
 
 def _landing() -> None:
-    """A link without a page: forward to the first step with the link's settings."""
+    """A link without a page: forward to the first step with the link's settings — or to the
+    page that handed over to app.py because it was run without it (`context.run_page`)."""
     compute.warming()
-    st.switch_page(STEPS[0].path, query_params=st.query_params.to_dict())
+    target = PAGES.get(st.session_state.pop(keys.HANDOVER, ""), STEPS[0])
+    st.switch_page(target.path, query_params=st.query_params.to_dict())
 
 
 def navigation_pages() -> list:

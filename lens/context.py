@@ -1,14 +1,15 @@
 """The page context: what a page reads — settings, image, trace, translator — set up by `page()`.
 
-Every page starts with `ctx = page("<id>", TEXT)`: it draws the sidebar and the header, reads
+A page module ends with `run_page(__file__, render)`: it draws the sidebar and the header, reads
 the image (an upload, a generated shape or the built-in photo), runs the encoder through the
-shared cache and returns a `PageContext`. Pages only lay things out.
+shared cache and calls the page's `render(ctx)` with a `PageContext`. Pages only lay things
+out; their words are in their text file (`lens.i18n`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
@@ -17,21 +18,21 @@ from encoder_core import EncoderConfig, EncoderTrace, ImageError
 
 from . import chrome, compute, keys, session, sidebar
 from .formula_fit import fit_formulas
-from .i18n import Texts, check_page_texts, translate
+from .i18n import translate
 from .settings import Settings
+from .steps import PAGES, page_for_script
 
 
 @dataclass
 class PageContext:
     """What a page needs: the settings, the trace, the images and the translator."""
 
-    id: str  # the page's id (lens.steps)
+    id: str  # the page's id (lens.steps), the owner of its texts
     settings: Settings
     trace: EncoderTrace
     original: np.ndarray  # [h, w, 3] the image as given (downscaled for display)
     image_name: str
     image_key: str  # content hash of the image (cache key)
-    texts: Texts = field(default_factory=dict)  # the page's own texts
     head_model: object | None = None  # the classifier head of a trained model
 
     @property
@@ -63,13 +64,7 @@ class PageContext:
 
     def t(self, key: str, **values: object) -> str:
         """The page's text for `key` (or a common one) in the current language."""
-        return translate(key, self.lang, self.texts, **values)
-
-    def ft(self, key: str, **values: object) -> str:
-        """Text drawn inside a figure: English when no CJK font is installed."""
-        from .figures import HAS_CJK_FONT
-
-        return translate(key, self.lang if HAS_CJK_FONT else "en", self.texts, **values)
+        return translate(key, self.lang, self.id, **values)
 
     def derived(self, name: str, compute_it: Callable[[], object]) -> object:
         """A quantity derived from this trace (rollout, head statistics, …), computed once per
@@ -90,10 +85,27 @@ class PageContext:
                                  self.weights_id)
 
 
-def page(page_id: str, texts: Texts | None = None) -> PageContext:
+def run_page(script: str, render: Callable[[PageContext], None]) -> None:
+    """Run the page of `script` (a page module's `__file__`): its context, then `render(ctx)`.
+
+    Run without the entry script — a fresh server's first visit to the page file's own name
+    (/multihead_page), when Streamlit's pages-folder mode runs the file alone — it hands over
+    to app.py, whose landing page opens this page with the link's settings."""
+    info = page_for_script(script)
+    if info is None:
+        raise LookupError(f"{script} is not a page of lens.steps")
+    if not st.session_state.get(keys.ENTRY):
+        st.session_state[keys.HANDOVER] = info.id
+        st.switch_page("app.py", query_params=st.query_params.to_dict())
+    st.session_state[keys.ENTRY] = False  # app.py sets it again on each run
+    render(page(info.id))
+
+
+def page(page_id: str) -> PageContext:
     """Set up a page: settings, sidebar, image, trace; the header with the step's navigation."""
+    if page_id not in PAGES:
+        raise LookupError(f"no page {page_id!r} in lens.steps")
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
-    texts = check_page_texts(page_id, texts or {})
     models = compute.model_architectures()
     settings = session.current_settings(models, compute.checkpoint_steps())
     lang = settings.lang
@@ -113,7 +125,7 @@ def page(page_id: str, texts: Texts | None = None) -> PageContext:
     chrome.export(t, trace, image_key, weights)
     fit_formulas()  # wide formulas drawn smaller on narrow screens
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
-                      image_name=name, image_key=image_key, texts=texts, head_model=head)
+                      image_name=name, image_key=image_key, head_model=head)
     chrome.header(ctx)
     return ctx
 

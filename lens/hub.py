@@ -49,27 +49,18 @@ class HubModel:
     repo_id: str  # the Hugging Face repository, e.g. "timm/vit_small_patch16_224.dino"
     name: str  # e.g. "DINO ViT-S/16"
     mb: float  # size of model.safetensors in MB (10⁶ bytes): 4 bytes per float32 parameter
-    licence: str
-    about: tuple[str, str]  # one line: (English, 中文)
+    licence: str  # what it is, in one line: the common text "hub_about_<id>" (lens/texts)
 
 
 # Sizes: the parameters of the timm model (`create_model(name).state_dict()`, the head included
 # when the checkpoint has one) × 4 bytes; the file adds a header of a few kB.
 MODELS: dict[str, HubModel] = {m.id: m for m in (
     HubModel("dino-vits16", "timm/vit_small_patch16_224.dino", "DINO ViT-S/16", 86.7,
-             "Apache-2.0",
-             ("Self-supervised on ImageNet without labels; its last layer's CLS attention "
-              "outlines the objects.",
-              "在 ImageNet 上无标签自监督训练；最后一层 CLS 的注意力会勾勒出物体。")),
+             "Apache-2.0"),
     HubModel("deit-tiny", "timm/deit_tiny_patch16_224.fb_in1k", "DeiT-Ti/16", 22.9,
-             "Apache-2.0",
-             ("The smallest DeiT (12 layers of 3 heads), trained on ImageNet-1k labels: quick "
-              "to run.",
-              "最小的 DeiT（12 层，每层 3 个头），在 ImageNet-1k 标签上训练：运行很快。")),
+             "Apache-2.0"),
     HubModel("vit-small", "timm/vit_small_patch16_224.augreg_in21k_ft_in1k", "ViT-S/16 (AugReg)",
-             88.2, "Apache-2.0",
-             ("A supervised ViT-S: pre-trained on ImageNet-21k, fine-tuned on ImageNet-1k.",
-              "有监督训练的 ViT-S：在 ImageNet-21k 上预训练，在 ImageNet-1k 上微调。")),
+             88.2, "Apache-2.0"),
 )}
 
 

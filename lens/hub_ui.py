@@ -44,7 +44,7 @@ def download_controls(t: Callable[..., str], lang: str) -> None:
         st.caption(t("hub_caption"))
         for m in hub.MODELS.values():
             st.markdown(t("hub_model", name=m.name, mb=m.mb, licence=m.licence))
-            st.caption(m.about[1] if lang == "zh" else m.about[0])
+            st.caption(t(f"hub_about_{m.id}"))
             done = m.id in cached
             st.button(t("hub_downloaded", name=m.name) if done else t("hub_download", name=m.name),
                       key=button_key(m.id), disabled=done, on_click=download_now,

@@ -63,8 +63,6 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
     title = f"{name}  [{' × '.join(str(s) for s in m.shape)}]"
     xlabel = xlabel if xlabel is not None else ctx.t("features")
     ylabel = ylabel if ylabel is not None else ctx.t("tokens")
-    if ctx.lang == "zh" and not figures.HAS_CJK_FONT:
-        xlabel, ylabel = "j", "i"
     box = None  # where the number window sits, outlined on the heatmap
     if window and (m.shape[0] > WINDOW or m.shape[1] > WINDOW):
         box = (_window_start(key, "r", m.shape[0]), _window_start(key, "c", m.shape[1]),
@@ -75,7 +73,7 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
     picture(ctx, "heatmap", m, title, xlabel, ylabel, signed=signed, where=where, key=key,
             caption=shrunk, colorbar_label=colorbar_label, highlight_row=highlight_row,
             highlight_col=highlight_col, size=size, vmax=vmax, window=box,
-            mean_of=ctx.ft("mean_of"), prefix=prefix_names(ctx.cfg) if tokens else [],
+            mean_of=ctx.t("mean_of"), prefix=prefix_names(ctx.cfg) if tokens else [],
             prefix_cols=tokens == "both")
     if window:
         number_window(ctx, m, name, key=key, signed=signed, where=where, vmax=vmax)

@@ -18,6 +18,7 @@ from functools import cache, lru_cache
 
 import matplotlib
 import numpy as np
+from fontTools.ttLib import TTFont
 from matplotlib import font_manager
 from matplotlib.colors import to_rgb
 from matplotlib.ticker import MaxNLocator
@@ -78,7 +79,8 @@ def nearest(img: np.ndarray, h: int, w: int) -> np.ndarray:
 
 @cache
 def _font_files() -> tuple[tuple[str, int], ...]:
-    """(path, index) of each family in FONTS: DejaVu Sans, then a CJK font when installed."""
+    """(path, index) of each family in FONTS, in its order: DejaVu Sans, the shipped CJK subset,
+    then an installed CJK font when there is one."""
     files = []
     for family in FONTS:
         entry = next((f for f in font_manager.fontManager.ttflist
@@ -88,26 +90,40 @@ def _font_files() -> tuple[tuple[str, int], ...]:
     return tuple(files)
 
 
+@cache
+def _charmaps() -> tuple[frozenset[int], ...]:
+    """The code points each font of `_font_files` has a glyph for."""
+    maps = []
+    for path, index in _font_files():
+        with TTFont(path, fontNumber=index, lazy=True) as f:
+            maps.append(frozenset(f.getBestCmap()))
+    return tuple(maps)
+
+
+@lru_cache(maxsize=4096)
+def font_choice(text: str) -> int:
+    """Which font of `_font_files` draws `text`: the first that has a glyph for every one of its
+    characters (DejaVu Sans for Latin text, the subset for the app's 中文, an installed CJK font
+    for other names), else the one that lacks the fewest."""
+    wanted = {ord(ch) for ch in text if not ch.isspace()}
+    lacking = [len(wanted - cmap) for cmap in _charmaps()]
+    return lacking.index(min(lacking)) if lacking else 0
+
+
 @lru_cache(maxsize=256)
-def font(pt: float, cjk: bool = False) -> ImageFont.FreeTypeFont:
-    """The font for text at `pt` points: the CJK font for text with CJK glyphs (when there is
-    one; it has Latin glyphs too), DejaVu Sans otherwise."""
-    files = _font_files()
-    path, index = files[-1] if cjk else files[0]
+def font(pt: float, choice: int = 0) -> ImageFont.FreeTypeFont:
+    """The font for text at `pt` points: font `choice` of `_font_files` (0: DejaVu Sans)."""
+    path, index = _font_files()[choice]
     return ImageFont.truetype(path, max(1, round(pt * PX)), index=index)
-
-
-def has_cjk(text: str) -> bool:
-    return any(ord(ch) > 0x2E80 for ch in text)
 
 
 def text_font(text: str, pt: float, fit: float | None = None) -> ImageFont.FreeTypeFont:
     """The font for `text` at `pt` points, smaller (down to 5 pt) when it must fit `fit` px."""
-    cjk = has_cjk(text)
-    f = font(pt, cjk)
+    choice = font_choice(text)
+    f = font(pt, choice)
     if fit is not None and f.getlength(text) > fit:
         pt = max(5.0, pt * fit / f.getlength(text))
-        f = font(round(pt * 2) / 2, cjk)
+        f = font(round(pt * 2) / 2, choice)
     return f
 
 

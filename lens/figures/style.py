@@ -5,6 +5,7 @@ bytes (the raster pictures have `raster.png`)."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -25,16 +26,28 @@ MAX_SIDE = 256  # a matrix side above this is block-averaged for display
 DPI = 100
 
 
+# The CJK font that ships with the app: a subset of Noto Sans CJK SC holding every glyph of the
+# texts (made by scripts/subset-font; assets/fonts/README.md), under a name of its own.
+CJK_FONT_FILE = (Path(__file__).resolve().parents[2] / "assets" / "fonts"
+                 / "EncoderLensCJK-Regular.ttf")
+CJK_FONT_FAMILY = "Encoder Lens CJK"
+# Installed CJK fonts, for the glyphs the subset lacks (upload names, checkpoint labels)
+SYSTEM_CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei",
+                       "Droid Sans Fallback")
+
+
 def _font_families() -> list[str]:
-    """DejaVu Sans, plus a CJK font when one is installed, so 中文 labels render."""
+    """DejaVu Sans, then the shipped subset, then the first CJK font installed (if any).
+    matplotlib falls back glyph by glyph along this list; DejaVu Sans comes first because the
+    subset holds Latin glyphs too, and they should look as in every other figure."""
+    font_manager.fontManager.addfont(str(CJK_FONT_FILE))
     names = {f.name for f in font_manager.fontManager.ttflist}
-    cjk = [n for n in ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei",
-                       "Droid Sans Fallback") if n in names]
-    return ["DejaVu Sans", *cjk[:1]]
+    system = [n for n in SYSTEM_CJK_FAMILIES if n in names]
+    return ["DejaVu Sans", CJK_FONT_FAMILY, *system[:1]]
 
 
 FONTS = _font_families()
-HAS_CJK_FONT = len(FONTS) > 1
+HAS_CJK_FONT = True  # the subset ships with the app; kept until its last users go
 matplotlib.rcParams["font.family"] = FONTS
 matplotlib.rcParams["axes.titlesize"] = 10
 matplotlib.rcParams["axes.labelsize"] = 9

@@ -1,0 +1,224 @@
+"""Step 8 of 10 — Add & Norm: the residual sum, then layer normalisation of each position."""
+
+import streamlit as st
+
+from encoder_core import prefix_names
+from encoder_core.explain import layer_norm_terms
+from encoder_core.vit_steps import residual_entry
+from lens import blocks, blocks_rows, chrome, widgets
+from lens.context import PageContext, run_page
+from lens.latex import num, term
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    N, d = cfg.n_tokens, cfg.d_model
+
+
+    def ln_1_by_hand(x_row, x_name: str, row: int, k: int, title: str, layer: int) -> None:
+        """LN_1 of layer `layer` on one row [d], written out (mean, variance, x̂, γ, β against the
+        trace, entry k highlighted), and the row before and after normalising as bars."""
+        lt, lp = tr.layers[layer], tr.params.layers[layer]
+        terms = layer_norm_terms(x_row, lp.gamma_1, lp.beta_1, cfg.ln_eps)
+        blocks_rows.layer_norm_row(ctx, terms, lp.gamma_1, lp.beta_1, cfg.ln_eps, k, lt.ln_1, row,
+                                   f"layers[{layer}].ln_1")
+        widgets.picture(ctx, "bars", [terms.x, terms.normed],
+                        [f"{x_name}[{row}]  [{d}]", f"ln_1.normed[{row}] = x̂  [{d}]"],
+                        ctx.t("feature_k"), ["x", "x̂"], title,
+                        highlight=k, key="row")
+
+
+    def pre_norm() -> None:
+        """Pre-norm (a ViT): LN_1 of x, the sub-layer on the normalised copy, x + attn_out; the
+        final LayerNorm."""
+        S_, k0 = cfg.seq_len, cfg.n_prefix
+        names = prefix_names(cfg)
+        ls = r"\mathrm{ls}_1 \odot " if cfg.layer_scale else ""
+        st.write(ctx.t("pre_intro", eps=cfg.ln_eps))
+        st.latex(r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
+                 r" + \beta")
+        st.latex(r"\text{ln\_1} = \mathrm{LN}_1(x),\qquad \text{resid\_1} = x + %s"
+                 r"\mathrm{MultiHead}(\text{ln\_1.out})" % ls)
+        widgets.note_original(ctx)
+        top_left, top_right = st.columns([2, 3], gap="large")
+        with top_left:
+            layer = widgets.layer_selector(ctx)
+            query = widgets.query_picker(ctx)
+        row = ctx.row(query)
+        lt, lp = tr.layers[layer], tr.params.layers[layer]
+        x = tr.x0 if layer == 0 else tr.layers[layer - 1].out  # the layer's input, not normalised
+        x_name = "x0" if layer == 0 else f"out (layer {layer})"
+        with top_right:
+            what = ctx.t("pre_x_is_x0") if layer == 0 else ctx.t("x_is_prev", l=layer, l1=layer + 1)
+            st.markdown(ctx.t("x_is", what=what))
+            st.latex(r"\underbrace{\text{ln\_1.out}}_{%d \times %d} = \gamma_1 \odot"
+                     r" \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta_1,\quad"
+                     r" \underbrace{x}_{%d \times %d}" % (S_, d, S_, d))
+            st.latex(r"\underbrace{\text{resid\_1}}_{%d \times %d} = \underbrace{x}_{%d \times %d}"
+                     r" + %s\underbrace{\text{attn\_out}}_{%d \times %d}"
+                     % (S_, d, S_, d, ls, S_, d))
+            st.caption(ctx.t("pre_pos_hint", row=row))
+
+        # --- 1 · Norm first -----------------------------------------------------------------------
+        st.subheader(ctx.t("pre_norm"))
+        left, right = st.columns([3, 2], gap="large")
+        widgets.matrix(ctx, x, x_name, key="x", where=left, highlight_row=row, tokens="rows")
+        row_axis = ctx.t("row_axis", first=names[0], k=k0) if k0 else ctx.t("position")
+        widgets.picture(ctx, "bars", [lt.ln_1.mean, lt.ln_1.var],
+                        [f"ln_1.mean = μ  [{S_}]", f"ln_1.var = σ²  [{S_}]"], row_axis,
+                        ["μ", "σ²"], ctx.t("pre_moments_title"), highlight=row, key="moments",
+                        where=right)
+        left, right = st.columns([3, 2], gap="large")
+        widgets.matrix(ctx, lt.ln_1.out, "ln_1.out", key="ln_1_out", where=left,
+                       highlight_row=row, tokens="rows")
+        with right:
+            st.write(ctx.t("pre_normed_text"))
+            widgets.picture(ctx, "bars", [lp.gamma_1, lp.beta_1], [f"gamma_1 = γ  [{d}]",
+                            f"beta_1 = β  [{d}]"], ctx.t("feature_k"), ["γ", "β"],
+                            ctx.t("gb_title", l=layer + 1), key="gamma_beta")
+            st.caption(ctx.t("gb_model") if ctx.model is not None else ctx.t("gb_random"))
+
+        # --- 2 · the sub-layer on the normalised copy -------------------------------------------
+        st.subheader(ctx.t("pre_sublayer"))
+        left, right = st.columns([3, 2], gap="large")
+        widgets.matrix(ctx, lt.attn_out, "attn_out = MultiHead(ln_1.out)", key="attn_out",
+                       where=left, highlight_row=row, tokens="rows", window=False)
+        right.write(ctx.t("pre_sublayer_text"))
+
+        # --- 3 · Add: x, not its normalised copy ------------------------------------------------
+        st.subheader(ctx.t("pre_add"))
+        ls_text = "ls_1 ⊙ " if cfg.layer_scale else ""
+        left, right = st.columns([3, 2], gap="large")
+        widgets.matrix(ctx, lt.resid_1, "resid_1", key="resid_1", where=left, highlight_row=row,
+                       tokens="rows")
+        k = int(right.number_input(ctx.t("pick_k"), 0, d - 1, 0, step=1, key="ln_feature"))
+        with right:
+            st.write(ctx.t("pre_add_text", ls=ls_text))
+            st.markdown(f"**{ctx.t('pre_add_entry', row=row, k=k, ls=ls_text)}**")
+            ls_k = float(lp.ls_1[k]) if cfg.layer_scale else None
+            mine = residual_entry(x[row, k], lt.attn_out[row, k], ls_k)
+            st.latex(r"%s %s%s = %s" % (num(float(x[row, k])), "+ " if ls_k is None else
+                                        rf"+ {term(ls_k)} \cdot ",
+                                        term(float(lt.attn_out[row, k])), num(mine)))
+            blocks.stored_check(ctx, mine, lt.resid_1[row, k],
+                                f"layers[{layer}].resid_1[{row}, {k}]")
+
+        # --- 4 · one row of LN_1 by hand ----------------------------------------------------------
+        st.subheader(ctx.t("pre_by_hand", i=query, row=row, l=layer + 1))
+        ln_1_by_hand(x[row], "x", row, k, ctx.t("pre_row_title", row=row), layer)
+
+        # --- 5 · the final LayerNorm --------------------------------------------------------------
+        st.subheader(ctx.t("final_title"))
+        if tr.final_ln is None:
+            st.write(ctx.t("no_final"))
+            return
+        L = cfg.n_layers
+        st.write(ctx.t("final_text" if cfg.cls_token else "final_text_no_cls", L=L))
+        st.latex(r"\underbrace{\text{output}}_{%d \times %d} = \gamma \odot"
+                 r" \frac{\text{out}_{%d} - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"
+                 % (S_, d, L))
+        last = tr.layers[-1].out
+        left, right = st.columns([3, 2], gap="large")
+        widgets.matrix(ctx, tr.output, "output = final_ln.out", key="final_out", where=left,
+                       highlight_row=row, tokens="rows")
+        widgets.picture(ctx, "bars", [tr.final_ln.mean, tr.final_ln.var],
+                        [f"final_ln.mean = μ  [{S_}]", f"final_ln.var = σ²  [{S_}]"], row_axis,
+                        ["μ", "σ²"], ctx.t("final_moments", L=L), highlight=row,
+                        key="final_moments", where=right)
+        st.markdown(f"**{ctx.t('final_by_hand', row=row, i=query)}**")
+        final = layer_norm_terms(last[row], tr.params.norm_gamma, tr.params.norm_beta, cfg.ln_eps)
+        blocks_rows.layer_norm_row(ctx, final, tr.params.norm_gamma, tr.params.norm_beta,
+                                   cfg.ln_eps, k, tr.final_ln, row, "final_ln")
+
+
+    if cfg.norm_first:  # a ViT: Norm first, Add after
+        pre_norm()
+        chrome.footer(ctx)
+        st.stop()
+    st.write(ctx.t("intro"))
+    st.latex(r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
+             r" + \beta")
+    st.latex(r"\text{ln\_1.out} = \mathrm{LayerNorm}(x + \text{attn\_out})")
+    widgets.note_original(ctx)
+
+    top_left, top_right = st.columns([2, 3], gap="large")
+    with top_left:
+        layer = widgets.layer_selector(ctx)
+        query = widgets.query_picker(ctx)
+    lt, lp = tr.layers[layer], tr.params.layers[layer]
+    x = tr.x0 if layer == 0 else tr.layers[layer - 1].out
+    x_name = "x0" if layer == 0 else f"out (layer {layer})"
+    with top_right:
+        what = ctx.t("x_is_x0") if layer == 0 else ctx.t("x_is_prev", l=layer, l1=layer + 1)
+        st.markdown(ctx.t("x_is", what=what))
+        st.latex(r"\underbrace{\text{resid\_1}}_{%d \times %d} = \underbrace{x}_{%d \times %d}"
+                 r" + \underbrace{\text{attn\_out}}_{%d \times %d}" % (N, d, N, d, N, d))
+        st.latex(r"\mu_i = \frac{1}{d}\sum_{k} x_{ik}, \qquad \sigma_i^2 = \frac{1}{d}\sum_{k}"
+                 r"(x_{ik} - \mu_i)^2")
+        st.latex(r"\hat{x}_{ik} = \frac{x_{ik} - \mu_i}{\sqrt{\sigma_i^2 + \varepsilon}}, \qquad"
+                 r"\text{out}_{ik} = \gamma_k\,\hat{x}_{ik} + \beta_k")
+        st.latex(r"\underbrace{\text{ln\_1.out}}_{%d \times %d} = \gamma \odot \hat{x} + \beta,"
+                 r"\quad \gamma, \beta \in \mathbb{R}^{%d}" % (N, d, d))
+        st.caption(ctx.t("pos_hint"))
+
+    # --- 1 · Add --------------------------------------------------------------------------------
+    st.subheader(ctx.t("add"))
+    c1, c2 = st.columns(2)
+    widgets.matrix(ctx, x, x_name, key="x", where=c1, window=False)
+    widgets.matrix(ctx, lt.attn_out, "attn_out", key="attn_out", where=c2, window=False)
+    left, right = st.columns([3, 2], gap="large")
+    widgets.matrix(ctx, lt.resid_1, "resid_1", key="resid_1", where=left, highlight_row=query)
+    with right:
+        st.latex(r"\text{resid\_1}_{ik} = x_{ik} + \text{attn\_out}_{ik}")
+        st.caption(ctx.t("add_caption"))
+
+    # --- 2 · mean and variance ------------------------------------------------------------------
+    st.subheader(ctx.t("moments"))
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        widgets.picture(ctx, "bars", [lt.ln_1.mean, lt.ln_1.var],
+                        [f"ln_1.mean = μ  [{N}]", f"ln_1.var = σ²  [{N}]"], ctx.t("position"),
+                        ["μ", "σ²"], ctx.t("moments_title"), highlight=query, key="moments")
+    with right:
+        st.write(ctx.t("moments_text", d=d))
+    st.latex(r"\mu_i = \frac{x_{i,0} + x_{i,1} + \cdots + x_{i,%d}}{%d}" % (d - 1, d))
+    st.latex(r"\sigma_i^2 = \frac{(x_{i,0} - \mu_i)^2 + \cdots + (x_{i,%d} - \mu_i)^2}{%d}"
+             % (d - 1, d))
+
+    # --- 3 · normalise --------------------------------------------------------------------------
+    st.subheader(ctx.t("normalise"))
+    left, right = st.columns([3, 2], gap="large")
+    widgets.matrix(ctx, lt.ln_1.normed, "ln_1.normed", key="normed", where=left,
+                   highlight_row=query)
+    with right:
+        st.latex(r"\hat{x}_{ik} = \frac{x_{ik} - \mu_i}{\sqrt{\sigma_i^2 + \varepsilon}}")
+        st.write(ctx.t("normalise_text", eps=cfg.ln_eps))
+
+    # --- 4 · scale and shift --------------------------------------------------------------------
+    st.subheader(ctx.t("scale_shift"))
+    left, right = st.columns(2, gap="large")
+    widgets.picture(ctx, "bars", [lp.gamma_1, lp.beta_1], [f"gamma_1 = γ  [{d}]",
+                    f"beta_1 = β  [{d}]"], ctx.t("feature_k"), ["γ", "β"],
+                    ctx.t("gb_title", l=layer + 1), key="gamma_beta", where=left)
+    with right:
+        st.latex(r"\text{out}_{ik} = \gamma_k\,\hat{x}_{ik} + \beta_k")
+        st.write(ctx.t("gb_trained") if ctx.weights == "trained" else ctx.t("gb_random"))
+    left, right = st.columns([3, 2], gap="large")
+    widgets.matrix(ctx, lt.ln_1.out, "ln_1.out", key="ln_1_out", where=left, highlight_row=query)
+    with right:
+        st.latex(r"\underbrace{\text{ln\_1.out}}_{%d \times %d}" % (N, d))
+        st.write(ctx.t("next_ffn") if cfg.use_ffn else ctx.t("next_layer"))
+
+    # --- 5 · one position by hand ---------------------------------------------------------------
+    st.subheader(ctx.t("by_hand", i=query, l=layer + 1))
+    left, _ = st.columns([1, 1])
+    k = int(left.number_input(ctx.t("pick_k"), 0, d - 1, 0, step=1, key="ln_feature"))
+    ln_1_by_hand(lt.resid_1[query], "resid_1", query, k, ctx.t("row_title", i=query), layer)
+
+    chrome.footer(ctx)
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)

@@ -1,0 +1,154 @@
+"""Compare & ablate — positional encoding off, and two settings side by side (issue 4)."""
+
+import numpy as np
+import streamlit as st
+
+from encoder_core import ConfigError, patch_rows, prefix_names
+from encoder_core.analysis import (
+    attention_entropy,
+    fixed_permutation,
+    permute_tokens,
+    prefix_share,
+    unshuffle,
+)
+from encoder_core.config import SCALES
+from encoder_core.patches import shuffle_patches
+from lens import widgets
+from lens.context import PageContext, run_page
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg = ctx.cfg
+    kp, T = cfg.n_prefix, cfg.seq_len  # a ViT's prefix tokens (CLS, …); all tokens
+    names = ", ".join(prefix_names(cfg))
+    st.write(ctx.t("intro"))
+
+    # --- positional encoding off ---------------------------------------------------------------
+    st.header(ctx.t("pe_title"))
+    st.write(ctx.t("pe_explain"))
+    if cfg.position == "learned":
+        st.caption(ctx.t("pe_learned", names=names or "—"))
+    left, right = st.columns([1, 2])
+    with left:
+        query = widgets.query_picker(ctx)
+        layer = widgets.layer_selector(ctx)
+        head = widgets.head_selector(ctx)
+    r = ctx.row(query)  # the query patch's row of the sequence
+    on = ctx.variant(use_pe=True)
+    off = ctx.variant(use_pe=False)
+    G, h = cfg.grid_size, cfg.n_heads
+    heads = widgets.heads_chooser(ctx, h, key="compare_heads", where=left)
+    shown = len(heads)
+    maps = {pe_id: patch_rows(tr.layers[layer].attn[heads, r, :], cfg).reshape(shown, G, G)
+            for pe_id, tr in (("with_pe", on), ("without_pe", off))}  # [k, G, G] the patch keys
+    vmax = max(float(m.max()) for m in maps.values())  # one colour scale for both
+    with right:
+        for pe_id, m in maps.items():
+            widgets.picture(ctx, "attention_grid", ctx.trace.image, m,
+                            [ctx.t("head_n", n=i + 1) for i in heads],
+                            ctx.t("maps_title", l=layer + 1, q=query, h=h, what=ctx.t(pe_id)),
+                            ncols=min(shown, 4), query=query, vmax=vmax, uniform=1 / T,
+                            colorbar_label=ctx.t("weight"), key=f"compare_{pe_id}")
+        st.caption(ctx.t("one_scale_all"))
+        if kp:
+            def share_text(tr) -> str:
+                cls = 100 * prefix_share(tr.layers[layer].attn[heads, r, :], kp)  # [k] in %
+                return ctx.t("share_one" if len(cls) == 1 else "share_range",
+                             lo=float(cls.min()), hi=float(cls.max()))
+            st.info(ctx.t("left_out", names=names, i=query, on=share_text(on), off=share_text(off)))
+
+    st.subheader(ctx.t("shuffle_title"))
+    st.markdown(ctx.t("equivariance"))
+    st.latex(r"\mathrm{Enc}(\text{%s}) = \mathrm{Enc}(\text{%s})[\text{perm}]\quad\text{%s}"
+             % (ctx.t("tex_shuffled"), ctx.t("tex_image"), ctx.t("tex_without")))
+    if kp:
+        st.caption(ctx.t("equivariance_prefix", N=cfg.n_tokens, names=names))
+    perm = fixed_permutation(cfg.n_tokens)
+    shuffled = shuffle_patches(ctx.trace.image, cfg.patch_size, perm)
+    moved_to = int(np.flatnonzero(perm == query)[0])  # where the query patch sits once shuffled
+    moved = {pe_id: ctx.variant(image=shuffled, image_tag="/shuffled", use_pe=pe_id == "with_pe")
+             for pe_id in ("with_pe", "without_pe")}
+    base = {"with_pe": on, "without_pe": off}
+    rows = ("without_pe", "with_pe")
+    rows_of = {"image": r, "shuffled": ctx.row(moved_to)}  # the query patch's row, each image
+    table = np.stack([np.stack([  # [2 settings, 2 images, G, G], head `head`, the patch keys
+        patch_rows(base[pe].layers[layer].attn[head, rows_of["image"]], cfg).reshape(G, G),
+        unshuffle(patch_rows(moved[pe].layers[layer].attn[head, rows_of["shuffled"]], cfg),
+                  perm).reshape(G, G)]) for pe in rows])
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        widgets.picture(ctx, "image_with_grid", shuffled, cfg.patch_size, ctx.t("shuffled_image"),
+                        numbers=False, key="shuffled",
+                        axis_labels=(ctx.t("pixels_x"), ctx.t("pixels_y")))
+    with c2:
+        widgets.picture(ctx, "attention_table", ctx.trace.image, table,
+                        ctx.t("moved_title", q=query, n=moved_to, l=layer + 1, hd=head + 1),
+                        row_labels=[ctx.t(r) for r in rows],
+                        col_labels=[ctx.t("col_original"), ctx.t("col_moved")], query=query,
+                        panel=2.2, colorbar_label=ctx.t("weight"), uniform=1 / T,
+                        key="moved_maps")
+        st.caption(ctx.t("moved_caption", q=query, n=moved_to))
+        if kp:
+            def cls(tr, row: int) -> float:  # % of the row's weight on the prefix tokens
+                return 100 * float(prefix_share(tr.layers[layer].attn[head, row], kp))
+            st.caption(ctx.t("moved_left_out", names=names,
+                             a=cls(base["without_pe"], rows_of["image"]),
+                             b=cls(moved["without_pe"], rows_of["shuffled"]),
+                             c=cls(base["with_pe"], rows_of["image"]),
+                             d=cls(moved["with_pe"], rows_of["shuffled"])))
+    # [T, d] each: the shuffled image's output against the image's with its patch rows shuffled
+    gaps = {pe: np.abs(moved[pe].output - permute_tokens(base[pe].output, perm, kp)) for pe in rows}
+    c1, c2 = st.columns(2)
+    top = max(float(g.max()) for g in gaps.values())
+    for pe, where in zip(rows, (c1, c2), strict=True):
+        widgets.matrix(ctx, gaps[pe], ctx.t("gap_name", what=ctx.t(pe)), key=f"gap_{pe}",
+                       signed=False, where=where, colorbar_label="|Δ|", window=False, vmax=top,
+                       tokens="rows")
+    st.markdown(ctx.t("gap_off", gap=float(gaps["without_pe"].max())))
+    st.markdown(ctx.t("gap_on", gap=float(gaps["with_pe"].max()),
+                      typical=float(np.abs(on.output).mean())))
+    st.caption(ctx.t("gap_scale"))
+
+    # --- two settings side by side -------------------------------------------------------------
+    st.header(ctx.t("cmp_title"))
+    fixed = ctx.weights == "trained" or ctx.model is not None  # weights made for one architecture
+    choices = ["scale"] if fixed else ["n_heads", "scale", "d_model"]
+    if ctx.model is not None:
+        st.caption(ctx.t("model_fixed"))
+    elif ctx.weights == "trained":
+        st.caption(ctx.t("trained_fixed"))
+    what = st.radio(ctx.t("cmp_what"), choices, horizontal=True, key="cmp_what",
+                    format_func=lambda w: ctx.t(f"what_{w}"))
+    options = {"n_heads": [1, 2, 4, 8, 16], "scale": list(SCALES),
+               "d_model": [64, 128, 256, 512]}[what]
+    defaults = {"n_heads": (4, 8), "scale": ("d_k", "d_model"), "d_model": (128, 512)}[what]
+    ca, cb = st.columns(2)
+    values = (ca.selectbox(ctx.t("cmp_a"), options, index=options.index(defaults[0]),
+                           key=f"cmp_a_{what}"),
+              cb.selectbox(ctx.t("cmp_b"), options, index=options.index(defaults[1]),
+                           key=f"cmp_b_{what}"))
+    for side, col, value in zip("ab", (ca, cb), values, strict=True):
+        with col:
+            try:
+                tr = ctx.variant(**{what: value})
+            except ConfigError as err:
+                st.warning(ctx.t("impossible", msg=err))
+                continue
+            hv = tr.config.n_heads
+            shown_v = widgets.heads_chooser(ctx, hv, key=f"cmp_heads_{side}")
+            k = len(shown_v)
+            maps = patch_rows(tr.layers[layer].attn[shown_v, r, :], cfg).reshape(k, G, G)
+            widgets.picture(ctx, "attention_grid", tr.image, maps,
+                            [ctx.t("head_n", n=i + 1) for i in shown_v],
+                            ctx.t("maps_title", l=layer + 1, q=query, h=hv,
+                                   what=f"{what} = {value}"),
+                            ncols=min(k, 4), query=query, colorbar_label=ctx.t("weight"),
+                            key=f"cmp_{what}_{value}")
+            ent = attention_entropy(tr.layers[layer].attn[:, kp:, :])  # [h] over the patch queries
+            st.caption(ctx.t("entropy", values=", ".join(f"{ent[i]:.2f}" for i in shown_v)))
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)

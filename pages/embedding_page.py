@@ -1,0 +1,97 @@
+"""Step 3 of 10 — the input embedding: every flattened patch times W_E."""
+
+import streamlit as st
+
+from encoder_core import prefix_names
+from encoder_core.explain import dot_terms
+from lens import blocks, chrome, widgets
+from lens.context import PageContext, run_page
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    P, C, N, D, d = cfg.patch_size, cfg.channels, cfg.n_tokens, cfg.patch_dim, cfg.d_model
+    st.write(ctx.t("intro", D=D, P=P, C=C, d=d, N=N))
+    bias = cfg.patch_bias  # a ViT's b_E; the note has none
+    b_tex = rf" + \underbrace{{b_E}}_{{{d}}}" if bias else ""
+    st.latex(rf"\underbrace{{\text{{embedded}}}}_{{{N} \times {d}}} \;=\; "
+             rf"\underbrace{{\text{{patches}}}}_{{{N} \times {D}}}\;\cdot\;"
+             rf"\underbrace{{W_E}}_{{{D} \times {d}}}{b_tex}")
+    st.latex(r"(N \times P\!\cdot\!P\!\cdot\!C)\cdot(P\!\cdot\!P\!\cdot\!C \times d_{model}) = "
+             rf"N \times d_{{model}}:\quad ({N} \times {D})\cdot({D} \times {d}) = {N} \times {d}")
+    st.caption(ctx.t("with_bias", d=d, P=P) if bias else ctx.t("no_bias"))
+    widgets.note_original(ctx)
+    matrices = st.container()  # filled once i and j are chosen below
+
+    st.subheader(ctx.t("one_entry"))
+    st.write(ctx.t("one_entry_intro", D=D))
+    pick_left, pick_right = st.columns([1, 2])
+    with pick_left:
+        i = widgets.query_picker(ctx)
+    with pick_right:
+        j = st.number_input(ctx.t("pick_j"), 0, d - 1, 0, step=1, key="emb_j")
+        terms = dot_terms(tr.patches[i], tr.params.W_E[:, j])
+        lhs = rf"\text{{embedded}}[{i}, {j}]"
+        b_j = float(tr.params.b_E[j]) if bias else None
+        st.latex(lhs + rf" = \sum_{{k=0}}^{{{D - 1}}} \text{{patches}}[{i}, k]\cdot W_E[k, {j}]"
+                 + (rf" + b_E[{j}]" if bias else ""))
+        blocks.dot_product(ctx, lhs, terms, tr.embedded[i, j], f"embedded[{i}, {j}]", bias=b_j,
+                           bias_tex=f"b_E[{j}]")
+
+    table_col, bars_col = st.columns(2)
+    blocks.largest_products(ctx, terms, "patches[i, k]", "W_E[k, j]", where=table_col, extra={
+        ctx.t("pixel_of_k"): lambda k: str((k // (P * C), k // C % P, k % C))})
+    with bars_col:
+        widgets.picture(ctx, "bars", [terms.a, terms.b, terms.products],
+                        [ctx.t("terms_a", i=i), ctx.t("terms_b", j=j),
+                         ctx.t("terms_ab_bias" if bias else "terms_ab", i=i, j=j)],
+                        "k", ["patches", "W_E", "·"], ctx.t("terms_title", i=i, j=j),
+                        key="emb_terms")
+
+    with matrices:
+        left, right = st.columns(2)
+        with left:
+            st.subheader(ctx.t("W_E_title"))
+            widgets.matrix(ctx, tr.params.W_E, "W_E", key="W_E", xlabel=ctx.t("column_j"),
+                           ylabel=ctx.t("pixel_k"), highlight_col=j)
+            if ctx.model is not None:
+                st.caption(ctx.t("we_caption_model", name=ctx.model.name, j=j))
+            elif ctx.weights == "trained":
+                st.caption(ctx.t("we_caption_trained", j=j))
+            else:
+                st.caption(ctx.t("we_caption", seed=cfg.seed, j=j))
+            if bias:  # b_E under W_E: the other parameter of this step
+                st.markdown(f"**{ctx.t('b_E_title')}**")
+                widgets.picture(ctx, "bars", [tr.params.b_E], [f"b_E  [{d}]"], ctx.t("dim_j"),
+                                ["b_E"], ctx.t("b_E_bars", j=j), highlight=j, key="b_E")
+        with right:
+            st.subheader(ctx.t("result"))
+            widgets.matrix(ctx, tr.embedded,
+                           "embedded = patches · W_E" + (" + b_E" if bias else ""),
+                           key="embedded", xlabel=ctx.t("column_j"), highlight_row=i,
+                           highlight_col=j)
+            st.caption(ctx.t("emb_caption", i=i, j=j))
+
+    if cfg.n_prefix:  # [CLS] (and DIST, registers): learned rows before the patches
+        names = ", ".join(prefix_names(cfg))
+        st.subheader(ctx.t("cls_title"))
+        st.write(ctx.t("cls_text", k=cfg.n_prefix, N=N, names=names, S=cfg.seq_len))
+        left, right = st.columns(2)
+        with left:
+            if tr.params.cls is not None:
+                widgets.picture(ctx, "bars", [tr.params.cls[0]], [f"CLS  [{d}]"],
+                                ctx.t("dim_j"), ["CLS"], ctx.t("cls_bars", d=d), highlight=j,
+                                key="cls_vector")
+        with right:
+            widgets.matrix(ctx, tr.tokens, f"tokens = [{names}; embedded]", key="tokens",
+                           xlabel=ctx.t("column_j"), highlight_row=ctx.row(i), highlight_col=j,
+                           tokens="rows")
+            st.caption(ctx.t("tokens_caption", names=names, i=i, row=ctx.row(i)))
+
+    chrome.footer(ctx)
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)

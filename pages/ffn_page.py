@@ -1,0 +1,186 @@
+"""Step 9 of 10 — the position-wise feed-forward network and the second Add & Norm."""
+
+import streamlit as st
+
+from encoder_core.analysis import relu_zero_share
+from encoder_core.explain import hidden_unit_terms
+from encoder_core.vit_steps import activation_curve
+from lens import blocks, chrome, figures, widgets
+from lens.context import PageContext, run_page
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    N, d, dff = cfg.n_tokens, cfg.d_model, cfg.d_ff
+    widgets.note_original(ctx)
+    ACT_TEX = {"relu": r"\max(0,\; x \cdot W_1 + b_1)", "gelu": r"\mathrm{GELU}(x \cdot W_1 + b_1)",
+               "gelu_tanh": r"\mathrm{GELU}_{\tanh}(x \cdot W_1 + b_1)"}
+    st.latex(r"\mathrm{FFN}(x) = %s \cdot W_2 + b_2" % ACT_TEX[cfg.activation])
+
+    if not cfg.use_ffn:
+        st.info(ctx.t("no_ffn"))
+        st.write(ctx.t("off_what", N=N, d=d, dff=dff))
+        st.latex(r"(%d \times %d) \cdot (%d \times %d) \rightarrow %d \times %d \rightarrow"
+                 r" (%d \times %d) \cdot (%d \times %d) = %d \times %d"
+                 % (N, d, d, dff, N, dff, N, dff, dff, d, N, d))
+        chrome.footer(ctx)
+        st.stop()
+
+    pre, gelu = cfg.norm_first, cfg.activation != "relu"  # a ViT's pre-norm block and GELU
+    vit = pre or gelu or cfg.n_prefix > 0
+    S_ = cfg.seq_len  # rows: N for the note's encoder, CLS + N for a ViT
+    if vit:
+        st.write(ctx.t("vit_intro", S=S_, d=d, dff=dff, act=ctx.t(f"act_{cfg.activation}"),
+                       pre=ctx.t("vit_pre") if pre else ""))
+    else:
+        st.write(ctx.t("intro", N=N, d=d, dff=dff))
+    if gelu:
+        st.subheader(ctx.t("gelu_title"))
+        left, right = st.columns([3, 2], gap="large")
+        z, act = activation_curve(cfg.activation)
+        _, relu_z = activation_curve("relu")
+        name = {"gelu": "GELU", "gelu_tanh": "GELU (tanh)"}[cfg.activation]
+        widgets.picture(ctx, "lines", z, [act, relu_z], [name, "ReLU"],
+                        ctx.t("gelu_curve"), "z", "f(z)", key="gelu_curve", where=left)
+        with right:
+            st.latex(r"\mathrm{GELU}(z) = z\,%s" % blocks.GATE_TEX[cfg.activation]
+                     if cfg.activation == "gelu_tanh" else
+                     r"\mathrm{GELU}(z) = z\,\Phi(z) = \tfrac12\, z\,\big(1 + "
+                     r"\mathrm{erf}(z/\sqrt{2})\big)")
+            st.write(ctx.t("gelu_text"))
+    top_left, top_right = st.columns([2, 3], gap="large")
+    with top_left:
+        layer = widgets.layer_selector(ctx)
+        query = widgets.query_picker(ctx)
+    row = ctx.row(query)  # the query's row: after CLS in a ViT
+    lt, lp = tr.layers[layer], tr.params.layers[layer]
+    x_in = lt.ln_2.out if pre else lt.ln_1.out  # what the FFN reads
+    x_field = "ln_2.out" if pre else "ln_1.out"
+    act_tex = r"\mathrm{GELU}\big(" if gelu else r"\max\big(0,\;"
+    with top_right:
+        st.markdown(ctx.t("vit_input_is", l=layer + 1) if pre else ctx.t("input_is", l=layer + 1))
+        st.latex(r"\underbrace{\text{ffn\_hidden}}_{%d \times %d} = %s"
+                 r"\underbrace{x}_{%d \times %d} \cdot \underbrace{W_1}_{%d \times %d}"
+                 r" + \underbrace{b_1}_{%d}\big)" % (S_, dff, act_tex, S_, d, d, dff, dff))
+        st.latex(r"\underbrace{\text{ffn\_out}}_{%d \times %d} = \underbrace{\text{ffn\_hidden}}"
+                 r"_{%d \times %d} \cdot \underbrace{W_2}_{%d \times %d} + \underbrace{b_2}_{%d}"
+                 % (S_, d, S_, dff, dff, d, d))
+        if pre:
+            ls = r"\mathrm{ls}_2 \odot " if cfg.layer_scale else ""
+            st.latex(r"x = \text{ln\_2.out} = \mathrm{LN}_2(\text{resid\_1}), \qquad"
+                     r"\text{resid\_2} = \text{resid\_1} + %s\text{ffn\_out}" % ls)
+            st.caption(ctx.t("vit_pos_hint", row=row))
+        else:
+            st.latex(r"\text{resid\_2} = x + \text{ffn\_out}, \qquad"
+                     r"\text{ln\_2.out} = \mathrm{LayerNorm}(\text{resid\_2})")
+            st.caption(ctx.t("vit_pos_hint", row=row) if cfg.n_prefix else ctx.t("pos_hint"))
+
+    # --- 1 · hidden activations -----------------------------------------------------------------
+    st.subheader(ctx.t("vit_hidden") if gelu else ctx.t("hidden"))
+    left, right = st.columns([3, 2], gap="large")
+    with left:  # an exact slice of at most 256 units: block-averaging would hide the zeros
+        start = 0
+        if dff > figures.MAX_SIDE:
+            starts = list(range(0, dff, figures.MAX_SIDE))
+            unit_ends = {a: min(a + figures.MAX_SIDE, dff) - 1 for a in starts}
+            start = st.select_slider(ctx.t("unit_slice"), starts, key="ffn_unit_slice",
+                                     format_func=lambda a: f"{a} … {unit_ends[a]}")
+        stop = min(start + figures.MAX_SIDE, dff)
+        widgets.matrix(ctx, lt.ffn_hidden[:, start:stop], f"ffn_hidden[:, {start}:{stop}]",
+                       key="ffn_hidden", signed=gelu, xlabel=ctx.t("hidden_unit_from", a=start),
+                       colorbar_label=ctx.t("activation_signed" if gelu else "activation"),
+                       highlight_row=row, tokens="rows" if cfg.n_prefix else "")
+        if dff > figures.MAX_SIDE:
+            st.caption(ctx.t("unit_slice_caption", n=stop - start, dff=dff))
+    shares = [relu_zero_share(layer_trace.ffn_hidden) for layer_trace in tr.layers]  # ≤ 0
+    with right:
+        if gelu:
+            st.metric(ctx.t("neg_share"), f"{shares[layer]:.1%}", help=ctx.t("neg_help", S=S_))
+            st.write(ctx.t("neg_text"))
+        else:
+            st.metric(ctx.t("zero_share"), f"{shares[layer]:.1%}", help=ctx.t("zero_help"))
+            st.write(ctx.t("zero_text"))
+        widgets.picture(ctx, "bar_panels", [shares],
+                        [f"ffn_hidden ≤ 0  [{cfg.n_layers}]" if gelu else
+                         f"relu_zero_share(ffn_hidden)  [{cfg.n_layers}]"], ctx.t("layer_axis"),
+                        ctx.t("share_neg" if gelu else "share"),
+                        ctx.t("neg_title" if gelu else "zero_title"),
+                        highlight=layer, tick_labels=[str(l + 1) for l in range(cfg.n_layers)],
+                        size=(4.5, 2.8), key="zero_share")
+    with st.expander(ctx.t("ffn_weights")):
+        c1, c2 = st.columns(2)
+        widgets.matrix(ctx, lp.W_1, "W_1", key="W_1", where=c1, xlabel=ctx.t("hidden_unit"),
+                       ylabel=ctx.t("in_feature"), window=False)
+        widgets.matrix(ctx, lp.W_2, "W_2", key="W_2", where=c2, xlabel=ctx.t("out_feature"),
+                       ylabel=ctx.t("hidden_unit"), window=False)
+        if ctx.model is not None:
+            st.caption(ctx.t("bias_model"))
+            widgets.picture(ctx, "bars", [lp.b_1, lp.b_2], [f"b_1  [{dff}]", f"b_2  [{d}]"],
+                            "j", ["b_1", "b_2"], ctx.t("biases_title", l=layer + 1),
+                            key="ffn_biases")
+        else:
+            st.caption(ctx.t("bias_trained") if ctx.weights == "trained" else ctx.t("bias_random"))
+
+    # --- 2 · back to d_model --------------------------------------------------------------------
+    st.subheader(ctx.t("out"))
+    left, right = st.columns([3, 2], gap="large")
+    widgets.matrix(ctx, lt.ffn_out, "ffn_out", key="ffn_out", where=left, highlight_row=row,
+                   tokens="rows" if cfg.n_prefix else "")
+    with right:
+        st.latex(r"(%d \times %d) \cdot (%d \times %d) = %d \times %d" % (S_, dff, dff, d, S_, d))
+        st.write(ctx.t("out_text", d=d))
+
+    # --- 3 · one hidden activation by hand ------------------------------------------------------
+    st.subheader(ctx.t("by_hand", i=query, l=layer + 1))
+    left, _ = st.columns(2)
+    j = int(left.number_input(ctx.t("pick_j"), 0, dff - 1, 0, step=1, key="ffn_unit"))
+    unit = hidden_unit_terms(x_in[row], lp.W_1, lp.b_1, j, cfg.activation)
+    blocks.hidden_unit(ctx, unit, lt.ffn_hidden[row, j], row, j,
+                       f"layers[{layer}].ffn_hidden[{row}, {j}]")
+    if vit:
+        st.caption(f"x = {x_field}[{row}]")
+
+    # --- 4 · the second Add & Norm (post-norm) or the second residual add (pre-norm) -------------
+    last_layer = layer == cfg.n_layers - 1
+    where_to = ctx.t("goes_final") if last_layer else ctx.t("goes_next")
+    if pre:
+        st.subheader(ctx.t("vit_addnorm"))
+        ls = "ls_2 ⊙ " if cfg.layer_scale else ""
+        st.write(ctx.t("vit_addnorm_text", ls=ls, where=where_to,
+                       next=ctx.t("next_final") if last_layer and cfg.final_norm else ctx.t("next_ln")))
+        st.latex(r"\underbrace{\text{resid\_2}}_{%d \times %d} = \underbrace{\text{resid\_1}}"
+                 r"_{%d \times %d} + %s\underbrace{\text{ffn\_out}}_{%d \times %d}"
+                 % (S_, d, S_, d, r"\mathrm{ls}_2 \odot " if ls else "", S_, d))
+        c1, c2 = st.columns(2)
+        widgets.matrix(ctx, lt.resid_1, "resid_1", key="resid_1", where=c1, highlight_row=row,
+                       tokens="rows")
+        widgets.matrix(ctx, lt.resid_2, "resid_2 = out", key="resid_2", where=c2,
+                       highlight_row=row, tokens="rows")
+        chrome.footer(ctx)
+        st.stop()
+    st.subheader(ctx.t("addnorm"))
+    st.write(ctx.t("addnorm_text", eps=cfg.ln_eps))
+    st.latex(r"\underbrace{\text{resid\_2}}_{%d \times %d} = \underbrace{x}_{%d \times %d} + "
+             r"\underbrace{\text{ffn\_out}}_{%d \times %d}" % (S_, d, S_, d, S_, d))
+    st.latex(r"\text{ln\_2.out} = \gamma_2 \odot \frac{\text{resid\_2} - \mu}"
+             r"{\sqrt{\sigma^2 + \varepsilon}} + \beta_2")
+    c1, c2 = st.columns(2)
+    tokens = "rows" if cfg.n_prefix else ""
+    widgets.matrix(ctx, lt.resid_2, "resid_2", key="resid_2", where=c1, highlight_row=row,
+                   tokens=tokens)
+    widgets.matrix(ctx, lt.ln_2.out, "ln_2.out", key="ln_2_out", where=c2, highlight_row=row,
+                   tokens=tokens)
+    left, right = st.columns([3, 2], gap="large")
+    widgets.picture(ctx, "bars", [lt.ln_2.mean, lt.ln_2.var],
+                    [f"ln_2.mean = μ  [{S_}]", f"ln_2.var = σ²  [{S_}]"], ctx.t("position"),
+                    ["μ", "σ²"], ctx.t("moments_title"), highlight=row, key="ln_2_moments",
+                    where=left)
+    right.write(ctx.t("layer_out", l=layer + 1, where=where_to))
+
+    chrome.footer(ctx)
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)

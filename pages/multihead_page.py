@@ -1,0 +1,175 @@
+"""Step 7 of 10 — h heads side by side, concatenated and projected: attn_out = concat · W_O."""
+
+import numpy as np
+import streamlit as st
+
+from encoder_core import patch_rows, prefix_names
+from encoder_core.analysis import (
+    contribution_norms,
+    head_contributions,
+    head_sum_gap,
+    patch_block,
+    prefix_share,
+)
+from encoder_core.explain import affine_terms, dot_terms
+from lens import blocks, chrome, explorer, meaning, widgets
+from lens.context import PageContext, run_page
+from lens.latex import dims
+
+MAX_MAPS = 16  # attention maps drawn in the grid; more heads are listed but not drawn
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    N, d, h, dh, G = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.grid_size
+    T, kp = cfg.seq_len, cfg.n_prefix  # rows of every per-token array (= N without prefix tokens)
+    names = ", ".join(prefix_names(cfg))
+
+
+    st.write(ctx.t("intro"))
+    widgets.note_original(ctx)
+    meaning.trained_attention_control(ctx)
+    left, right = st.columns([1, 2])
+    with left:
+        query = widgets.query_inputs(ctx)  # the picture that picks it is the explorer below
+    r = ctx.row(query)  # the query patch's row of every per-token array
+    with right:
+        l = widgets.layer_selector(ctx)
+        layer, W_O, b_O = tr.layers[l], tr.params.layers[l].W_O, tr.params.layers[l].b_O
+        st.markdown("**" + ctx.t("where", l=l + 1, h=h, dh=dh, i=query) + "**")
+        if kp:
+            st.caption(ctx.t("vit_row", names=names, N=N, T=T, first=prefix_names(cfg)[0], k=kp,
+                             i=query, r=r))
+    # the shapes at the page's full width: in the column they were drawn at half size on a tablet
+    st.latex(r"\text{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^{\top}}{s}\right) V_h:\quad "
+             + dims(T, T) + r" \cdot " + dims(T, dh) + " = " + dims(T, dh))
+    st.latex(r"\text{concat} = [\,\text{head}_1, \ldots, \text{head}_{" + str(h) + r"}\,]:\quad "
+             + str(h) + r" \times " + dims(T, dh) + r" \rightarrow " + dims(T, d))
+    st.latex(r"\text{attn\_out} = \text{concat} \cdot W_O" + (" + b_O" if b_O is not None else "")
+             + r":\quad " + dims(T, d) + r" \cdot " + dims(d, d)
+             + (r" + " + dims(d) if b_O is not None else "") + " = " + dims(T, d))
+
+    # --- every head's attention over the image, one figure ----------------------------------------
+    st.subheader(ctx.t("grid"))
+    k = min(h, MAX_MAPS)
+    maps = patch_rows(layer.attn[:k, r, :], cfg).reshape(k, G, G)  # [k, N] -> [k, G, G]
+    shares = prefix_share(layer.attn[:, r, :], kp)  # [h] the query row's weight on CLS, …
+    share_text = ", ".join(ctx.t("share_of", n=n + 1, p=100 * shares[n]) for n in range(h))
+    ncols = min(k, 4)
+    title = (ctx.t("grid_title", h=h, i=query, l=l + 1) if h <= MAX_MAPS
+             else ctx.t("grid_title_first", h=h, k=k, i=query, l=l + 1))
+    if explorer.fits(h, N):  # every head's map of every query: the maps follow the pointer
+        widgets.query_explorer(ctx, lambda: explorer.Maps(
+            patch_block(layer.attn, kp)[None],  # [1, h, N, N] patch queries × patch keys
+            (ctx.t("live_title_vit", h=h, i="{i}", l=l + 1, names=names) if kp
+             else ctx.t("live_title", h=h, i="{i}", l=l + 1)), ctx.t("weight"),
+            titles=[ctx.t("head_n", n=n + 1) for n in range(h)],
+            prefix=prefix_share(layer.attn[:, kp:, :], kp)[None] if kp else None,  # [1, h, N]
+            prefix_tip=ctx.t("prefix_tip", names=names, s="{s}"), seq_len=T),
+            maps_key=f"multihead/{l}")
+        st.caption(ctx.t("n_maps", h=h))
+        st.write(ctx.t("grid_text", G=G))
+        if kp:
+            st.info(ctx.t("left_out", names=names, i=query, shares=share_text))
+    else:  # too many values to send: the picture picks, the maps are drawn by the server
+        widgets.query_explorer(ctx)
+        st.caption(ctx.t("live_off", mb=explorer.map_bytes(h, N) / 2**20,
+                         cap=explorer.MAX_BYTES / 2**20))
+        c1, c2 = st.columns([max(ncols, 2), 5 - min(ncols, 3)])
+        widgets.picture(ctx, "attention_grid", tr.image, maps,
+                        [ctx.t("head_n", n=n + 1) for n in range(k)], title, ncols=ncols,
+                        query=query, colorbar_label=ctx.t("weight"), key="mh_grid", where=c1)
+        with c2:
+            st.caption(ctx.t("n_maps", h=h) if h <= MAX_MAPS else ctx.t("n_maps_first", h=h, k=k))
+            st.write(ctx.t("grid_text", G=G))
+            if kp:
+                st.info(ctx.t("left_out_static", names=names, i=query, shares=share_text))
+    if ctx.weights == "random":
+        st.caption(ctx.t("grid_random"))
+
+    # --- concat, W_O, attn_out --------------------------------------------------------------------
+    st.subheader(ctx.t("concat"))
+    j = int(st.number_input(ctx.t("col_j"), 0, d - 1, 0, step=1, key="mh_col"))
+    c1, c2, c3 = st.columns(3)
+    widgets.matrix(ctx, layer.concat, ctx.t("concat_name", l=l + 1), key="concat", where=c1,
+                   xlabel=ctx.t("concat_x", dh=dh), highlight_row=r, size=(4.2, 3.8), tokens="rows")
+    head_cols = [ctx.t("head_cols", n=n + 1, a=n * dh, b=(n + 1) * dh - 1) for n in range(h)]
+    if h > 4:
+        head_cols = head_cols[:2] + ["…"] + head_cols[-1:]
+    c1.caption(ctx.t("boundaries", blocks=", ".join(head_cols)) + " " + ctx.t("concat_stripes"))
+    widgets.matrix(ctx, W_O, ctx.t("W_O_name", l=l + 1), key="W_O", where=c2,
+                   xlabel=ctx.t("out_feature"), ylabel=ctx.t("W_O_rows"), highlight_col=j,
+                   size=(4.2, 3.8))
+    c2.caption(ctx.t("W_O_caption", j=j) if ctx.model is None else
+               ctx.t("W_O_caption_model", j=j, name=ctx.model.id))
+    widgets.matrix(ctx, layer.attn_out, ctx.t("attn_out_name", l=l + 1), key="attn_out", where=c3,
+                   xlabel=ctx.t("out_feature"), highlight_row=r, highlight_col=j,
+                   size=(4.2, 3.8), tokens="rows")
+    c3.caption(ctx.t("attn_out_caption", i=r, j=j))
+    if b_O is not None:
+        st.caption(ctx.t("bias_O", d=d))
+
+    # --- each head's contribution -----------------------------------------------------------------
+    st.subheader(ctx.t("contrib"))
+    st.write(ctx.t("contrib_text"))
+    st.latex(r"\text{concat} \cdot W_O = \sum_{h=1}^{" + str(h) + r"} \text{head}_h \cdot "
+             r"W_O[(h-1)\,d_\text{head} : h\,d_\text{head},\ :\,]:\quad "
+             + str(h) + r" \times \big(" + dims(T, dh) + r" \cdot " + dims(dh, d) + " = "
+             + dims(T, d) + r"\big)")
+    contrib = head_contributions(layer.heads[:, r:r + 1, :], W_O)  # [h, 1, d] at the query's row
+    norms = contribution_norms(contrib)[:, 0]  # [h]
+    c1, c2 = st.columns(2)
+    widgets.picture(ctx, "bar_panels", norms[None, :], [ctx.t("norm_panel", i=query)],
+                    ctx.t("head_axis"), ctx.t("norm_axis"), ctx.t("norms_title", i=query, l=l + 1),
+                    tick_labels=[str(n + 1) for n in range(h)], size=(5.0, 3.4),
+                    key="contrib_norms", where=c1)
+    widgets.picture(ctx, "row_heatmap", contrib[:, 0, :], ctx.t("contrib_name", i=query),
+                    ctx.t("out_feature"), ctx.t("head_axis"), [str(n + 1) for n in range(h)],
+                    highlight_col=j, mean_of=ctx.t("mean_of"), key="contrib", where=c2)
+    widgets.number_window(ctx, contrib[:, 0, :], ctx.t("contrib_name", i=query), key="contrib",
+                          where=c2)
+    st.caption(ctx.t("norms_caption", i=query))
+    st.success(ctx.t("check_head_sum" if b_O is None else "check_head_sum_bias", N=T, d=d,
+                     gap=ctx.derived(f"head_sum_gap/{l}",
+                                     lambda: head_sum_gap(layer.heads, W_O, layer.attn_out, b_O))))
+
+    # --- the arithmetic of one attn_out entry -----------------------------------------------------
+    st.subheader(ctx.t("arith", i=r, j=j))
+    c1, c2 = st.columns([3, 2])
+    plus_b = r" + b_O[j]" if b_O is not None else ""
+    with c1:
+        st.markdown("**" + ctx.t("arith_dot") + "**")
+        st.latex(r"\text{attn\_out}[i, j] = \sum_{k=0}^{d_\text{model} - 1} \text{concat}[i, k]\,"
+                 r"W_O[k, j]" + plus_b)
+        notes = [ctx.t("head_n", n=k // dh + 1) for k in range(d)]
+        if b_O is None:
+            sum_text = f"concat_{r} · W_O[:, {j}] = Σ_k concat[{r}, k] · W_O[k, {j}]"
+            terms, size = dot_terms(layer.concat[r], W_O[:, j]), "d_model"
+        else:  # the bias as one more product: 1 × b_O[j] (k = d_model)
+            sum_text = (f"concat_{r} · W_O[:, {j}] + b_O[{j}] = Σ_k concat[{r}, k] · W_O[k, {j}]"
+                        f" + 1 × b_O[{j}]")
+            terms, size = affine_terms(layer.concat[r], W_O[:, j], b_O[j]), "d_model + 1"
+            notes.append(ctx.t("bias_term", j=j))
+        blocks.dot_listing(ctx, sum_text, terms, layer.attn_out[r, j], f"attn_out[{r}, {j}]",
+                           size=size, notes=notes)
+    with c2:
+        st.markdown("**" + ctx.t("arith_heads") + "**")
+        st.latex(r"\text{attn\_out}[i, j] = \sum_{h=1}^{" + str(h) + r"} "
+                 r"\big(\text{head}_h \cdot W_O^{(h)}\big)[i, j]" + plus_b)
+        st.caption(ctx.t("W_O_h", dh=dh))
+        w, wk = len(str(h)), len(str(d))
+        values = contrib[:, 0, j]  # [h] each head's term
+        labels = [f"{ctx.t('head_n', n=f'{n + 1:>{w}}')} "
+                  f"(k = {n * dh:>{wk}}…{(n + 1) * dh - 1:>{wk}})" for n in range(h)]
+        if b_O is not None:  # the bias belongs to no head: one more term
+            values, labels = np.append(values, b_O[j]), [*labels, ctx.t("bias_term", j=j)]
+        blocks.sum_listing(ctx, values, labels, layer.attn_out[r, j], f"attn_out[{r}, {j}]",
+                           first=MAX_MAPS + 1, unit="heads")
+
+    chrome.footer(ctx)
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)

@@ -1,0 +1,148 @@
+"""Step 1 of 10 — the whole pipeline at the current settings."""
+
+import streamlit as st
+
+from encoder_core import prefix_names
+from encoder_core.analysis import (
+    channel_values,
+    parameter_count,
+    pipeline_steps,
+    score_divisor_text,
+)
+from encoder_core.vit_steps import pixel_stats_guess, vit_differences
+from lens import chrome, widgets
+from lens.context import PageContext, run_page
+from lens.i18n import formula_in
+from lens.session import set_settings
+
+
+def vit_stages(ctx, cfg) -> list[str]:
+    """The pipeline figure's boxes for a ViT, in the order it runs."""
+    S_, d = cfg.seq_len, cfg.d_model
+    prefix = ", ".join(prefix_names(cfg))
+    embed = "patches · W_E" + (" + b_E" if cfg.patch_bias else "")
+    pos = (" + pos_embed" if cfg.position == "learned" else " + PE") if cfg.use_pe else ""
+    x0 = f"x0 = [{prefix}; {embed}]{pos}" if cfg.n_prefix else f"x0 = {embed}{pos}"
+    ls = ("ls_1 ⊙ ", "ls_2 ⊙ ") if cfg.layer_scale else ("", "")
+    layer = (f"x + {ls[0]}attn(LN₁(x))" + (f",  x + {ls[1]}FFN(LN₂(x))" if cfg.use_ffn else "")
+             if cfg.norm_first else ctx.t("stage_layer_ffn" if cfg.use_ffn else "stage_layer"))
+    out = (f"LayerNorm(x) → {ctx.t('stage_output')}" if cfg.final_norm
+           else ctx.t("stage_output"))
+    cls = f";  {ctx.t('stage_cls')} [1 × {d}]" if cfg.cls_token else ""
+    stages = [ctx.t("stage_pixels")] if cfg.normalises_pixels else []
+    return stages + [f"{x0}   [{S_} × {d}]", f"{layer}   × {cfg.n_layers}   (h = {cfg.n_heads})",
+                     f"{out} [{S_} × {d}]{cls}"]
+
+
+def vit_formulas(cfg, image: str, pixels: str) -> list[str]:
+    """The pipeline in LaTeX, in the order a ViT runs it (`image`, `pixels`: the words,
+    translated)."""
+    tex = []
+    if cfg.normalises_pixels:
+        tex.append(r"\text{%s} = (\text{%s} - \text{pixel\_mean}) \,/\, \text{pixel\_std}"
+                   % (pixels, image))
+    embed = r"\text{patches}\cdot W_E" + (" + b_E" if cfg.patch_bias else "")
+    pos = ((r" + E_{pos}" if cfg.position == "learned" else " + PE") if cfg.use_pe else "")
+    names = r",\ ".join(rf"x_{{\text{{{n}}}}}" for n in prefix_names(cfg))
+    tex.append(rf"x_0 = [\,{names};\ {embed}\,]{pos}" if cfg.n_prefix else rf"x_0 = {embed}{pos}")
+    ls = (r"\mathrm{ls}_1 \odot ", r"\mathrm{ls}_2 \odot ") if cfg.layer_scale else ("", "")
+    tex.append(rf"x \leftarrow x + {ls[0]}\mathrm{{MultiHead}}(\mathrm{{LN}}_1(x))")
+    if cfg.use_ffn:
+        tex.append(rf"x \leftarrow x + {ls[1]}\mathrm{{FFN}}(\mathrm{{LN}}_2(x))")
+    out = r"\text{output} = \mathrm{LN}(x)" if cfg.final_norm else r"\text{output} = x"
+    tex.append(r"%s\;[%d \times %d]" % (out, cfg.seq_len, cfg.d_model))
+    if cfg.cls_token:
+        tex.append(r"\text{output}[\text{CLS}]\;[1 \times %d]" % cfg.d_model)
+    return tex
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg = ctx.cfg
+    N, D, d, L = cfg.n_tokens, cfg.patch_dim, cfg.d_model, cfg.n_layers
+    vit = bool(vit_differences(cfg))  # a real ViT's steps (the note's encoder: none)
+    st.markdown(ctx.t("what_to_do"))
+    sublayers = ctx.t("stage_layer_ffn") if cfg.use_ffn else ctx.t("stage_layer")
+    if vit:
+        widgets.picture(ctx, "pipeline", ctx.trace.image, cfg.patch_size,
+                        [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
+                         ctx.t("cap_patches", N=N, D=D),
+                         ctx.t("cap_vit_encoder" if cfg.norm_first else "cap_encoder", L=L)],
+                        vit_stages(ctx, cfg), key="pipeline")
+        model = ctx.model
+        st.write(ctx.t("vit_intro", name=model.name if model else "ViT", N=N, S=cfg.seq_len))
+    else:
+        widgets.picture(ctx, "pipeline", ctx.trace.image, cfg.patch_size,
+                        [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
+                         ctx.t("cap_patches", N=N, D=D), ctx.t("cap_encoder", L=L)],
+                        [f"x0 = patches · W_E + PE   [{N} × {d}]",
+                         f"{sublayers}  × {L}   (h = {cfg.n_heads})", f"output   [{N} × {d}]"],
+                        key="pipeline")
+        st.write(ctx.t("intro"))
+    widgets.note_original(ctx)
+
+    st.subheader(ctx.t("pipeline"))
+    rows = [{ctx.t("col_step"): ctx.t(f"step_{s.id}"),
+             ctx.t("col_formula"): formula_in(s.formula, ctx.lang),
+             ctx.t("col_shape"): formula_in(s.shape, ctx.lang),
+             ctx.t("col_params"): (f"{s.n_params:,}" + (ctx.t("per_layer")
+                                                        if s.per_layer and s.n_params else ""))}
+            for s in pipeline_steps(cfg)]
+    st.table(rows, hide_index=True)  # static, every cell wrapped in full (a grid cut long ones)
+    st.caption(ctx.t("total", n=parameter_count(cfg), L=cfg.n_layers))
+
+    st.subheader(ctx.t("images"))
+    left, right = st.columns([3, 2])
+    with left:
+        widgets.picture(ctx, "image_pair", ctx.original, ctx.trace.image,
+                        (ctx.t("original"), ctx.t("received")), key="images",
+                        axis_labels=(ctx.t("pixels_x"), ctx.t("pixels_y")))
+        colour = ctx.t("grey_luma") if cfg.channels == 1 else ctx.t("rgb_kept")
+        st.caption(ctx.t("images_caption", S=cfg.image_size, colour=colour))
+    with right:
+        st.latex(r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{patches}\;[%d \times %d]"
+                 % (ctx.t("tex_image"), cfg.image_size, cfg.image_size, cfg.channels, cfg.n_tokens,
+                    cfg.patch_dim))
+        if vit:
+            for tex in vit_formulas(cfg, ctx.t("tex_image"), ctx.t("tex_pixels")):
+                st.latex(tex)
+        else:
+            st.latex(r"x_0 = \text{patches}\cdot W_E + PE")
+            st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
+            if cfg.use_ffn:
+                st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")
+            st.latex(r"\text{output}\;[%d \times %d]" % (cfg.n_tokens, cfg.d_model))
+
+    if vit:
+        st.subheader(ctx.t("vit_diffs"))
+        values = dict(mean=channel_values(cfg.pixel_mean), std=channel_values(cfg.pixel_std),
+                      S=cfg.seq_len, R=cfg.n_registers, n=cfg.n_pos, d=d, eps=cfg.ln_eps)
+        lines = [ctx.t("diff_" + name, **values) for name in vit_differences(cfg)]
+        why = pixel_stats_guess(ctx.model.info if ctx.model else None)
+        if why and lines and vit_differences(cfg)[0] == "pixels":
+            lines[0] += " " + ctx.t("stats_inferred", why=why)
+        st.markdown("\n".join(f"- {line}" for line in lines))
+
+    st.subheader(ctx.t("deviations"))
+    divisor = score_divisor_text(cfg)
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown(ctx.t("dev_scale", now=divisor))
+        note_scale = cfg.scale == "d_model"
+        st.button(ctx.t("use_paper") if note_scale else ctx.t("use_note"), key="dev_scale_btn",
+                  on_click=set_settings, kwargs={"scale": "d_k" if note_scale else "d_model"})
+    with c2:
+        st.markdown(ctx.t("dev_ffn", now=ctx.t("on") if cfg.use_ffn else ctx.t("off")))
+        if not vit:  # a checkpoint fixes its architecture, FFN included
+            st.button(ctx.t("use_note") if cfg.use_ffn else ctx.t("use_paper"), key="dev_ffn_btn",
+                      on_click=set_settings, kwargs={"use_ffn": not cfg.use_ffn})
+    st.markdown(ctx.t("dev_wq"))
+    if not vit:
+        st.markdown(ctx.t("dev_cls"))
+
+    chrome.footer(ctx)
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)

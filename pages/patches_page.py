@@ -1,0 +1,84 @@
+"""Step 2 of 10 — cut the image into P × P patches, numbered row-major."""
+
+import streamlit as st
+
+from encoder_core import patchify
+from encoder_core.analysis import channel_values
+from encoder_core.vit_steps import pixel_stats_guess, pixel_terms
+from lens import chrome, widgets
+from lens.context import PageContext, run_page
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    P, C, N, G = cfg.patch_size, cfg.channels, cfg.n_tokens, cfg.grid_size
+    st.write(ctx.t("intro", S=cfg.image_size, P=P, N=N, D=cfg.patch_dim, C=C))
+    st.latex(r"\underbrace{[%d \times %d \times %d]}_{\text{%s}}\;\xrightarrow{(h\,p_1)(w\,p_2)\,c"
+             r"\;\to\;(h\,w)(p_1\,p_2\,c)}\;\underbrace{[%d \times %d]}_{\text{patches}}"
+             % (cfg.image_size, cfg.image_size, C, ctx.t("tex_image"), N, cfg.patch_dim))
+    widgets.note_original(ctx)
+    norm = cfg.normalises_pixels  # a checkpoint's (image − mean) / std; the note has none
+    normalisation = st.container() if norm else None  # filled once the patch is picked below
+
+    left, right = st.columns(2)
+    with left:
+        st.subheader(ctx.t("grid"))
+        pick = st.number_input(ctx.t("pick"), 0, N - 1, 0, step=1, key="patch_pick")
+        widgets.picture(ctx, "image_with_grid", tr.image, P, ctx.t("grid_title", G=G, N=N),
+                        numbers=G <= 16, highlight=pick, key="grid",
+                        axis_labels=(ctx.t("pixels_x"), ctx.t("pixels_y")))
+
+    if normalisation is not None:
+        with normalisation:
+            st.subheader(ctx.t("norm_title"))
+            st.write(ctx.t("norm_text", lo=float(tr.pixels.min()), hi=float(tr.pixels.max())))
+            why = pixel_stats_guess(ctx.model.info if ctx.model else None)
+            if why:
+                st.caption(ctx.t("stats_guess", why=why))
+            st.latex(r"\text{%s}_c = \frac{\text{%s}_c - \text{pixel\_mean}_c}"
+                     r"{\text{pixel\_std}_c},\quad \text{pixel\_mean} = %s,\quad "
+                     r"\text{pixel\_std} = %s"
+                     % (ctx.t("tex_pixels"), ctx.t("tex_image"), channel_values(cfg.pixel_mean),
+                        channel_values(cfg.pixel_std)))
+            r0, c0 = (pick // G) * P, (pick % G) * P  # the patch's top-left pixel
+            px = pixel_terms(tr.image[r0, c0], cfg.pixel_mean, cfg.pixel_std)
+            st.markdown(f"**{ctx.t('norm_pixel', i=pick, r=r0, c=c0)}**")
+            st.dataframe([{ctx.t("px_channel"): "RGB"[ch] if C == 3 else str(ch),
+                           ctx.t("px_image"): f"{px.x[ch]:.6f}", "mean": f"{px.mean[ch]:g}",
+                           "std": f"{px.std[ch]:g}", ctx.t("px_written"): f"{px.value[ch]:+.6f}",
+                           ctx.t("px_trace"): f"{float(tr.pixels[r0, c0, ch]):+.6f}"}
+                          for ch in range(C)], hide_index=True)
+
+
+    with right:
+        n_show = min(N, 64)
+        st.subheader(ctx.t("gallery", n=n_show))
+        tiles = patchify(tr.image, P) if norm else tr.patches  # the picture's [0, 1] values
+        widgets.picture(ctx, "patch_gallery", tiles, P, C, ctx.t("gallery_title", n=n_show - 1),
+                        max_patches=n_show, key="gallery")
+        if norm:
+            st.caption(ctx.t("gallery_note"))
+
+    st.subheader(ctx.t("matrix"))
+    value_label = ctx.t("norm_value") if norm else ctx.t("pixel_value")
+    widgets.matrix(ctx, tr.patches, "patches", key="patches", signed=norm,
+                   xlabel=ctx.t("pixels"), highlight_row=pick, colorbar_label=value_label)
+
+    r, c = divmod(pick, G)
+    st.subheader(ctx.t("one_patch", i=pick, r=r, c=c, P=P))
+    one = tr.patches[pick].reshape(P, P, C)
+    cols = st.columns(C)
+    for ch in range(C):
+        with cols[ch]:
+            name = ctx.t("patch_name", i=pick) + (f", {ctx.t('channel')} {'RGB'[ch]}"
+                                                    if C == 3 else "")
+            widgets.picture(ctx, "value_grid", one[..., ch], name, ctx.t("pixel_col"),
+                            ctx.t("pixel_row"), signed=norm, key=f"patch_values_{ch}")
+
+    chrome.footer(ctx)
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)

@@ -1,0 +1,134 @@
+"""Step 5 of 10 — queries, keys and values: x times W_Q, W_K, W_V, split into heads."""
+
+import streamlit as st
+
+from encoder_core import prefix_names
+from encoder_core.explain import affine_terms, dot_terms
+from lens import blocks, chrome, widgets
+from lens.context import PageContext, run_page
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
+    T = cfg.seq_len  # rows of x, Q, K, V: the patches and a ViT's prefix tokens (CLS, …)
+    st.write(ctx.t("intro", d=d, h=h, dh=dh, dh1=dh - 1, N=T))
+    st.caption(ctx.t("note_slip", N=T))
+    if cfg.norm_first:
+        st.info(ctx.t("pre_norm"))
+    widgets.note_original(ctx)
+
+    top_left, top_right = st.columns(2)
+    with top_left:
+        sel_layer, sel_head = st.columns(2)
+        with sel_layer:
+            l = widgets.layer_selector(ctx)
+        with sel_head:
+            hd = widgets.head_selector(ctx)
+        layer, lp = tr.layers[l], tr.params.layers[l]
+        x = tr.x0 if l == 0 else tr.layers[l - 1].out  # [T, d] the layer's input
+        if cfg.norm_first:  # pre-norm: the projections read LN_1(x)
+            x = layer.ln_1.out  # [T, d]
+        xs = r"\tilde{x}" if cfg.norm_first else "x"  # the projections' input in formulas
+        bias = {"Q": lp.b_Q, "K": lp.b_K, "V": lp.b_V}
+        cols = slice(hd * dh, (hd + 1) * dh)  # head hd's columns of W_Q, W_K, W_V
+        a, b = hd * dh, (hd + 1) * dh - 1
+        bq = {n: (rf" + b_{n}" if bias[n] is not None else "") for n in "QKV"}
+        if cfg.norm_first:
+            st.latex(r"\tilde{x} = \mathrm{LN}_1(x)")
+        if bias["Q"] is None:
+            st.latex(rf"Q = {xs}\cdot W_Q,\quad K = {xs}\cdot W_K,\quad V = {xs}\cdot W_V")
+        else:  # one line each: with the biases the three do not fit one column
+            st.latex(r"\begin{aligned} " + r" \\ ".join(
+                rf"{n} &= {xs}\cdot W_{n}{bq[n]}" for n in "QKV") + r" \end{aligned}")
+        st.latex(rf"({T} \times {d})\cdot({d} \times {d})"
+                 + (rf" + (1 \times {d})" if bias["Q"] is not None else "") + rf" = {T} \times {d}")
+        st.latex(rf"Q_{{{hd + 1}}} = {xs}\cdot W_Q[:,\, {a}\!:\!{b + 1}]"
+                 + (rf" + b_Q[{a}\!:\!{b + 1}]" if bias["Q"] is not None else ""))
+        st.latex(rf"({T} \times {d})\cdot({d} \times {dh})"
+                 + (rf" + (1 \times {dh})" if bias["Q"] is not None else "")
+                 + rf" = {T} \times {dh}")
+        st.caption(ctx.t("same_kv", hh=hd + 1))
+        if bias["Q"] is not None:
+            st.caption(ctx.t("biases", d=d, hh=hd + 1, a=a, b=b))
+    input_box = top_right.container()  # filled once the patch i is chosen below
+    weights_box = st.container()
+    results_box = st.container()
+
+    # --- one entry written out --------------------------------------------------------------------
+    st.subheader(ctx.t("one_entry"))
+    st.write(ctx.t("one_entry_intro", d=d))
+    pick_col, math_col = st.columns([2, 3])
+    with pick_col:
+        query = widgets.query_picker(ctx)
+    i = ctx.row(query)  # the query patch's row of x, Q, K, V
+    with math_col:
+        if cfg.n_prefix:
+            st.caption(ctx.t("prefix_rows", first=prefix_names(cfg)[0], k=cfg.n_prefix, T=T,
+                             i=query, r=i))
+        c1, c2 = st.columns(2)
+        which = c1.radio(ctx.t("which"), ["Q", "K", "V"], horizontal=True, key="qkv_which")
+        j = c2.number_input(ctx.t("pick_j"), 0, dh - 1, 0, step=1, key="qkv_j")
+        W = {"Q": lp.W_Q, "K": lp.W_K, "V": lp.W_V}[which]
+        stored = {"Q": layer.q, "K": layer.k, "V": layer.v}[which][hd, i, j]
+        col = a + j  # the column of the full d_model × d_model matrix
+        b_W = bias[which]  # [d] or None
+        terms = (dot_terms(x[i], W[:, col]) if b_W is None
+                 else affine_terms(x[i], W[:, col], b_W[col]))
+        low = which.lower()
+        lhs = rf"{low}^{{(\text{{head}}\,{hd + 1})}}_{{{i},{j}}}"
+        plus = rf" + b_{which}[{col}]" if b_W is not None else ""
+        st.latex(lhs + rf" = {xs}_{{{i}}}\cdot W_{which}[:,\, {col}]{plus} = "
+                 rf"\sum_{{k=0}}^{{{d - 1}}} {xs}[{i}, k]\; W_{which}[k, {col}]{plus}")
+        blocks.dot_product(ctx, lhs, terms, stored, f"layers[{l}].{low}[{hd}, {i}, {j}]")
+        xname = "x̃" if cfg.norm_first else "x"
+        blocks.largest_products(ctx, terms, f"{xname}[{i}, k]", f"W_{which}[k, {col}]")
+
+    # --- the layer's input, then two rows of three: the weight slices and the results ------------
+    with input_box:
+        if cfg.norm_first:
+            st.markdown(f"**{ctx.t('input_pre')}**")
+            widgets.matrix(ctx, x, "x̃ = LN₁(x)", key="qkv_x", highlight_row=i, size=(5.0, 3.4),
+                           tokens="rows")
+            what = (ctx.t("what_prev", p=l) if l else
+                    ctx.t("what_x0") if cfg.use_pe else ctx.t("what_x0_nope"))
+            st.caption(ctx.t("input_pre_caption", l=l + 1, l0=l, what=what))
+        else:
+            st.markdown(f"**{ctx.t('input')}**")
+            widgets.matrix(ctx, x, "x", key="qkv_x", highlight_row=i, size=(5.0, 3.4),
+                           tokens="rows")
+            if l == 0:
+                st.caption(ctx.t("input_0") if cfg.use_pe else ctx.t("input_0_nope"))
+            else:
+                st.caption(ctx.t("input_l", l=l + 1, p=l))
+
+    with weights_box:
+        st.subheader(ctx.t("weight_slices", hh=hd + 1))
+        for name, where in zip(("Q", "K", "V"), st.columns(3), strict=True):
+            W_slice = {"Q": lp.W_Q, "K": lp.W_K, "V": lp.W_V}[name][:, cols]  # [d, d_head]
+            widgets.matrix(ctx, W_slice, f"W_{name}[:, {a}:{b + 1}]", key=f"qkv_W{name}",
+                           where=where, xlabel=ctx.t("head_dim"), ylabel=ctx.t("in_dim"),
+                           size=(4, 3.2), highlight_col=j if name == which else None)
+        st.caption(ctx.t("weights_caption", a=a, b=b, d=d) if ctx.model is None else
+                   ctx.t("weights_caption_model", a=a, b=b, d=d, name=ctx.model.id))
+
+    with results_box:
+        st.subheader(ctx.t("results", hh=hd + 1))
+        for name, where in zip(("Q", "K", "V"), st.columns(3), strict=True):
+            result = {"Q": layer.q, "K": layer.k, "V": layer.v}[name][hd]  # [N, d_head]
+            plus = f" + b_{name}" if bias[name] is not None else ""
+            xname = "x̃" if cfg.norm_first else "x"
+            widgets.matrix(ctx, result, f"{name}_{hd + 1} = {xname}·W_{name}[:, {a}:{b + 1}]{plus}",
+                           key=f"qkv_{name}", where=where, xlabel=ctx.t("head_dim"),
+                           size=(4, 3.2), highlight_row=i if name == which else None,
+                           highlight_col=j if name == which else None, tokens="rows")
+        st.caption(ctx.t("results_caption_vit", first=prefix_names(cfg)[0], k=cfg.n_prefix)
+                   if cfg.n_prefix else ctx.t("results_caption"))
+
+    chrome.footer(ctx)
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)

@@ -1,0 +1,150 @@
+"""Step 6 of 10 — scores = Q·Kᵀ / s and the softmax of each row, for one layer and one head."""
+
+import numpy as np
+import streamlit as st
+
+from encoder_core import patch_rows, prefix_names
+from encoder_core.analysis import (
+    attention_entropy,
+    prefix_share,
+    scaling_demo,
+    score_divisor_text,
+    uniform_attention_reference,
+)
+from encoder_core.explain import dot_terms, softmax_terms
+from lens import blocks, blocks_rows, chrome, meaning, widgets
+from lens.context import PageContext, run_page
+from lens.latex import dims, divisor_latex
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    N, d, h, dk, G = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.grid_size
+    T, kp = cfg.seq_len, cfg.n_prefix  # tokens in the sequence (= N without prefix tokens)
+    names = ", ".join(prefix_names(cfg))
+    s = cfg.score_scale
+
+
+    st.write(ctx.t("intro"))
+    widgets.note_original(ctx)
+    meaning.trained_attention_control(ctx)
+    left, right = st.columns([1, 2])
+    with left:
+        query = widgets.query_picker(ctx)
+    i = ctx.row(query)  # the query patch's row of the sequence (after CLS, …)
+    with right:
+        c1, c2 = st.columns(2)
+        l = widgets.layer_selector(ctx, c1)
+        head = widgets.head_selector(ctx, c2)
+        layer = tr.layers[l]
+        row_attn = layer.attn[head, i]  # [T]
+        key_label = (ctx.t("key_j_vit", first=prefix_names(cfg)[0], k=kp) if kp
+                     else ctx.t("key_j"))
+        j = widgets.index_input(key_label, T, key="scores_key_j",
+                                start=int(np.argmax(row_attn)), help=ctx.t("key_j_help"))
+        st.markdown("**" + ctx.t("where", l=l + 1, hd=head + 1, h=h, N=T) + "**")
+        st.latex(r"\text{scores}_h = \frac{Q_h \cdot K_h^{\top}}{s}:\quad " + dims(T, dk)
+                 + r" \cdot " + dims(dk, T) + " = " + dims(T, T))
+        st.latex(divisor_latex(cfg))
+        st.latex(r"\text{attn}_h[i, j] = \frac{\exp(\text{scores}_h[i, j])}"
+                 r"{\sum_{k} \exp(\text{scores}_h[i, k])}:\quad " + dims(T, T)
+                 + r",\;\; \textstyle\sum_j \text{attn}_h[i, j] = 1")
+        if kp:
+            st.caption(ctx.t("prefix_rows", T=T, names=names, N=N, i=query, r=i))
+        st.caption(ctx.t(f"divisor_{cfg.scale}", dk=dk) + " "
+                   + ctx.t("divisor_now", which=score_divisor_text(cfg)))
+
+    # --- the two matrices -------------------------------------------------------------------------
+    st.subheader(ctx.t("matrices", hd=head + 1))
+    c1, c2 = st.columns(2)
+    widgets.matrix(ctx, layer.scores[head], ctx.t("scores_name", l=l + 1, hd=head + 1),
+                   key="scores",
+                   signed=True, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"), where=c1,
+                   colorbar_label=ctx.t("score"), highlight_row=i, highlight_col=j,
+                   size=(5.0, 4.4), tokens="both")
+    widgets.matrix(ctx, layer.attn[head], ctx.t("attn_name", l=l + 1, hd=head + 1), key="attn",
+                   signed=False, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"), where=c2,
+                   colorbar_label=ctx.t("weight"), highlight_row=i, highlight_col=j,
+                   size=(5.0, 4.4), tokens="both")
+    st.caption(ctx.t("matrices_caption", i=i, j=j))
+
+    if kp:  # the query's row on the image: the patch keys only, the prefix's share said
+        st.subheader(ctx.t("on_grid", r=i))
+        c1, c2 = st.columns([2, 3])
+        share = float(prefix_share(row_attn, kp))
+        widgets.picture(ctx, "attention_grid", tr.image, patch_rows(row_attn, cfg).reshape(1, G, G),
+                        [ctx.t("on_grid_panel", N=N)],
+                        ctx.t("on_grid_title", r=i, i=query, l=l + 1, hd=head + 1), ncols=1,
+                        query=query, colorbar_label=ctx.t("weight"), uniform=1 / T,
+                        key="scores_grid", where=c1)
+        c2.info(ctx.t("on_grid_caption", names=names, G=G, p=100 * share, q=100 * (1 - share)))
+
+    # --- one row before and after the softmax -----------------------------------------------------
+    st.subheader(ctx.t("row"))
+    c1, c2 = st.columns([3, 2])
+    key_axis = (ctx.t("key_axis_vit", first=prefix_names(cfg)[0], k=kp) if kp
+                else ctx.t("key_axis"))
+    widgets.picture(ctx, "bars", [layer.scores[head, i], row_attn],
+                    [ctx.t("row_before", i=i), ctx.t("row_after", i=i)],
+                    key_axis, [ctx.t("score"), ctx.t("weight")],
+                    ctx.t("row_suptitle", i=i, l=l + 1, hd=head + 1),
+                    highlight=i, key="row_bars", where=c1)
+    with c2:
+        st.write(ctx.t("row_caption", i=i))
+
+    # --- the arithmetic of one score and of one softmax row ---------------------------------------
+    st.subheader(ctx.t("arith"))
+    st.markdown("**" + ctx.t("arith_score", i=i, j=j) + "**")
+    c1, c2 = st.columns([3, 2])
+    q_i, k_j = layer.q[head, i], layer.k[head, j]  # [d_k] each
+    blocks.dot_listing(ctx, f"q_{i} · k_{j} = Σ_k q_{i}[k] · k_{j}[k]",
+                       dot_terms(q_i, k_j, divisor=s), layer.scores[head, i, j],
+                       f"scores[{i}, {j}]", size="d_k", divisor=score_divisor_text(cfg),
+                       where=c1)
+    with c2:
+        st.latex(r"\text{scores}[i, j] = \frac{1}{s}\sum_{k=0}^{d_k - 1} q_i[k]\,k_j[k]")
+        st.caption(ctx.t("arith_score_note", h=head + 1, c0=head * dk, c1=(head + 1) * dk - 1))
+
+    st.markdown("**" + ctx.t("arith_softmax", i=i) + "**")
+    c1, c2 = st.columns([3, 2])
+    blocks_rows.softmax_row(ctx, softmax_terms(layer.scores[head, i]), layer.attn[head, i],
+                            i, j, where=c1)
+    with c2:
+        st.latex(r"\text{attn}[i, j] = \frac{e^{\,s_{ij} - m}}{\sum_k e^{\,s_{ik} - m}},"
+                 r"\quad m = \max_k s_{ik}")
+        st.caption(ctx.t("softmax_why_max"))
+
+    # --- scaling: √d_k vs √d_model vs 1 -----------------------------------------------------------
+    st.subheader(ctx.t("scaling"))
+    cases = ctx.derived(f"scaling/{l}/{head}",  # this head only
+                        lambda: scaling_demo(layer.q[head:head + 1], layer.k[head:head + 1], d))
+    head_entropy = [float(attention_entropy(c.attn)[0]) for c in cases]
+    ln_N = uniform_attention_reference(G, cfg.patch_size, kp)[1]  # ln T
+    titles = [ctx.t(f"case_{c.name}", s=c.divisor) + "\n"
+              + ctx.t("entropy_line", e=float(c.entropy[0, i])) for c in cases]
+    widgets.picture(ctx, "bar_panels", np.stack([c.attn[0, i] for c in cases]), titles,
+                    key_axis, ctx.t("weight"),
+                    ctx.t("scaling_suptitle", i=i, l=l + 1, hd=head + 1), highlight=i,
+                    uniform_line=True, size=(12.0, 3.4), key="scaling")
+    rows = [{ctx.t("col_scaling"): ctx.t(f"case_{c.name}", s=c.divisor),
+             ctx.t("col_s"): round(c.divisor, 4),
+             ctx.t("col_row_h"): round(float(c.entropy[0, i]), 3),
+             ctx.t("col_head_h"): round(e, 3),
+             ctx.t("col_now"): ctx.t("yes") if c.name == cfg.scale else ""}
+            for c, e in zip(cases, head_entropy, strict=True)]
+    st.dataframe(rows, hide_index=True, width="stretch")
+    st.caption(ctx.t("entropy_caption", lnN=ln_N, N=T) + " " + ctx.t("scaling_shared_y", N=T))
+    st.markdown(ctx.t("scaling_why", dk=dk))
+    st.markdown(ctx.t("scaling_note", d=d, dk=dk, h=h))
+    if h == 1:
+        st.info(ctx.t("scaling_one_head"))
+    if ctx.weights == "random":
+        st.caption(ctx.t("scaling_random"))
+
+    chrome.footer(ctx)
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)

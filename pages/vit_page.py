@@ -1,0 +1,178 @@
+"""★ What a ViT looks at — the views users of real Vision Transformers ask for (issue 12):
+DINO's last-layer CLS attention with "keep x % of the mass", rollout (discard ratio, head
+fusion), the layer × head grid of CLS attention, attention from any patch, the token-norm map."""
+
+import numpy as np
+import streamlit as st
+
+from encoder_core import prefix_names
+from encoder_core.analysis import prefix_share
+from encoder_core.vit_views import (
+    DINO_KEEP,
+    HEAD_FUSIONS,
+    ROLLOUT_DISCARD,
+    attention_rollout_row,
+    cls_attention,
+    discard_count,
+    high_norm_tokens,
+    keep_mass,
+    kept_share,
+    on_grid,
+    patch_attention,
+    patch_values,
+    rollout_cls_map,
+    scale_to_max,
+    token_norms,
+)
+from lens import compute, explorer, widgets
+from lens.context import PageContext, run_page
+
+MAX_HEADS = 12  # heads drawn side by side at once (the learner chooses which above that)
+PAGE_PX = 950  # about the main column's width at 1400 px with the sidebar open
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom (the header and the sidebar are
+    drawn by `run_page`)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    if not cfg.cls_token:  # the note's encoder (or a checkpoint without [CLS]): say what is needed
+        loaded = [m.id for m in compute.checkpoint_models().values() if m.cfg.cls_token]
+        st.info(ctx.t("need_vit_loaded", names=", ".join(loaded)) if loaded
+                else ctx.t("need_vit"))
+        st.stop()
+
+    n, N, G, L, H = cfg.n_prefix, cfg.n_tokens, cfg.grid_size, cfg.n_layers, cfg.n_heads
+    prefix_labels = [ctx.t("role_reg", k=name[3:]) if name.startswith("REG") else f"[{name}]"
+                     for name in prefix_names(cfg)]  # "[CLS]", "[DIST]", "register 1", …
+    prefix_text = ", ".join(prefix_labels)
+    model_name = ctx.model.name if ctx.model is not None else ctx.weights
+    st.write(ctx.t("intro", model=model_name, T=cfg.seq_len, prefix=prefix_text, N=N, G=G))
+    cls_maps = ctx.derived("vit/cls", lambda: np.stack(  # [L, h, N]
+        [cls_attention(layer.attn, n) for layer in tr.layers]))
+    heads = widgets.heads_chooser(ctx, H, key="vit_heads", limit=MAX_HEADS)
+    k = len(heads)
+    titles = [ctx.t("head_n", n=h + 1) for h in heads]
+
+
+    def shares_text(values: np.ndarray) -> str:
+        return ", ".join(f"{v:.3f}" for v in values)
+
+
+    def literal(text: str) -> str:
+        """Text shown as it is in Markdown: "[CLS]: 1.0" alone on a line is a link definition."""
+        return text.replace("[", r"\[").replace("]", r"\]")
+
+
+    def about(width_px: int):
+        """Where a picture about `width_px` wide goes: a column near that width, or the full
+        width when it is nearly that wide anyway (a picture of two heads is not blown up)."""
+        share = width_px / PAGE_PX
+        return st.columns([share, 1 - share])[0] if share < 0.85 else st.container()
+
+
+    # --- 1 · DINO: the last layer's [CLS] attention, keep x % of the mass -------------------------
+    st.header(ctx.t("dino_title"))
+    st.write(ctx.t("dino_text", L=L))
+    st.latex(r"a_h[j] = \text{attn}_{%d}[h,\ 0,\ %d + j], \quad j = 0 \dots %d" % (L, n, N - 1))
+    keep = st.slider(ctx.t("keep_label"), 0, 100, round(100 * DINO_KEEP), step=5, key="vit_keep")
+    last = cls_maps[-1, heads]  # [k, N]
+    kept = ctx.derived(f"vit/keep/{heads}/{keep}", lambda: keep_mass(last, keep / 100))  # [k, N]
+    share = kept_share(last, kept)  # [k]
+    ncols = min(k, 3 if k <= 6 else 4)  # rows of at most 3 (4): each map readable on a phone
+    maps_at, kept_at = st.columns(2) if k > 1 else (about(377), about(377))  # side by side
+    widgets.picture(ctx, "attention_grid", tr.image, on_grid(last, G), titles,
+                    ctx.t("dino_maps", l=L, h=H), ncols=ncols,
+                    colorbar_label=ctx.t("weight"), key="vit_dino", where=maps_at)
+    widgets.picture(ctx, "attention_grid", tr.image, on_grid(kept.astype(np.float32), G),
+                    [ctx.t("kept_panel", n=h + 1, k=int(kept[i].sum()), p=100 * share[i])
+                     for i, h in enumerate(heads)],
+                    ctx.t("dino_kept", x=keep), ncols=ncols, vmax=1.0,
+                    colorbar_label=ctx.t("kept_scale"), key="vit_dino_kept", where=kept_at)
+    st.caption(ctx.t("dino_caption", prefix=prefix_text,
+                     shares=shares_text(prefix_share(tr.layers[-1].attn[heads, 0, :], n))))
+
+    # --- 2 · rollout with a discard ratio and a head fusion ---------------------------------------
+    st.header(ctx.t("rollout_title"))
+    st.write(ctx.t("rollout_text", L=L))
+    st.latex(r"a_l = \mathrm{rows}\!\left(\tfrac{1}{2}\big(\mathrm{discard}(\mathrm{fuse}_h"
+             r"\,\text{attn}_l) + I\big)\right),\quad R = a_{%d} \cdots a_1,\quad "
+             r"m = \frac{R[0,\ %d:]}{\max R[0,\ %d:]}" % (L, n, n))
+    c1, c2 = st.columns([1, 2])
+    ratio = round(c1.slider(ctx.t("discard_label"), 0.0, 0.99, ROLLOUT_DISCARD, step=0.01,
+                            key="vit_discard"), 2)
+    fusion = c1.radio(ctx.t("fusion_label"), HEAD_FUSIONS, horizontal=True, key="vit_fusion",
+                      format_func=lambda f: ctx.t(f"fusion_{f}"))
+    rollout = ctx.derived(f"vit/rollout/{fusion}/{ratio:.2f}", lambda: rollout_cls_map(
+        attention_rollout_row([layer.attn for layer in tr.layers], fusion, ratio), n))  # [N]
+    widgets.picture(ctx, "attention_table", tr.image, on_grid(rollout, G)[None, None],
+                    ctx.t("rollout_map", fusion=ctx.t(f"fusion_{fusion}"), r=ratio),
+                    row_labels=[""], col_labels=[""], panel=3.0,
+                    colorbar_label=ctx.t("rollout_weight"), key="vit_rollout", where=c2)
+    c1.caption(ctx.t("rollout_caption", T2=cfg.seq_len**2, k=discard_count(cfg.seq_len, ratio),
+                     prefix=prefix_text))
+
+    # --- 3 · the layer × head grid of [CLS] attention ---------------------------------------------
+    st.header(ctx.t("grid_title"))
+    st.write(ctx.t("grid_text", G=G))
+    shared = st.toggle(ctx.t("grid_shared"), key="vit_grid_shared")
+    grid = cls_maps[:, heads] if shared else scale_to_max(cls_maps[:, heads])  # [L, k, N]
+    panel = 1.0 if L * k > 24 else 1.25  # inches of one map
+    widgets.picture(ctx, "attention_table", tr.image, on_grid(grid, G),
+                    ctx.t("grid_pic", L=L, h=k), row_labels=[ctx.t("layer_label", l=l + 1)
+                                                               for l in range(L)],
+                    col_labels=titles, panel=panel,
+                    colorbar_label=ctx.t("weight" if shared else "grid_each"), key="vit_grid",
+                    where=about(round(190 + 106 * panel * k)))  # attention_table's width
+    st.caption(ctx.t("grid_caption_shared" if shared else "grid_caption_each"))
+
+    # --- 4 · attention from any patch -------------------------------------------------------------
+    st.header(ctx.t("patch_title"))
+    st.write(ctx.t("patch_text", n=n))
+    left, right = st.columns([1, 2])
+    with left:
+        query = widgets.query_inputs(ctx)  # the picture that picks it is the explorer
+        l = widgets.layer_selector(ctx)
+    attn = tr.layers[l].attn  # [h, T, T]
+    if explorer.fits(k, N):  # every patch's row over the patches: the maps follow the pointer
+        widgets.query_explorer(ctx, lambda: explorer.Maps(
+            attn[heads][:, n:, n:][None], ctx.t("patch_live", h=H, i="{i}", l=l + 1),
+            ctx.t("weight"), titles=[ctx.t("head_n", n=h + 1) for h in heads]),
+            maps_key=f"vit/patch/{l}/{heads}", where=right)
+    else:  # too many values to send: the picture picks, the server draws the maps
+        widgets.query_explorer(ctx, where=left)
+        right.caption(ctx.t("patch_off", mb=explorer.map_bytes(k, N) / 2**20,
+                            cap=explorer.MAX_BYTES / 2**20))
+        widgets.picture(ctx, "attention_grid", tr.image,
+                        on_grid(patch_attention(attn[heads], n, query), G), titles,
+                        ctx.t("patch_live", h=H, i=query, l=l + 1), ncols=min(k, 4), query=query,
+                        colorbar_label=ctx.t("weight"), key="vit_patch", where=right)
+    st.caption(ctx.t("patch_prefix", i=query, prefix=prefix_text,
+                     shares=shares_text(prefix_share(attn[heads, n + query, :], n))))
+
+    # --- 5 · the token-norm map -------------------------------------------------------------------
+    st.header(ctx.t("norm_title"))
+    st.write(ctx.t("norm_text"))
+    st.latex(r"\lVert x_i \rVert_2 = \sqrt{\textstyle\sum_k x_{ik}^2}")
+    norms = ctx.derived("vit/norms", lambda: np.stack(  # [L, T]
+        [token_norms(layer.out) for layer in tr.layers]))
+    c1, c2 = st.columns([1, 1])
+    after = c1.select_slider(ctx.t("norm_layer"), options=list(range(L)), value=L - 1,
+                             key="vit_norm_layer", format_func=lambda i: f"{i + 1} / {L}")
+    on_patches = patch_values(norms[after], n)  # [N]
+    widgets.picture(ctx, "attention_table", tr.image, on_grid(on_patches, G)[None, None],
+                    ctx.t("norm_map", l=after + 1), row_labels=[""], col_labels=[""], panel=3.0,
+                    colorbar_label="‖x_i‖", key="vit_norms", where=c1)
+    with c2:
+        st.markdown(ctx.t("norm_prefix"))
+        st.markdown("\n".join(f"- {literal(name)}: {norms[after, i]:.2f}"
+                              for i, name in enumerate(prefix_labels)))
+        biggest = int(np.argmax(on_patches))
+        st.markdown(ctx.t("norm_patches", med=float(np.median(on_patches)),
+                          top=float(on_patches[biggest]), i=biggest))
+        high = high_norm_tokens(on_patches)
+        st.caption(ctx.t("norm_high", ids=", ".join(str(i) for i in high)) if high.size
+                   else ctx.t("norm_none"))
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)
