@@ -11,6 +11,7 @@ px).
 
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -100,14 +101,31 @@ def _charmaps() -> tuple[frozenset[int], ...]:
     return tuple(maps)
 
 
+def glyph_font(ch: str) -> int:
+    """Which font of `_font_files` draws `ch`: the first in the list that has a glyph for it (0,
+    DejaVu Sans, when none has: its empty box)."""
+    code = ord(ch)
+    return next((i for i, cmap in enumerate(_charmaps()) if code in cmap), 0)
+
+
 @lru_cache(maxsize=4096)
-def font_choice(text: str) -> int:
-    """Which font of `_font_files` draws `text`: the first that has a glyph for every one of its
-    characters (DejaVu Sans for Latin text, the subset for the app's 中文, an installed CJK font
-    for other names), else the one that lacks the fewest."""
-    wanted = {ord(ch) for ch in text if not ch.isspace()}
-    lacking = [len(wanted - cmap) for cmap in _charmaps()]
-    return lacking.index(min(lacking)) if lacking else 0
+def font_runs(text: str) -> tuple[tuple[int, str], ...]:
+    """`text` cut where the font that draws it changes: (font of `_font_files`, run), glyph by
+    glyph as matplotlib falls back along FONTS. A space goes with the run before it (the first
+    run's font for leading spaces), so a run breaks only at a glyph that needs another font."""
+    runs: list[list] = []
+    for ch in text:
+        if ch.isspace() and runs:
+            runs[-1][1] += ch
+            continue
+        choice = 0 if ch.isspace() else glyph_font(ch)
+        if runs and runs[-1][0] == choice:
+            runs[-1][1] += ch
+        elif runs and runs[-1][1].isspace():  # leading spaces: the font of what follows
+            runs[-1] = [choice, runs[-1][1] + ch]
+        else:
+            runs.append([choice, ch])
+    return tuple((choice, run) for choice, run in runs)
 
 
 @lru_cache(maxsize=256)
@@ -117,14 +135,16 @@ def font(pt: float, choice: int = 0) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(path, max(1, round(pt * PX)), index=index)
 
 
-def text_font(text: str, pt: float, fit: float | None = None) -> ImageFont.FreeTypeFont:
-    """The font for `text` at `pt` points, smaller (down to 5 pt) when it must fit `fit` px."""
-    choice = font_choice(text)
-    f = font(pt, choice)
-    if fit is not None and f.getlength(text) > fit:
-        pt = max(5.0, pt * fit / f.getlength(text))
-        f = font(round(pt * 2) / 2, choice)
-    return f
+def text_runs(text: str, pt: float,
+              fit: float | None = None) -> tuple[tuple[ImageFont.FreeTypeFont, str], ...]:
+    """`text` as (font, run) pairs at `pt` points (`font_runs`), smaller (down to 5 pt) when it
+    must fit `fit` px."""
+    runs = tuple((font(pt, choice), run) for choice, run in font_runs(text))
+    length = sum(f.getlength(run) for f, run in runs)
+    if fit is not None and length > fit:
+        pt = round(max(5.0, pt * fit / length) * 2) / 2
+        runs = tuple((font(pt, choice), run) for choice, run in font_runs(text))
+    return runs
 
 
 @dataclass(frozen=True)
@@ -141,23 +161,60 @@ class Text:
     fit: float | None = None  # shrink the size so that the text is at most this many pixels long
 
 
+def _runs_mask(runs) -> tuple[Image.Image, tuple[int, int]]:
+    """The runs drawn one after the other on one baseline, as a mask just large enough (1 px
+    margin), and where in it the first run's pen starts on the baseline."""
+    pens, x = [], 0.0
+    for f, run in runs:
+        pens.append(x)
+        x += f.getlength(run)
+    boxes = [f.getbbox(run, anchor="ls") for f, run in runs]
+    left = math.floor(min(pen + b[0] for pen, b in zip(pens, boxes, strict=True)))
+    right = math.ceil(max(pen + b[2] for pen, b in zip(pens, boxes, strict=True)))
+    top, bottom = math.floor(min(b[1] for b in boxes)), math.ceil(max(b[3] for b in boxes))
+    mask = Image.new("L", (right - left + 2, bottom - top + 2), 0)
+    draw = ImageDraw.Draw(mask)
+    for (f, run), pen in zip(runs, pens, strict=True):
+        draw.text((1 - left + pen, 1 - top), run, font=f, fill=255, anchor="ls")
+    return mask, (1 - left, 1 - top)
+
+
+def _anchor_point(runs, mask: Image.Image, origin: tuple[int, int],
+                  anchor: str) -> tuple[float, float]:
+    """Where Pillow's `anchor` falls in a mask of `_runs_mask` (horizontal: l, m, r; vertical:
+    a, m, s, d by the runs' tallest font metrics, t and b by the ink)."""
+    length = sum(f.getlength(run) for f, run in runs)
+    ascent = max(f.getmetrics()[0] for f, _ in runs)
+    descent = max(f.getmetrics()[1] for f, _ in runs)
+    x0, base = origin
+    x = {"l": x0, "m": x0 + length / 2, "r": x0 + length}[anchor[0]]
+    y = {"a": base - ascent, "m": base - (ascent - descent) / 2, "s": base, "d": base + descent,
+         "t": 1, "b": mask.height - 1}[anchor[1]]
+    return x, y
+
+
 def draw_text(img: Image.Image, t: Text) -> None:
+    """One text, glyph by glyph in the first font of FONTS that has it (one run: drawn as is)."""
     if not t.text:
         return
-    f = text_font(t.text, t.pt, t.fit)
-    if t.rotate == 0:
+    runs = text_runs(t.text, t.pt, t.fit)
+    if t.rotate == 0 and len(runs) == 1:
+        (f, _), = runs
         ImageDraw.Draw(img).text(t.xy, t.text, font=f, fill=t.colour, anchor=t.anchor)
         return
-    left, top, right, bottom = f.getbbox(t.text, anchor="ls")
-    mask = Image.new("L", (right - left + 2, bottom - top + 2), 0)
-    ImageDraw.Draw(mask).text((1 - left, 1 - top), t.text, font=f, fill=255, anchor="ls")
-    mask = mask.rotate(t.rotate, expand=True)
-    x, y = round(t.xy[0] - mask.width / 2), round(t.xy[1] - mask.height / 2)
+    mask, origin = _runs_mask(runs)
+    if t.rotate == 0:
+        ax, ay = _anchor_point(runs, mask, origin, t.anchor)
+        x, y = round(t.xy[0] - ax), round(t.xy[1] - ay)
+    else:
+        mask = mask.rotate(t.rotate, expand=True)
+        x, y = round(t.xy[0] - mask.width / 2), round(t.xy[1] - mask.height / 2)
     img.paste(Image.new("RGB", mask.size, t.colour), (x, y), mask)
 
 
-def text_width(text: str, pt: float) -> float:
-    return text_font(text, pt).getlength(text)
+def text_width(text: str, pt: float, fit: float | None = None) -> float:
+    """How long `text` is drawn, in pixels (at most about `fit` when given)."""
+    return sum(f.getlength(run) for f, run in text_runs(text, pt, fit))
 
 
 # --- ticks -------------------------------------------------------------------------------------
@@ -316,7 +373,7 @@ def _draw_panel(img: Image.Image, p: Panel) -> None:
         y_width = max(y_width, text_width(label, p.tick_pt))
     if p.title:  # centred over the panel, moved inwards when it would leave the picture
         fit = img.width - 20
-        half = text_font(p.title, p.title_pt, fit).getlength(p.title) / 2
+        half = text_width(p.title, p.title_pt, fit) / 2
         cx = min(max(bx + bw / 2, half + 10), img.width - half - 10)
         draw_text(img, Text((cx, by - 6), p.title, p.title_pt, "md", fit=fit))
     if p.xlabel:
