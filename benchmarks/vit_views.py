@@ -104,7 +104,7 @@ def page_latency(path: str, repeat: int) -> None:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
     at.query_params["weights"] = Path(path).stem
     at.run()
-    at.switch_page("app_pages/12_vit.py")
+    at.switch_page("pages/vit_page.py")
 
     def run() -> float:
         t0 = time.perf_counter()

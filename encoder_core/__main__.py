@@ -14,13 +14,43 @@ import argparse
 import sys
 from dataclasses import fields
 
-from .analysis import parameter_count, pipeline_steps
+from .analysis import Text, Word, parameter_count, pipeline_steps, words
 from .checkpoint import load_checkpoint
 from .config import ConfigError, EncoderConfig
 from .encoder import encode
 from .export import save_trace
 from .image import ImageError, load_image
 from .params import ParamsError, load_params
+
+# The command line's own English for the steps and the words of their formulas and shapes
+# (`analysis.Word`); the app words them from its text files, in every language.
+STEP_NAMES = {
+    "normalise": "pixel normalisation", "patches": "patches", "embedding": "input embedding",
+    "prefix": "prefix tokens", "positional": "positional encoding", "ln_1": "LayerNorm 1",
+    "qkv": "Q, K, V", "scores": "scores", "softmax": "softmax", "heads": "heads",
+    "concat": "concat · W_O", "add_1": "residual 1", "addnorm_1": "Add & Norm 1",
+    "ln_2": "LayerNorm 2", "ffn": "feed-forward", "add_2": "residual 2",
+    "addnorm_2": "Add & Norm 2", "final_norm": "final LayerNorm", "output": "encoder output",
+}
+WORDS = {
+    "divisor_d_k": "√d_k (√{n})", "divisor_d_model": "√d_model (√{n})", "divisor_none": "1",
+    "normalise": "pixels = (image − mean) / std, mean = {mean}, std = {std}",
+    "patches": "patches", "tokens": "tokens", "output": "output", "n_heads": "{n} heads",
+    "n_registers": "{n} REG", "pe_off": " (PE off)", "positions_off": " (positions off)",
+    "on_patch_rows": " on the patch rows ", "none_on_registers": " (none on the registers) ",
+    "softmax_rows": "attn = softmax(scores) row by row",
+    "x_not_normalised": " (x not normalised)", "after_last_layer": " after the last layer",
+    "layers_stacked": "{n} layers stacked", "layer_stacked": "{n} layer stacked",
+    "cls_stands_for_image": "; the CLS row output[{row}] stands for the image",
+    "cls_row": " (CLS row: {shape})",
+}
+
+
+def english(text: Text) -> str:
+    """A formula or shape of `pipeline_steps` in the command line's English."""
+    def say(w: Word) -> str:
+        return WORDS[w.id].format(**dict(w.values))
+    return words(text, say)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -94,10 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     if info is not None:
         print("\n".join(info.describe()) + "\n")
     steps = pipeline_steps(cfg)
-    w = max(len(s.name) for s in steps)
+    w = max(len(STEP_NAMES[s.id]) for s in steps)
     print(f"{'step':<{w}}  {'shapes':<58}  parameters")
     for s in steps:
-        print(f"{s.name:<{w}}  {s.shape:<58}  {s.n_params:>10,}")
+        print(f"{STEP_NAMES[s.id]:<{w}}  {english(s.shape):<58}  {s.n_params:>10,}")
     print(f"total parameters: {parameter_count(cfg):,}  (layers: {cfg.n_layers})")
     if args.out:
         print(f"trace written to {args.out}")

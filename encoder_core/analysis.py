@@ -5,6 +5,7 @@ The app does no math of its own; every derived number it shows comes from here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,13 +156,35 @@ def relu_zero_share(hidden: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
+class Word:
+    """A word or phrase of a formula, by id, with the values it carries: the app words it from
+    its text files (`word_<id>`), the command line from its own English table. Never prose."""
+
+    id: str  # e.g. "n_heads", "pe_off", "layers_stacked"
+    values: tuple[tuple[str, object], ...] = ()  # (("n", 8),): the numbers in the phrase
+
+
+def word(word_id: str, **values: object) -> Word:
+    return Word(word_id, tuple(values.items()))
+
+
+Text = tuple[str | Word, ...]
+"""A formula or a shape: symbols as they are written in every language (str: "X = ",
+"196 × 512", "W_Q"), and words by id (Word)."""
+
+
+@dataclass(frozen=True)
 class Step:
     id: str  # stable key of the step ("patches", "qkv", "addnorm_1", …): filter and look up by it
-    name: str  # the step in the note's words, English display text only (never a key)
-    formula: str  # plain-text formula
-    shape: str  # the product with actual shapes, e.g. "(196 × 256) · (256 × 512) = 196 × 512"
+    formula: Text  # the formula, e.g. ("Q = x · W_Q, …",) or ("x0 = X", Word("pe_off"))
+    shape: Text  # the product with actual shapes, e.g. ("(196 × 256) · (256 × 512) = 196 × 512",)
     n_params: int  # trainable parameters of this step (per layer for layer steps)
     per_layer: bool  # True for the steps inside an encoder layer (repeated n_layers times)
+
+
+def words(text: Text, say: Callable[[Word], str]) -> str:
+    """A formula or shape as one string: symbols as they are, each Word as `say` words it."""
+    return "".join(part if isinstance(part, str) else say(part) for part in text)
 
 
 STEP_IDS: tuple[str, ...] = ("patches", "embedding", "positional", "qkv", "scores", "softmax",
@@ -178,7 +201,7 @@ its real order: LayerNorm before each sub-layer ("ln_1", "ln_2"), the residual a
 
 def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
     """Every step of the pipeline at these settings, in the order the encoder runs them:
-    formula, shapes, parameter count.
+    formula, shapes (as `Text`: symbols and words by id), parameter count.
 
     The note's encoder: the ids of STEP_IDS. The ViT variants (issue 11) add steps where they
     happen (ids of VIT_STEP_IDS): "normalise" (pixel_mean / pixel_std) before the patches,
@@ -192,40 +215,42 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
     bias = {name: d if on else 0 for name, on in (("E", cfg.patch_bias), ("qkv", cfg.qkv_bias),
                                                   ("O", cfg.proj_bias), ("ls", cfg.layer_scale))}
     learned = cfg.position == "learned"
-    added = f"{N} × {d}"  # what the positions add: the note's PE, one row per patch
+    # what the positions add (the note's PE: one row per patch), with the space before " = "
+    # (a word that qualifies it carries that space, so a language may drop it)
+    added: Text = (f"{N} × {d} ",)
     if learned and cfg.n_prefix:
-        added = f"pos_embed {cfg.n_pos} × {d}" + (" (none on the registers)"
-                                                  if cfg.n_registers else "")
+        added = ((f"pos_embed {cfg.n_pos} × {d}", word("none_on_registers")) if cfg.n_registers
+                 else (f"pos_embed {cfg.n_pos} × {d} ",))
     elif cfg.n_prefix:
-        added = f"PE {N} × {d} on the patch rows"
+        added = (f"PE {N} × {d}", word("on_patch_rows"))
     pre = cfg.norm_first
+    heads = word("n_heads", n=h)
     steps = []
     if cfg.normalises_pixels:
-        steps.append(Step("normalise", "pixel normalisation",
-                          "pixels = (image − mean) / std, "
-                          f"mean = {channel_values(cfg.pixel_mean)}, "
-                          f"std = {channel_values(cfg.pixel_std)}",
-                          f"{S} × {S} × {C} -> {S} × {S} × {C}", 0, per_layer=False))
+        steps.append(Step("normalise", (word("normalise", mean=channel_values(cfg.pixel_mean),
+                                             std=channel_values(cfg.pixel_std)),),
+                          (f"{S} × {S} × {C} -> {S} × {S} × {C}",), 0, per_layer=False))
     b_E = " + b_E" if cfg.patch_bias else ""
     steps += [
-        Step("patches", "patches", "(h p1)(w p2) c -> (h w)(p1 p2 c)",
-             f"{S} × {S} × {C} -> {N} × {cfg.patch_dim}", 0, per_layer=False),
-        Step("embedding", "input embedding", f"X = patches · W_E{b_E}",
-             f"({N} × {cfg.patch_dim}) · ({cfg.patch_dim} × {d}){f' + {d}' if b_E else ''}"
-             f" = {N} × {d}", cfg.patch_dim * d + bias["E"], per_layer=False),
+        Step("patches", ("(h p1)(w p2) c -> (h w)(p1 p2 c)",),
+             (f"{S} × {S} × {C} -> {N} × {cfg.patch_dim}",), 0, per_layer=False),
+        Step("embedding", ("X = ", word("patches"), f" · W_E{b_E}"),
+             (f"({N} × {cfg.patch_dim}) · ({cfg.patch_dim} × {d}){f' + {d}' if b_E else ''}"
+              f" = {N} × {d}",), cfg.patch_dim * d + bias["E"], per_layer=False),
     ]
     if cfg.n_prefix:
-        names = ", ".join(["CLS"] * cfg.cls_token + ["DIST"] * cfg.dist_token
-                          + [f"{cfg.n_registers} REG"] * (cfg.n_registers > 0))
-        steps.append(Step("prefix", "prefix tokens", f"tokens = [{names}; X]",
-                          f"{cfg.n_prefix} × {d} ; {N} × {d} = {S_} × {d}",
+        names = ", ".join(["CLS"] * cfg.cls_token + ["DIST"] * cfg.dist_token)
+        regs: Text = (word("n_registers", n=cfg.n_registers),) if cfg.n_registers else ()
+        steps.append(Step("prefix", (word("tokens"), f" = [{names}", *((", ",) if names and regs
+                                                                       else ()), *regs, "; X]"),
+                          (f"{cfg.n_prefix} × {d} ; {N} × {d} = {S_} × {d}",),
                           cfg.n_prefix * d, per_layer=False))
-    x_in = "tokens" if cfg.n_prefix else "X"
+    x_in: Text = (word("tokens"),) if cfg.n_prefix else ("X",)
+    added_by = " + pos_embed" if learned else " + PE"
+    off = word("positions_off" if learned else "pe_off")
     steps.append(Step(
-        "positional", "positional encoding",
-        (f"x0 = {x_in} + PE" if cfg.use_pe else f"x0 = {x_in} (PE off)") if not learned
-        else (f"x0 = {x_in} + pos_embed" if cfg.use_pe else f"x0 = {x_in} (positions off)"),
-        f"{S_} × {d} + {added} = {S_} × {d}" if cfg.use_pe else f"{S_} × {d}",
+        "positional", ("x0 = ", *x_in, added_by) if cfg.use_pe else ("x0 = ", *x_in, off),
+        (f"{S_} × {d} + ", *added, f"= {S_} × {d}") if cfg.use_pe else (f"{S_} × {d}",),
         cfg.n_pos * d if learned else 0,
         per_layer=False))
     u = "LN_1(x)" if pre else "x"  # what attention reads
@@ -233,54 +258,54 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
          for name, key in (("Q", "qkv"), ("K", "qkv"), ("V", "qkv"), ("O", "O"))}
     ls_1, ls_2 = ("ls_1 ⊙ ", "ls_2 ⊙ ") if cfg.layer_scale else ("", "")
     if pre:
-        steps.append(Step("ln_1", "LayerNorm 1", "LN_1(x) = γ_1 ⊙ (x − μ)/√(σ² + ε) + β_1",
-                          f"{S_} × {d}", 2 * d, per_layer=True))
+        steps.append(Step("ln_1", ("LN_1(x) = γ_1 ⊙ (x − μ)/√(σ² + ε) + β_1",),
+                          (f"{S_} × {d}",), 2 * d, per_layer=True))
     steps += [
-        Step("qkv", "Q, K, V",
-             f"Q, K, V = {u} · W_Q, W_K, W_V + b_Q, b_K, b_V" if pre and bias["qkv"]
-             else f"Q = {u} · W_Q{b['Q']}, K = {u} · W_K{b['K']}, V = {u} · W_V{b['V']}",
-             f"({S_} × {d}) · ({d} × {d}) = {S_} × {d} -> {h} heads × {S_} × {dh}",
+        Step("qkv",
+             (f"Q, K, V = {u} · W_Q, W_K, W_V + b_Q, b_K, b_V",) if pre and bias["qkv"]
+             else (f"Q = {u} · W_Q{b['Q']}, K = {u} · W_K{b['K']}, V = {u} · W_V{b['V']}",),
+             (f"({S_} × {d}) · ({d} × {d}) = {S_} × {d} -> ", heads, f" × {S_} × {dh}"),
              3 * d * d + 3 * bias["qkv"], per_layer=True),
-        Step("scores", "scores", f"Q_h · K_hᵀ / {score_divisor_text(cfg)}",
-             f"({S_} × {dh}) · ({dh} × {S_}) = {S_} × {S_}, × {h} heads", 0, per_layer=True),
-        Step("softmax", "softmax", "attn = softmax(scores) row by row", f"{h} × {S_} × {S_}", 0,
-             per_layer=True),
-        Step("heads", "heads", "head_h = attn_h · V_h",
-             f"({S_} × {S_}) · ({S_} × {dh}) = {S_} × {dh}, × {h} heads", 0, per_layer=True),
-        Step("concat", "concat · W_O", f"attn_out = [head_1 … head_h] · W_O{b['O']}",
-             f"({S_} × {d}) · ({d} × {d}) = {S_} × {d}", d * d + bias["O"], per_layer=True),
+        Step("scores", ("Q_h · K_hᵀ / ", word(f"divisor_{cfg.scale}", **score_divisor(cfg))),
+             (f"({S_} × {dh}) · ({dh} × {S_}) = {S_} × {S_}, × ", heads), 0, per_layer=True),
+        Step("softmax", (word("softmax_rows"),), (f"{h} × {S_} × {S_}",), 0, per_layer=True),
+        Step("heads", ("head_h = attn_h · V_h",),
+             (f"({S_} × {S_}) · ({S_} × {dh}) = {S_} × {dh}, × ", heads), 0, per_layer=True),
+        Step("concat", (f"attn_out = [head_1 … head_h] · W_O{b['O']}",),
+             (f"({S_} × {d}) · ({d} × {d}) = {S_} × {d}",), d * d + bias["O"], per_layer=True),
     ]
     if pre:
-        steps.append(Step("add_1", "residual 1", f"x ← x + {ls_1}attn_out (x not normalised)",
-                          f"{S_} × {d}", bias["ls"], per_layer=True))
+        steps.append(Step("add_1", (f"x ← x + {ls_1}attn_out", word("x_not_normalised")),
+                          (f"{S_} × {d}",), bias["ls"], per_layer=True))
     else:
-        steps.append(Step("addnorm_1", "Add & Norm 1",
-                          f"LayerNorm(x + {ls_1}attn_out) = γ ⊙ (x − μ)/√(σ² + ε) + β",
-                          f"{S_} × {d}", 2 * d + bias["ls"], per_layer=True))
+        steps.append(Step("addnorm_1",
+                          (f"LayerNorm(x + {ls_1}attn_out) = γ ⊙ (x − μ)/√(σ² + ε) + β",),
+                          (f"{S_} × {d}",), 2 * d + bias["ls"], per_layer=True))
     act = {"relu": "max(0, {u} · W_1 + b_1)", "gelu": "GELU({u} · W_1 + b_1)",
            "gelu_tanh": "GELU_tanh({u} · W_1 + b_1)"}[cfg.activation]
     if cfg.use_ffn:
-        ffn = Step("ffn", "feed-forward", act.format(u="LN_2(x)" if pre else "x") + " · W_2 + b_2",
-                   f"({S_} × {d}) · ({d} × {dff}) · ({dff} × {d}) = {S_} × {d}",
+        ffn = Step("ffn", (act.format(u="LN_2(x)" if pre else "x") + " · W_2 + b_2",),
+                   (f"({S_} × {d}) · ({d} × {dff}) · ({dff} × {d}) = {S_} × {d}",),
                    d * dff + dff + dff * d + d, per_layer=True)
         if pre:
-            steps += [Step("ln_2", "LayerNorm 2", "LN_2(x) = γ_2 ⊙ (x − μ)/√(σ² + ε) + β_2",
-                           f"{S_} × {d}", 2 * d, per_layer=True), ffn,
-                      Step("add_2", "residual 2", f"x ← x + {ls_2}FFN(LN_2(x))", f"{S_} × {d}",
+            steps += [Step("ln_2", ("LN_2(x) = γ_2 ⊙ (x − μ)/√(σ² + ε) + β_2",),
+                           (f"{S_} × {d}",), 2 * d, per_layer=True), ffn,
+                      Step("add_2", (f"x ← x + {ls_2}FFN(LN_2(x))",), (f"{S_} × {d}",),
                            bias["ls"], per_layer=True)]
         else:
-            steps += [ffn, Step("addnorm_2", "Add & Norm 2", f"LayerNorm(x + {ls_2}FFN(x))",
-                                f"{S_} × {d}", 2 * d + bias["ls"], per_layer=True)]
+            steps += [ffn, Step("addnorm_2", (f"LayerNorm(x + {ls_2}FFN(x))",),
+                                (f"{S_} × {d}",), 2 * d + bias["ls"], per_layer=True)]
     if cfg.final_norm:
-        steps.append(Step("final_norm", "final LayerNorm",
-                          "output = γ ⊙ (x − μ)/√(σ² + ε) + β after the last layer",
-                          f"{S_} × {d}", 2 * d, per_layer=False))
-    stacked = f"{cfg.n_layers} layer{'s' if cfg.n_layers > 1 else ''} stacked"
+        steps.append(Step("final_norm", (word("output"), " = γ ⊙ (x − μ)/√(σ² + ε) + β",
+                                         word("after_last_layer")),
+                          (f"{S_} × {d}",), 2 * d, per_layer=False))
+    stacked: Text = (word("layers_stacked" if cfg.n_layers > 1 else "layer_stacked",
+                          n=cfg.n_layers),)
     if cfg.cls_token:
-        stacked += "; the CLS row output[0] stands for the image"
-    steps.append(Step("output", "encoder output", stacked,
-                      f"{S_} × {d}" + (f" (CLS row: 1 × {d})" if cfg.cls_token else ""), 0,
-                      per_layer=False))
+        stacked += (word("cls_stands_for_image", row=0),)
+    steps.append(Step("output", stacked,
+                      (f"{S_} × {d}", *((word("cls_row", shape=f"1 × {d}"),)
+                                        if cfg.cls_token else ())), 0, per_layer=False))
     return steps
 
 
@@ -289,10 +314,10 @@ def channel_values(v: tuple[float, ...]) -> str:
     return "(" + ", ".join(f"{x:g}" for x in v) + ")"
 
 
-def score_divisor_text(cfg: EncoderConfig) -> str:
-    """The divisor of the scores as written: √d_k = √64, √d_model = √512, or 1."""
-    return {"d_k": f"√d_k (√{cfg.d_head})", "d_model": f"√d_model (√{cfg.d_model})",
-            "none": "1"}[cfg.scale]
+def score_divisor(cfg: EncoderConfig) -> dict[str, int]:
+    """What the scores are divided by, as numbers: {"n": d_k} for √d_k, {"n": d_model} for
+    √d_model, {"n": 1} for no scaling (cfg.scale says which; the words are the app's)."""
+    return {"n": {"d_k": cfg.d_head, "d_model": cfg.d_model, "none": 1}[cfg.scale]}
 
 
 def parameter_count(cfg: EncoderConfig) -> int:

@@ -1,14 +1,13 @@
 """Worked arithmetic shared by the pages: a sum written out term by term and checked against the
 value the encoder stored.
 
-One function per kind of worked sum — a dot product in LaTeX, its largest products as a table,
-a long sum as a code listing, an FFN hidden unit — each called from every page that shows one.
-The softmax row and the layer-norm row are in `blocks_rows`. The blocks own their texts
-(`blocks.toml`, one meaning per key); the page keeps the narrative around them and decides where they go
-(`where`: a column or container, the page itself by default). Each block shows its key number
-(the result against the trace) and folds the long term-by-term arithmetic into an expander
-(`folded`), one click away.
-"""
+One function per kind of worked sum — a dot product in LaTeX, its largest products as a table, a
+long sum as a code listing, an FFN hidden unit — each called from every page that shows one. The
+softmax row and the layer-norm row are in `blocks_rows`. The blocks own their texts
+(`blocks.toml`, one meaning per key); the page keeps the narrative around them and decides where
+they go (`where`: a column or container, the page itself by default). Each block shows its key
+number (the result against the trace) and folds the long term-by-term arithmetic into an
+expander (`folded`), one click away."""
 
 from __future__ import annotations
 

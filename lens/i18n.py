@@ -20,6 +20,8 @@ import functools
 import tomllib
 from pathlib import Path
 
+from encoder_core.analysis import Text, words
+
 from .settings import LANGS
 
 TEXTS = Path(__file__).resolve().parent / "texts"  # <lang>/<owner>.toml
@@ -93,47 +95,8 @@ def translator(lang: str, owner: str | None = None):
     return t
 
 
-import re  # noqa: E402  (FORMULA_ZH goes with item 3 of issue 20)
 
-# The English words of `encoder_core.analysis.pipeline_steps` (its Step.formula and Step.shape),
-# as (pattern, 中文) in the order they are applied: whole phrases first, then the single words
-# that name a matrix. Numbers are captured (\1), never listed, so every value passes through;
-# identifiers and symbols (softmax, LayerNorm, GELU, attn_out, W_Q, PE, pos_embed, CLS, γ, β)
-# stay. ASCII mode: a Chinese character next to a word is not a word character for \b.
-FORMULA_ZH: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.ASCII), zh) for pattern, zh in (
-        (r"; the CLS row output\[(\d+)\] stands for the image",
-         r"；CLS 行（输出[\1]）代表整幅图像"),
-        (r"\b(\d+) layers stacked", r"堆叠 \1 层"),
-        (r"\b(\d+) layer stacked", r"只有 \1 层"),
-        (r" after the last layer", "（在最后一层之后）"),
-        (r" \(x not normalised\)", "（x 未归一化）"),
-        (r" \(PE off\)", "（不加位置编码）"),
-        (r" \(positions off\)", "（不加学到的位置）"),
-        (r" on the patch rows ?", "（只加在图像块的行上）"),
-        (r" \(none on the registers\) ?", "（寄存器词元不加位置）"),
-        (r" \(CLS row: ([^()]*)\)", r"（CLS 行：\1）"),
-        (r"softmax\(scores\) row by row", "逐行 softmax(分数)"),
-        (r"\b(\d+) heads\b", r"\1 个头"),
-        (r"\b(\d+) REG\b", r"\1 个寄存器"),
-        (r", mean = ", "，均值 = "),
-        (r", std = ", "，标准差 = "),
-        (r"\bpixels\b", "像素"),
-        (r"\bimage\b", "图像"),
-        (r"\bmean\b", "均值"),
-        (r"\bstd\b", "标准差"),
-        (r"\bpatches\b", "图像块"),
-        (r"\btokens\b", "词元"),
-        (r"\boutput\b", "输出"),
-    ))
-
-
-def formula_in(text: str, lang: str) -> str:
-    """A pipeline step's formula or shape text (`encoder_core.analysis.Step`) in `lang`: as it
-    is in English; in 中文 with each English phrase of FORMULA_ZH replaced, numbers and
-    identifiers kept."""
-    if lang != "zh":
-        return text
-    for pattern, zh in FORMULA_ZH:
-        text = pattern.sub(zh, text)
-    return text
+def worded(text: Text, lang: str) -> str:
+    """A formula or shape of the core (`encoder_core.analysis.Text`: symbols, and words by id)
+    in `lang`: each word is the common text "word_<id>" with the word's values."""
+    return words(text, lambda w: translate(f"word_{w.id}", lang, **dict(w.values)))

@@ -149,7 +149,8 @@ def render(ctx: PageContext) -> None:
         st.subheader(ctx.t("vit_addnorm"))
         ls = "ls_2 ⊙ " if cfg.layer_scale else ""
         st.write(ctx.t("vit_addnorm_text", ls=ls, where=where_to,
-                       next=ctx.t("next_final") if last_layer and cfg.final_norm else ctx.t("next_ln")))
+                       next=ctx.t("next_final") if last_layer and cfg.final_norm
+                       else ctx.t("next_ln")))
         st.latex(r"\underbrace{\text{resid\_2}}_{%d \times %d} = \underbrace{\text{resid\_1}}"
                  r"_{%d \times %d} + %s\underbrace{\text{ffn\_out}}_{%d \times %d}"
                  % (S_, d, S_, d, r"\mathrm{ls}_2 \odot " if ls else "", S_, d))

@@ -7,12 +7,12 @@ from encoder_core.analysis import (
     channel_values,
     parameter_count,
     pipeline_steps,
-    score_divisor_text,
+    score_divisor,
 )
 from encoder_core.vit_steps import pixel_stats_guess, vit_differences
 from lens import chrome, widgets
 from lens.context import PageContext, run_page
-from lens.i18n import formula_in
+from lens.i18n import worded
 from lens.session import set_settings
 
 
@@ -56,6 +56,14 @@ def vit_formulas(cfg, image: str, pixels: str) -> list[str]:
     return tex
 
 
+def pipeline_rows(cfg, t, lang: str) -> list[tuple[str, str, str, str]]:
+    """The pipeline table's cells, a row per step: (step, formula, shapes, parameters), worded
+    by `t` (the page's texts) in `lang`."""
+    return [(t(f"step_{s.id}"), worded(s.formula, lang), worded(s.shape, lang),
+             f"{s.n_params:,}" + (t("per_layer") if s.per_layer and s.n_params else ""))
+            for s in pipeline_steps(cfg)]
+
+
 def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom (the header and the sidebar are
     drawn by `run_page`)."""
@@ -83,12 +91,8 @@ def render(ctx: PageContext) -> None:
     widgets.note_original(ctx)
 
     st.subheader(ctx.t("pipeline"))
-    rows = [{ctx.t("col_step"): ctx.t(f"step_{s.id}"),
-             ctx.t("col_formula"): formula_in(s.formula, ctx.lang),
-             ctx.t("col_shape"): formula_in(s.shape, ctx.lang),
-             ctx.t("col_params"): (f"{s.n_params:,}" + (ctx.t("per_layer")
-                                                        if s.per_layer and s.n_params else ""))}
-            for s in pipeline_steps(cfg)]
+    columns = [ctx.t(c) for c in ("col_step", "col_formula", "col_shape", "col_params")]
+    rows = [dict(zip(columns, row, strict=True)) for row in pipeline_rows(cfg, ctx.t, ctx.lang)]
     st.table(rows, hide_index=True)  # static, every cell wrapped in full (a grid cut long ones)
     st.caption(ctx.t("total", n=parameter_count(cfg), L=cfg.n_layers))
 
@@ -125,7 +129,7 @@ def render(ctx: PageContext) -> None:
         st.markdown("\n".join(f"- {line}" for line in lines))
 
     st.subheader(ctx.t("deviations"))
-    divisor = score_divisor_text(cfg)
+    divisor = ctx.t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))
     c1, c2 = st.columns(2)
     with c1:
         st.markdown(ctx.t("dev_scale", now=divisor))

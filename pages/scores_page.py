@@ -8,7 +8,7 @@ from encoder_core.analysis import (
     attention_entropy,
     prefix_share,
     scaling_demo,
-    score_divisor_text,
+    score_divisor,
     uniform_attention_reference,
 )
 from encoder_core.explain import dot_terms, softmax_terms
@@ -24,6 +24,7 @@ def render(ctx: PageContext) -> None:
     N, d, h, dk, G = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.grid_size
     T, kp = cfg.seq_len, cfg.n_prefix  # tokens in the sequence (= N without prefix tokens)
     names = ", ".join(prefix_names(cfg))
+    divisor = ctx.t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))  # √d_k (√64), …
     s = cfg.score_scale
 
 
@@ -54,7 +55,7 @@ def render(ctx: PageContext) -> None:
         if kp:
             st.caption(ctx.t("prefix_rows", T=T, names=names, N=N, i=query, r=i))
         st.caption(ctx.t(f"divisor_{cfg.scale}", dk=dk) + " "
-                   + ctx.t("divisor_now", which=score_divisor_text(cfg)))
+                   + ctx.t("divisor_now", which=divisor))
 
     # --- the two matrices -------------------------------------------------------------------------
     st.subheader(ctx.t("matrices", hd=head + 1))
@@ -101,7 +102,7 @@ def render(ctx: PageContext) -> None:
     q_i, k_j = layer.q[head, i], layer.k[head, j]  # [d_k] each
     blocks.dot_listing(ctx, f"q_{i} · k_{j} = Σ_k q_{i}[k] · k_{j}[k]",
                        dot_terms(q_i, k_j, divisor=s), layer.scores[head, i, j],
-                       f"scores[{i}, {j}]", size="d_k", divisor=score_divisor_text(cfg),
+                       f"scores[{i}, {j}]", size="d_k", divisor=divisor,
                        where=c1)
     with c2:
         st.latex(r"\text{scores}[i, j] = \frac{1}{s}\sum_{k=0}^{d_k - 1} q_i[k]\,k_j[k]")

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from lens import compute, keys
 from lens.steps import ALL_PAGES as PAGES
+from lens.steps import PAGES as PAGE_INFO
 
 APP = str(compute.ROOT / "app.py")
 ALL_PAGES = [(p.id, p.path) for p in PAGES]
@@ -52,7 +53,6 @@ def upload(at: AppTest, name: str, data: bytes, mime: str = "image/png") -> None
     at.sidebar.file_uploader[0].set_value((name, data, mime)).run()
 
 
-
 def sidebar_labels(at: AppTest) -> list[str]:
     """Every label and text of the sidebar, in order of kind: what a learner reads there."""
     kinds = ("radio", "select_slider", "slider", "toggle", "number_input", "button",
@@ -62,3 +62,17 @@ def sidebar_labels(at: AppTest) -> list[str]:
         for e in at.sidebar.get(kind):
             out.append(f"{kind}: {getattr(e, 'label', None) or getattr(e, 'value', '')}")
     return out
+
+
+def page_path(page_id: str) -> str:
+    """The script of a page, as AppTest's switch_page takes it (lens.steps names it)."""
+    return PAGE_INFO[page_id].path
+
+
+def open_page(at: AppTest, page_id: str) -> AppTest:
+    """Open a page as a learner does: the entry script first when this AppTest has not run yet
+    (a fresh AppTest that switches page before its first run runs the page file alone), then
+    the page. Returns `at`, run."""
+    if keys.INITIALISED not in at.session_state:
+        at.run()
+    return at.switch_page(page_path(page_id)).run()

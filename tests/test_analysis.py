@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from encoder_core import EncoderConfig, encode, init_params
+from encoder_core.__main__ import english
 from encoder_core.analysis import (
     STEP_IDS,
     attention_entropy,
@@ -185,7 +186,7 @@ def test_parameter_count_of_a_vit_variant_is_every_parameter_it_uses(changes):
     used = sum(a.size for k, a in arrays.items() if k.rsplit("/", 1)[-1] not in unused)
     assert parameter_count(cfg) == used
     steps = {s.id: s for s in pipeline_steps(cfg)}
-    assert f"{cfg.seq_len} × {cfg.seq_len}" in steps["scores"].shape  # prefix rows count
+    assert f"{cfg.seq_len} × {cfg.seq_len}" in english(steps["scores"].shape)  # prefix rows
 
 
 def test_forward_flops_count_the_prefix_rows_in_the_layers():
@@ -208,5 +209,5 @@ def test_the_positional_step_adds_nothing_to_its_shape_when_positions_are_off(ch
     rows = f"{cfg.seq_len} × {cfg.d_model}"
     on = {s.id: s for s in pipeline_steps(cfg)}["positional"]
     off = {s.id: s for s in pipeline_steps(cfg.replace(use_pe=False))}["positional"]
-    assert on.shape.startswith(f"{rows} + ") and on.shape.endswith(f" = {rows}")
-    assert off.shape == rows and "+" not in off.formula
+    assert english(on.shape).startswith(f"{rows} + ") and english(on.shape).endswith(f" = {rows}")
+    assert english(off.shape) == rows and "+" not in english(off.formula)

@@ -109,7 +109,6 @@ def drawn(monkeypatch) -> list[tuple[str, tuple, dict]]:
     compute.caches()["payloads"].clear()  # every payload built (and seen) here
     monkeypatch.setattr(widgets, "render", spy_render)
     monkeypatch.setattr(explorer, "payload", spy_payload)
-    monkeypatch.setattr(figures, "HAS_CJK_FONT", True)
     return calls
 
 
@@ -164,7 +163,7 @@ def test_the_figures_of_an_upload_the_trained_model_and_the_fallback_grids_are_i
     upload(at, "photo.png", png_bytes(3, size=64))  # the upload beside what the model gets
     assert_clean(at)
     assert any(kind == "image_pair" for kind, _, _ in drawn)
-    for path in ("app_pages/06_scores.py", "app_pages/10_stack.py"):  # the trained model on a shape
+    for path in ("pages/scores_page.py", "pages/stack_page.py"):  # the trained model on a shape
         at.switch_page(path).run()
         if any(b.key == meaning.SHOW_TRAINED for b in at.button):
             at.button(key=meaning.SHOW_TRAINED).click().run()
@@ -172,7 +171,7 @@ def test_the_figures_of_an_upload_the_trained_model_and_the_fallback_grids_are_i
     assert not leaks(drawn), leaks(drawn)
     drawn.clear()
     at = run_zh(image_size="512", patch_size="16", d_model="64", n_heads="16", n_layers="1")
-    at.switch_page("app_pages/07_multihead.py").run()  # over the explorer's cap: server pictures
+    at.switch_page("pages/multihead_page.py").run()  # over the explorer's cap: server pictures
     assert_clean(at)
     assert any(kind == "attention_grid" for kind, _, _ in drawn)
     assert not leaks(drawn), leaks(drawn)

@@ -1,4 +1,4 @@
-"""AppTest of ★ What a ViT looks at (app_pages/12_vit.py): the info line with the note's
+"""AppTest of ★ What a ViT looks at (pages/vit_page.py): the info line with the note's
 encoder; with a small random timm checkpoint every view draws, and the keep-mass slider, the
 rollout options, the grid's scale, the patch and the norm layer change the pictures they should."""
 
@@ -10,7 +10,7 @@ from apptest_helpers import SMALL, assert_clean, new_app
 from lens import compute
 from lens.models import CHECKPOINTS_ENV
 
-PAGE = "app_pages/12_vit.py"
+PAGE = "pages/vit_page.py"
 
 
 

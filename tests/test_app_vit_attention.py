@@ -35,9 +35,9 @@ from lens import compute, explorer, meaning, widgets
 from lens.models import CHECKPOINTS_ENV
 
 VIT = {"weights": "vit_tiny_test"}
-PAGES = {"qkv": "app_pages/05_qkv.py", "scores": "app_pages/06_scores.py",
-         "multihead": "app_pages/07_multihead.py", "stack": "app_pages/10_stack.py",
-         "compare": "app_pages/11_compare.py"}
+PAGES = {"qkv": "pages/qkv_page.py", "scores": "pages/scores_page.py",
+         "multihead": "pages/multihead_page.py", "stack": "pages/stack_page.py",
+         "compare": "pages/compare_page.py"}
 
 
 # --- the small pure functions the pages use -------------------------------------------------

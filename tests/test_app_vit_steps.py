@@ -14,14 +14,15 @@ import pytest
 from apptest_helpers import assert_clean, new_app
 
 from encoder_core import encode, load_checkpoint
+from encoder_core.__main__ import english
 from encoder_core.analysis import cosine_similarity, pipeline_steps
 from lens import compute
 
 QUERY = 30  # patch 30: row 31 of the ViT's sequence, after CLS
 ROW = QUERY + 1
-PATHS = {"overview": "app_pages/01_overview.py", "patches": "app_pages/02_patches.py",
-         "embedding": "app_pages/03_embedding.py", "positional": "app_pages/04_positional.py",
-         "addnorm": "app_pages/08_addnorm.py", "ffn": "app_pages/09_ffn.py"}
+PATHS = {"overview": "pages/overview_page.py", "patches": "pages/patches_page.py",
+         "embedding": "pages/embedding_page.py", "positional": "pages/positional_page.py",
+         "addnorm": "pages/addnorm_page.py", "ffn": "pages/ffn_page.py"}
 
 
 
@@ -95,7 +96,7 @@ def test_the_overview_lists_the_vits_steps_in_the_order_it_runs_them(vit_trace):
                      "LayerNorm 2 (before the FFN)", "feed-forward", "residual add 2",
                      "final LayerNorm", "encoder output"]
     shapes = list(at.table[0].value["shapes"])
-    assert [s.shape for s in pipeline_steps(vit_trace.config)] == shapes
+    assert [english(s.shape) for s in pipeline_steps(vit_trace.config)] == shapes
     assert "197 × 128" in shapes[3]
     tex = latex(at)
     assert r"\mathrm{LN}_1(x)" in tex and r"\mathrm{LN}_2(x)" in tex
@@ -262,7 +263,7 @@ def test_the_vit_pages_figures_and_formulas_are_in_chinese(with_checkpoint, page
     """Every text the ViT's own parts put in a picture or a formula's \\text{…}, in 中文."""
     from test_app_figure_texts import LATEX_TEXT, english_words, leaks
 
-    from lens import figures, widgets
+    from lens import widgets
 
     calls = []
     real_render = widgets.render
@@ -272,7 +273,6 @@ def test_the_vit_pages_figures_and_formulas_are_in_chinese(with_checkpoint, page
         return real_render(kind, *args, **kwargs)
 
     monkeypatch.setattr(widgets, "render", spy)
-    monkeypatch.setattr(figures, "HAS_CJK_FONT", True)
     at = vit_page(page, lang="zh")
     assert calls and not leaks(calls), leaks(calls)
     words = [(t, english_words(t.replace("\\_", "_"))) for f in at.latex

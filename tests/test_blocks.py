@@ -4,7 +4,6 @@ block renders in English and 中文 without a missing text."""
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from encoder_core import EncoderConfig, encode, init_params
-from encoder_core.analysis import head_contributions, score_divisor_text
+from encoder_core.analysis import head_contributions
 from encoder_core.explain import (
     dot_terms,
     hidden_unit_terms,
@@ -25,7 +24,7 @@ from encoder_core.explain import (
     summarise_terms,
 )
 from lens import blocks, blocks_rows
-from lens.i18n import COMMON
+from lens.i18n import read_language
 from lens.latex import num
 from lens.steps import ALL_PAGES
 
@@ -126,7 +125,7 @@ def test_dot_listing_shows_first_and_largest_terms_the_rest_and_the_scaled_score
     terms = dot_terms(layer.q[1, I], layer.k[1, J], divisor=s)  # d_k = 16 terms
     stored = layer.scores[1, I, J]
     at = show("dot_listing", lang, "q_5 · k_3 = Σ_k q_5[k] · k_3[k]", terms, stored,
-              "scores[5, 3]", size="d_k", divisor=score_divisor_text(CFG))
+              "scores[5, 3]", size="d_k", divisor=f"√d_k (√{CFG.d_head})")
     assert_folded(at, lang, "code")
     assert stored_in(at.markdown[0].value, "scores[5, 3]") == float(f"{stored:.7g}")
     code = at.code[0].value
@@ -229,19 +228,19 @@ def test_layer_norm_row_matches_the_trace_and_checks_the_normed_row(trace, lang)
 def test_every_block_text_has_english_and_chinese_and_is_used():
     source = "".join((ROOT / "lens" / f).read_text(encoding="utf-8")
                      for f in ("blocks.py", "blocks_rows.py"))
-    for key, (en, zh) in blocks.TEXT.items():
-        assert en.strip() and zh.strip(), key
-        assert set(re.findall(r"{(\w+)", en)) == set(re.findall(r"{(\w+)", zh)), key
+    en, zh = (read_language(lang)[blocks.OWNER] for lang in ("en", "zh"))
+    assert list(en) == list(zh)
+    for key in en:
+        assert en[key].strip() and zh[key].strip(), key
+        assert set(re.findall(r"{(\w+)", en[key])) == set(re.findall(r"{(\w+)", zh[key])), key
         used = f'"{key}"' in source or f"'{key}'" in source or key.startswith("more_")
         assert used, f"{key} is never shown"
-        assert key not in COMMON, f"{key} is also a COMMON text"
+        assert key not in read_language("en")["common"], f"{key} is also a common text"
 
 
 def test_no_page_keeps_its_own_copy_of_a_block_text():
-    for path in (ROOT / p.path for p in ALL_PAGES):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TEXT":
-                page_keys = set(ast.literal_eval(node.value))
-                assert not page_keys & set(blocks.TEXT), (path.name, page_keys & set(blocks.TEXT))
-                assert not page_keys & {"check", "dots", "largest", "trace_value", "col_ab"}, path
+    texts = read_language("en")
+    for p in ALL_PAGES:
+        page_keys = set(texts[p.id])
+        assert not page_keys & set(texts[blocks.OWNER]), (p.id, page_keys & set(texts["blocks"]))
+        assert not page_keys & {"check", "dots", "largest", "trace_value", "col_ab"}, p.id

@@ -23,6 +23,7 @@ from vit_dicts import timm_state_dict
 
 from encoder_core.checkpoint import IMAGENET_MEAN, IMAGENET_STD, load_checkpoint
 from lens import hub
+from lens.i18n import translate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +48,8 @@ def test_the_named_models_are_a_fixed_table_of_timm_repositories():
     assert set(hub.MODELS) == {"dino-vits16", "deit-tiny", "vit-small"}
     for model_id, m in hub.MODELS.items():
         assert m.id == model_id and m.repo_id.startswith("timm/") and m.mb > 1
-        assert all(m.about) and m.about[0] != m.about[1] and m.licence
+        about = [translate(f"hub_about_{m.id}", lang) for lang in ("en", "zh")]
+        assert all(about) and about[0] != about[1] and m.licence
     assert hub.lookup("deit-tiny").repo_id == "timm/deit_tiny_patch16_224.fb_in1k"
     for bad in ("../../etc/passwd", "/tmp/x.safetensors", "timm/vit_small_patch16_224.dino", ""):
         with pytest.raises(KeyError):

@@ -1,6 +1,7 @@
-"""中文 in the overview's pipeline table: `lens.i18n.formula_in` renders each step's formula and
-shape (`encoder_core.analysis.pipeline_steps`, English) with no English prose left, every number
-kept in its place, identifiers as they are; the page shows it (AppTest)."""
+"""中文 in the overview's pipeline table: `lens.i18n.worded` words each step's formula and shape
+(`encoder_core.analysis.pipeline_steps`: symbols, and words by id) from the text files, with no
+English prose left, every number kept in its place, identifiers as they are; the page shows it
+(AppTest)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from apptest_helpers import assert_clean, new_app
 from configs import SMALL, VIT
 
 from encoder_core import EncoderConfig
-from encoder_core.analysis import pipeline_steps
-from lens.i18n import formula_in
+from encoder_core.analysis import Word, pipeline_steps
+from lens.i18n import read_language, worded
 
 # The identifiers of 3+ letters that stay as they are in 中文: functions and the names of the
 # trace's matrices and tokens. Nothing else of 3+ Latin letters may remain.
@@ -49,54 +50,56 @@ def english_words(text: str) -> list[str]:
             if sum(c.isalpha() for c in w) >= 3 and w not in IDENTIFIERS]
 
 
-def step_texts(cfg: EncoderConfig) -> list[str]:
+def step_texts(cfg: EncoderConfig) -> list:
     return [t for s in pipeline_steps(cfg) for t in (s.formula, s.shape)]
+
+
+def english_of(text) -> str:
+    """The English the command line prints for a formula or shape (its own formatter)."""
+    from encoder_core.__main__ import english
+
+    return english(text)
 
 
 @pytest.mark.parametrize("changes", CONFIGS.values(), ids=CONFIGS.keys())
 def test_every_formula_and_shape_reads_in_chinese_with_its_numbers(changes):
-    texts = step_texts(EncoderConfig(**changes))
-    for en in texts:
-        zh = formula_in(en, "zh")
+    for text in step_texts(EncoderConfig(**changes)):
+        en, zh = worded(text, "en"), worded(text, "zh")
         assert not english_words(zh), (en, zh, english_words(zh))
         assert NUMBER.findall(zh) == NUMBER.findall(en), (en, zh)
-        assert formula_in(en, "en") == en
+        assert en == english_of(text)  # the app's English is the command line's
 
 
-def test_the_configs_reach_every_english_phrase_of_the_core():
-    """The configs above are the ones that matter: together their English texts have every
-    word the core writes (a phrase of a branch no config reaches would go unchecked)."""
-    seen = " ".join(t for c in CONFIGS.values() for t in step_texts(EncoderConfig(**c)))
-    for phrase in ("row by row", "layers stacked", "1 layer stacked", "heads",
-                   "(x not normalised)", "after the last layer", "(PE off)", "(positions off)",
-                   "on the patch rows", "(none on the registers)", "(CLS row: 1 × 32)",
-                   "stands for the image", "REG", "pixels", "mean =", "std =", "GELU_tanh",
-                   "max(0", "√d_model", "/ 1", "tokens", "patches", "output ="):
-        assert phrase in seen, phrase
+def test_the_configs_reach_every_word_of_the_core():
+    """The configs above are the ones that matter: together their steps use every word the
+    text files have for the core (a word of a branch no config reaches would go unchecked)."""
+    used = {part.id for c in CONFIGS.values() for t in step_texts(EncoderConfig(**c))
+            for part in t if isinstance(part, Word)}
+    words = {k.removeprefix("word_") for k in read_language("en")["common"]
+             if k.startswith("word_")}
+    # the divisors: d_model and none are reached by the configs, d_k by the default
+    assert used == words, (words - used, used - words)
 
 
-def test_the_check_catches_a_phrase_left_in_english(monkeypatch):
-    """Without one of its replacements `formula_in` leaves English: the test above can fail."""
-    from lens import i18n
-
-    kept = tuple(r for r in i18n.FORMULA_ZH if "row by row" not in r[0].pattern)
-    assert len(kept) == len(i18n.FORMULA_ZH) - 1
-    monkeypatch.setattr(i18n, "FORMULA_ZH", kept)
-    zh = formula_in("attn = softmax(scores) row by row", "zh")
-    assert english_words(zh) == ["scores", "row", "row"]
+def test_the_check_catches_a_word_left_in_english():
+    zh = worded(("attn = softmax(", Word("tokens"), ") row by row"), "zh")
+    assert english_words(zh) == ["row", "row"]
 
 
 def test_chinese_keeps_each_number_where_it_was():
-    assert formula_in("(196 × 64) · (64 × 196) = 196 × 196, × 8 heads", "zh") == (
-        "(196 × 64) · (64 × 196) = 196 × 196, × 8 个头")
-    assert formula_in("6 layers stacked; the CLS row output[0] stands for the image", "zh") == (
-        "堆叠 6 层；CLS 行（输出[0]）代表整幅图像")
-    assert formula_in("197 × 384 (CLS row: 1 × 384)", "zh") == "197 × 384（CLS 行：1 × 384）"
-    assert formula_in("x ← x + attn_out (x not normalised)", "zh") == (
-        "x ← x + attn_out（x 未归一化）")
+    cfg = EncoderConfig(**{**SMALL, **VIT})
+    by = {s.id: s for s in pipeline_steps(cfg)}
+    assert worded(by["scores"].shape, "zh") == "(20 × 8) · (8 × 20) = 20 × 20, × 4 个头"
+    assert worded(by["output"].formula, "zh") == "堆叠 3 层；CLS 行（输出[0]）代表整幅图像"
+    assert worded(by["output"].shape, "zh") == "20 × 32（CLS 行：1 × 32）"
+    assert worded(by["add_1"].formula, "zh") == "x ← x + ls_1 ⊙ attn_out（x 未归一化）"
     # a full-width bracket has its own space: none doubled before the "="
-    assert formula_in("20 × 32 + PE 16 × 32 on the patch rows = 20 × 32", "zh") == (
-        "20 × 32 + PE 16 × 32（只加在图像块的行上）= 20 × 32")
+    cls_only = EncoderConfig(**{**SMALL, **VIT, "position": "sinusoidal", "dist_token": False,
+                                "n_registers": 0})
+    positional = {s.id: s for s in pipeline_steps(cls_only)}["positional"]
+    assert worded(positional.shape, "zh") == "17 × 32 + PE 16 × 32（只加在图像块的行上）= 17 × 32"
+    assert worded(positional.shape, "en") == (
+        "17 × 32 + PE 16 × 32 on the patch rows = 17 × 32")
 
 
 # the link's small model (apptest_helpers.SMALL) as the app builds it: d_ff = 4 · d_model
@@ -117,7 +120,7 @@ def assert_chinese(table, steps) -> None:
     for column, field in (("公式", "formula"), ("形状", "shape")):
         for text in table[column]:
             assert not english_words(text), (column, text, english_words(text))
-        assert list(table[column]) == [formula_in(getattr(s, field), "zh") for s in steps]
+        assert list(table[column]) == [worded(getattr(s, field), "zh") for s in steps]
     per_layer = [f"{s.n_params:,}（每层）" for s in steps if s.per_layer and s.n_params]
     assert per_layer and set(per_layer) <= set(table["参数量"])  # full-width brackets in 中文
 
@@ -139,10 +142,10 @@ def test_a_vits_overview_table_speaks_chinese(with_checkpoint, use_pe):
     assert table["公式"].iloc[-1].endswith("；CLS 行（输出[0]）代表整幅图像")
 
 
-def test_the_overview_table_in_english_is_the_cores_text():
+def test_the_overview_table_in_english_is_the_command_lines_text():
     table = pipeline_table("en", **SMALL_LINK)
     steps = pipeline_steps(LINK_CFG)
-    assert list(table["formula"]) == [s.formula for s in steps]
-    assert list(table["shapes"]) == [s.shape for s in steps]
+    assert list(table["formula"]) == [english_of(s.formula) for s in steps]
+    assert list(table["shapes"]) == [english_of(s.shape) for s in steps]
     assert list(table["parameters"]) == [
         f"{s.n_params:,}" + (" (per layer)" if s.per_layer and s.n_params else "") for s in steps]

@@ -1,15 +1,19 @@
-"""The page scripts as Python source: nothing in them relies on Streamlit's "magic", which the
-production config turns off (.streamlit/config.toml, `runner.magicEnabled = false`)."""
+"""The pages as modules: one registry names them (lens.steps), each is importable with a
+`render(ctx)`, none is reachable by its pages-folder name as a URL, and nothing in them relies on
+Streamlit's "magic", which the production config turns off (.streamlit/config.toml,
+`runner.magicEnabled = false`)."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from lens.steps import ALL_PAGES
+from lens.steps import ALL_PAGES, STEPS, page_for_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = [ROOT / "app.py", *(ROOT / p.path for p in ALL_PAGES)]
@@ -34,17 +38,39 @@ def bare_expressions(source: str) -> list[int]:
     return lines
 
 
-def test_every_page_script_is_listed_in_lens_steps():
-    """The scripts the checks above read are the pages the app serves: no script left out."""
-    listed = {ROOT / p.path for p in ALL_PAGES}
-    on_disk = set((ROOT / "app_pages").glob("*.py"))
-    assert len(listed) == 12 and listed == on_disk
+def test_every_page_module_is_listed_in_lens_steps():
+    """The modules the checks read are the pages the app serves: no file left out, none named
+    twice, and each found again from its own path."""
+    listed = [ROOT / p.path for p in ALL_PAGES]
+    on_disk = {p for p in (ROOT / "pages").glob("*.py") if p.name != "__init__.py"}
+    assert len(set(listed)) == len(listed) and set(listed) == on_disk
+    assert all(page_for_script(str(path)).path == p.path for path, p in zip(listed, ALL_PAGES,
+                                                                               strict=True))
+    assert [p.in_note for p in ALL_PAGES] == [p in STEPS for p in ALL_PAGES]
 
 
-def test_no_pages_folder_so_app_py_routes_every_link():
-    """A folder named pages/ beside app.py makes Streamlit run its pages-folder mode, in which a
-    direct link (/multihead) runs the page without app.py and its st.navigation."""
-    assert not (ROOT / "pages").exists()
+def pages_folder_name(path: Path) -> str:
+    """The URL path Streamlit's pages-folder mode gives a file: its stem without a number
+    prefix ("07_multihead.py" -> "multihead")."""
+    return re.sub(r"^\d+_?", "", path.stem)
+
+
+def test_no_page_files_pages_folder_name_is_a_url_path():
+    """A fresh server's first visit to such a path would run the page without app.py (its
+    navigation untranslated and unnumbered): the pages live at their ids, the files at
+    <id>_page.py."""
+    url_paths = {p.id for p in ALL_PAGES} | {"start", ""}
+    folder_names = {pages_folder_name(ROOT / p.path) for p in ALL_PAGES}
+    assert not url_paths & folder_names
+    assert pages_folder_name(Path("pages/07_multihead.py")) == "multihead"  # the check can fail
+
+
+@pytest.mark.parametrize("page", ALL_PAGES, ids=lambda p: p.id)
+def test_every_page_imports_as_a_module_with_a_render_function(page):
+    module = importlib.import_module(page.module)
+    assert callable(module.render) and module.__file__ == str(ROOT / page.path)
+    source = (ROOT / page.path).read_text(encoding="utf-8")
+    assert 'if __name__ == "__main__":' in source and "run_page(__file__, render)" in source
 
 
 def test_magic_is_off_in_the_production_config():

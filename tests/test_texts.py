@@ -1,64 +1,195 @@
-"""Texts: every text in English and 中文; a page's keys never collide with the common ones."""
+"""Texts are data (lens/texts/<lang>/<owner>.toml): every key in every shipped language with the
+same placeholders, no page shadowing a common key, a page using only its own keys and the
+common ones, no CJK string literal in the code, and a partial language falling back to English
+key by key. The golden file written before the texts moved checks nothing was lost."""
 
 from __future__ import annotations
 
-from lens import compute
-from lens.steps import ALL_PAGES as PAGES
+import ast
+import json
+import string
+from pathlib import Path
+
+import pytest
+
+from lens import i18n
+from lens.i18n import catalogue, collisions, read_language, translate
+from lens.settings import LANGS
+from lens.steps import ALL_PAGES
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = json.loads((ROOT / "tests" / "golden" / "texts.json").read_text(encoding="utf-8"))
+CJK = ("\u2e80", "\u9fff")  # CJK radicals … unified ideographs, full-width punctuation included
+SHIPPED = sorted(p.name for p in i18n.TEXTS.iterdir() if p.is_dir())
 
 
-def test_every_text_has_an_english_and_a_chinese_version():
-    import ast
-
-    from lens.i18n import COMMON
-
-    for key, (en, zh) in COMMON.items():
-        assert en.strip() and zh.strip(), key
-    for p in PAGES:
-        tree = ast.parse((compute.ROOT / p.path).read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TEXT":
-                text = ast.literal_eval(node.value)
-                for key, (en, zh) in text.items():
-                    assert en.strip() and zh.strip(), (p.path, key)
+def placeholders(text: str) -> set[str]:
+    """The {names} of a text (with their format spec: {p:.1f} and {p} differ)."""
+    return {f"{name}:{spec}" for _, name, spec, _ in string.Formatter().parse(text)
+            if name is not None}
 
 
-
-def page_texts() -> dict[str, dict[str, tuple[str, str]]]:
-    """Each page's TEXT table, read from its source without running it."""
-    import ast
-
-    tables = {}
-    for p in PAGES:
-        tree = ast.parse((compute.ROOT / p.path).read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "TEXT":
-                tables[p.id] = ast.literal_eval(node.value)
-    return tables
+def has_cjk(text: str) -> bool:
+    return any(CJK[0] <= ch <= CJK[1] for ch in text)
 
 
-def test_no_page_text_key_is_also_a_common_key():
-    from lens.i18n import COMMON, check_page_texts
-
-    tables = page_texts()
-    assert len(tables) == len(PAGES)
-    for page_id, table in tables.items():
-        assert not set(table) & set(COMMON), (page_id, sorted(set(table) & set(COMMON)))
-        check_page_texts(page_id, table)
+def test_the_shipped_languages_are_the_settings_languages():
+    assert SHIPPED == sorted(LANGS)
 
 
-def test_the_meaning_controls_texts_are_in_both_languages_and_not_common_keys():
-    from lens.i18n import COMMON
-    from lens.meaning import TEXT
+@pytest.mark.parametrize("lang", [lang for lang in SHIPPED if lang != i18n.SOURCE])
+def test_every_key_is_in_every_language_with_the_same_placeholders(lang):
+    source, other = read_language(i18n.SOURCE), read_language(lang)
+    assert sorted(other) == sorted(source), "the same files"
+    for owner, table in source.items():
+        assert list(other[owner]) == list(table), owner  # the same keys, in the same order
+        for key, text in table.items():
+            assert text.strip() and other[owner][key].strip(), (owner, key)
+            assert placeholders(other[owner][key]) == placeholders(text), (owner, key)
 
-    for key, (en, zh) in TEXT.items():
-        assert en.strip() and zh.strip(), key
-        assert key not in COMMON and key.startswith("meaning_"), key
+
+def test_the_placeholder_check_sees_a_missing_or_changed_placeholder():
+    assert placeholders("{n:,} of {k}") == {"n:,", "k:"}
+    assert placeholders("{n} of {k}") != placeholders("{n:,} of {k}")
+    assert placeholders("a {{literal}} brace") == set()
 
 
-def test_a_page_text_that_collides_with_a_common_one_is_refused():
-    import pytest
+def test_no_text_key_of_a_page_or_component_is_also_a_common_key():
+    assert collisions() == {}
 
-    from lens.i18n import TextCollisionError, check_page_texts
 
-    with pytest.raises(TextCollisionError, match="weights"):
-        check_page_texts("qkv", {"weights": ("Head {hh}'s slices", "切片"), "x": ("x", "x")})
+def test_a_key_that_shadows_a_common_one_is_found(tmp_path):
+    write(tmp_path / "en" / "common.toml", 'weights = "Weights"\n')
+    write(tmp_path / "en" / "qkv.toml", 'weights = "Head slices"\nx = "x"\n')
+    assert collisions(tmp_path) == {"qkv": ["weights"]}
+
+
+def test_every_page_has_a_title_and_a_takeaway_in_every_language():
+    for p in ALL_PAGES:
+        for lang in SHIPPED:
+            assert p.title_in(lang).strip() and p.takeaway_in(lang).strip(), (p.id, lang)
+
+
+def page_keys(module_path: Path) -> list[tuple[int, str]]:
+    """(line, key) of every `….t("key", …)` call with a literal key in a page's module."""
+    found = []
+    for node in ast.walk(ast.parse(module_path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "t" and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+@pytest.mark.parametrize("page", ALL_PAGES, ids=lambda p: p.id)
+def test_a_page_uses_only_keys_of_its_own_file_or_the_common_one(page):
+    used = page_keys(ROOT / page.path)
+    assert used, "the scan finds the page's texts"
+    missing = [(line, key) for line, key in used if not i18n.has_text(key, page.id)]
+    assert not missing, missing
+
+
+def test_a_key_of_another_page_is_refused_at_run_time():
+    assert translate("grid", "en", "multihead")  # the multi-head page's own text
+    with pytest.raises(KeyError, match="grid"):
+        translate("grid", "en", "overview")
+    assert not i18n.has_text("grid", "overview") and i18n.has_text("grid", "multihead")
+
+
+def string_literals_with_cjk(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of each string literal with CJK in `path` that is not a docstring."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)):
+            docstrings.add(id(body[0].value))
+    return [(node.lineno, node.value[:40]) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in docstrings and has_cjk(node.value)]
+
+
+def code_files() -> list[Path]:
+    skip = {".venv", "tests", ".git", "node_modules"}
+    return sorted(p for p in ROOT.rglob("*.py") if not skip & set(p.relative_to(ROOT).parts))
+
+
+def test_no_string_literal_outside_the_tests_and_the_text_files_holds_cjk():
+    """Docstrings and comments may; the language switch's own label ("中文", in
+    lens.i18n.LANG_NAMES) is the one exception."""
+    files = code_files()
+    assert ROOT / "lens" / "i18n.py" in files and ROOT / "pages" / "multihead_page.py" in files
+    found = {str(p.relative_to(ROOT)): string_literals_with_cjk(p) for p in files}
+    found["lens/i18n.py"] = [(n, s) for n, s in found["lens/i18n.py"] if s != "中文"]
+    assert {p: f for p, f in found.items() if f} == {}
+
+
+def test_the_cjk_scan_finds_a_literal_and_leaves_docstrings(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text('"""模块"""\ndef f():\n    """函数"""\n    return ("x", "头")\n',
+                    encoding="utf-8")
+    assert string_literals_with_cjk(path) == [(4, "头")]
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_a_partial_third_language_loads_and_falls_back_to_english_key_by_key(tmp_path):
+    write(tmp_path / "en" / "common.toml", 'next = "Next step →"\nprev = "← Previous step"\n')
+    write(tmp_path / "en" / "multihead.toml", 'grid = "Where each head looks"\n')
+    write(tmp_path / "fr" / "common.toml", 'next = "Étape suivante →"\n')
+    fr = catalogue("fr", tmp_path)
+    assert fr["common"] == {"next": "Étape suivante →", "prev": "← Previous step"}
+    assert fr["multihead"] == {"grid": "Where each head looks"}  # a file it lacks: English
+    assert translate("next", "fr", root=tmp_path) == "Étape suivante →"
+    assert translate("grid", "fr", "multihead", root=tmp_path) == "Where each head looks"
+
+
+def test_a_text_that_is_not_a_string_is_refused(tmp_path):
+    write(tmp_path / "en" / "common.toml", 'n = 3\n')
+    with pytest.raises(ValueError, match="must be strings"):
+        read_language("en", tmp_path)
+
+
+# --- the golden file: nothing lost in the move from Python tables to TOML ---------------------
+
+def test_every_text_is_the_golden_one_in_both_languages():
+    """tests/golden/texts.json was written from the Python tables before the move (its script
+    is in the history: tests/golden/make_golden_before.py). A text changed on purpose since is
+    listed in CHANGED_SINCE_THE_MOVE with its reason."""
+    now = {lang: catalogue(lang) for lang in ("en", "zh")}
+    golden = GOLDEN["texts"]
+    assert sorted(golden) == sorted(now["en"])
+    for owner, table in golden.items():
+        for key, (en, zh) in table.items():
+            if (owner, key) in CHANGED_SINCE_THE_MOVE:
+                continue
+            assert now["en"][owner].get(key) == en, (owner, key)
+            assert now["zh"][owner].get(key) == zh, (owner, key)
+    added = {(o, k) for o, t in now["en"].items() for k in t} - {
+        (o, k) for o, t in golden.items() for k in t}
+    assert added == ADDED_SINCE_THE_MOVE
+
+
+# Texts changed or added on purpose after the move: (owner, key) -> why.
+CHANGED_SINCE_THE_MOVE: dict[tuple[str, str], str] = {}
+# The words of the core's formulas (the core returned them as English prose, which FORMULA_ZH
+# rewrote with regexes): the golden pipeline cells below check every one of them.
+ADDED_SINCE_THE_MOVE: set[tuple[str, str]] = {
+    ("common", k) for k in read_language("en")["common"] if k.startswith("word_")}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN["pipeline"]))
+def test_every_cell_of_the_overview_pipeline_table_is_the_golden_one(name):
+    from test_overview_zh import CONFIGS
+
+    from encoder_core import EncoderConfig
+    from pages.overview_page import pipeline_rows
+
+    cfg = EncoderConfig(**CONFIGS[name])
+    for lang in ("en", "zh"):
+        rows = pipeline_rows(cfg, i18n.translator(lang, "overview"), lang)
+        assert [list(r) for r in rows] == GOLDEN["pipeline"][name][lang], lang

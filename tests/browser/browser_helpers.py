@@ -14,7 +14,7 @@ from PIL import Image
 from playwright.sync_api import Locator, Page, expect
 
 from lens import steps as _steps
-from lens.i18n import COMMON
+from lens.i18n import translate
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,8 +32,8 @@ TIMEOUT_MS = 60_000  # every wait is bounded; the machines are slow and shared
 STEPS = tuple((p.id, *p.title) for p in _steps.STEPS)
 EXTRA_PAGES = tuple((p.id, *p.title) for p in _steps.EXTRA_PAGES)  # "★ " links
 ALL_PAGES = STEPS + EXTRA_PAGES
-D_MODEL = COMMON["d_model"][0]  # "d_model — width of each token vector"
-N_HEADS = COMMON["n_heads"][0]  # "h — number of heads (n_heads)"
+D_MODEL = translate("d_model", "en")  # "d_model — width of each token vector"
+N_HEADS = translate("n_heads", "en")  # "h — number of heads (n_heads)"
 
 
 def nav_label(i: int, lang: str = "en") -> str:
@@ -180,7 +180,8 @@ def sidebar(page: Page) -> Locator:
     return page.locator(SIDEBAR)
 
 
-ADVANCED = tuple(COMMON["advanced"])  # the sidebar's folded architecture controls
+# the sidebar's folded architecture controls, in both languages
+ADVANCED = (translate("advanced", "en"), translate("advanced", "zh"))
 
 
 def open_advanced(page: Page) -> None:

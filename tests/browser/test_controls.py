@@ -31,7 +31,7 @@ from browser_helpers import (
 )
 from playwright.sync_api import expect
 
-from lens.i18n import COMMON
+from lens.i18n import translate
 
 pytestmark = pytest.mark.browser
 
@@ -118,7 +118,7 @@ def test_language_switch_to_chinese(page, app_url):
     expect(sb.get_by_text("图像", exact=True)).to_be_visible()
     expect(sb.get_by_text("图像来源")).to_be_visible()
     open_advanced(page)
-    expect(page.get_by_role("slider", name=COMMON["n_heads"][1])).to_be_visible()  # h — 头数
+    expect(page.get_by_role("slider", name=translate("n_heads", "zh"))).to_be_visible()  # h — 头数
     expect(page.locator(MAIN).get_by_text("第 2 步，共 10 步").first).to_be_visible()
     assert [t.strip() for t in nav_links(page).all_inner_texts()] == [
         nav_label(i, "zh") for i in range(len(ALL_PAGES))]

@@ -19,12 +19,12 @@ from browser_helpers import (
 )
 from playwright.sync_api import expect
 
-from lens.meaning import TEXT
+from lens.i18n import translate
 
 pytestmark = pytest.mark.browser
 
-SHOW = TEXT["meaning_show"][0]  # "Show a trained model on a shape"
-STEP = TEXT["meaning_step"][0]  # the slider's label
+SHOW = translate("meaning_show", "en", "meaning")  # "Show a trained model on a shape"
+STEP = translate("meaning_step", "en", "meaning")  # the slider's label
 
 
 def grid_picture(page) -> np.ndarray:
