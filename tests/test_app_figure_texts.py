@@ -93,8 +93,7 @@ def picture_texts(picture) -> Iterator[str]:
 
 @pytest.fixture
 def drawn(monkeypatch) -> list[tuple[str, tuple, dict]]:
-    """Every picture the pages ask for, as (kind, args, kwargs); the explorer as 'explorer'.
-    A CJK font is assumed installed, so that `ctx.ft` gives the 中文 it would draw."""
+    """Every picture the pages ask for, as (kind, args, kwargs); the explorer as 'explorer'."""
     calls: list[tuple[str, tuple, dict]] = []
     real_render, real_payload = widgets.render, explorer.payload
 

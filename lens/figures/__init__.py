@@ -56,7 +56,6 @@ from .style import (
     DPI,
     FONTS,
     GRID_COLOUR,
-    HAS_CJK_FONT,
     HIGHLIGHT_COLOUR,
     MAX_SIDE,
     OVERLAY_CMAP,
@@ -84,7 +83,7 @@ __all__ = [
     # the raster pictures' parts
     "ColourBar", "Panel", "Picture", "colourise", "image_cells", "lut", "png", "render",
     # the shared look and its helpers
-    "BAR_COLOUR", "DPI", "FONTS", "GRID_COLOUR", "HAS_CJK_FONT", "HIGHLIGHT_COLOUR", "MAX_SIDE",
+    "BAR_COLOUR", "DPI", "FONTS", "GRID_COLOUR", "HIGHLIGHT_COLOUR", "MAX_SIDE",
     "OVERLAY_CMAP", "PROB_CMAP", "QUERY_COLOUR", "SIGNED_CMAP", "WINDOW_COLOUR", "bar_row",
     "block_average",
     "colour_limits", "fit_fontsize", "fixed_margins", "overlay_rgb", "to_png",

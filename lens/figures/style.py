@@ -47,7 +47,6 @@ def _font_families() -> list[str]:
 
 
 FONTS = _font_families()
-HAS_CJK_FONT = True  # the subset ships with the app; kept until its last users go
 matplotlib.rcParams["font.family"] = FONTS
 matplotlib.rcParams["axes.titlesize"] = 10
 matplotlib.rcParams["axes.labelsize"] = 9
