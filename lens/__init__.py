@@ -2,15 +2,16 @@
 
     settings.py   Settings: every setting, typed; links; the rules; no Streamlit
     session.py    the session's settings and the link kept in sync; keys.py: session keys
-    context.py    page(): sets a page up and returns its PageContext
+    context.py    run_page(): sets a page up and calls its render(ctx) with its PageContext
     compute.py    what the server computes once for all sessions (bounded caches)
     sidebar.py    the controls; chrome.py: the navigation's pages, notices, header, export
-    steps.py      the pages by id
+    steps.py      the registry of pages (pages/<id>_page.py), by id, in the note's order
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
     explorer.py   the picture that picks the query; with maps, they follow the pointer in the
                   browser (explorer_js.py: its HTML, CSS and JavaScript)
     blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
     meaning.py    the attention pages' trained-model button and training-step slider
     figures/      arrays -> PNG pictures (no Streamlit; heatmaps, images raster; charts matplotlib)
-    i18n.py       English / 中文; note.py the note's text; latex.py numbers for LaTeX
+    i18n.py       English / 中文 from texts/<lang>/<owner>.toml; note.py the note's text;
+                  latex.py numbers for LaTeX
 """

@@ -36,7 +36,7 @@ def test_one_click_on_an_attention_page_shows_the_trained_model_on_a_shape(path)
     assert_clean(at)
     s = at.session_state
     assert (s["weights"], s["source"], s["train_step"]) == ("trained", "sample", FINAL_STEP)
-    assert at.title[0].value == [p for p in PAGES.values() if p.path == path][0].title[0]
+    assert at.title[0].value == [p for p in PAGES.values() if p.path == path][0].title_in("en")
     assert "Prediction" in prediction(at)
     assert at.select_slider(key="train_step").value == FINAL_STEP  # in the page …
     assert not [e for e in at.sidebar.select_slider if e.key == "train_step"]  # … not the sidebar

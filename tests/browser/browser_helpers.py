@@ -29,8 +29,9 @@ TIMEOUT_MS = 60_000  # every wait is bounded; the machines are slow and shared
 
 # The pages in navigation order, (url path, English title, 中文 title), and the sidebar's
 # labels, taken from the app itself so that a renamed page does not break the suite.
-STEPS = tuple((p.id, *p.title) for p in _steps.STEPS)
-EXTRA_PAGES = tuple((p.id, *p.title) for p in _steps.EXTRA_PAGES)  # "★ " links
+STEPS = tuple((p.id, p.title_in("en"), p.title_in("zh")) for p in _steps.STEPS)
+EXTRA_PAGES = tuple((p.id, p.title_in("en"), p.title_in("zh"))  # "★ " links
+                    for p in _steps.EXTRA_PAGES)
 ALL_PAGES = STEPS + EXTRA_PAGES
 D_MODEL = translate("d_model", "en")  # "d_model — width of each token vector"
 N_HEADS = translate("n_heads", "en")  # "h — number of heads (n_heads)"
