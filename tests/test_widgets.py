@@ -5,7 +5,7 @@ opened."""
 from __future__ import annotations
 
 import numpy as np
-from apptest_helpers import ALL_PAGES, SMALL, assert_clean, new_app
+from apptest_helpers import SMALL, assert_clean, new_app, open_page
 
 from encoder_core import positional_encoding
 
@@ -35,8 +35,7 @@ def test_a_picture_is_drawn_once_per_content_and_again_when_a_value_changes(monk
 
 
 def test_the_number_window_is_built_only_when_its_expander_is_open():
-    at = new_app(**SMALL)
-    at.switch_page(dict(ALL_PAGES)["positional"]).run()
+    at = open_page(new_app(**SMALL), "positional")
     assert_clean(at)
     assert any("32 × 32" in (e.label or "") for e in at.expander)
     assert len(at.dataframe) == 0  # every window closed: no table sent
