@@ -96,6 +96,7 @@ def page_latency(path: str, repeat: int) -> None:
     from streamlit.testing.v1 import AppTest
 
     from lens.models import CHECKPOINTS_ENV
+    from lens.steps import PAGES
 
     os.environ[CHECKPOINTS_ENV] = path
     compute.clear_models()
@@ -104,7 +105,7 @@ def page_latency(path: str, repeat: int) -> None:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
     at.query_params["weights"] = Path(path).stem
     at.run()
-    at.switch_page("pages/vit_page.py")
+    at.switch_page(PAGES["vit"].path)
 
     def run() -> float:
         t0 = time.perf_counter()

@@ -5,7 +5,7 @@
     context.py    run_page(): sets a page up and calls its render(ctx) with its PageContext
     compute.py    what the server computes once for all sessions (bounded caches)
     sidebar.py    the controls; chrome.py: the navigation's pages, notices, header, export
-    steps.py      the registry of pages (pages/<id>_page.py), by id, in the note's order
+    steps.py      the registry of pages (pages/<id>.py), by id, in the note's order
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
     explorer.py   the picture that picks the query; with maps, they follow the pointer in the
                   browser (explorer_js.py: its HTML, CSS and JavaScript)

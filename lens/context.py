@@ -88,9 +88,9 @@ class PageContext:
 def run_page(script: str, render: Callable[[PageContext], None]) -> None:
     """Run the page of `script` (a page module's `__file__`): its context, then `render(ctx)`.
 
-    Run without the entry script — a fresh server's first visit to the page file's own name
-    (/multihead_page), when Streamlit's pages-folder mode runs the file alone — it hands over
-    to app.py, whose landing page opens this page with the link's settings."""
+    Run without the entry script — a fresh server's first visit (/multihead), which
+    Streamlit's pages-folder mode answers by running the page's file alone (`lens.steps`) —
+    it hands over to app.py, whose landing page opens this page with the link's settings."""
     info = page_for_script(script)
     if info is None:
         raise LookupError(f"{script} is not a page of lens.steps")

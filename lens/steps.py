@@ -1,11 +1,16 @@
 """The registry of pages: the one place a page is named. The note's steps in order, then the
 pages beyond them; everything else refers to a page by its id.
 
-A page's id is its URL path (/multihead), the name of its text files
-(`lens/texts/<lang>/multihead.toml`, whose `title` and `takeaway` are the page's) and the key
-of its text in the note (`lens.note`). Its module is `pages/<id>_page.py`: the suffix keeps the
-file's pages-folder name ("multihead_page") from ever being a URL path, which would let a first
-visit of a fresh server run the page without the entry script (see `lens.context.run_page`).
+A page's id is its URL path (/multihead), its module (`pages/multihead.py`), the name of its
+text files (`lens/texts/<lang>/multihead.toml`, whose `title` and `takeaway` are the page's)
+and the key of its text in the note (`lens.note`).
+
+Why the module is named exactly as the URL path: while a folder `pages/` exists, a fresh
+server's first visit runs in Streamlit's pages-folder mode, which looks the URL up among the
+files of `pages/` by their pages-folder names (file stems). Found, it runs that file alone —
+and the page hands over to app.py, which opens it with the app's own navigation
+(`lens.context.run_page`). Not found (a file named otherwise, e.g. `multihead_page.py`), the
+learner gets Streamlit's "Page not found" dialog over the page.
 """
 
 from __future__ import annotations
@@ -24,12 +29,12 @@ class PageInfo:
 
     @property
     def module(self) -> str:
-        """Its module, e.g. "pages.multihead_page"."""
-        return f"{PAGES_PACKAGE}.{self.id}_page"
+        """Its module, e.g. "pages.multihead"."""
+        return f"{PAGES_PACKAGE}.{self.id}"
 
     @property
     def path(self) -> str:
-        """Its script, relative to the app's folder, e.g. "pages/multihead_page.py"."""
+        """Its script, relative to the app's folder, e.g. "pages/multihead.py"."""
         return self.module.replace(".", "/") + ".py"
 
     def title_in(self, lang: str) -> str:

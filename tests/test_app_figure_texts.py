@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from apptest_helpers import ALL_PAGES, assert_clean, new_app, png_bytes, upload
+from apptest_helpers import ALL_PAGES, assert_clean, new_app, page_path, png_bytes, upload
 
 from lens import compute, explorer, figures, meaning, widgets
 from lens.models import CHECKPOINTS_ENV
@@ -162,7 +162,7 @@ def test_the_figures_of_an_upload_the_trained_model_and_the_fallback_grids_are_i
     upload(at, "photo.png", png_bytes(3, size=64))  # the upload beside what the model gets
     assert_clean(at)
     assert any(kind == "image_pair" for kind, _, _ in drawn)
-    for path in ("pages/scores_page.py", "pages/stack_page.py"):  # the trained model on a shape
+    for path in (page_path("scores"), page_path("stack")):  # the trained model on a shape
         at.switch_page(path).run()
         if any(b.key == meaning.SHOW_TRAINED for b in at.button):
             at.button(key=meaning.SHOW_TRAINED).click().run()
@@ -170,7 +170,7 @@ def test_the_figures_of_an_upload_the_trained_model_and_the_fallback_grids_are_i
     assert not leaks(drawn), leaks(drawn)
     drawn.clear()
     at = run_zh(image_size="512", patch_size="16", d_model="64", n_heads="16", n_layers="1")
-    at.switch_page("pages/multihead_page.py").run()  # over the explorer's cap: server pictures
+    at.switch_page(page_path("multihead")).run()  # over the explorer's cap: server pictures
     assert_clean(at)
     assert any(kind == "attention_grid" for kind, _, _ in drawn)
     assert not leaks(drawn), leaks(drawn)

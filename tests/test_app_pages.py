@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import ALL_PAGES, SMALL, assert_clean, new_app, open_page
+from apptest_helpers import ALL_PAGES, SMALL, assert_clean, new_app, open_page, page_path
 
 from lens import keys
 from lens.steps import STEPS
@@ -106,7 +106,7 @@ def test_the_trace_export_is_built_on_demand_and_loads_without_pickle():
 def test_a_simulated_click_on_the_picture_moves_the_query():
     at = new_app(**SMALL)  # 64 px image, 16 px patches: a 4 × 4 grid
     at.run()
-    at.switch_page("pages/multihead_page.py").run()
+    at.switch_page(page_path("multihead")).run()
     assert at.session_state["query"] == 2 * 4 + 2  # the default: the centre patch
     # the explorer reports a commit (click, tap or arrow keys) as its "commit" state value
     at.session_state[keys.QUERY_CLICK] = {"commit": {"query": 7, "nonce": "1"}}
@@ -118,7 +118,7 @@ def test_a_simulated_click_on_the_picture_moves_the_query():
     at.number_input(key="query_row").set_value(0).run()  # the old commit is not re-applied
     assert at.session_state["query"] == 3
     at.number_input(key="query_row").set_value(1).run()
-    at.switch_page("pages/scores_page.py").run()  # the query is kept on other pages
+    at.switch_page(page_path("scores")).run()  # the query is kept on other pages
     assert at.session_state["query"] == 7
 
 
@@ -126,7 +126,7 @@ def test_a_simulated_click_on_the_picture_moves_the_query():
 def test_compare_names_permutation_equivariance_and_shows_it_holds_only_without_pe():
     at = new_app(**SMALL)
     at.run()
-    at.switch_page("pages/compare_page.py").run()
+    at.switch_page(page_path("compare")).run()
     assert_clean(at)
     text = " ".join(m.value for m in at.markdown)
     assert "permutation-equivariant" in text and "置换等变" in text
@@ -146,12 +146,12 @@ def test_over_the_explorer_cap_the_pages_fall_back_and_say_so(link, centre, mult
                                                               stack_live):
     at = new_app(**link)
     at.run()
-    at.switch_page("pages/multihead_page.py").run()
+    at.switch_page(page_path("multihead")).run()
     assert_clean(at)
     said = " ".join(c.value for c in at.caption)
     assert ("over the 4 MB a page sends" in said) != multihead_live
     assert len(at.image) >= 1 and at.session_state["query"] == centre
-    at.switch_page("pages/stack_page.py").run()
+    at.switch_page(page_path("stack")).run()
     assert_clean(at)
     said = " ".join(c.value for c in at.caption)
     assert ("the pointer are those of layer 1" in said) == (stack_live == "one")
@@ -192,7 +192,7 @@ def test_above_8_heads_the_learner_chooses_which_heads_the_grids_show(monkeypatc
     monkeypatch.setattr(widgets, "render", spy_render)
     at = new_app(d_model="64", n_heads="16", n_layers="2")
     at.run()
-    at.switch_page("pages/stack_page.py").run()
+    at.switch_page(page_path("stack")).run()
     assert_clean(at)
     grid = [m for m in sent if m is not None][-1]
     assert list(grid.col_labels) == [f"head {n}" for n in range(1, 9)]
@@ -205,7 +205,7 @@ def test_above_8_heads_the_learner_chooses_which_heads_the_grids_show(monkeypatc
     assert list(grid.col_labels) == ["head 4", "head 10", "head 16"]
     assert np.array_equal(grid.attn, trace_attn(d_model="64", n_heads="16",
                                                 n_layers="2")[:, [3, 9, 15]])
-    at.switch_page("pages/compare_page.py").run()
+    at.switch_page(page_path("compare")).run()
     assert_clean(at)
     drawn.clear()
     at.multiselect(key="compare_heads").set_value([12, 13]).run()
@@ -233,7 +233,7 @@ def test_the_explorer_payload_is_built_once_for_every_session_at_the_same_settin
     for _ in range(2):  # two sessions
         at = new_app(**link)
         at.run()
-        at.switch_page("pages/multihead_page.py").run()
+        at.switch_page(page_path("multihead")).run()
         assert_clean(at)
         at.run()  # a rerun
         assert_clean(at)
@@ -264,7 +264,7 @@ def test_above_6_layers_the_stack_spreads_its_layers_and_the_learner_chooses(mon
     link = dict(image_size="64", patch_size="16", d_model="32", n_heads="2", n_layers="12")
     at = new_app(**link)
     at.run()
-    at.switch_page("pages/stack_page.py").run()
+    at.switch_page(page_path("stack")).run()
     assert_clean(at)
     assert at.multiselect(key="stack_layers").value == [0, 2, 4, 7, 9, 11]
     grid = [m for m in sent if m is not None][-1]

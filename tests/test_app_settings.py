@@ -4,7 +4,7 @@ and written to the link, locked by trained weights, the same sidebar on every pa
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import ALL_PAGES, SMALL, assert_clean, new_app, sidebar_labels
+from apptest_helpers import ALL_PAGES, SMALL, assert_clean, new_app, page_path, sidebar_labels
 
 from lens.steps import STEPS
 
@@ -86,7 +86,7 @@ def test_trained_weights_lock_the_architecture_and_show_a_prediction():
     trained_cfg = load_trained()[0]
     at = new_app(weights="trained", source="sample", d_model="512", n_heads="8")
     at.run()
-    at.switch_page("pages/stack_page.py").run()
+    at.switch_page(page_path("stack")).run()
     assert_clean(at)
     s = at.session_state
     assert (s["d_model"], s["n_heads"], s["n_layers"]) == (
@@ -119,7 +119,7 @@ def test_a_link_outside_the_controls_works_and_says_what_it_changed(query, key, 
     assert any(f"{key} = {given}" in w and f"Using {used}" in w for w in warnings), warnings
     if key == "n_heads":
         assert any("GiB" in w for w in warnings), warnings  # over the memory limit, said so
-    at.switch_page("pages/multihead_page.py").run()  # and every page works with it
+    at.switch_page(page_path("multihead")).run()  # and every page works with it
     assert_clean(at)
 
 
@@ -141,7 +141,7 @@ def test_the_sidebar_is_the_same_on_every_page(lang):
 def test_on_a_photo_the_trained_prediction_is_framed_as_a_four_shape_model_not_a_claim():
     at = new_app(weights="trained")  # the built-in photo
     at.run()
-    at.switch_page("pages/multihead_page.py").run()
+    at.switch_page(page_path("multihead")).run()
     assert_clean(at)
     assert not [m.value for m in at.markdown if "Prediction" in m.value]
     framed = [c.value for c in at.caption if "only knows four generated shapes" in c.value]

@@ -5,12 +5,12 @@ rollout options, the grid's scale, the patch and the norm layer change the pictu
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import SMALL, assert_clean, new_app
+from apptest_helpers import SMALL, assert_clean, new_app, page_path
 
 from lens import compute
 from lens.models import CHECKPOINTS_ENV
 
-PAGE = "pages/vit_page.py"
+PAGE = page_path("vit")
 
 
 

@@ -15,7 +15,7 @@ import struct
 
 import numpy as np
 import pytest
-from apptest_helpers import SMALL, assert_clean, new_app
+from apptest_helpers import SMALL, assert_clean, new_app, page_path
 
 from encoder_core import encode, load_checkpoint
 from encoder_core.analysis import (
@@ -35,9 +35,9 @@ from lens import compute, explorer, meaning, widgets
 from lens.models import CHECKPOINTS_ENV
 
 VIT = {"weights": "vit_tiny_test"}
-PAGES = {"qkv": "pages/qkv_page.py", "scores": "pages/scores_page.py",
-         "multihead": "pages/multihead_page.py", "stack": "pages/stack_page.py",
-         "compare": "pages/compare_page.py"}
+PAGES = {"qkv": page_path("qkv"), "scores": page_path("scores"),
+         "multihead": page_path("multihead"), "stack": page_path("stack"),
+         "compare": page_path("compare")}
 
 
 # --- the small pure functions the pages use -------------------------------------------------

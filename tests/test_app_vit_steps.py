@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_clean, new_app
+from apptest_helpers import assert_clean, new_app, page_path
 
 from encoder_core import encode, load_checkpoint
 from encoder_core.__main__ import english
@@ -20,9 +20,9 @@ from lens import compute
 
 QUERY = 30  # patch 30: row 31 of the ViT's sequence, after CLS
 ROW = QUERY + 1
-PATHS = {"overview": "pages/overview_page.py", "patches": "pages/patches_page.py",
-         "embedding": "pages/embedding_page.py", "positional": "pages/positional_page.py",
-         "addnorm": "pages/addnorm_page.py", "ffn": "pages/ffn_page.py"}
+PATHS = {"overview": page_path("overview"), "patches": page_path("patches"),
+         "embedding": page_path("embedding"), "positional": page_path("positional"),
+         "addnorm": page_path("addnorm"), "ffn": page_path("ffn")}
 
 
 

@@ -55,14 +55,16 @@ def pages_folder_name(path: Path) -> str:
     return re.sub(r"^\d+_?", "", path.stem)
 
 
-def test_no_page_files_pages_folder_name_is_a_url_path():
-    """A fresh server's first visit to such a path would run the page without app.py (its
-    navigation untranslated and unnumbered): the pages live at their ids, the files at
-    <id>_page.py."""
-    url_paths = {p.id for p in ALL_PAGES} | {"start", ""}
-    folder_names = {pages_folder_name(ROOT / p.path) for p in ALL_PAGES}
-    assert not url_paths & folder_names
-    assert pages_folder_name(Path("pages/07_multihead.py")) == "multihead"  # the check can fail
+def test_every_pages_url_path_is_its_files_pages_folder_name():
+    """A fresh server's first visit runs in Streamlit's pages-folder mode, which looks the URL
+    up among the files of pages/ by their pages-folder names: found, it runs the file, which
+    hands over to app.py (tests/browser/test_first_visit.py); not found, the learner gets a
+    "Page not found" dialog. So every page's URL path must be its file's pages-folder name, and
+    no other file may sit in pages/ (its name would be a URL that runs it alone)."""
+    assert {pages_folder_name(ROOT / p.path): p.id for p in ALL_PAGES} == {
+        p.id: p.id for p in ALL_PAGES}
+    assert pages_folder_name(Path("pages/multihead_page.py")) != "multihead"  # it can fail
+    assert pages_folder_name(Path("pages/07_multihead.py")) == "multihead"
 
 
 @pytest.mark.parametrize("page", ALL_PAGES, ids=lambda p: p.id)

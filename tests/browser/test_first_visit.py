@@ -1,14 +1,18 @@
 """The first visit of a fresh server, however it was started and whatever the link's path.
 
 A folder named `pages/` keeps Streamlit 1.67 in its pages-folder mode until `st.navigation` has
-run once in the process: a fresh server's first visit of a page file's pages-folder name
-(/ffn_page) runs that file without app.py, with Streamlit's folder navigation ("app",
-"addnorm page", …). `lens.context.run_page` then hands over to app.py, whose landing opens the
-intended page. Each case here starts its own server — `scripts/app` with no page warmed
-(warming runs the entry script first and would hide the trap), or a plain `streamlit run
-app.py` — health-checks it, opens one link in 中文 as that server's very first visit, and checks
-the page shown: no traceback, the app's translated and numbered navigation, the intended page's
-title and URL. Every server is stopped, pass or fail. Logs: test-artifacts/first-visit/.
+run once in the process: a fresh server's first visit looks the link's path up among the files
+of pages/ by stem and runs the file it finds without app.py, with Streamlit's folder navigation
+("app", "addnorm", …); a path it does not find gets a "Page not found" dialog over the page
+(as /multihead did while the files were named multihead_page.py). Every page's file is named
+by its URL path (lens.steps), and `lens.context.run_page` hands a run without app.py over to
+it, whose landing opens the intended page.
+
+Each case here starts its own server — `scripts/app` with no page warmed (warming runs the entry
+script first and would hide the trap), or a plain `streamlit run app.py` — health-checks it,
+opens one link in 中文 as that server's very first visit, and checks the page shown: no
+traceback, no dialog, the app's translated and numbered navigation, the intended page's title
+and URL. Every server is stopped, pass or fail. Logs: test-artifacts/first-visit/.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ CASES = {
     "multihead": ("multihead?lang=zh", "multihead", "多头注意力"),
     "compare": ("compare?lang=zh", "compare", "对比与消融"),
     "root": ("?lang=zh", "overview", "总览"),  # the landing forwards to the first step
-    "ffn_page": ("ffn_page?lang=zh", "ffn", "前馈网络"),  # the file's pages-folder name
+    "ffn": ("ffn?lang=zh", "ffn", "前馈网络"),
 }
 # A few of the navigation's labels, spelled out (the whole list is checked against lens.steps).
 SOME_LABELS = ("1. 总览", "7. 多头注意力", "★ 对比与消融")
@@ -119,6 +123,9 @@ def test_first_visit_of_a_fresh_server(page: Page, how: str, link: str, page_id:
         expect(heading.or_(page.locator('[data-testid="stException"]')).first).to_be_visible()
         wait_idle(page)
         assert_no_errors(page)
+        page.wait_for_timeout(500)  # a dialog comes with the first messages; let it show
+        dialogs = page.get_by_role("dialog").all_inner_texts()
+        assert not dialogs, f"{link!r} as the first visit opens a dialog: {dialogs}"
         shown = wait_url(page, "lang=zh", "d_model=")  # the settings mirrored: a rerun's end
         assert title(page) == zh_title, f"{link!r} shows {title(page)!r}, not {zh_title!r}"
         # the app's navigation, not Streamlit's folder one ("app", "addnorm page", …), which a
