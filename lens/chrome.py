@@ -32,11 +32,16 @@ def nav_label(info: PageInfo, lang: str) -> str:
 
 
 def _landing() -> None:
-    """A link without a page: forward to the first step with the link's settings — or to the
-    page that handed over to app.py because it was run without it (`context.run_page`)."""
+    """A link without a page: forward to the first step with the link's settings."""
     compute.warming()
-    target = PAGES.get(st.session_state.pop(keys.HANDOVER, ""), STEPS[0])
-    st.switch_page(target.path, query_params=st.query_params.to_dict())
+    st.switch_page(STEPS[0].path, query_params=st.query_params.to_dict())
+
+
+def route() -> None:
+    """The router (app.py, and a page run without it): the app's navigation runs the page the
+    link asks for; `context.run_page` draws it only when it was reached this way."""
+    st.session_state[keys.ENTRY] = True
+    st.navigation(navigation_pages(), expanded=True).run()
 
 
 def navigation_pages() -> list:

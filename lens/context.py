@@ -18,7 +18,7 @@ from encoder_core import EncoderConfig, EncoderTrace, ImageError
 
 from . import chrome, compute, keys, session, sidebar
 from .formula_fit import fit_formulas
-from .i18n import translate
+from .i18n import translate, translator
 from .settings import Settings
 from .steps import PAGES, page_for_script
 
@@ -88,16 +88,17 @@ class PageContext:
 def run_page(script: str, render: Callable[[PageContext], None]) -> None:
     """Run the page of `script` (a page module's `__file__`): its context, then `render(ctx)`.
 
-    Run without the entry script — a fresh server's first visit (/multihead), which
-    Streamlit's pages-folder mode answers by running the page's file alone (`lens.steps`) —
-    it hands over to app.py, whose landing page opens this page with the link's settings."""
+    Run without the entry script — Streamlit's pages-folder mode runs the page's file alone
+    (`lens.steps`): a fresh server's first visit (/multihead), and every AppTest run — it runs
+    the app's router in its place (`chrome.route`, as app.py does), which runs this page again
+    through the app's navigation, in this same script run."""
     info = page_for_script(script)
     if info is None:
         raise LookupError(f"{script} is not a page of lens.steps")
     if not st.session_state.get(keys.ENTRY):
-        st.session_state[keys.HANDOVER] = info.id
-        st.switch_page("app.py", query_params=st.query_params.to_dict())
-    st.session_state[keys.ENTRY] = False  # app.py sets it again on each run
+        chrome.route()
+        return
+    st.session_state[keys.ENTRY] = False  # the router sets it again on each run
     render(page(info.id))
 
 
@@ -108,11 +109,7 @@ def page(page_id: str) -> PageContext:
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
     models = compute.model_architectures()
     settings = session.current_settings(models, compute.checkpoint_steps())
-    lang = settings.lang
-
-    def t(key: str, **values: object) -> str:  # common texts only: the same on every page
-        return translate(key, lang, None, **values)
-
+    t = translator(settings.lang)  # common texts only: the same on every page
     sidebar.controls(settings, t, models)
     chrome.notices(t)
     cfg = settings.to_config()

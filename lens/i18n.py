@@ -75,11 +75,11 @@ def has_text(key: str, owner: str | None = None, root: Path = TEXTS) -> bool:
     return key in texts.get(owner or COMMON, {}) or key in texts.get(COMMON, {})
 
 
-def translate(key: str, lang: str, owner: str | None = None, root: Path = TEXTS,
+def translate(key: str, lang: str, owner: str | None = None, /, *, root: Path = TEXTS,
               **values: object) -> str:
     """The text for `key` in `lang`, from `owner`'s file first, then the common one, with
     `values` filled into its {placeholders}. Raises KeyError for a key in neither."""
-    texts = catalogue(lang if lang in LANGS or root != TEXTS else SOURCE, root)
+    texts = catalogue(lang, root)  # a language without a folder: all English
     text = texts.get(owner or COMMON, {}).get(key)
     if text is None:
         text = texts.get(COMMON, {}).get(key)
@@ -93,7 +93,6 @@ def translator(lang: str, owner: str | None = None):
     def t(key: str, **values: object) -> str:
         return translate(key, lang, owner, **values)
     return t
-
 
 
 def worded(text: Text, lang: str) -> str:

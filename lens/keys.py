@@ -37,5 +37,4 @@ NAV_NEXT = "nav_next"
 NAV_PREV_BOTTOM = "nav_prev_bottom"  # and again at the end of the page
 NAV_NEXT_BOTTOM = "nav_next_bottom"
 
-ENTRY = "_entry"  # app.py ran in this script run: the navigation is Streamlit's, not its folder's
-HANDOVER = "_handover"  # a page run without app.py asked for it: its id, for app.py's landing
+ENTRY = "_entry"  # the router (chrome.route) runs this script run's page: the app's navigation
