@@ -157,10 +157,10 @@ def test_a_text_that_is_not_a_string_is_refused(tmp_path):
 # --- the golden file: nothing lost in the move from Python tables to TOML ---------------------
 
 def test_every_text_is_the_golden_one_in_both_languages():
-    """tests/golden/texts.json was written from the Python tables before the move (its script
-    is in the history: tests/golden/make_golden_before.py): every text in it is still there,
-    word for word. A text changed on purpose since is listed in CHANGED_SINCE_THE_MOVE with its
-    reason; new texts need no entry."""
+    """tests/golden/texts.json was written from the Python tables before the move (its script,
+    tests/golden/make_golden_before.py, is in the history at 3fa052b): every text in it is
+    still there, word for word. A text changed on purpose since is listed in
+    CHANGED_SINCE_THE_MOVE with its reason; new texts need no entry."""
     now = {lang: catalogue(lang) for lang in ("en", "zh")}
     golden = GOLDEN["texts"]
     assert set(golden) <= set(now["en"])
