@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from encoder_core import EncoderConfig, encode, init_params  # noqa: E402
 from encoder_core.bench import peak_bytes  # noqa: E402
-from encoder_core.ffn import _apply_in_place, gelu  # noqa: E402
+from encoder_core.pipeline.ffn import _apply_in_place, gelu  # noqa: E402
 
 BASELINE = "52cd817"  # the last commit before the variants (branch point of `variants`)
 VIT = dict(image_size=224, patch_size=16, channels=3, n_layers=12, norm_first=True,

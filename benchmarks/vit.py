@@ -33,7 +33,7 @@ from torch_shim import timm, torch  # noqa: E402
 
 from encoder_core import encode, load_image  # noqa: E402
 from encoder_core.bench import median_seconds, peak_bytes  # noqa: E402
-from encoder_core.checkpoint import load_checkpoint  # noqa: E402
+from encoder_core.checkpoints.load import load_checkpoint  # noqa: E402
 
 SHAPES = {"ViT-Ti/16": (192, 3), "ViT-S/16": (384, 6)}  # d_model, heads; 12 layers each
 

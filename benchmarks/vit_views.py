@@ -1,4 +1,4 @@
-"""Benchmark: the ViT views (encoder_core/vit_views.py) and the ViT page on ViT-S shapes.
+"""Benchmark: the ViT views (encoder_core/views/vit_views.py) and the ViT page on ViT-S shapes.
 
     .venv/bin/python benchmarks/vit_views.py [--repeat 5] [--no-page]
 
@@ -32,10 +32,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from vit_dicts import write_timm_checkpoint  # noqa: E402
 
 from encoder_core import encode  # noqa: E402
-from encoder_core.checkpoint import load_checkpoint  # noqa: E402
-from encoder_core.vit_views import (  # noqa: E402
-    attention_rollout_row,
-    attention_rollout_vit,
+from encoder_core.checkpoints.load import load_checkpoint  # noqa: E402
+from encoder_core.views.rollout import attention_rollout  # noqa: E402
+from encoder_core.views.vit_views import (  # noqa: E402
     cls_attention,
     keep_mass,
     on_grid,
@@ -68,14 +67,14 @@ def core_and_pictures(path: str, repeat: int) -> None:
     n, G = cfg.n_prefix, cfg.grid_size
     attns = [layer.attn for layer in tr.layers]
     cls_maps = np.stack([cls_attention(a, n) for a in attns])  # [L, h, N]
-    rollout = rollout_cls_map(attention_rollout_vit(attns, "mean", 0.9), n)
+    rollout = rollout_cls_map(attention_rollout(attns, "mean", 0.9), n)
     rows = {
         "cls_attention, 12 layers": lambda: [cls_attention(a, n) for a in attns],
         "keep_mass 60 %, 6 heads": lambda: keep_mass(cls_maps[-1], 0.6),
         **{f"rollout {f}, discard 0.9": (lambda f=f: rollout_cls_map(
-            attention_rollout_vit(attns, f, 0.9), n)) for f in ("mean", "max", "min")},
+            attention_rollout(attns, f, 0.9), n)) for f in ("mean", "max", "min")},
         **{f"rollout row 0 {f}, discard 0.9": (lambda f=f: rollout_cls_map(
-            attention_rollout_row(attns, f, 0.9), n)) for f in ("mean", "max", "min")},
+            attention_rollout(attns, f, 0.9, row=0), n)) for f in ("mean", "max", "min")},
         "token_norms, 12 layers": lambda: [token_norms(layer.out) for layer in tr.layers],
         "picture: DINO grid, 6 heads": lambda: figures.attention_grid(
             tr.image, on_grid(cls_maps[-1], G), [f"head {i}" for i in range(6)], "CLS",

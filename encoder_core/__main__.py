@@ -14,13 +14,13 @@ import argparse
 import sys
 from dataclasses import fields
 
-from .analysis import Text, Word, parameter_count, pipeline_steps, words
-from .checkpoint import load_checkpoint
+from .checkpoints.load import load_checkpoint
 from .config import ConfigError, EncoderConfig
-from .encoder import encode
 from .export import save_trace
 from .image import ImageError, load_image
 from .params import ParamsError, load_params
+from .pipeline.encoder import encode
+from .views.analysis import Text, Word, parameter_count, pipeline_steps, words
 
 # The command line's own English for the steps and the words of their formulas and shapes
 # (`analysis.Word`); the app words them from its text files, in every language.

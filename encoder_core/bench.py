@@ -18,11 +18,11 @@ import tracemalloc
 
 import numpy as np
 
-from .analysis import forward_flops
-from .checkpoint import load_checkpoint
+from .checkpoints.load import load_checkpoint
 from .config import EncoderConfig
-from .encoder import encode
 from .params import init_params
+from .pipeline.encoder import encode
+from .views.analysis import forward_flops
 
 
 def median_seconds(fn, repeat: int) -> float:

@@ -17,7 +17,7 @@ from typing import Protocol
 import numpy as np
 import streamlit as st
 
-from encoder_core.explain import DotTerms, HiddenUnitTerms, largest_terms, summarise_terms
+from encoder_core.views.explain import DotTerms, HiddenUnitTerms, largest_terms, summarise_terms
 
 from .i18n import translate
 from .latex import dot_latex, fixed, num, term, written_products

@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from encoder_core.explain import (
+from encoder_core.trace import LayerNormTrace
+from encoder_core.views.explain import (
     LayerNormTerms,
     SoftmaxTerms,
     largest_terms,
     layer_norm_sums,
     summarise_terms,
 )
-from encoder_core.trace import LayerNormTrace
 
 from .blocks import Page, folded, say, stored_check, trace_line, with_gaps
 from .latex import fixed, num, term, written_sum

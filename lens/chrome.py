@@ -113,7 +113,7 @@ def weights_caption(ctx: PageContext) -> None:
     """Random weights: say so. A trained model: its prediction, with what it was trained on.
     A checkpoint: which, and that its classification head is not used."""
     if ctx.weights == "trained":
-        from encoder_core.classifier import classify
+        from encoder_core.shapes_model.classifier import classify
 
         _, probs = classify(ctx.trace, ctx.head_model)
         names = [ctx.t(f"class_{c}") for c in ctx.head_model.class_names]

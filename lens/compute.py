@@ -167,7 +167,7 @@ def sample_png(seed: int) -> bytes:
     """A generated shape image as PNG bytes (the trained model's data distribution)."""
     from PIL import Image
 
-    from encoder_core.shapes import make_sample
+    from encoder_core.shapes_model.dataset import make_sample
 
     sample = make_sample(np.random.default_rng(seed))
     grey = (np.clip(sample.image[..., 0], 0, 1) * 255).round().astype(np.uint8)
@@ -178,7 +178,7 @@ def sample_png(seed: int) -> bytes:
 
 def trained_model():
     """(config, params, head) of the shipped trained weights, or None when absent."""
-    from encoder_core.classifier import DEFAULT_WEIGHTS
+    from encoder_core.shapes_model.classifier import DEFAULT_WEIGHTS
 
     if not Path(DEFAULT_WEIGHTS).exists():
         return None
@@ -187,7 +187,7 @@ def trained_model():
 
 @st.cache_resource
 def _trained_cached():
-    from encoder_core.classifier import load_trained
+    from encoder_core.shapes_model.classifier import load_trained
 
     return load_trained()
 
@@ -252,7 +252,7 @@ def clear_models() -> None:
 def trained_checkpoints():
     """The trained model at several points of its training (`Checkpoint`s in step order; the
     last is the shipped weights), or () when the file is absent."""
-    from encoder_core.classifier import DEFAULT_CHECKPOINTS
+    from encoder_core.shapes_model.classifier import DEFAULT_CHECKPOINTS
 
     if trained_model() is None or not Path(DEFAULT_CHECKPOINTS).exists():
         return ()
@@ -261,7 +261,7 @@ def trained_checkpoints():
 
 @st.cache_resource
 def _checkpoints_cached():
-    from encoder_core.classifier import load_checkpoints
+    from encoder_core.shapes_model.classifier import load_checkpoints
 
     return load_checkpoints()[1]
 

@@ -20,7 +20,7 @@ import functools
 import tomllib
 from pathlib import Path
 
-from encoder_core.analysis import Text, words
+from encoder_core.views.analysis import Text, words
 
 from .settings import LANGS
 
@@ -96,6 +96,6 @@ def translator(lang: str, owner: str | None = None):
 
 
 def worded(text: Text, lang: str) -> str:
-    """A formula or shape of the core (`encoder_core.analysis.Text`: symbols, and words by id)
+    """A formula or shape of the core (`encoder_core.views.analysis.Text`: symbols, and words by id)
     in `lang`: each word is the common text "word_<id>" with the word's values."""
     return words(text, lambda w: translate(f"word_{w.id}", lang, **dict(w.values)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from encoder_core import EncoderConfig
-from encoder_core.explain import DotTerms
+from encoder_core.views.explain import DotTerms
 
 
 def num(v: float, digits: int = 4) -> str:

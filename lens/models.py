@@ -4,7 +4,7 @@
 
 `lens.serve --checkpoint PATH` (what `scripts/app` passes on) hands the paths to the Streamlit
 process in the environment variable CHECKPOINTS_ENV. Each file is read with the safe loader
-(`encoder_core.checkpoint.load_checkpoint`: nothing in it runs); one that cannot be read is
+(`encoder_core.checkpoints.load.load_checkpoint`: nothing in it runs); one that cannot be read is
 reported by `load_models` and left out, and the app serves the others. A model is named in
 links by its id, made from the file's name: a link can choose among the loaded models, never
 name a path.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoder_core import EncoderConfig, EncoderParams, ParamsError
-from encoder_core.checkpoint import WEIGHT_FILES, CheckpointInfo, load_checkpoint
+from encoder_core.checkpoints.load import WEIGHT_FILES, CheckpointInfo, load_checkpoint
 
 CHECKPOINTS_ENV = "ENCODER_LENS_CHECKPOINTS"  # paths joined by os.pathsep
 RESERVED = ("random", "trained")  # the note encoder's weights ids

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from encoder_core import prefix_names
-from encoder_core.explain import layer_norm_terms
-from encoder_core.vit_steps import residual_entry
+from encoder_core.views.explain import layer_norm_terms
+from encoder_core.views.vit_steps import residual_entry
 from lens import blocks, blocks_rows, chrome, widgets
 from lens.context import PageContext, run_page
 from lens.latex import num, term

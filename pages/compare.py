@@ -4,15 +4,15 @@ import numpy as np
 import streamlit as st
 
 from encoder_core import ConfigError, patch_rows, prefix_names
-from encoder_core.analysis import (
+from encoder_core.config import SCALES
+from encoder_core.pipeline.patches import shuffle_patches
+from encoder_core.views.analysis import (
     attention_entropy,
     fixed_permutation,
     permute_tokens,
     prefix_share,
     unshuffle,
 )
-from encoder_core.config import SCALES
-from encoder_core.patches import shuffle_patches
 from lens import widgets
 from lens.context import PageContext, run_page
 

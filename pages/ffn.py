@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from encoder_core.analysis import relu_zero_share
-from encoder_core.explain import hidden_unit_terms
-from encoder_core.vit_steps import activation_curve
+from encoder_core.views.analysis import relu_zero_share
+from encoder_core.views.explain import hidden_unit_terms
+from encoder_core.views.vit_steps import activation_curve
 from lens import blocks, chrome, figures, widgets
 from lens.context import PageContext, run_page
 

@@ -4,14 +4,14 @@ import numpy as np
 import streamlit as st
 
 from encoder_core import patch_rows, prefix_names
-from encoder_core.analysis import (
+from encoder_core.views.analysis import (
     contribution_norms,
     head_contributions,
     head_sum_gap,
     patch_block,
     prefix_share,
 )
-from encoder_core.explain import affine_terms, dot_terms
+from encoder_core.views.explain import affine_terms, dot_terms
 from lens import blocks, chrome, explorer, meaning, widgets
 from lens.context import PageContext, run_page
 from lens.latex import dims

@@ -3,13 +3,13 @@
 import streamlit as st
 
 from encoder_core import prefix_names
-from encoder_core.analysis import (
+from encoder_core.views.analysis import (
     channel_values,
     parameter_count,
     pipeline_steps,
     score_divisor,
 )
-from encoder_core.vit_steps import pixel_stats_guess, vit_differences
+from encoder_core.views.vit_steps import pixel_stats_guess, vit_differences
 from lens import chrome, widgets
 from lens.context import PageContext, run_page
 from lens.i18n import worded

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from encoder_core import patchify
-from encoder_core.analysis import channel_values
-from encoder_core.vit_steps import pixel_stats_guess, pixel_terms
+from encoder_core.views.analysis import channel_values
+from encoder_core.views.vit_steps import pixel_stats_guess, pixel_terms
 from lens import chrome, widgets
 from lens.context import PageContext, run_page
 

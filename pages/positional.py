@@ -3,10 +3,10 @@
 import streamlit as st
 
 from encoder_core import prefix_names
-from encoder_core.analysis import cosine_similarity
-from encoder_core.explain import pe_terms
-from encoder_core.vit_steps import similarity_mosaic
-from encoder_core.vit_views import position_similarity
+from encoder_core.views.analysis import cosine_similarity
+from encoder_core.views.explain import pe_terms
+from encoder_core.views.vit_steps import similarity_mosaic
+from encoder_core.views.vit_views import position_similarity
 from lens import blocks, chrome, figures, widgets
 from lens.context import PageContext, run_page
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from encoder_core import prefix_names
-from encoder_core.explain import affine_terms, dot_terms
+from encoder_core.views.explain import affine_terms, dot_terms
 from lens import blocks, chrome, widgets
 from lens.context import PageContext, run_page
 

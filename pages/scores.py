@@ -4,14 +4,14 @@ import numpy as np
 import streamlit as st
 
 from encoder_core import patch_rows, prefix_names
-from encoder_core.analysis import (
+from encoder_core.views.analysis import (
     attention_entropy,
     prefix_share,
     scaling_demo,
     score_divisor,
     uniform_attention_reference,
 )
-from encoder_core.explain import dot_terms, softmax_terms
+from encoder_core.views.explain import dot_terms, softmax_terms
 from lens import blocks, blocks_rows, chrome, meaning, widgets
 from lens.context import PageContext, run_page
 from lens.latex import dims, divisor_latex

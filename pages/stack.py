@@ -4,14 +4,14 @@ import numpy as np
 import streamlit as st
 
 from encoder_core import patch_rows, prefix_names
-from encoder_core.analysis import (
-    attention_rollout,
+from encoder_core.views.analysis import (
     head_statistics,
     patch_block,
     prefix_share,
     rollout_mean_over_queries,
     uniform_attention_reference,
 )
+from encoder_core.views.rollout import attention_rollout
 from lens import chrome, explorer, meaning, widgets
 from lens.context import PageContext, run_page
 

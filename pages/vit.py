@@ -6,14 +6,16 @@ import numpy as np
 import streamlit as st
 
 from encoder_core import prefix_names
-from encoder_core.analysis import prefix_share
-from encoder_core.vit_views import (
-    DINO_KEEP,
+from encoder_core.views.analysis import prefix_share
+from encoder_core.views.rollout import (
     HEAD_FUSIONS,
     ROLLOUT_DISCARD,
-    attention_rollout_row,
-    cls_attention,
+    attention_rollout,
     discard_count,
+)
+from encoder_core.views.vit_views import (
+    DINO_KEEP,
+    cls_attention,
     high_norm_tokens,
     keep_mass,
     kept_share,
@@ -103,7 +105,7 @@ def render(ctx: PageContext) -> None:
     fusion = c1.radio(ctx.t("fusion_label"), HEAD_FUSIONS, horizontal=True, key="vit_fusion",
                       format_func=lambda f: ctx.t(f"fusion_{f}"))
     rollout = ctx.derived(f"vit/rollout/{fusion}/{ratio:.2f}", lambda: rollout_cls_map(
-        attention_rollout_row([layer.attn for layer in tr.layers], fusion, ratio), n))  # [N]
+        attention_rollout([layer.attn for layer in tr.layers], fusion, ratio, row=0), n))  # [N]
     widgets.picture(ctx, "attention_table", tr.image, on_grid(rollout, G)[None, None],
                     ctx.t("rollout_map", fusion=ctx.t(f"fusion_{fusion}"), r=ratio),
                     row_labels=[""], col_labels=[""], panel=3.0,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from encoder_core import EncoderConfig, encode, init_params, patchify
-from encoder_core.patches import shuffle_patches
+from encoder_core.pipeline.patches import shuffle_patches
 
 CFG = EncoderConfig(image_size=64, patch_size=8, d_model=32, n_heads=4, n_layers=3, d_ff=64)
 

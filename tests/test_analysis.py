@@ -1,4 +1,4 @@
-"""What the app plots beyond the raw trace (encoder_core/analysis.py): rollout, head
+"""What the app plots beyond the raw trace (encoder_core/views/analysis.py): rollout, head
 contributions, the scaling demo, attention distance and entropy."""
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ import pytest
 
 from encoder_core import EncoderConfig, encode, init_params
 from encoder_core.__main__ import english
-from encoder_core.analysis import (
+from encoder_core.views.analysis import (
     STEP_IDS,
     attention_entropy,
-    attention_rollout,
     contribution_norms,
     head_contributions,
     head_statistics,
@@ -25,6 +24,7 @@ from encoder_core.analysis import (
     scaling_demo,
     uniform_attention_reference,
 )
+from encoder_core.views.rollout import attention_rollout
 
 CFG = EncoderConfig(image_size=32, patch_size=8, channels=1, d_model=32, n_heads=4, n_layers=2,
                     d_ff=64)
@@ -150,8 +150,8 @@ def test_parameter_count_is_the_number_of_values_the_encoder_uses(changes):
 
 def test_unshuffle_undoes_a_patch_shuffle_and_gives_the_original_attention_without_pe(
         make_image):
-    from encoder_core.analysis import fixed_permutation, unshuffle
-    from encoder_core.patches import shuffle_patches
+    from encoder_core.pipeline.patches import shuffle_patches
+    from encoder_core.views.analysis import fixed_permutation, unshuffle
 
     cfg = CFG.replace(use_pe=False)
     perm = fixed_permutation(cfg.n_tokens)
@@ -190,7 +190,7 @@ def test_parameter_count_of_a_vit_variant_is_every_parameter_it_uses(changes):
 
 
 def test_forward_flops_count_the_prefix_rows_in_the_layers():
-    from encoder_core.analysis import forward_flops
+    from encoder_core.views.analysis import forward_flops
 
     cfg = EncoderConfig(image_size=64, patch_size=16, d_model=64, n_heads=4, d_ff=96)
     with_cls = cfg.replace(cls_token=True)

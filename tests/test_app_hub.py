@@ -9,7 +9,7 @@ from hub_helpers import LocalHub, put_in_cache, timm_config, vit_bytes
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
 
-from encoder_core.checkpoint import IMAGENET_MEAN, IMAGENET_STD
+from encoder_core.checkpoints.load import IMAGENET_MEAN, IMAGENET_STD
 from lens import compute, hub, hub_ui
 
 # The sidebar as far as the download needs it: the settings (from the link, then the state),

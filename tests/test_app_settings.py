@@ -81,7 +81,7 @@ def test_a_url_made_with_an_upload_says_the_image_cannot_be_restored():
 
 
 def test_trained_weights_lock_the_architecture_and_show_a_prediction():
-    from encoder_core.classifier import load_trained
+    from encoder_core.shapes_model.classifier import load_trained
 
     trained_cfg = load_trained()[0]
     at = new_app(weights="trained", source="sample", d_model="512", n_heads="8")

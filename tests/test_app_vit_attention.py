@@ -18,8 +18,8 @@ import pytest
 from apptest_helpers import SMALL, assert_clean, new_app, page_path
 
 from encoder_core import encode, load_checkpoint
-from encoder_core.analysis import (
-    attention_rollout,
+from encoder_core.pipeline.patches import shuffle_patches
+from encoder_core.views.analysis import (
     fixed_permutation,
     head_statistics,
     head_sum_gap,
@@ -29,8 +29,8 @@ from encoder_core.analysis import (
     rollout_mean_over_queries,
     uniform_attention_reference,
 )
-from encoder_core.explain import affine_terms
-from encoder_core.patches import shuffle_patches
+from encoder_core.views.explain import affine_terms
+from encoder_core.views.rollout import attention_rollout
 from lens import compute, explorer, meaning, widgets
 from lens.models import CHECKPOINTS_ENV
 

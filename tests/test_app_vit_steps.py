@@ -15,7 +15,7 @@ from apptest_helpers import assert_clean, new_app, page_path
 
 from encoder_core import encode, load_checkpoint
 from encoder_core.__main__ import english
-from encoder_core.analysis import cosine_similarity, pipeline_steps
+from encoder_core.views.analysis import cosine_similarity, pipeline_steps
 from lens import compute
 
 QUERY = 30  # patch 30: row 31 of the ViT's sequence, after CLS

@@ -1,4 +1,4 @@
-"""Multi-head attention (encoder_core/attention.py): softmax rows, heads, scaling."""
+"""Multi-head attention (encoder_core/pipeline/attention.py): softmax rows, heads, scaling."""
 
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from encoder_core import EncoderConfig, encode, init_params
-from encoder_core.analysis import head_contributions
-from encoder_core.explain import (
+from encoder_core.views.analysis import head_contributions
+from encoder_core.views.explain import (
     dot_terms,
     hidden_unit_terms,
     largest_terms,

@@ -1,4 +1,4 @@
-"""encoder_core.checkpoint: layouts recognised, settings with their sources, conventions
+"""encoder_core.checkpoints.load: layouts recognised, settings with their sources, conventions
 converted (X·W, our patch order), and every checkpoint it cannot show exactly refused."""
 
 import json
@@ -8,7 +8,7 @@ import pytest
 from safetensors.numpy import save_file
 from vit_dicts import hf_state_dict, timm_state_dict
 
-from encoder_core.checkpoint import load_checkpoint
+from encoder_core.checkpoints.load import load_checkpoint
 from encoder_core.params import ParamsError
 
 

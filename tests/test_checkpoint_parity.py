@@ -21,7 +21,7 @@ from torch_shim import timm, torch
 
 from encoder_core import encode, load_image
 from encoder_core.__main__ import main as cli_main
-from encoder_core.checkpoint import load_checkpoint
+from encoder_core.checkpoints.load import load_checkpoint
 
 PHOTO = Path(__file__).resolve().parent.parent / "assets" / "default.jpg"
 TOLERANCE = 1e-4

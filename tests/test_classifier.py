@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from encoder_core import EncoderConfig, encode, init_params, save_params
-from encoder_core.classifier import (
+from encoder_core.params import ParamsError
+from encoder_core.shapes_model.classifier import (
     DEFAULT_CHECKPOINTS,
     DEFAULT_WEIGHTS,
     Checkpoint,
@@ -25,8 +26,7 @@ from encoder_core.classifier import (
     save_checkpoints,
     save_trained,
 )
-from encoder_core.params import ParamsError
-from encoder_core.shapes import CLASS_NAMES, make_batch
+from encoder_core.shapes_model.dataset import CLASS_NAMES, make_batch
 
 N_ACCURACY = 300  # fresh images for the accuracy check
 N_LOCALISATION = 100  # fresh images for the localisation check

@@ -1,11 +1,11 @@
-"""The input embedding and the prefix tokens (encoder_core/embedding.py)."""
+"""The input embedding and the prefix tokens (encoder_core/pipeline/embedding.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from encoder_core import embed
-from encoder_core.embedding import prefix_tokens
+from encoder_core.pipeline.embedding import prefix_tokens
 
 
 def test_embed_is_patches_times_W_E_plus_the_optional_bias():

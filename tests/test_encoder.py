@@ -1,4 +1,5 @@
-"""The encoder (encoder_core/encoder.py): how encode and encoder_layer put the steps together."""
+"""The encoder (encoder_core/pipeline/encoder.py): how encode and encoder_layer put the steps
+together."""
 
 from __future__ import annotations
 
@@ -256,7 +257,7 @@ def test_shipped_weights_give_the_note_encoders_trace(make_image):
     from reference import reference_encode
     from test_encoder_reference import compare_traces
 
-    from encoder_core.classifier import load_trained
+    from encoder_core.shapes_model.classifier import load_trained
 
     cfg, params, _ = load_trained()
     variants = ("norm_first", "cls_token", "dist_token", "n_registers", "position", "pos_prefix",

@@ -1,4 +1,4 @@
-"""One number written out (encoder_core/explain.py): the terms behind a cell of the trace."""
+"""One number written out (encoder_core/views/explain.py): the terms behind a cell of the trace."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 from encoder_core import EncoderConfig, encode
-from encoder_core.explain import (
+from encoder_core.pipeline.positional import positional_encoding
+from encoder_core.views.explain import (
     hidden_unit_terms,
     layer_norm_sums,
     layer_norm_terms,
     pe_terms,
     summarise_terms,
 )
-from encoder_core.positional import positional_encoding
 
 CFG = EncoderConfig(image_size=32, patch_size=8, channels=1, d_model=32, n_heads=4, n_layers=2,
                     d_ff=64)

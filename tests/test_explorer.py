@@ -9,15 +9,15 @@ import struct
 import numpy as np
 import pytest
 
-from encoder_core.attention import softmax
+from encoder_core.pipeline.attention import softmax
 from lens import explorer
-from lens.explorer_js import CSS, HTML, JS
+from lens.explorer import CSS, HTML, JS
 
 TEXT = {"hint": "h", "aria": "a", "patch": "patch {i}", "weight": "weight"}
 
 
 def read(blob: bytes) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray | None]:
-    """(header, lut [256, 3], picture [side, side, 3], maps or None), as explorer_js parses."""
+    """(header, lut [256, 3], picture [side, side, 3], maps or None), as explorer.js parses."""
     (n,) = struct.unpack_from("<I", blob)
     head = json.loads(blob[4:4 + n].decode())
     body = memoryview(blob)[4 + n:]

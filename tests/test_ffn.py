@@ -1,4 +1,4 @@
-"""The position-wise feed-forward network (encoder_core/ffn.py)."""
+"""The position-wise feed-forward network (encoder_core/pipeline/ffn.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from encoder_core import feed_forward
-from encoder_core.ffn import erfc_positive, gelu, gelu_tanh, relu
+from encoder_core.pipeline.ffn import erfc_positive, gelu, gelu_tanh, relu
 
 
 def test_ffn_hidden_is_non_negative(trace):
@@ -137,7 +137,7 @@ def test_feed_forward_refuses_an_unknown_activation():
 def test_the_activation_in_pieces_equals_the_activation_of_the_whole_array():
     """feed_forward applies GELU piece by piece (cache-sized): the values must not change,
     including across piece boundaries and on a batch."""
-    from encoder_core.ffn import _apply_in_place
+    from encoder_core.pipeline.ffn import _apply_in_place
 
     x = np.random.default_rng(5).standard_normal((3, 7, 50)).astype(np.float32)
     for fn in (gelu, gelu_tanh):

@@ -21,7 +21,7 @@ from hub_helpers import (
 )
 from vit_dicts import timm_state_dict
 
-from encoder_core.checkpoint import IMAGENET_MEAN, IMAGENET_STD, load_checkpoint
+from encoder_core.checkpoints.load import IMAGENET_MEAN, IMAGENET_STD, load_checkpoint
 from lens import hub
 from lens.i18n import translate
 

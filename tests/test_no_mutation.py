@@ -19,28 +19,18 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from encoder_core import (
-    analysis,
-    attention,
-    classifier,
-    config,
-    embedding,
-    encoder,
-    explain,
-    export,
-    ffn,
-    image,
-    norm,
-    params,
-    patches,
-    positional,
-    shapes,
-    trace,
-    vit_steps,
-)
+from encoder_core import config, export, image, params, trace
+from encoder_core.pipeline import attention, embedding, encoder, ffn, norm, patches, positional
+from encoder_core.shapes_model import classifier
+from encoder_core.shapes_model import dataset as shapes
+from encoder_core.views import analysis, explain, rollout, vit_steps
 
-CORE_MODULES = (analysis, attention, classifier, config, embedding, encoder, explain, export, ffn,
-                image, norm, params, patches, positional, shapes, trace, vit_steps)  # not the CLIs
+# the core's modules by the short names the cases use (not the CLIs)
+CORE_MODULES = {"analysis": analysis, "attention": attention, "classifier": classifier,
+                "config": config, "embedding": embedding, "encoder": encoder, "explain": explain,
+                "export": export, "ffn": ffn, "image": image, "norm": norm, "params": params,
+                "patches": patches, "positional": positional, "rollout": rollout,
+                "shapes": shapes, "trace": trace, "vit_steps": vit_steps}
 CFG = config.EncoderConfig(image_size=16, patch_size=4, d_model=8, n_heads=2, n_layers=2, d_ff=16)
 N, D, H, DH, G, P = CFG.n_tokens, CFG.d_model, CFG.n_heads, CFG.d_head, CFG.grid_size, 4
 # a Vision Transformer variant with every optional parameter (issue 11)
@@ -137,12 +127,17 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     # encoder.py
     "encoder.encoder_layer": lambda: ((a(2, N, D), writable_params().layers[0], CFG), {}),
     "encoder.encode": lambda: ((a(16, 16, 1), CFG, writable_params()), {}),
-    "encoder.linear": lambda: ((a(2, N, D), a(D, D), a(D)), {}),
+    "attention.linear": lambda: ((a(2, N, D), a(D, D), a(D)), {}),
     "encoder.layer_scaled": lambda: ((a(D), a(2, N, D)), {}),
-    "encoder.multi_head_attention": lambda: ((a(2, N, D), writable_params(VIT).layers[0], VIT),
+    "attention.multi_head_attention": lambda: ((a(2, N, D), writable_params(VIT).layers[0], VIT),
                                              {}),
     # analysis.py
-    "analysis.attention_rollout": lambda: (([attn(), attn()],), {}),
+    "rollout.attention_rollout": lambda: (([attn(), attn()],), {}),
+    "rollout.fuse_heads": lambda: ((attn(), "max"), {}),
+    "rollout.discard_count": lambda: ((N, 0.5), {}),
+    "rollout.discard_lowest": lambda: ((attn()[0], 0.5), {}),
+    "rollout.k_lowest": lambda: ((a(N), 3), {}),
+    "rollout.rollout_step": lambda: ((attn()[0],), {}),
     "analysis.mean_attention_distance": lambda: ((attn(), G, P), {}),
     "analysis.patch_distances": lambda: ((G, P), {}),
     "analysis.head_statistics": lambda: (([attn(), attn()], G, P), {}),
@@ -253,8 +248,8 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
 
 def public_functions() -> dict[str, Callable]:
     """`module.name` -> function, for every public function defined in a core module."""
-    return {f"{m.__name__.rsplit('.', 1)[-1]}.{name}": fn
-            for m in CORE_MODULES for name, fn in vars(m).items()
+    return {f"{alias}.{name}": fn
+            for alias, m in CORE_MODULES.items() for name, fn in vars(m).items()
             if inspect.isfunction(fn) and fn.__module__ == m.__name__ and not name.startswith("_")}
 
 

@@ -20,7 +20,8 @@ def all_modules() -> list[str]:
 
 def test_core_and_app_modules_import_no_deep_learning_framework():
     modules = all_modules()
-    assert "encoder_core.checkpoint" in modules and "encoder_core.torchfile" in modules
+    assert "encoder_core.checkpoints.load" in modules
+    assert "encoder_core.checkpoints.torchfile" in modules
     assert "lens.settings" in modules
     code = (
         "import importlib, sys\n"

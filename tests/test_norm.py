@@ -1,4 +1,4 @@
-"""Layer normalisation (encoder_core/norm.py): μ, σ², x̂ and γ ⊙ x̂ + β of every row."""
+"""Layer normalisation (encoder_core/pipeline/norm.py): μ, σ², x̂ and γ ⊙ x̂ + β of every row."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """中文 in the overview's pipeline table: `lens.i18n.worded` words each step's formula and shape
-(`encoder_core.analysis.pipeline_steps`: symbols, and words by id) from the text files, with no
-English prose left, every number kept in its place, identifiers as they are; the page shows it
-(AppTest)."""
+(`encoder_core.views.analysis.pipeline_steps`: symbols, and words by id) from the text files,
+with no English prose left, every number kept in its place, identifiers as they are; the page
+shows it (AppTest)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from apptest_helpers import assert_clean, new_app
 from configs import SMALL, VIT
 
 from encoder_core import EncoderConfig
-from encoder_core.analysis import Word, pipeline_steps
+from encoder_core.views.analysis import Word, pipeline_steps
 from lens.i18n import read_language, worded
 
 # The identifiers of 3+ letters that stay as they are in 中文: functions and the names of the

@@ -1,4 +1,4 @@
-"""Cutting the image into patches and back (encoder_core/patches.py)."""
+"""Cutting the image into patches and back (encoder_core/pipeline/patches.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from configs import SMALL
 
 from encoder_core import EncoderConfig, patchify, unpatchify
-from encoder_core.patches import normalise_pixels
+from encoder_core.pipeline.patches import normalise_pixels
 
 
 @pytest.mark.parametrize("channels", [1, 3], ids=["grey", "rgb"])

@@ -1,4 +1,4 @@
-"""The sinusoidal positional encoding (encoder_core/positional.py)."""
+"""The sinusoidal positional encoding (encoder_core/pipeline/positional.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from configs import SMALL
 
 from encoder_core import EncoderConfig, positional_encoding
-from encoder_core.positional import patch_positions, position_rows
+from encoder_core.pipeline.positional import patch_positions, position_rows
 
 
 def test_positional_encoding_is_float32_of_the_requested_shape():

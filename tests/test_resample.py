@@ -1,11 +1,12 @@
-"""encoder_core.resample: the position grid resampled exactly as timm's resample_abs_pos_embed
-(bicubic, align_corners=False, antialias=True), up and down, prefix rows kept."""
+"""encoder_core.checkpoints.resample: the position grid resampled exactly as timm's
+resample_abs_pos_embed (bicubic, align_corners=False, antialias=True), up and down, prefix rows
+kept."""
 
 import numpy as np
 import pytest
 from torch_shim import timm, torch
 
-from encoder_core.resample import resample_pos_embed, resample_weights
+from encoder_core.checkpoints.resample import resample_pos_embed, resample_weights
 
 
 @pytest.mark.parametrize("grid, new_grid, n_prefix", [

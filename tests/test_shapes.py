@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from encoder_core.shapes import (
+from encoder_core.shapes_model.dataset import (
     CLASS_NAMES,
     IMAGE_SIZE,
     MAX_SIZE,

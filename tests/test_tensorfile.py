@@ -1,5 +1,6 @@
-"""encoder_core.tensorfile: our safetensors / npz readers equal the reference library's, and
-every malformed or hostile file is a ParamsError before anything large is allocated."""
+"""encoder_core.checkpoints.tensorfile: our safetensors / npz readers equal the reference
+library's, and every malformed or hostile file is a ParamsError before anything large is
+allocated."""
 
 import json
 import struct
@@ -10,8 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import load_file, save_file
 
-from encoder_core.params import ParamsError
-from encoder_core.tensorfile import (
+from encoder_core.checkpoints.tensorfile import (
     bf16_to_float32,
     file_format,
     parse_safetensors_header,
@@ -19,6 +19,7 @@ from encoder_core.tensorfile import (
     read_safetensors,
     read_tensors,
 )
+from encoder_core.params import ParamsError
 
 
 def write_raw_safetensors(path, header: dict, data: bytes, declared_len: int | None = None):

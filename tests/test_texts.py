@@ -111,7 +111,7 @@ def string_literals_with_cjk(path: Path) -> list[tuple[int, str]]:
 
 
 def code_files() -> list[Path]:
-    skip = {".venv", "tests", ".git", "node_modules"}
+    skip = {".venv", "tests", ".git", "node_modules", "build", "dist"}
     return sorted(p for p in ROOT.rglob("*.py") if not skip & set(p.relative_to(ROOT).parts))
 
 

@@ -1,5 +1,6 @@
-"""encoder_core.torchfile: a torch.save file reads into the same numbers as torch gives, and a
-pickle that asks to run anything else is refused without running it (a sentinel file proves it)."""
+"""encoder_core.checkpoints.torchfile: a torch.save file reads into the same numbers as torch
+gives, and a pickle that asks to run anything else is refused without running it (a sentinel
+file proves it)."""
 
 import collections
 import io
@@ -13,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch_shim import torch
 
+from encoder_core.checkpoints.tensorfile import read_tensors
+from encoder_core.checkpoints.torchfile import read_torch_zip, rebuild_tensor
 from encoder_core.params import ParamsError
-from encoder_core.tensorfile import read_tensors
-from encoder_core.torchfile import read_torch_zip, rebuild_tensor
 
 
 class RunsACommand:

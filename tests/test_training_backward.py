@@ -4,9 +4,8 @@
    The forward is the core's own (`encoder_layer` on [B, N, d], …), so the check runs through
    the functions the app shows, and float64 stays float64 in every cached array.
 2. The batched training forward gives the same attention, output and logits as
-   `encoder_core.encode` + `encoder_core.classifier.classify` per image: the trained math is the
-   shown math.
-"""
+   `encoder_core.encode` + `encoder_core.shapes_model.classifier.classify` per image: the
+   trained math is the shown math."""
 
 from __future__ import annotations
 
@@ -17,8 +16,8 @@ import numpy as np
 import pytest
 
 from encoder_core import EncoderConfig, encode, init_params
-from encoder_core.classifier import ClassifierHead, classify
-from encoder_core.shapes import make_batch
+from encoder_core.shapes_model.classifier import ClassifierHead, classify
+from encoder_core.shapes_model.dataset import make_batch
 from training.backward import backward, cross_entropy, forward, params_from, theta_from
 from training.train import initial_theta, model_config
 

@@ -1,5 +1,5 @@
-"""The ViT's own steps written out (encoder_core.vit_steps), the pipeline in a ViT's real order
-(analysis.pipeline_steps) and a GELU hidden unit (explain.hidden_unit_terms), each checked
+"""The ViT's own steps written out (encoder_core.views.vit_steps), the pipeline in a ViT's real
+order (analysis.pipeline_steps) and a GELU hidden unit (explain.hidden_unit_terms), each checked
 against what the encoder computed."""
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from configs import make_test_image
 
 from encoder_core import EncoderConfig, encode, init_params
 from encoder_core.__main__ import english
-from encoder_core.analysis import (
+from encoder_core.params import params_to_arrays
+from encoder_core.views.analysis import (
     STEP_IDS,
     VIT_STEP_IDS,
     cosine_similarity,
     parameter_count,
     pipeline_steps,
 )
-from encoder_core.explain import hidden_unit_terms
-from encoder_core.params import params_to_arrays
-from encoder_core.vit_steps import (
+from encoder_core.views.explain import hidden_unit_terms
+from encoder_core.views.vit_steps import (
     activation_curve,
     activation_gate,
     pixel_terms,
@@ -199,8 +199,8 @@ def test_the_position_mosaic_picture_keeps_every_cell_and_outlines_the_query_til
 
 
 def test_pixel_stats_guess_says_when_the_statistics_were_not_in_the_checkpoint(vit_checkpoint):
-    from encoder_core.checkpoint import load_checkpoint
-    from encoder_core.vit_steps import pixel_stats_guess
+    from encoder_core.checkpoints.load import load_checkpoint
+    from encoder_core.views.vit_steps import pixel_stats_guess
 
     _, _, info = load_checkpoint(vit_checkpoint)  # a timm file: no preprocessor config
     assert "0.5/0.5" in pixel_stats_guess(info)

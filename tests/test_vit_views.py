@@ -1,5 +1,5 @@
-"""The ViT views (encoder_core/vit_views.py): each checked against a naive loop written from the
-published method (DINO's visualize_attention.py, jacobgil/vit-explain's vit_rollout.py, the
+"""The ViT views (encoder_core/views/vit_views.py): each checked against a naive loop written from
+the published method (DINO's visualize_attention.py, jacobgil/vit-explain's vit_rollout.py, the
 ViT paper's position similarity), not from the vectorised code, plus invariants."""
 
 from __future__ import annotations
@@ -11,16 +11,18 @@ import pytest
 from configs import SMALL, VIT
 
 from encoder_core import EncoderConfig, encode, init_params
-from encoder_core.analysis import attention_rollout, prefix_share
-from encoder_core.vit_views import (
-    attention_rollout_row,
-    attention_rollout_vit,
-    cls_attention,
+from encoder_core.views.analysis import prefix_share
+from encoder_core.views.rollout import (
+    attention_rollout,
     discard_count,
     discard_lowest,
     fuse_heads,
-    high_norm_tokens,
     k_lowest,
+    rollout_step,
+)
+from encoder_core.views.vit_views import (
+    cls_attention,
+    high_norm_tokens,
     keep_mass,
     kept_share,
     on_grid,
@@ -28,7 +30,6 @@ from encoder_core.vit_views import (
     patch_values,
     position_similarity,
     rollout_cls_map,
-    rollout_step,
     scale_to_max,
     similarity_on_grid,
     token_norms,
@@ -203,7 +204,7 @@ def test_keep_mass_at_0_and_1_and_on_an_empty_map():
 def test_rollout_matches_vit_explain_loop(head_fusion, discard_ratio):
     rng = np.random.default_rng(5)
     attns = [random_attention(rng, 3, 7) for _ in range(3)]  # T = 1 + 6
-    got = attention_rollout_vit(attns, head_fusion, discard_ratio)
+    got = attention_rollout(attns, head_fusion, discard_ratio)
     np.testing.assert_allclose(got, naive_rollout(attns, head_fusion, discard_ratio),
                                rtol=1e-12, atol=1e-15)
 
@@ -212,16 +213,22 @@ def test_rollout_matches_vit_explain_loop(head_fusion, discard_ratio):
 def test_rollout_rows_sum_to_1(head_fusion):
     rng = np.random.default_rng(6)
     attns = [random_attention(rng, 4, 10) for _ in range(4)]
-    R = attention_rollout_vit(attns, head_fusion, 0.7)
+    R = attention_rollout(attns, head_fusion, 0.7)
     assert R.dtype == np.float64
     np.testing.assert_allclose(R.sum(-1), 1.0, atol=1e-12)
     assert (R >= 0).all()
 
 
 def test_rollout_with_mean_and_nothing_discarded_is_the_papers_rollout(vit_trace):
+    """The defaults are the note's rollout, R = Â_L ⋯ Â_1, Â_l = ½·mean_h(attn_l) + ½·I,
+    written here straight from the formula."""
     attns = [lt.attn for lt in vit_trace.layers]
-    np.testing.assert_allclose(attention_rollout_vit(attns, "mean", 0.0),
-                               attention_rollout(attns), atol=1e-6)
+    T = attns[0].shape[-1]
+    R = np.eye(T)
+    for attn in attns:
+        R = (0.5 * attn.astype(np.float64).mean(axis=0) + 0.5 * np.eye(T)) @ R
+    np.testing.assert_allclose(attention_rollout(attns), R, atol=1e-6)
+    np.testing.assert_array_equal(attention_rollout(attns, "mean", 0.0), attention_rollout(attns))
 
 
 def test_discard_drops_the_k_lowest_but_never_cls_to_cls():
@@ -273,7 +280,7 @@ def test_rollout_step_normalises_rows_not_columns():
 def test_rollout_cls_map_is_the_cls_row_over_patches_scaled_to_max_1():
     rng = np.random.default_rng(9)
     attns = [random_attention(rng, 2, 3 + 9) for _ in range(2)]  # 3 prefix + 9 patches
-    R = attention_rollout_vit(attns, "max", 0.5)
+    R = attention_rollout(attns, "max", 0.5)
     m = rollout_cls_map(R, 3)
     assert m.shape == (9,) and m.max() == 1.0
     np.testing.assert_allclose(m * R[0, 3:].max(), R[0, 3:])
@@ -285,7 +292,7 @@ def test_rollout_cls_map_is_the_cls_row_over_patches_scaled_to_max_1():
 def test_rollout_discarding_more_changes_the_cls_map(vit_trace):
     attns = [lt.attn for lt in vit_trace.layers]
     n = vit_trace.config.n_prefix
-    maps = [rollout_cls_map(attention_rollout_vit(attns, f, r), n)
+    maps = [rollout_cls_map(attention_rollout(attns, f, r), n)
             for f in ("mean", "max", "min") for r in (0.0, 0.9)]
     for i in range(len(maps)):
         for j in range(i):
@@ -363,9 +370,9 @@ def test_k_lowest_is_the_first_k_of_a_stable_sort():
 def test_the_rollout_row_alone_is_that_row_of_r(head_fusion):
     rng = np.random.default_rng(12)
     attns = [random_attention(rng, 3, 11) for _ in range(4)]
-    R = attention_rollout_vit(attns, head_fusion, 0.6)
+    R = attention_rollout(attns, head_fusion, 0.6)
     for row in (0, 5):
-        r = attention_rollout_row(attns, head_fusion, 0.6, row=row)
+        r = attention_rollout(attns, head_fusion, 0.6, row=row)
         np.testing.assert_allclose(r, R[row], rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(rollout_cls_map(attention_rollout_row(attns, head_fusion, 0.6),
+    np.testing.assert_allclose(rollout_cls_map(attention_rollout(attns, head_fusion, 0.6, row=0),
                                                2), rollout_cls_map(R, 2), rtol=1e-12)

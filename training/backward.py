@@ -30,9 +30,9 @@ from encoder_core import (
     softmax,
     split_heads,
 )
-from encoder_core.classifier import ClassifierHead, class_logits, mean_pool
 from encoder_core.params import freeze_params
-from encoder_core.shapes import CLASS_NAMES
+from encoder_core.shapes_model.classifier import ClassifierHead, class_logits, mean_pool
+from encoder_core.shapes_model.dataset import CLASS_NAMES
 
 # the note's layer (no optional ViT parameters: the trainer's encoder is post-norm, no biases on
 # Q, K, V, W_O, no LayerScale); the fields' order is LayerParams'

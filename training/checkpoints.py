@@ -9,7 +9,7 @@ Takes the run's checkpoints (`<run stem>_checkpoints/step{N}.npz`) at `--steps` 
 final weights (`--run`, the file the run ships: its last entry), measures each on training's
 held-out set (1,000 images, seeds 900_000+) and measures the localisation ratio on fresh
 shapes (seeds 100+, as `training.evaluate`), prints a table and writes one file
-(`encoder_core.classifier.save_checkpoints`).
+(`encoder_core.shapes_model.classifier.save_checkpoints`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from encoder_core import encode
-from encoder_core.classifier import (
+from encoder_core.shapes_model.classifier import (
     DEFAULT_CHECKPOINTS,
     Checkpoint,
     classify,
@@ -30,7 +30,7 @@ from encoder_core.classifier import (
     localisation_ratio,
     save_checkpoints,
 )
-from encoder_core.shapes import make_batch
+from encoder_core.shapes_model.dataset import make_batch
 
 from .backward import theta_from
 from .evaluate import FIRST_SEED

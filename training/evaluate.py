@@ -2,11 +2,10 @@
 
     .venv/bin/python -m training.evaluate [--weights assets/shapes_encoder.npz]
 
-Images come from seeds 100, 101, … (100 images each), never used in training (seeds
-≥ 1_000_000) nor by its held-out set (900_000+). Each image goes through `encoder_core.encode`,
-exactly what the app shows. The localisation ratio (see `encoder_core.classifier`) is reported
-for the trained weights and for random weights `init_params(cfg)` of the same configuration.
-"""
+Images come from seeds 100, 101, … (100 images each), never used in training (seeds ≥ 1_000_000)
+nor by its held-out set (900_000+). Each image goes through `encoder_core.encode`, exactly what
+the app shows. The localisation ratio (see `encoder_core.shapes_model.classifier`) is reported
+for the trained weights and for random weights `init_params(cfg)` of the same configuration."""
 
 from __future__ import annotations
 
@@ -18,8 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from encoder_core import encode, init_params
-from encoder_core.classifier import DEFAULT_WEIGHTS, classify, load_trained, localisation_ratio
-from encoder_core.shapes import CLASS_NAMES, make_batch
+from encoder_core.shapes_model.classifier import (
+    DEFAULT_WEIGHTS,
+    classify,
+    load_trained,
+    localisation_ratio,
+)
+from encoder_core.shapes_model.dataset import CLASS_NAMES, make_batch
 
 FIRST_SEED = 100
 

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from encoder_core import EncoderConfig, init_params
-from encoder_core.classifier import DEFAULT_WEIGHTS, ClassifierHead, save_trained
-from encoder_core.shapes import CLASS_NAMES, make_batch
+from encoder_core.shapes_model.classifier import DEFAULT_WEIGHTS, ClassifierHead, save_trained
+from encoder_core.shapes_model.dataset import CLASS_NAMES, make_batch
 
 from .backward import backward, cross_entropy, forward, params_from, theta_from
 

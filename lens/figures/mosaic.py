@@ -1,7 +1,7 @@
 """One map per patch, each on the patch grid, all in one picture: the ViT paper's figure 7
 (centre), the cosine similarity of every patch's learned position embedding with every other.
 
-`position_mosaic_picture` lays out a matrix from `encoder_core.vit_steps.similarity_mosaic`
+`position_mosaic_picture` lays out a matrix from `encoder_core.views.vit_steps.similarity_mosaic`
 (G × G tiles of G × G cells, NaN between the tiles) without block-averaging it, so every cell
 keeps its value at any grid size; `position_mosaic` is its PNG."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import EncoderConfig
+from ..config import EncoderConfig
 
 
 def embed(patches: np.ndarray, W_E: np.ndarray, b_E: np.ndarray | None = None) -> np.ndarray:

@@ -25,10 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import ConfigError, EncoderConfig
+from ..config import ConfigError, EncoderConfig
+from ..params import EncoderParams, LayerParams, check_params
 from .layouts import detect_layout, find_state_dict, strip_prefixes, to_neutral
-from .params import EncoderParams, LayerParams, ParamsError, check_params
 from .resample import resample_pos_embed
+from .shared import CheckpointError
 from .tensorfile import read_tensors
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -98,7 +99,8 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
         image_size: run at this image size (a multiple of the patch size); the learned
             position grid is resampled. None: the checkpoint's own size.
     Raises:
-        ParamsError: with a message that says what is wrong and what to do.
+        CheckpointError (a ParamsError): with a message that says what is wrong and what to
+            do.
     """
     path = weights_file(Path(path))
     obj, fmt = read_tensors(path)
@@ -115,7 +117,7 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
     try:
         cfg = EncoderConfig(**values)
     except ConfigError as err:
-        raise ParamsError(f"This checkpoint gives an encoder Encoder Lens cannot run: {err} "
+        raise CheckpointError(f"This checkpoint gives an encoder Encoder Lens cannot run: {err} "
                           "For too many tokens, run it at a smaller size: image_size= "
                           "(command line: --image-size), e.g. 224.") from None
     check_shapes(tensors, cfg, origin)
@@ -138,7 +140,7 @@ def weights_file(path: Path) -> Path:
     for name in WEIGHT_FILES:
         if (path / name).is_file():
             return path / name
-    raise ParamsError(f"the folder {path} holds none of {', '.join(WEIGHT_FILES)}: give the "
+    raise CheckpointError(f"the folder {path} holds none of {', '.join(WEIGHT_FILES)}: give the "
                       "weights file itself.")
 
 
@@ -146,11 +148,11 @@ def check_tensors(tensors: dict[str, np.ndarray], origin: dict[str, str]) -> Non
     """Every encoder tensor is floating point and finite; else one ParamsError naming them."""
     not_float = sorted(origin[k] for k, v in tensors.items() if v.dtype.kind != "f")
     if not_float:
-        raise ParamsError(f"these weights are not floating point: {', '.join(not_float[:8])}.")
+        raise CheckpointError(f"these weights are not floating point: {', '.join(not_float[:8])}.")
     bad = sorted({origin[k].split("[")[0] for k, v in tensors.items()
                   if not np.isfinite(v).all()})
     if bad:
-        raise ParamsError(f"these weights hold NaN or infinity: {', '.join(bad[:8])}"
+        raise CheckpointError(f"these weights hold NaN or infinity: {', '.join(bad[:8])}"
                           f"{', …' if len(bad) > 8 else ''}. The checkpoint is broken (a "
                           "diverged training run or a damaged file); use another.")
 
@@ -188,9 +190,10 @@ def check_shapes(T: dict[str, np.ndarray], cfg: EncoderConfig, origin: dict[str,
     problems += [f"{origin[k]} is not an encoder tensor" for k in T if k not in shapes]
     if problems:
         shown = "; ".join(problems[:6]) + ("; …" if len(problems) > 6 else "")
-        raise ParamsError(f"The checkpoint's tensors do not fit one ViT (d_model {cfg.d_model}, "
-                          f"{cfg.n_layers} layers, d_ff {cfg.d_ff}, patch {cfg.patch_size}; "
-                          f"a missing one in the neutral names of layouts.py): {shown}.")
+        raise CheckpointError(
+            f"The checkpoint's tensors do not fit one ViT (d_model {cfg.d_model}, "
+            f"{cfg.n_layers} layers, d_ff {cfg.d_ff}, patch {cfg.patch_size}; "
+            f"a missing one in the neutral names of layouts.py): {shown}.")
 
 
 def read_configs(folder: Path) -> dict[str, dict]:
@@ -201,13 +204,13 @@ def read_configs(folder: Path) -> dict[str, dict]:
         if not file.is_file():
             continue
         if file.stat().st_size > MAX_CONFIG_BYTES:
-            raise ParamsError(f"{file} is larger than 1 MB: not a model configuration.")
+            raise CheckpointError(f"{file} is larger than 1 MB: not a model configuration.")
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ParamsError(f"{file} is not valid JSON ({err}): fix or remove it.") from None
+            raise CheckpointError(f"{file} is not valid JSON ({err}): fix or remove it.") from None
         if not isinstance(data, dict):
-            raise ParamsError(f"{file} is not a JSON object: fix or remove it.")
+            raise CheckpointError(f"{file} is not a JSON object: fix or remove it.")
         found[name] = data
     return found
 
@@ -231,15 +234,15 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
 
     w = T.get("patch.weight")
     if w is None or w.ndim != 4 or w.shape[2] != w.shape[3]:
-        raise ParamsError("the patch embedding weight is missing or not a square conv kernel "
+        raise CheckpointError("the patch embedding weight is missing or not a square conv kernel "
                           f"[d, C, P, P] (got {None if w is None else w.shape}).")
     d, C, P = w.shape[0], w.shape[1], w.shape[2]
     layers = sorted({int(k.split(".")[0]) for k in T if k[0].isdigit()})
     if not layers or layers != list(range(len(layers))):
-        raise ParamsError(f"the encoder layers are not numbered 0 … L−1 (found {layers[:12]}).")
+        raise CheckpointError(f"the encoder layers are not numbered 0 … L−1 (found {layers[:12]}).")
     fc1 = T.get("0.fc1.weight")
     if fc1 is None:
-        raise ParamsError("layer 0 has no feed-forward weight (fc1 / intermediate.dense).")
+        raise CheckpointError("layer 0 has no feed-forward weight (fc1 / intermediate.dense).")
     S += [Setting("d_model", d, "weights", "patch embedding rows"),
           Setting("channels", C, "weights"), Setting("patch_size", P, "weights"),
           Setting("n_layers", len(layers), "weights"),
@@ -248,7 +251,7 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
     cls, dist, reg = "cls" in T, "dist" in T, T.get("registers")
     n_reg = 0 if reg is None else int(np.prod(reg.shape[:-1]))
     if "pos" not in T:
-        raise ParamsError("this checkpoint has no learned position embedding; Encoder Lens "
+        raise CheckpointError("this checkpoint has no learned position embedding; Encoder Lens "
                           "loads ViTs with one (pos_embed / position_embeddings).")
     n_pos = int(np.prod(T["pos"].shape[:-1]))
     grid, pos_prefix = position_grid(n_pos, int(cls) + int(dist), n_reg)
@@ -261,8 +264,9 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
         S.append(Setting("image_size", native, "weights", f"{grid}×{grid} position grid"))
     else:
         if image_size % P or image_size <= 0:
-            raise ParamsError(f"image_size {image_size} is not a positive multiple of the patch "
-                              f"size {P}: choose e.g. {max(P, round(image_size / P) * P)}.")
+            raise CheckpointError(
+                f"image_size {image_size} is not a positive multiple of the patch size {P}: "
+                f"choose e.g. {max(P, round(image_size / P) * P)}.")
         how = ("Hugging Face's (no antialias)" if layout.startswith("hf")
                else "timm's (antialiased)")
         S.append(Setting("image_size", image_size, "argument",
@@ -310,7 +314,7 @@ def position_grid(n_pos: int, n_cls_dist: int, n_reg: int) -> tuple[int, bool]:
         return side(n_pos), False
     hint = (" (timm with reg_tokens and no_embed_class=False gives registers a position row, "
             "which Encoder Lens does not model)") if n_reg else ""
-    raise ParamsError(f"{n_pos} position rows do not form a square patch grid after the "
+    raise CheckpointError(f"{n_pos} position rows do not form a square patch grid after the "
                       f"{n_cls_dist} prefix row(s){hint}.")
 
 
@@ -319,12 +323,12 @@ def biases_and_norms(T: dict[str, np.ndarray], n_layers: int) -> list[Setting]:
     def every(name: str) -> bool:
         have = [f"{i}.{name}" in T for i in range(n_layers)]
         if any(have) and not all(have):
-            raise ParamsError(f"only some layers have {name}: the checkpoint is inconsistent.")
+            raise CheckpointError(f"only some layers have {name}: the checkpoint is inconsistent.")
         return all(have)
 
     qkv = [every(f"{p}.bias") for p in ("query", "key", "value")]
     if any(qkv) and not all(qkv):
-        raise ParamsError("only some of the query / key / value biases are present; Encoder "
+        raise CheckpointError("only some of the query / key / value biases are present; Encoder "
                           "Lens needs all three or none.")
     return [Setting("patch_bias", "patch.bias" in T, "weights"),
             Setting("qkv_bias", all(qkv), "weights"),
@@ -339,10 +343,11 @@ def heads_setting(d: int, from_config: object, from_weights: int | None = None) 
         return Setting("n_heads", from_weights, "weights", "query kernel [D, h, d_head]")
     if from_config is not None:
         if type(from_config) is not int or from_config <= 0 or d % from_config:
-            raise ParamsError(f"config.json gives {from_config!r} heads for d_model {d}: fix it.")
+            raise CheckpointError(
+                f"config.json gives {from_config!r} heads for d_model {d}: fix it.")
         return Setting("n_heads", from_config, "config")
     if d % 64:
-        raise ParamsError(f"the number of heads is not in the weights and d_model {d} is not a "
+        raise CheckpointError(f"the number of heads is not in the weights and d_model {d} is not a "
                           "multiple of 64 (the usual d_head): put a config.json with "
                           "num_attention_heads (or num_heads) beside the checkpoint.")
     return Setting("n_heads", d // 64, "inferred", "d_head = 64 (the ViT convention)")
@@ -352,7 +357,7 @@ def eps_setting(layout: str, hf: dict) -> Setting:
     eps = hf.get("layer_norm_eps")
     if eps is not None:
         if not isinstance(eps, float | int) or not eps > 0:
-            raise ParamsError(f"config.json gives layer_norm_eps {eps!r}: fix it.")
+            raise CheckpointError(f"config.json gives layer_norm_eps {eps!r}: fix it.")
         return Setting("ln_eps", float(eps), "config")
     return Setting("ln_eps", FAMILY_EPS[layout], "default",
                    {"timm": "timm ViT", "hf-vit": "ViTConfig", "hf-dinov2": "Dinov2Config",
@@ -367,7 +372,7 @@ def activation_setting(hf: dict, layout: str) -> Setting:
     if act is None:
         return Setting("activation", "gelu", "default", "exact (erf) GELU, as timm and HF")
     if not isinstance(act, str) or act not in HF_ACTIVATIONS:
-        raise ParamsError(f"config.json asks for hidden_act {act!r}; Encoder Lens implements "
+        raise CheckpointError(f"config.json asks for hidden_act {act!r}; Encoder Lens implements "
                           f"{', '.join(HF_ACTIVATIONS)}.")
     return Setting("activation", HF_ACTIVATIONS[act], "config", f"hidden_act {act!r}")
 
@@ -404,7 +409,7 @@ def normalisation(layout: str, family: str, pretrained: dict, pre: dict, C: int
             ok = all(isinstance(v, list) and len(v) == C and
                      all(isinstance(x, float | int) for x in v) for v in (mean, std))
             if not ok:
-                raise ParamsError(f"{file} gives {mean_key} {mean!r} / {std_key} {std!r}: "
+                raise CheckpointError(f"{file} gives {mean_key} {mean!r} / {std_key} {std!r}: "
                                   f"need {C} numbers each.")
             return [Setting("pixel_mean", tuple(map(float, mean)), "config", file),
                     Setting("pixel_std", tuple(map(float, std)), "config", file)]

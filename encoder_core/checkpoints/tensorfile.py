@@ -13,7 +13,7 @@ Three formats, recognised by their first bytes (not by the file name):
 * **PyTorch zip** (`.pth`, `.pt`, `.bin`) — see `torchfile.read_torch_zip`: a whitelist
   unpickler that knows only the tensor-rebuild names. The old non-zip pickle format is refused.
 
-Every problem is a `ParamsError` whose message says what is wrong and what to do.
+Every problem is a `CheckpointError` whose message says what is wrong and what to do.
 """
 
 from __future__ import annotations
@@ -28,27 +28,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import ParamsError
+from .shared import CONVERT_HINT, MAX_TENSOR_BYTES, CheckpointError, bf16_to_float32
+from .torchfile import read_torch_zip
 
 MAX_HEADER_BYTES = 100 * 2**20
 """Largest safetensors JSON header accepted (100 MB; real ones are a few hundred kB)."""
-
-MAX_TENSOR_BYTES = 4 * 2**30
-"""Largest total of tensor bytes a checkpoint may declare (4 GiB: ViT-L in float32 is 1.2 GB)."""
 
 SAFETENSORS_DTYPES: dict[str, np.dtype] = {
     "F64": np.dtype("<f8"), "F32": np.dtype("<f4"), "F16": np.dtype("<f2"),
     "BF16": np.dtype("<u2"),  # read as raw 16-bit words, then shifted into float32
 }
-
-CONVERT_HINT = (
-    "To convert a PyTorch file yourself (in an environment you trust, with torch and "
-    "safetensors installed):\n"
-    "    import torch; from safetensors.torch import save_file\n"
-    "    sd = torch.load('FILE.pth', map_location='cpu', weights_only=True)\n"
-    "    save_file({k: v.contiguous() for k, v in sd.items()}, 'FILE.safetensors')"
-)
-
 
 @dataclass(frozen=True)
 class TensorEntry:
@@ -59,11 +48,6 @@ class TensorEntry:
     shape: tuple[int, ...]
     begin: int  # byte offset from the start of the data section
     end: int
-
-
-def bf16_to_float32(words: np.ndarray) -> np.ndarray:
-    """bfloat16 bit patterns (uint16) → float32: the 16 bits become the high half (exact)."""
-    return (words.astype(np.uint32) << 16).view(np.float32)
 
 
 def to_float32(raw: np.ndarray, dtype: str) -> np.ndarray:
@@ -79,31 +63,31 @@ def file_format(path: str | os.PathLike) -> str:
         with open(path, "rb") as f:
             head = f.read(9)
     except OSError as err:
-        raise ParamsError(f"Cannot open the checkpoint {os.fspath(path)!r}: "
+        raise CheckpointError(f"Cannot open the checkpoint {os.fspath(path)!r}: "
                           f"{err.strerror}.") from None
     if head[:4] == b"PK\x03\x04":
         try:
             with zipfile.ZipFile(path) as zf:
                 names = zf.namelist()
         except (zipfile.BadZipFile, OSError, ValueError) as err:
-            raise ParamsError(f"{os.fspath(path)!r} looks like a zip archive but cannot be "
+            raise CheckpointError(f"{os.fspath(path)!r} looks like a zip archive but cannot be "
                               f"read ({err}): the file is damaged or incomplete; download "
                               "it again.") from None
         if any(n.endswith("/data.pkl") or n == "data.pkl" for n in names):
             return "torch-zip"
         if names and all(n.endswith(".npy") for n in names):
             return "npz"
-        raise ParamsError(f"{os.fspath(path)!r} is a zip archive but neither an .npz of "
+        raise CheckpointError(f"{os.fspath(path)!r} is a zip archive but neither an .npz of "
                           "arrays nor a PyTorch checkpoint: use a .safetensors, .npz or .pth "
                           "file of a ViT.")
     if head[:1] == b"\x80":
-        raise ParamsError(
+        raise CheckpointError(
             f"{os.fspath(path)!r} is a PyTorch file in the old pickle format, which cannot be "
             "read without running code from the file; Encoder Lens never does that. "
             + CONVERT_HINT)
     if len(head) >= 9 and head[8:9] == b"{":
         return "safetensors"
-    raise ParamsError(f"{os.fspath(path)!r} is not a checkpoint Encoder Lens can read: use a "
+    raise CheckpointError(f"{os.fspath(path)!r} is not a checkpoint Encoder Lens can read: use a "
                       ".safetensors file (best), an .npz of arrays, or a PyTorch .pth/.bin.")
 
 
@@ -114,8 +98,6 @@ def read_tensors(path: str | os.PathLike) -> tuple[object, str]:
         return read_safetensors(path), kind
     if kind == "npz":
         return read_npz(path), kind
-    from .torchfile import read_torch_zip  # only the zip reader needs the unpickler
-
     return read_torch_zip(path), kind
 
 
@@ -127,10 +109,10 @@ def parse_safetensors_header(header: bytes, data_size: int) -> list[TensorEntry]
     try:
         table = json.loads(header.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ParamsError(f"the safetensors header is not valid JSON ({err}): the file is "
+        raise CheckpointError(f"the safetensors header is not valid JSON ({err}): the file is "
                           "damaged; download or convert it again.") from None
     if not isinstance(table, dict):
-        raise ParamsError("the safetensors header is not a JSON object: the file is damaged.")
+        raise CheckpointError("the safetensors header is not a JSON object: the file is damaged.")
     entries, problems = [], []
     for name, spec in table.items():
         if name == "__metadata__":
@@ -139,21 +121,21 @@ def parse_safetensors_header(header: bytes, data_size: int) -> list[TensorEntry]
         if entry is not None:
             entries.append(entry)
     if problems:
-        raise ParamsError("this safetensors file is inconsistent: " + "; ".join(problems[:5])
+        raise CheckpointError("this safetensors file is inconsistent: " + "; ".join(problems[:5])
                           + ("; …" if len(problems) > 5 else "")
                           + ". Download or convert it again.")
     entries.sort(key=lambda e: (e.begin, e.end))
     for a, b in zip(entries, entries[1:], strict=False):
         if b.begin < a.end:
-            raise ParamsError(f"tensors {a.name!r} and {b.name!r} overlap in this safetensors "
+            raise CheckpointError(f"tensors {a.name!r} and {b.name!r} overlap in this safetensors "
                               "file: it is damaged or crafted; do not use it.")
     for e in entries:
         if e.end > data_size:
-            raise ParamsError(
+            raise CheckpointError(
                 f"tensor {e.name!r} ends at byte {e.end:,} of the data but the file holds only "
                 f"{data_size:,}: the file is truncated; download it again.")
     if sum(e.end - e.begin for e in entries) > MAX_TENSOR_BYTES:
-        raise ParamsError(f"the tensors take more than {MAX_TENSOR_BYTES / 2**30:g} GiB: far "
+        raise CheckpointError(f"the tensors take more than {MAX_TENSOR_BYTES / 2**30:g} GiB: far "
                           "larger than any ViT Encoder Lens can show.")
     return entries
 
@@ -190,15 +172,15 @@ def read_safetensors(path: str | os.PathLike) -> dict[str, np.ndarray]:
     with open(path, "rb") as f:
         first = f.read(8)
         if len(first) < 8:
-            raise ParamsError("this safetensors file is shorter than its 8-byte header "
+            raise CheckpointError("this safetensors file is shorter than its 8-byte header "
                               "length: it is truncated; download it again.")
         (n,) = struct.unpack("<Q", first)
         if n > MAX_HEADER_BYTES:
-            raise ParamsError(f"this safetensors file claims a {n:,}-byte header, more than "
+            raise CheckpointError(f"this safetensors file claims a {n:,}-byte header, more than "
                               f"the {MAX_HEADER_BYTES // 2**20} MB allowed: it is damaged or "
                               "crafted; do not use it.")
         if 8 + n > size:
-            raise ParamsError(f"this safetensors file claims a {n:,}-byte header but holds "
+            raise CheckpointError(f"this safetensors file claims a {n:,}-byte header but holds "
                               f"only {size:,} bytes: it is truncated; download it again.")
         entries = parse_safetensors_header(f.read(n), size - 8 - n)
         tensors = {}
@@ -207,7 +189,7 @@ def read_safetensors(path: str | os.PathLike) -> dict[str, np.ndarray]:
             dtype = SAFETENSORS_DTYPES[e.dtype]
             raw = np.fromfile(f, dtype=dtype, count=math.prod(e.shape))
             if raw.size != math.prod(e.shape):
-                raise ParamsError(f"tensor {e.name!r} is cut off: the file is truncated; "
+                raise CheckpointError(f"tensor {e.name!r} is cut off: the file is truncated; "
                                   "download it again.")
             tensors[e.name] = to_float32(raw, e.dtype).reshape(e.shape)
     return tensors
@@ -222,14 +204,14 @@ def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
             for key in npz.files:
                 a = npz[key]
                 if a.dtype.kind != "f":
-                    raise ParamsError(f"array {key!r} of this .npz has dtype {a.dtype}: only "
+                    raise CheckpointError(f"array {key!r} of this .npz has dtype {a.dtype}: only "
                                       "floating-point weights are read.")
                 tensors[key] = a.astype(np.float32, copy=False)
         return tensors
-    except ParamsError:
+    except CheckpointError:
         raise
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as err:
-        raise ParamsError(f"Cannot read the .npz {os.fspath(path)!r} ({type(err).__name__}: "
+        raise CheckpointError(f"Cannot read the .npz {os.fspath(path)!r} ({type(err).__name__}: "
                           f"{err}): the file is damaged; download or convert it again."
                           ) from None
 
@@ -244,14 +226,14 @@ def check_npz_sizes(path: str | os.PathLike) -> None:
                 read_header = {(1, 0): np.lib.format.read_array_header_1_0,
                                (2, 0): np.lib.format.read_array_header_2_0}.get(version)
                 if read_header is None:
-                    raise ParamsError(f"member {info.filename!r} of this .npz has .npy "
+                    raise CheckpointError(f"member {info.filename!r} of this .npz has .npy "
                                       f"version {version}; save it with numpy.savez.")
                 shape, _, dtype = read_header(member)
             nbytes = math.prod(shape) * dtype.itemsize
             if dtype.hasobject or nbytes > info.file_size:
-                raise ParamsError(f"member {info.filename!r} of this .npz claims {shape} "
+                raise CheckpointError(f"member {info.filename!r} of this .npz claims {shape} "
                                   f"{dtype} but stores {info.file_size:,} bytes: the file is "
                                   "damaged or crafted; do not use it.")
             declared += nbytes
     if declared > MAX_TENSOR_BYTES:
-        raise ParamsError(f"the arrays take more than {MAX_TENSOR_BYTES / 2**30:g} GiB.")
+        raise CheckpointError(f"the arrays take more than {MAX_TENSOR_BYTES / 2**30:g} GiB.")

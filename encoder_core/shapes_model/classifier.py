@@ -21,20 +21,25 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from importlib import resources
 from os import PathLike
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 
-from .analysis import attention_rollout, rollout_mean_over_queries
-from .attention import softmax
-from .config import EncoderConfig
-from .params import EncoderParams, ParamsError, params_from_arrays, params_to_arrays
-from .trace import EncoderTrace
+from ..config import EncoderConfig
+from ..params import EncoderParams, ParamsError, params_from_arrays, params_to_arrays
+from ..pipeline.attention import softmax
+from ..trace import EncoderTrace
+from ..views.analysis import rollout_mean_over_queries
+from ..views.rollout import attention_rollout
 
-DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent / "assets" / "shapes_encoder.npz"
-DEFAULT_CHECKPOINTS = DEFAULT_WEIGHTS.with_name("shapes_checkpoints.npz")
+# The shipped files: package data of encoder_core.assets (pyproject.toml maps it from assets/),
+# wherever the package is installed.
+ASSETS = Path(str(resources.files("encoder_core.assets")))
+DEFAULT_WEIGHTS = ASSETS / "shapes_encoder.npz"
+DEFAULT_CHECKPOINTS = ASSETS / "shapes_checkpoints.npz"
 
 
 @dataclass(frozen=True)

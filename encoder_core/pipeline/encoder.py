@@ -1,4 +1,5 @@
-"""Step 3 and the whole encoder: one code path that keeps every intermediate.
+"""The whole encoder: one code path that keeps every intermediate (a layer: attention, Add & Norm,
+FFN).
 
 The note's encoder (the default, post-norm):
 
@@ -20,23 +21,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attention import attention_scores, merge_heads, softmax, split_heads
-from .config import EncoderConfig
+from ..config import EncoderConfig
+from ..params import EncoderParams, LayerParams, check_params, init_params
+from ..trace import EncoderTrace, LayerTrace, freeze
+from .attention import multi_head_attention
 from .embedding import embed, prefix_tokens
 from .ffn import feed_forward
 from .norm import layer_norm
-from .params import EncoderParams, LayerParams, check_params, init_params
 from .patches import normalise_pixels, patchify
 from .positional import patch_positions, position_rows
-from .trace import EncoderTrace, LayerTrace, freeze
-
-
-def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    """x·W (+ b). x: [..., in]; W: [in, out]; b: [out] or None. Returns [..., out], a new array."""
-    y = x @ W  # [..., in] @ [in, out] -> [..., out]
-    if b is not None:
-        y += b  # in place on the product made above
-    return y
 
 
 def layer_scaled(ls: np.ndarray | None, y: np.ndarray) -> np.ndarray:
@@ -90,29 +83,6 @@ def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig) -> LayerTra
             out = ln_2.out
     return LayerTrace(**a, resid_1=resid_1, ln_1=ln_1, ffn_hidden=ffn_hidden, ffn_out=ffn_out,
                       resid_2=resid_2, ln_2=ln_2, out=out)
-
-
-def multi_head_attention(x: np.ndarray, p: LayerParams,
-                         cfg: EncoderConfig) -> dict[str, np.ndarray]:
-    """Multi-head self-attention with every intermediate, by LayerTrace field name.
-
-    Args:
-        x: [..., S, d_model] (post-norm: the layer's input; pre-norm: ln_1.out).
-    Returns:
-        q, k, v, heads [..., h, S, d_head]; scores, attn [..., h, S, S]; concat, attn_out
-        [..., S, d_model].
-    """
-    h = cfg.n_heads
-    q = split_heads(linear(x, p.W_Q, p.b_Q), h)  # [..., S, d] -> [..., h, S, d_head]
-    k = split_heads(linear(x, p.W_K, p.b_K), h)
-    v = split_heads(linear(x, p.W_V, p.b_V), h)
-    scores = attention_scores(q, k, cfg.score_scale)  # [..., h, S, d_head] x2 -> [..., h, S, S]
-    attn = softmax(scores)  # [..., h, S, S], rows sum to 1
-    heads = attn @ v  # [..., h, S, S] @ [..., h, S, d_head] -> [..., h, S, d_head]
-    concat = merge_heads(heads)  # [..., h, S, d_head] -> [..., S, d]
-    attn_out = linear(concat, p.W_O, p.b_O)  # [..., S, d] @ [d, d] -> [..., S, d]
-    return dict(q=q, k=k, v=v, scores=scores, attn=attn, heads=heads, concat=concat,
-                attn_out=attn_out)
 
 
 def encode(image: np.ndarray, cfg: EncoderConfig,

@@ -6,28 +6,21 @@ patch columns only; the prefix columns are left out (and the pages say so).
 
 - DINO (Caron et al. 2021, `visualize_attention.py`): the last layer's CLS attention per head,
   `attentions[0, :, 0, 1:]`, and its `--threshold` mask, "keep x % of the mass".
-- Attention rollout (Abnar & Zuidema 2020) as jacobgil/vit-explain computes it for ViTs: heads
-  fused by mean / max / min, the lowest weights discarded, ½(A + I), rows renormalised.
+- Attention rollout's [CLS] map (`rollout_cls_map`; the rollout itself is `rollout.py`'s).
 - Token norms (Darcet et al. 2024, "Vision Transformers Need Registers"): large ViTs write a
   few patch tokens with a norm far above the rest; a norm map finds them.
 - The similarity of the learned position embeddings (Dosovitskiy et al. 2021, fig. 7 centre).
 
-float64 inside; `encoder_core.analysis.attention_rollout` stays the note encoder's rollout.
+float64 inside.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 
 from .analysis import cosine_similarity
 
-HeadFusion = Literal["mean", "max", "min"]
-HEAD_FUSIONS: tuple[str, ...] = ("mean", "max", "min")
 DINO_KEEP = 0.6  # DINO's example threshold: keep 60 % of each map's mass
-ROLLOUT_DISCARD = 0.9  # vit-explain's default discard ratio
 
 
 def patch_values(values: np.ndarray, n_prefix: int) -> np.ndarray:
@@ -135,117 +128,13 @@ def kept_share(maps: np.ndarray, kept: np.ndarray) -> np.ndarray:
     return np.where(kept, m, 0.0).sum(axis=-1) / np.where(total > 0, total, 1.0)
 
 
-def fuse_heads(attn: np.ndarray, head_fusion: HeadFusion) -> np.ndarray:
-    """One matrix from all heads: their mean (accumulated in float64), or the elementwise max
-    or min (exact in the input's dtype). [h, T, T] -> [T, T] float64; no float64 copy of all
-    heads is made."""
-    a = np.asarray(attn)
-    if head_fusion == "mean":
-        return a.mean(axis=0, dtype=np.float64)
-    if head_fusion == "max":
-        return a.max(axis=0).astype(np.float64)
-    if head_fusion == "min":
-        return a.min(axis=0).astype(np.float64)
-    raise ValueError(f"head_fusion must be one of {HEAD_FUSIONS}, not {head_fusion!r}")
-
-
-def discard_count(T: int, discard_ratio: float) -> int:
-    """k = int(T²·discard_ratio): how many of a layer's T² fused weights vit-explain picks to
-    drop (`int(flat.size(-1) * discard_ratio)`)."""
-    return int(T * T * discard_ratio)
-
-
-def discard_lowest(fused: np.ndarray, discard_ratio: float) -> np.ndarray:
-    """vit-explain's discard: of the T² weights of the matrix flattened row by row, the
-    k = int(T²·discard_ratio) lowest are chosen and set to 0 — except flat index 0, the
-    [CLS]→[CLS] weight fused[0, 0], which is never set to 0 ("CLS kept": only that one entry;
-    when it is among the k lowest, k − 1 weights are dropped). The rest of row 0 and of
-    column 0 may be dropped like any other weight. Ties: among equal weights the lower flat
-    index is chosen first (torch.topk leaves their order unspecified).
-
-    Args:
-        fused: [T, T] (from `fuse_heads`); discard_ratio: in [0, 1].
-    Returns:
-        [T, T] float64, a new array.
-    """
-    if not 0 <= discard_ratio <= 1:
-        raise ValueError(f"discard_ratio must be in [0, 1], not {discard_ratio}")
-    flat = np.array(fused, dtype=np.float64).reshape(-1)  # [T·T], a copy, row-major
-    k = discard_count(fused.shape[-1], discard_ratio)
-    lowest = k_lowest(flat, k)  # [k] flat indices
-    flat[lowest[lowest != 0]] = 0.0
-    return flat.reshape(fused.shape)
-
-
-def k_lowest(values: np.ndarray, k: int) -> np.ndarray:
-    """The indices of the k lowest values, equal values taken lowest index first: the first k
-    of a stable ascending sort, found in linear time (a partition, not a sort: 4 ms → 0.5 ms
-    for the 38,809 weights of a 197-token layer). [n] -> [k] int, in index order."""
-    if k <= 0:
-        return np.zeros(0, dtype=np.intp)
-    if k >= values.size:
-        return np.arange(values.size)
-    v = np.partition(values, k - 1)[k - 1]  # the k-th lowest value
-    below = values < v
-    ties = np.flatnonzero(values == v)[:k - int(below.sum())]  # the lowest indices first
-    return np.sort(np.concatenate([np.flatnonzero(below), ties]))
-
-
-def rollout_step(fused: np.ndarray) -> np.ndarray:
-    """a = (A + I) / 2 with every row renormalised to sum 1: the residual's share added.
-
-    vit-explain writes `a / a.sum(dim=-1)`, which broadcasts over the last axis and so divides
-    column j by the sum of row j (its issue #16); we divide each row by its own sum, as the
-    rollout paper defines it. [T, T] -> [T, T] float64."""
-    a = (np.asarray(fused, dtype=np.float64) + np.eye(fused.shape[-1])) / 2
-    return a / a.sum(axis=-1, keepdims=True)  # each row ≥ ½ on its diagonal: never 0
-
-
-def attention_rollout_vit(attns: Sequence[np.ndarray], head_fusion: HeadFusion = "mean",
-                          discard_ratio: float = ROLLOUT_DISCARD) -> np.ndarray:
-    """jacobgil/vit-explain's attention rollout for a ViT: per layer l, fuse the heads,
-    discard the lowest weights (`discard_lowest`, [CLS]→[CLS] kept), a_l = rows of
-    ½(A_l + I) renormalised; R = a_L ⋯ a_1 (later layers multiply on the left).
-
-    Args:
-        attns: per layer, attn [h, T, T] (the whole sequence, prefix included).
-        head_fusion: "mean", "max" or "min"; discard_ratio: in [0, 1].
-    Returns:
-        R [T, T] float64; row i says how much each input token feeds token i's output.
-    """
-    T = attns[0].shape[-1]
-    R = np.eye(T)
-    for attn in attns:
-        a = rollout_step(discard_lowest(fuse_heads(attn, head_fusion), discard_ratio))
-        R = a @ R  # [T, T] @ [T, T]
-    return R
-
-
-def attention_rollout_row(attns: Sequence[np.ndarray], head_fusion: HeadFusion = "mean",
-                          discard_ratio: float = ROLLOUT_DISCARD, row: int = 0) -> np.ndarray:
-    """Row `row` of `attention_rollout_vit`'s R alone: r = e_rowᵀ · a_L ⋯ a_1, multiplied from
-    the left, a vector through the layers (L·T² instead of L·T³: what the [CLS] map needs).
-
-    Args: as `attention_rollout_vit`; row: the token whose row is wanted (0 = [CLS]).
-    Returns:
-        [T] float64, equal to attention_rollout_vit(...)[row] (to rounding); sums to 1.
-    """
-    T = attns[0].shape[-1]
-    r = np.zeros(T)
-    r[row] = 1.0
-    for attn in reversed(attns):  # e_rowᵀ · a_L first
-        r = r @ rollout_step(discard_lowest(fuse_heads(attn, head_fusion), discard_ratio))
-    return r
-
-
 def rollout_cls_map(R: np.ndarray, n_prefix: int) -> np.ndarray:
     """The [CLS] row of the rollout over the patches, divided by its largest value, as
     vit-explain shows it (`mask = result[0, 0, 1:]; mask / max(mask)`), with every prefix
     column left out (vit-explain leaves out only column 0). A row of zeros stays zeros.
 
     Args:
-        R: [T, T] (from `attention_rollout_vit`), or its row 0 alone [T]
-            (`attention_rollout_row`).
+        R: [T, T] (from `rollout.attention_rollout`), or its row 0 alone [T] (`row=0`).
     Returns:
         [N] float64 in [0, 1], its maximum 1.
     """

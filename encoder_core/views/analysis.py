@@ -10,25 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import softmax
-from .config import EncoderConfig
-from .patches import patch_centres
-
-
-def attention_rollout(attns: list[np.ndarray] | tuple[np.ndarray, ...]) -> np.ndarray:
-    """Attention rollout (Abnar & Zuidema 2020): R = Â_L ⋯ Â_1, Â_l = ½·mean_h(attn_l) + ½·I.
-
-    Args:
-        attns: per layer, attn [h, N, N] (rows sum to 1).
-    Returns:
-        R [N, N] float64; row i is query patch i's map over the input patches (sums to 1).
-    """
-    N = attns[0].shape[-1]
-    R = np.eye(N)
-    for attn in attns:
-        A_hat = 0.5 * attn.mean(axis=0, dtype=np.float64) + 0.5 * np.eye(N)  # [N, N]
-        R = A_hat @ R  # later layers multiply on the left
-    return R
+from ..config import EncoderConfig
+from ..pipeline.attention import softmax
+from ..pipeline.patches import patch_centres
 
 
 def mean_attention_distance(attn: np.ndarray, grid_size: int, patch_size: int) -> np.ndarray:

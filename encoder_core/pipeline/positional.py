@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import EncoderConfig
+from ..config import EncoderConfig
 
 
 def positional_encoding(n_tokens: int, d_model: int,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trace import LayerNormTrace
+from ..trace import LayerNormTrace
 
 
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> LayerNormTrace:

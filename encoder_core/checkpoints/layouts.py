@@ -31,7 +31,7 @@ import re
 
 import numpy as np
 
-from .params import ParamsError
+from .shared import CheckpointError
 
 WRAPPER_PREFIXES = ("module.", "backbone.", "model.", "vit.", "deit.", "dinov2.", "opt/target/",
                     "params/")
@@ -126,7 +126,7 @@ def find_state_dict(obj: object) -> tuple[dict[str, np.ndarray], tuple[str, ...]
         left += [f"{'.'.join(path + [str(k)])}" for k in obj if k != inner]
         path.append(inner)
         obj = obj[inner]
-    raise ParamsError("this file holds no state dict of tensors (a dict of named tensors, or "
+    raise CheckpointError("this file holds no state dict of tensors (a dict of named tensors, or "
                       f"one under {', '.join(repr(k) for k in CONTAINER_KEYS)}): save the "
                       "model's state_dict().")
 
@@ -144,7 +144,7 @@ def strip_prefixes(sd: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], tu
             if sum(k.startswith(p) for k in sd) * 2 > len(sd):
                 renamed = {(k[len(p):] if k.startswith(p) else k): v for k, v in sd.items()}
                 if len(renamed) != len(sd):
-                    raise ParamsError(f"stripping the prefix {p!r} makes two keys equal: the "
+                    raise CheckpointError(f"stripping the prefix {p!r} makes two keys equal: the "
                                       "file mixes two models; save one state dict.")
                 sd, changed = renamed, True
                 stripped.append(p)
@@ -161,7 +161,7 @@ def detect_layout(keys: set[str]) -> str:
         dinov2 = any(re.fullmatch(r"encoder\.layer\.\d+\.norm1\.weight", k) for k in keys)
         return "hf-dinov2" if dinov2 else "hf-vit"
     shown = ", ".join(sorted(keys)[:8]) + (", …" if len(keys) > 8 else "")
-    raise ParamsError(
+    raise CheckpointError(
         "Unknown checkpoint layout: these keys are not a timm / DINO / DeiT VisionTransformer "
         "(patch_embed.proj.weight, blocks.0.attn.qkv.weight, …), a Hugging Face ViT / DeiT / "
         "DINOv2 model (embeddings.patch_embeddings.projection.weight, encoder.layer.0.…) nor "
@@ -191,7 +191,7 @@ def to_neutral(sd: dict[str, np.ndarray], layout: str
             unknown.append(key)
     if unknown:
         shown = ", ".join(sorted(unknown)[:10]) + (", …" if len(unknown) > 10 else "")
-        raise ParamsError(
+        raise CheckpointError(
             f"This checkpoint has {len(unknown)} encoder key(s) the NumPy encoder does not "
             f"implement: {shown}. They change the computation (e.g. q_norm / k_norm, fc_norm, "
             "norm_pre, attn_pool, SwiGLU), so the model cannot be shown exactly; only "
@@ -247,7 +247,7 @@ def split_fused_qkv(neutral: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             out[name] = value
             continue
         if value.shape[0] % 3:
-            raise ParamsError(f"blocks.{m[1]}.attn.qkv.{m[2]} has shape {value.shape}: its "
+            raise CheckpointError(f"blocks.{m[1]}.attn.qkv.{m[2]} has shape {value.shape}: its "
                               "first axis should be 3·d_model (q, k, v stacked).")
         for part, rows in zip(("query", "key", "value"), np.split(value, 3), strict=True):
             out[f"{m[1]}.{part}.{m[2]}"] = rows

@@ -2,8 +2,9 @@
 
 Q = X·W_Q, K = X·W_K, V = X·W_V; head h uses columns h·d_head:(h+1)·d_head of each.
 scores_h = Q_h·K_hᵀ / s, attn_h = softmax(scores_h) row by row, heads_h = attn_h·V_h;
-concat = [heads_0 … heads_{h−1}] side by side, attn_out = concat·W_O. No biases (the note
-and the paper's formula have none).
+concat = [heads_0 … heads_{h−1}] side by side, attn_out = concat·W_O: `multi_head_attention`
+does it all, with every intermediate. The note and the paper's formula have no biases; a ViT's
+b_Q, b_K, b_V, b_O are added where its weights have them (`linear`).
 
 Every function takes optional leading batch axes `...` (one image: none; the trainer: [B]),
 keeps the dtype of its input and never writes to its arguments.
@@ -12,6 +13,9 @@ keeps the dtype of its input and never writes to its arguments.
 from __future__ import annotations
 
 import numpy as np
+
+from ..config import EncoderConfig
+from ..params import LayerParams
 
 
 def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
@@ -64,3 +68,34 @@ def softmax(x: np.ndarray) -> np.ndarray:
     np.exp(e, out=e)
     e /= e.sum(axis=-1, keepdims=True)
     return e
+
+
+def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """x·W (+ b). x: [..., in]; W: [in, out]; b: [out] or None. Returns [..., out], a new array."""
+    y = x @ W  # [..., in] @ [in, out] -> [..., out]
+    if b is not None:
+        y += b  # in place on the product made above
+    return y
+
+
+def multi_head_attention(x: np.ndarray, p: LayerParams,
+                         cfg: EncoderConfig) -> dict[str, np.ndarray]:
+    """Multi-head self-attention with every intermediate, by LayerTrace field name.
+
+    Args:
+        x: [..., S, d_model] (post-norm: the layer's input; pre-norm: ln_1.out).
+    Returns:
+        q, k, v, heads [..., h, S, d_head]; scores, attn [..., h, S, S]; concat, attn_out
+        [..., S, d_model].
+    """
+    h = cfg.n_heads
+    q = split_heads(linear(x, p.W_Q, p.b_Q), h)  # [..., S, d] -> [..., h, S, d_head]
+    k = split_heads(linear(x, p.W_K, p.b_K), h)
+    v = split_heads(linear(x, p.W_V, p.b_V), h)
+    scores = attention_scores(q, k, cfg.score_scale)  # [..., h, S, d_head] x2 -> [..., h, S, S]
+    attn = softmax(scores)  # [..., h, S, S], rows sum to 1
+    heads = attn @ v  # [..., h, S, S] @ [..., h, S, d_head] -> [..., h, S, d_head]
+    concat = merge_heads(heads)  # [..., h, S, d_head] -> [..., S, d]
+    attn_out = linear(concat, p.W_O, p.b_O)  # [..., S, d] @ [d, d] -> [..., S, d]
+    return dict(q=q, k=k, v=v, scores=scores, attn=attn, heads=heads, concat=concat,
+                attn_out=attn_out)

@@ -8,7 +8,7 @@ is read here by a **whitelist unpickler** (Python's own pure-Python `pickle._Unp
 * `find_class` knows exactly: `collections.OrderedDict`, `torch._utils._rebuild_tensor_v2`,
   `torch._utils._rebuild_parameter` and the `torch.<Type>Storage` names — mapped to NumPy
   functions defined here. Any other name (`os.system`, `builtins.eval`, `argparse.Namespace`, …)
-  stops the read with a ParamsError; nothing named by the file is ever imported.
+  stops the read with a CheckpointError; nothing named by the file is ever imported.
 * The opcodes that call methods on built objects (INST, OBJ, NEWOBJ, NEWOBJ_EX, EXT*) are
   removed from the dispatch table. BUILD is allowed only on an OrderedDict, whose state
   (`state_dict()`'s `_metadata` of module versions) is dropped, not set.
@@ -28,8 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import ParamsError
-from .tensorfile import CONVERT_HINT, MAX_TENSOR_BYTES, bf16_to_float32
+from .shared import CONVERT_HINT, MAX_TENSOR_BYTES, CheckpointError, bf16_to_float32
 
 MAX_PICKLE_BYTES = 64 * 2**20
 """Largest data.pkl read (a ViT state dict's pickle is tens of kB)."""
@@ -65,22 +64,22 @@ def rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
         a new array of shape `size`.
     """
     if not isinstance(storage, np.ndarray) or storage.ndim != 1:
-        raise ParamsError("a tensor in this file does not point at a storage.")
+        raise CheckpointError("a tensor in this file does not point at a storage.")
     ok = (type(offset) is int and offset >= 0 and isinstance(size, tuple | list)
           and isinstance(stride, tuple | list) and len(size) == len(stride) <= 8
           and all(type(s) is int and s >= 0 for s in size)
           and all(type(s) is int and s >= 0 for s in stride))
     if not ok:
-        raise ParamsError(f"a tensor in this file has an impossible layout "
+        raise CheckpointError(f"a tensor in this file has an impossible layout "
                           f"(offset {offset!r}, size {size!r}, stride {stride!r}).")
     numel = math.prod(size)
     if numel * storage.itemsize > MAX_TENSOR_BYTES:
-        raise ParamsError(f"a tensor in this file claims {numel:,} elements: far more than "
+        raise CheckpointError(f"a tensor in this file claims {numel:,} elements: far more than "
                           "any ViT has; the file is damaged or crafted.")
     if numel:
         last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
         if last >= storage.size:
-            raise ParamsError("a tensor in this file reaches past the end of its storage: the "
+            raise CheckpointError("a tensor in this file reaches past the end of its storage: the "
                               "file is damaged or crafted.")
     else:
         return np.zeros(size, storage.dtype)
@@ -105,7 +104,7 @@ class WhitelistUnpickler(pickle._Unpickler):
         """BUILD: only an OrderedDict's metadata dict, which is dropped (no setattr)."""
         state = self.stack.pop()
         if not (isinstance(self.stack[-1], collections.OrderedDict) and isinstance(state, dict)):
-            raise ParamsError("this PyTorch file sets the state of an object other than a "
+            raise CheckpointError("this PyTorch file sets the state of an object other than a "
                               "state dict: it holds more than tensors.")
 
     dispatch[pickle.BUILD[0]] = load_build
@@ -127,7 +126,7 @@ class WhitelistUnpickler(pickle._Unpickler):
             return allowed[(module, name)]
         if module == "torch" and name in STORAGE_DTYPES:
             return StorageKind(name, STORAGE_DTYPES[name])
-        raise ParamsError(
+        raise CheckpointError(
             f"this PyTorch file asks to run {module}.{name} while loading; Encoder Lens only "
             "reads tensors and never runs code from a file, so it stopped. If the file is a "
             "training checkpoint, save its state dict alone; if you did not make it, do not "
@@ -138,7 +137,7 @@ class WhitelistUnpickler(pickle._Unpickler):
               and isinstance(pid[1], StorageKind) and isinstance(pid[2], str)
               and pid[2].isdigit() and type(pid[4]) is int and pid[4] >= 0)
         if not ok:
-            raise ParamsError(f"this PyTorch file refers to an unknown object {pid!r}.")
+            raise CheckpointError(f"this PyTorch file refers to an unknown object {pid!r}.")
         kind, key, numel = pid[1], pid[2], pid[4]
         if key not in self.storages:
             self.storages[key] = self.read_storage(key, kind, numel)
@@ -151,12 +150,12 @@ class WhitelistUnpickler(pickle._Unpickler):
         try:
             info = self.zf.getinfo(name)
         except KeyError:
-            raise ParamsError(f"storage {key} is missing from this PyTorch file: it is "
+            raise CheckpointError(f"storage {key} is missing from this PyTorch file: it is "
                               "truncated or damaged; download it again.") from None
         nbytes = numel * dtype.itemsize
         total = sum(a.nbytes for a in self.storages.values()) + nbytes
         if info.file_size != nbytes or total > MAX_TENSOR_BYTES:
-            raise ParamsError(f"storage {key} of this PyTorch file should hold {nbytes:,} "
+            raise CheckpointError(f"storage {key} of this PyTorch file should hold {nbytes:,} "
                               f"bytes but holds {info.file_size:,}: the file is damaged or "
                               "crafted; do not use it.")
         raw = np.frombuffer(self.zf.read(info), dtype=dtype)
@@ -174,25 +173,26 @@ def read_torch_zip(path: str | os.PathLike) -> object:
         with zipfile.ZipFile(path) as zf:
             pkls = [n for n in zf.namelist() if n == "data.pkl" or n.endswith("/data.pkl")]
             if len(pkls) != 1:
-                raise ParamsError("this PyTorch zip holds no single data.pkl: it is not a "
+                raise CheckpointError("this PyTorch zip holds no single data.pkl: it is not a "
                                   "checkpoint written by torch.save.")
             prefix = pkls[0][: -len("data.pkl")]
             info = zf.getinfo(pkls[0])
             if info.file_size > MAX_PICKLE_BYTES:
-                raise ParamsError(f"the pickle of this PyTorch file is {info.file_size:,} "
+                raise CheckpointError(f"the pickle of this PyTorch file is {info.file_size:,} "
                                   "bytes: far more than a state dict needs.")
             byteorder = "little"
             if f"{prefix}byteorder" in zf.namelist():
                 if zf.getinfo(f"{prefix}byteorder").file_size > 16:
-                    raise ParamsError("this PyTorch file's byteorder entry is not a byte order.")
+                    raise CheckpointError(
+                        "this PyTorch file's byteorder entry is not a byte order.")
                 byteorder = zf.read(f"{prefix}byteorder").decode("ascii", "replace")
                 if byteorder not in ("little", "big"):
-                    raise ParamsError(f"this PyTorch file has byte order {byteorder!r}.")
+                    raise CheckpointError(f"this PyTorch file has byte order {byteorder!r}.")
             return WhitelistUnpickler(zf.read(info), zf, prefix, byteorder).load()
-    except ParamsError:
+    except CheckpointError:
         raise
     except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, KeyError, TypeError,
             ValueError, IndexError, AttributeError, OSError, RecursionError, struct.error,
             ArithmeticError, MemoryError) as err:
-        raise ParamsError(f"Cannot read the PyTorch file {os.fspath(path)!r} as plain "
+        raise CheckpointError(f"Cannot read the PyTorch file {os.fspath(path)!r} as plain "
                           f"tensors ({type(err).__name__}: {err}). " + CONVERT_HINT) from None

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import EncoderConfig
-from .ffn import GELU_TANH_C, SQRT_2_OVER_PI, gelu, gelu_tanh, relu
+from ..config import EncoderConfig
+from ..pipeline.ffn import GELU_TANH_C, SQRT_2_OVER_PI, gelu, gelu_tanh, relu
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,17 @@
+"""Real ViT checkpoints (timm, DINO, DeiT, Hugging Face ViT / DeiT / DINOv2, Google .npz), read
+safely — never unpickled — into the note's parameters:
+
+    load.py        load_checkpoint -> (cfg, params, info); CheckpointInfo
+    layouts.py     the checkpoints' key names -> one neutral vocabulary
+    tensorfile.py  validated .safetensors / .npz readers, and the dispatch by file kind
+    torchfile.py   PyTorch .pth zip files through a whitelist unpickler (no code runs)
+    resample.py    the position grid at another image size (timm's / HF's bicubic)
+    shared.py      CheckpointError, the size limit, the conversion hint, bfloat16
+
+Every file problem is a CheckpointError (a ParamsError) with a message that says what to do.
+"""
+
+from .load import CheckpointInfo, load_checkpoint
+from .shared import CheckpointError
+
+__all__ = ["CheckpointError", "CheckpointInfo", "load_checkpoint"]

@@ -1,0 +1,9 @@
+"""What the app shows beside the math, derived from a trace (never part of the forward pass):
+
+    rollout.py     attention_rollout: the one rollout (head fusion, discard ratio)
+    analysis.py    attention distance, entropy, the scaling demo, PE similarity, per-head
+                   contributions, the pipeline's steps and parameter counts
+    explain.py     one entry of a product written out term by term
+    vit_views.py   a real ViT's views: [CLS] attention, keep-mass masks, token norms, …
+    vit_steps.py   what a ViT adds to the note's steps (a normalised pixel, the GELU gate, …)
+"""
