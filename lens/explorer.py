@@ -2,11 +2,21 @@
 map of the hovered patch in the browser (no rerun); a click, a tap or the arrow keys commit the
 query to the server.
 
-One `st.components.v2` component (in the page, not an iframe; its code in `lens.explorer_js`).
+One `st.components.v2` component (in the page, not an iframe). Its browser side is three files
+of `lens/explorer_web/` (explorer.html, explorer.css, explorer.js), read once at import as
+package resources and linted by scripts/test (ESLint). Nothing in them is built from data: every
+number, label and pixel reaches the browser through the component's data channel, and every
+label is written with `textContent`, never as HTML.
+
 Everything it shows travels as one `bytes` blob (`payload`): a small JSON header (sizes and our
 own labels, never user text), the colour map, the picture as RGB pixels and the attention rows
 as float16 (3 significant digits of the trace). A blob over `MAX_BYTES` is not sent: the page
 then keeps its static pictures (`fits` tells which).
+
+The blob: uint32 (little-endian) header length, the JSON header, then at the offsets the header
+gives: the colour map (256 × RGB, uint8), the picture ([side, side, 3] uint8) and, when there are
+maps, the attention rows ([rows, cols, N, N] float16, scaled by `header.scale`) and, for a
+model with prefix tokens (CLS), each row's weight on them ([rows, cols, N], the same way).
 """
 
 from __future__ import annotations
@@ -15,13 +25,18 @@ import json
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.resources import files
 
 import matplotlib
 import numpy as np
 import streamlit as st
 
-from .explorer_js import CSS, HTML, JS
 from .figures.style import OVERLAY_CMAP
+
+WEB = files("lens") / "explorer_web"  # the component's browser side, as package data
+HTML = (WEB / "explorer.html").read_text(encoding="utf-8")
+CSS = (WEB / "explorer.css").read_text(encoding="utf-8")
+JS = (WEB / "explorer.js").read_text(encoding="utf-8")
 
 MAX_BYTES = 4 * 2**20  # the most one page sends: above it, click-and-rerun pictures
 SCALE = 2.0**15  # weights ≤ 1 are sent × 2¹⁵, so that small ones stay normal float16 numbers

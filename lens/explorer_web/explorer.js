@@ -1,0 +1,346 @@
+
+let F16 = null;  // float16 bit pattern -> float32, built once
+function f16table() {
+  if (F16) return F16;
+  F16 = new Float32Array(65536);
+  for (let b = 0; b < 65536; b++) {
+    const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
+    F16[b] = e === 0 ? s * m * 2 ** -24 : e === 31 ? (m ? NaN : s * Infinity)
+      : s * (1 + m / 1024) * 2 ** (e - 15);
+  }
+  return F16;
+}
+
+function parse(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = view.getUint32(0, true);
+  const head = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + n)));
+  const base = bytes.byteOffset + 4 + n;
+  head.lut = new Uint8Array(bytes.buffer, base + head.lut_at, 768);
+  head.img = new Uint8Array(bytes.buffer, base + head.image_at, head.side * head.side * 3);
+  if (head.rows) {
+    const count = head.rows * head.cols * head.N * head.N;
+    const start = base + head.maps_at;
+    // copy when unaligned: Uint16Array needs an even offset
+    head.maps = start % 2 ? new Uint16Array(bytes.slice(start - bytes.byteOffset,
+      start - bytes.byteOffset + 2 * count).buffer) : new Uint16Array(bytes.buffer, start, count);
+    if (head.prefix_at !== undefined) {  // each row's weight on the prefix tokens (CLS)
+      const pc = head.rows * head.cols * head.N, ps = base + head.prefix_at;
+      head.prefix = ps % 2 ? new Uint16Array(bytes.slice(ps - bytes.byteOffset,
+        ps - bytes.byteOffset + 2 * pc).buffer) : new Uint16Array(bytes.buffer, ps, pc);
+    }
+  }
+  return head;
+}
+
+function el(tag, cls, parent) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function fmt(w) {
+  if (w === 0) return "0";
+  return Math.abs(w) >= 1e-3 ? Number(w.toPrecision(3)).toString() : w.toExponential(2);
+}
+
+export default function (component) {
+  const { data, setStateValue, parentElement } = component;
+  const root = parentElement.querySelector(".el-root");
+  if (!root || !data || !data.length) return;
+  root.replaceChildren();
+  const H = parse(data);
+  const G = H.G, N = H.N, side = H.side, k = side / G;
+  const f16 = f16table();
+  let query = H.query, hover = H.query, keyTimer = null, nonce = 0;
+  root.classList.toggle("el-only", !H.rows);
+  root.dataset.committed = String(query);
+  root.dataset.hover = String(hover);
+  root.dataset.big = "-1";
+  const tip = el("div", "el-tip", root);
+
+  // --- the picker: the image, its patch grid, the query and the hovered patch --------------
+  const pick = el("div", "el-pick", root);
+  const pc = el("canvas", "", pick);
+  pc.width = pc.height = side;
+  pc.tabIndex = 0;
+  pc.setAttribute("role", "img");
+  pc.setAttribute("aria-label", H.text.aria);
+  pc.dataset.testid = "el-picker";
+  el("div", "el-hint", pick).textContent = H.text.hint;
+  const pctx = pc.getContext("2d");
+  const base = pctx.createImageData(side, side);
+  for (let p = 0, q = 0; p < side * side; p++, q += 3) {
+    base.data[4 * p] = H.img[q]; base.data[4 * p + 1] = H.img[q + 1];
+    base.data[4 * p + 2] = H.img[q + 2]; base.data[4 * p + 3] = 255;
+  }
+  function drawPicker() {
+    pctx.putImageData(base, 0, 0);
+    pctx.lineWidth = Math.max(1, side / 320);
+    pctx.strokeStyle = "rgba(255, 204, 0, 0.8)";  // GRID_COLOUR
+    pctx.beginPath();
+    for (let g = 1; g < G; g++) {
+      pctx.moveTo(g * k, 0); pctx.lineTo(g * k, side);
+      pctx.moveTo(0, g * k); pctx.lineTo(side, g * k);
+    }
+    pctx.stroke();
+    const box = (i, colour, w) => {
+      pctx.lineWidth = w; pctx.strokeStyle = colour;
+      pctx.strokeRect((i % G) * k + w / 2, Math.floor(i / G) * k + w / 2, k - w, k - w);
+    };
+    if (hover !== query) box(hover, "rgba(255, 255, 255, 0.9)", Math.max(1, k / 8));
+    box(query, "#00e5ff", Math.max(2, k / 6));  // QUERY_COLOUR
+  }
+
+  // --- the maps: one canvas per head (and layer); each map its own colour scale (its top
+  // colour = its largest weight: a head's pattern shows however peaked another head is), or,
+  // with the scale button, one scale shared by all (to compare heads' weights) -------------
+  const panels = [];
+  let bar = null, ticks = null, title = null, grid = null, scaleButton = null;
+  let shared = !!H.shared;
+  const ps = Math.min(side, G * Math.max(1, Math.floor(112 / G)));  // panel side in pixels
+  const pk = ps / G;
+  const greyAt = (s) => {  // the image's grey, nearest-resampled to a panel of side s
+    const g = new Float32Array(s * s);
+    for (let y = 0; y < s; y++) for (let x = 0; x < s; x++) {
+      const q = 3 * (Math.floor(y * side / s) * side + Math.floor(x * side / s));
+      g[y * s + x] = (H.img[q] + H.img[q + 1] + H.img[q + 2]) / 3;
+    }
+    return g;
+  };
+  let grey = null, big = null, uni = null;
+  let bigPanel = -1;  // the panel shown large (a click on a map opens it, a click closes it)
+  if (H.rows) {
+    const maps = el("div", "el-maps", root);
+    title = el("div", "el-title", maps);
+    grey = greyAt(ps);
+    const bs = side;  // the large panel: the picture's own resolution
+    big = { box: el("div", "el-big", maps), s: bs, grey: greyAt(bs) };
+    big.lab = el("div", "el-lab", big.box);
+    big.cv = el("canvas", "", big.box);
+    big.cv.width = big.cv.height = bs;
+    big.ctx = big.cv.getContext("2d");
+    big.img = new ImageData(bs, bs);
+    big.box.style.display = "none";
+    grid = el("div", "el-grid", maps);
+    const table = H.row_labels.length > 0;
+    if (table) {
+      el("div", "", grid);
+      for (let c = 0; c < H.cols; c++) el("div", "el-lab", grid).textContent = H.col_labels[c];
+    }
+    for (let r = 0; r < H.rows; r++) {
+      if (table) el("div", "el-row", grid).textContent = H.row_labels[r];
+      for (let c = 0; c < H.cols; c++) {
+        const cell = el("div", "el-cell", grid);
+        if (!table) el("div", "el-lab", cell).textContent = H.titles[c];
+        const cv = el("canvas", "", cell);
+        cv.width = cv.height = ps;
+        cv.dataset.panel = String(r * H.cols + c);
+        panels.push({ r, c, cv, ctx: cv.getContext("2d"), img: new ImageData(ps, ps) });
+      }
+    }
+    const layout = () => {
+      const w = maps.clientWidth || 320;
+      if (table) {
+        grid.style.gridTemplateColumns = `max-content repeat(${H.cols}, minmax(0, 1fr))`;
+      } else {
+        const n = Math.max(1, Math.min(H.cols, 4, Math.floor(w / 96)));
+        grid.style.gridTemplateColumns = `repeat(${n}, minmax(0, 1fr))`;
+      }
+    };
+    layout();
+    const ro = new ResizeObserver(layout);
+    ro.observe(maps);
+    const b = el("div", "el-bar", maps);
+    el("div", "el-lab", b).textContent = H.text.colorbar;
+    const barbox = el("div", "el-barbox", b);
+    bar = el("canvas", "", barbox);
+    uni = el("div", "el-uni", barbox);  // the uniform weight 1/N, as on the server's bars
+    el("span", "", uni).textContent = H.uniform && H.uniform !== 1 / N
+      ? "1/" + String(Math.round(1 / H.uniform)) : "1/N";
+    bar.width = 256; bar.height = 1;
+    const bctx = bar.getContext("2d"), bimg = bctx.createImageData(256, 1);
+    for (let i = 0; i < 256; i++) {
+      bimg.data.set([H.lut[3 * i], H.lut[3 * i + 1], H.lut[3 * i + 2], 255], 4 * i);
+    }
+    bctx.putImageData(bimg, 0, 0);
+    ticks = el("div", "el-ticks", b);
+    for (let i = 0; i < 3; i++) el("span", "", ticks);
+    scaleButton = el("button", "el-scale", b);
+    scaleButton.type = "button";
+    scaleButton.dataset.testid = "el-scale";
+    scaleButton.addEventListener("click", () => { shared = !shared; drawMaps(); });
+    if (H.text.enlarge) el("div", "el-note", b).textContent = H.text.enlarge;
+    root._cleanup = () => ro.disconnect();
+  }
+
+  const row = (panel, i) => (panel * N + i) * N;  // offset of attn row i of a panel
+  let vmax = 1;
+  const colour = new Uint8Array(3 * N), opacity = new Float32Array(N);
+  const pmax = new Float32Array(Math.max(1, H.rows * H.cols));  // each map's largest weight
+  // one panel's map over the grey picture, as `figures.overlay_rgb`: the colour's opacity
+  // follows the weight, alpha · (0.15 + 0.85 · level), so the photo shows where it is low
+  function drawPanel(p, ctx, img, s, g) {
+    const a = H.alpha, lut = H.lut, o = row(p, hover), d = img.data, sk = s / G;
+    const top = shared ? vmax : pmax[p];
+    for (let j = 0; j < N; j++) {
+      const level = Math.min(1, Math.max(0, f16[H.maps[o + j]] / top));
+      const v = Math.round(level * 255);
+      colour[3 * j] = lut[3 * v]; colour[3 * j + 1] = lut[3 * v + 1];
+      colour[3 * j + 2] = lut[3 * v + 2];
+      opacity[j] = a * (0.15 + 0.85 * level);
+    }
+    for (let y = 0; y < s; y++) {
+      const gy = Math.floor(y / sk) * G;
+      for (let x = 0; x < s; x++) {
+        const j = gy + Math.floor(x / sk), q = 4 * (y * s + x), op = opacity[j];
+        const gg = (1 - op) * g[y * s + x];
+        d[q] = gg + op * colour[3 * j]; d[q + 1] = gg + op * colour[3 * j + 1];
+        d[q + 2] = gg + op * colour[3 * j + 2]; d[q + 3] = 255;
+      }
+    }
+    ctx.putImageData(img, 0, 0);
+    ctx.lineWidth = Math.max(1, sk / 6);
+    ctx.strokeStyle = "#00e5ff";  // the query patch (the hovered one)
+    ctx.strokeRect((hover % G) * sk + 0.5, Math.floor(hover / G) * sk + 0.5, sk - 1, sk - 1);
+  }
+  function drawMaps() {
+    if (!H.rows) return;
+    const t0 = performance.now();
+    vmax = 0;
+    for (let p = 0; p < panels.length; p++) {
+      const o = row(p, hover);
+      let m = 0;
+      for (let j = 0; j < N; j++) m = Math.max(m, f16[H.maps[o + j]]);
+      pmax[p] = m > 0 ? m : 1;
+      vmax = Math.max(vmax, m);
+    }
+    vmax = vmax > 0 ? vmax : 1;
+    for (let p = 0; p < panels.length; p++) {
+      drawPanel(p, panels[p].ctx, panels[p].img, ps, grey);
+    }
+    if (bigPanel >= 0) {
+      drawPanel(bigPanel, big.ctx, big.img, big.s, big.grey);
+      const P = panels[bigPanel];
+      big.lab.textContent = H.row_labels.length
+        ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}` : H.titles[P.c];
+    }
+    const real = vmax / H.scale, u = H.uniform || 1 / N;
+    uni.style.display = shared && u <= real ? "block" : "none";  // 1/N: on a shared scale
+    uni.style.left = (100 * u / real).toFixed(2) + "%";
+    title.textContent = H.text.title.replace("{i}", String(hover));
+    ticks.children[0].textContent = "0";
+    ticks.children[1].textContent = shared ? fmt(real / 2) : "";
+    ticks.children[2].textContent = shared ? fmt(real) : H.text.each_max;
+    scaleButton.textContent = shared ? H.text.to_each : H.text.to_shared;
+    root.dataset.shared = shared ? "1" : "0";
+    const ms = performance.now() - t0;
+    root.dataset.paintMs = ms.toFixed(3);
+    root.dataset.paints = String(Number(root.dataset.paints || 0) + 1);
+  }
+
+  function paint() {
+    drawPicker();
+    drawMaps();
+    root.dataset.hover = String(hover);
+  }
+
+  // --- pointer: hover shows, a click or tap commits ----------------------------------------
+  const patchAt = (cv, ev) => {
+    const r = cv.getBoundingClientRect();  // the displayed size, whatever the canvas's pixels
+    const c = Math.min(G - 1, Math.max(0, Math.floor((ev.clientX - r.left) / r.width * G)));
+    const rr = Math.min(G - 1, Math.max(0, Math.floor((ev.clientY - r.top) / r.height * G)));
+    return rr * G + c;
+  };
+  const showTip = (ev, text) => {
+    const r = root.getBoundingClientRect();
+    tip.textContent = text;
+    tip.style.display = "block";
+    const x = ev.clientX - r.left + 12, w = tip.offsetWidth;
+    tip.style.left = Math.max(0, Math.min(x, r.width - w)) + "px";
+    tip.style.top = (ev.clientY - r.top + 14) + "px";
+  };
+  const hideTip = () => { tip.style.display = "none"; };
+  const patchText = (i) => H.text.patch.replace("{i}", String(i))
+    .replace("{r}", String(Math.floor(i / G))).replace("{c}", String(i % G));
+  const setHover = (i) => { if (i !== hover) { hover = i; paint(); } };
+  const commit = (i) => {
+    query = i; hover = i; paint();
+    root.dataset.committed = String(i);
+    nonce += 1;
+    setStateValue("commit", { query: i, nonce: `${Date.now()}-${nonce}` });
+  };
+  let down = null;
+  pc.addEventListener("pointermove", (ev) => {
+    const i = patchAt(pc, ev);
+    setHover(i);
+    showTip(ev, patchText(i));
+  });
+  pc.addEventListener("pointerleave", () => { hideTip(); setHover(query); });
+  pc.addEventListener("pointerdown", (ev) => {
+    down = { x: ev.clientX, y: ev.clientY };
+    setHover(patchAt(pc, ev));
+    showTip(ev, patchText(hover));
+  });
+  pc.addEventListener("pointerup", (ev) => {
+    if (!down) return;
+    const i = patchAt(pc, ev);
+    down = null;
+    if (ev.pointerType !== "mouse") hideTip();
+    commit(i);
+  });
+  pc.addEventListener("pointercancel", () => { down = null; hideTip(); setHover(query); });
+  pc.addEventListener("keydown", (ev) => {
+    const step = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+    const s = step[ev.key];
+    if (!s) return;
+    ev.preventDefault();
+    const r = Math.min(G - 1, Math.max(0, Math.floor(hover / G) + s[0]));
+    const c = Math.min(G - 1, Math.max(0, (hover % G) + s[1]));
+    query = r * G + c; hover = query; paint();
+    root.dataset.committed = String(query);
+    clearTimeout(keyTimer);  // a run of presses commits once, where it stops
+    keyTimer = setTimeout(() => commit(query), 350);
+  });
+  const weightTip = (ev, cv, p) => {
+    const P = panels[p], j = patchAt(cv, ev);
+    const bits = H.maps[row(p, hover) + j];
+    // below float16's normal range the digits are not the trace's: say only how small
+    const value = (b) => b & 0x7c00 ? fmt(f16[b] / H.scale) : "< " + fmt(2 ** -14 / H.scale);
+    const w = value(bits);
+    const who = H.row_labels.length ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}`
+      : H.titles[P.c];
+    let text = `${who} · ${patchText(j)} · ${H.text.weight} ${w}`;
+    if (H.prefix) {  // what the map leaves out: this row's weight on CLS (and the others)
+      const s = value(H.prefix[p * N + hover]);
+      text += ` · ${H.text.prefix.replace("{s}", s)}`;
+      root.dataset.prefix = s;
+    }
+    showTip(ev, text);
+    root.dataset.tip = w;
+  };
+  const showBig = (p) => {  // -1 closes the large view
+    bigPanel = p;
+    big.box.style.display = p >= 0 ? "block" : "none";
+    root.dataset.big = String(p);
+    drawMaps();
+    if (p >= 0) big.box.scrollIntoView({ block: "nearest" });
+  };
+  for (const P of panels) {
+    const p = Number(P.cv.dataset.panel);
+    const onMove = (ev) => weightTip(ev, P.cv, p);
+    P.cv.addEventListener("pointermove", onMove);
+    P.cv.addEventListener("pointerdown", onMove);
+    P.cv.addEventListener("pointerleave", hideTip);
+    P.cv.addEventListener("click", () => showBig(bigPanel === p ? -1 : p));
+  }
+  if (big) {
+    big.cv.addEventListener("pointermove", (ev) => weightTip(ev, big.cv, bigPanel));
+    big.cv.addEventListener("pointerdown", (ev) => weightTip(ev, big.cv, bigPanel));
+    big.cv.addEventListener("pointerleave", hideTip);
+    big.cv.addEventListener("click", () => { hideTip(); showBig(-1); });
+  }
+  paint();
+  return () => { clearTimeout(keyTimer); if (root._cleanup) root._cleanup(); };
+}
