@@ -39,8 +39,9 @@ def cpu_ms(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def figure_cases(tr, cfg, original):
-    """(name, kind, args, kwargs) of the pictures the pages draw at these settings."""
+def figure_cases(figures, tr, cfg, original):
+    """(name, figure function, args, kwargs) of the pictures the pages draw at these settings
+    (`figures`: the checkout's lens.figures)."""
     import numpy as np
 
     N, d, G = cfg.n_tokens, cfg.d_model, cfg.grid_size
@@ -51,50 +52,50 @@ def figure_cases(tr, cfg, original):
     L, H = len(tr.layers), cfg.n_heads
     stat = np.random.default_rng(0).random((L, H)) * 100
     return [
-        ("heatmap output 196×512", "heatmap",
+        ("heatmap output 196×512", figures.heatmap,
          (tr.output, "output  [196 × 512]", "feature j", "token i"),
          dict(highlight_row=i, window=(0, 0, 32, 32))),
-        ("heatmap attn 196×196", "heatmap",
+        ("heatmap attn 196×196", figures.heatmap,
          (lt.attn[0], "attn  [196 × 196]", "key j", "query i"),
          dict(signed=False, highlight_row=i, highlight_col=i, size=(5.0, 4.4),
               window=(0, 0, 32, 32))),
-        ("heatmap W_1 512×2048", "heatmap",
+        ("heatmap W_1 512×2048", figures.heatmap,
          (tr.params.layers[0].W_1, "W_1  [512 × 2048]", "hidden unit", "in feature"),
          dict(window=(0, 0, 32, 32))),
-        ("value_grid 6×8 (stack)", "value_grid",
+        ("value_grid 6×8 (stack)", figures.value_grid,
          (stat, "mean attention distance (pixels)  [6 × 8]", "head", "layer"),
          dict(signed=False, fmt="{:.1f}", row0=1, col0=1)),
-        ("attention_table 1×1 (rollout)", "attention_table",
+        ("attention_table 1×1 (rollout)", figures.attention_table,
          (tr.image, table[:1, :1], "rollout: row R[i, :]"),
          dict(row_labels=[""], col_labels=[""], query=i, panel=3.0,
               colorbar_label="rollout weight")),
-        ("attention_table 6×8 (stack)", "attention_table",
+        ("attention_table 6×8 (stack)", figures.attention_table,
          (tr.image, table, "attn[h, i, :]  (14 × 14)"),
          dict(row_labels=[f"layer {l + 1}" for l in range(L)],
               col_labels=[f"head {h + 1}" for h in range(H)], query=i,
               colorbar_label="attention weight")),
-        ("attention_grid 8 (multihead)", "attention_grid",
+        ("attention_grid 8 (multihead)", figures.attention_grid,
          (tr.image, attn_row, [f"head {h + 1}" for h in range(H)], "attn"),
          dict(ncols=4, query=i, colorbar_label="attention weight")),
-        ("row_heatmap 8×512 (multihead)", "row_heatmap",
+        ("row_heatmap 8×512 (multihead)", figures.row_heatmap,
          (np.random.default_rng(1).standard_normal((H, d)), "contributions", "out feature",
           "head", [str(h + 1) for h in range(H)]), dict(highlight_col=3)),
-        ("bars 2×196 (scores)", "bars",
+        ("bars 2×196 (scores)", figures.bars,
          ([lt.scores[0, i], lt.attn[0, i]], ["before", "after"], "key j",
           ["score", "weight"], "row"), dict(highlight=i)),
-        ("bar_panels 3×196 (scores)", "bar_panels",
+        ("bar_panels 3×196 (scores)", figures.bar_panels,
          (np.stack([lt.attn[0, i]] * 3), ["a", "b", "c"], "key j", "weight", "scaling"),
          dict(highlight=i, uniform_line=True, size=(12.0, 3.4))),
-        ("lines (positional)", "lines",
+        ("lines (positional)", figures.lines,
          (list(range(N)), [tr.pe[:, c] for c in (0, 1, 2, 3)], ["a", "b", "c", "d"], "PE",
           "pos", "value"), {}),
-        ("image_with_grid (patches)", "image_with_grid",
+        ("image_with_grid (patches)", figures.image_with_grid,
          (tr.image, cfg.patch_size, "14 × 14 = 196 patches"), dict(highlight=i)),
-        ("patch_gallery 64 (patches)", "patch_gallery",
+        ("patch_gallery 64 (patches)", figures.patch_gallery,
          (tr.patches, cfg.patch_size, cfg.channels, "patches 0 … 63"), {}),
-        ("image_pair (overview)", "image_pair",
+        ("image_pair (overview)", figures.image_pair,
          (original, tr.image, ("upload", "model input")), {}),
-        ("pipeline (overview)", "pipeline",
+        ("pipeline (overview)", figures.pipeline,
          (tr.image, cfg.patch_size, ["image", "patches", "encoder"],
           ["x0 = patches·W_E + PE  [196 × 512]", "encoder layer × 6", "output  [196 × 512]"]),
          {}),
@@ -161,8 +162,7 @@ def main() -> None:
     tr = encode(image, cfg, params)
     print(f"checkout: {args.repo}")
     print(f"{'picture (defaults)':<34} {'CPU ms':>8} {'PNG kB':>8}")
-    for name, kind, a, kw in figure_cases(tr, cfg, original):
-        fn = getattr(figures, kind)
+    for name, fn, a, kw in figure_cases(figures, tr, cfg, original):
         ms = cpu_ms(lambda fn=fn, a=a, kw=kw: fn(*a, **kw), args.repeat)
         kb = len(fn(*a, **kw)) / 1024
         print(f"{name:<34} {ms:>8.1f} {kb:>8.1f}", flush=True)

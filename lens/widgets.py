@@ -25,15 +25,19 @@ from .session import sync_url
 WINDOW = 32  # side of the number window
 
 
-def render(kind: str, *args, **kwargs) -> bytes:
-    """PNG bytes of `figures.<kind>(*args, **kwargs)`, cached by the arguments' content
-    (`value_key`: a trace's arrays are digested once, not on every rerun) in the server's
-    picture cache, which draws each picture once however many sessions ask for it at once."""
-    key = (kind, value_key(args), value_key(kwargs))
-    return compute.picture(key, lambda: getattr(figures, kind)(*args, **kwargs))
+Figure = Callable[..., bytes]  # a function of lens.figures: arrays and labels -> PNG bytes
 
 
-def picture(ctx: PageContext, kind: str, *args, key: str, caption: str | None = None,
+def render(draw: Figure, *args, **kwargs) -> bytes:
+    """PNG bytes of `draw(*args, **kwargs)` (e.g. `figures.heatmap`), cached by the function
+    (its module and qualified name) and the arguments' content (`value_key`: a trace's arrays
+    are digested once, not on every rerun) in the server's picture cache, which draws each
+    picture once however many sessions ask for it at once."""
+    key = (f"{draw.__module__}.{draw.__qualname__}", value_key(args), value_key(kwargs))
+    return compute.picture(key, lambda: draw(*args, **kwargs))
+
+
+def picture(ctx: PageContext, draw: Figure, *args, key: str, caption: str | None = None,
             where=None, **kwargs) -> None:
     """Render a figure, show it full width, with an optional caption and a PNG download.
 
@@ -43,7 +47,7 @@ def picture(ctx: PageContext, kind: str, *args, key: str, caption: str | None = 
     the button is pressed (its data is a callable): Streamlit would otherwise hash and store
     every picture a second time, as a download, on every run of every session."""
     where = where or st
-    png = render(kind, *args, **kwargs)
+    png = render(draw, *args, **kwargs)
     where.image(png, caption=caption, width="stretch", output_format="PNG")
     where.download_button(ctx.t("download_png"), lambda: png, file_name=f"{key}.png",
                           mime="image/png", key=f"dl_{key}", on_click="ignore")
@@ -70,7 +74,7 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
     kr = -(-m.shape[0] // figures.MAX_SIDE)
     kc = -(-m.shape[1] // figures.MAX_SIDE)
     shrunk = ctx.t("block_avg", kr=kr, kc=kc) if kr > 1 or kc > 1 else None
-    picture(ctx, "heatmap", m, title, xlabel, ylabel, signed=signed, where=where, key=key,
+    picture(ctx, figures.heatmap, m, title, xlabel, ylabel, signed=signed, where=where, key=key,
             caption=shrunk, colorbar_label=colorbar_label, highlight_row=highlight_row,
             highlight_col=highlight_col, size=size, vmax=vmax, window=box,
             mean_of=ctx.t("mean_of"), prefix=prefix_names(ctx.cfg) if tokens else [],

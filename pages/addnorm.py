@@ -5,7 +5,7 @@ import streamlit as st
 from encoder_core import prefix_names
 from encoder_core.views.explain import layer_norm_terms
 from encoder_core.views.vit_steps import residual_entry
-from lens import blocks, blocks_rows, chrome, widgets
+from lens import blocks, blocks_rows, chrome, figures, widgets
 from lens.context import PageContext, run_page
 from lens.latex import num, term
 
@@ -24,7 +24,7 @@ def render(ctx: PageContext) -> None:
         terms = layer_norm_terms(x_row, lp.gamma_1, lp.beta_1, cfg.ln_eps)
         blocks_rows.layer_norm_row(ctx, terms, lp.gamma_1, lp.beta_1, cfg.ln_eps, k, lt.ln_1, row,
                                    f"layers[{layer}].ln_1")
-        widgets.picture(ctx, "bars", [terms.x, terms.normed],
+        widgets.picture(ctx, figures.bars, [terms.x, terms.normed],
                         [f"{x_name}[{row}]  [{d}]", f"ln_1.normed[{row}] = x̂  [{d}]"],
                         ctx.t("feature_k"), ["x", "x̂"], title,
                         highlight=k, key="row")
@@ -66,7 +66,7 @@ def render(ctx: PageContext) -> None:
         left, right = st.columns([3, 2], gap="large")
         widgets.matrix(ctx, x, x_name, key="x", where=left, highlight_row=row, tokens="rows")
         row_axis = ctx.t("row_axis", first=names[0], k=k0) if k0 else ctx.t("position")
-        widgets.picture(ctx, "bars", [lt.ln_1.mean, lt.ln_1.var],
+        widgets.picture(ctx, figures.bars, [lt.ln_1.mean, lt.ln_1.var],
                         [f"ln_1.mean = μ  [{S_}]", f"ln_1.var = σ²  [{S_}]"], row_axis,
                         ["μ", "σ²"], ctx.t("pre_moments_title"), highlight=row, key="moments",
                         where=right)
@@ -75,7 +75,7 @@ def render(ctx: PageContext) -> None:
                        highlight_row=row, tokens="rows")
         with right:
             st.write(ctx.t("pre_normed_text"))
-            widgets.picture(ctx, "bars", [lp.gamma_1, lp.beta_1], [f"gamma_1 = γ  [{d}]",
+            widgets.picture(ctx, figures.bars, [lp.gamma_1, lp.beta_1], [f"gamma_1 = γ  [{d}]",
                             f"beta_1 = β  [{d}]"], ctx.t("feature_k"), ["γ", "β"],
                             ctx.t("gb_title", l=layer + 1), key="gamma_beta")
             st.caption(ctx.t("gb_model") if ctx.model is not None else ctx.t("gb_random"))
@@ -123,7 +123,7 @@ def render(ctx: PageContext) -> None:
         left, right = st.columns([3, 2], gap="large")
         widgets.matrix(ctx, tr.output, "output = final_ln.out", key="final_out", where=left,
                        highlight_row=row, tokens="rows")
-        widgets.picture(ctx, "bars", [tr.final_ln.mean, tr.final_ln.var],
+        widgets.picture(ctx, figures.bars, [tr.final_ln.mean, tr.final_ln.var],
                         [f"final_ln.mean = μ  [{S_}]", f"final_ln.var = σ²  [{S_}]"], row_axis,
                         ["μ", "σ²"], ctx.t("final_moments", L=L), highlight=row,
                         key="final_moments", where=right)
@@ -178,7 +178,7 @@ def render(ctx: PageContext) -> None:
     st.subheader(ctx.t("moments"))
     left, right = st.columns([3, 2], gap="large")
     with left:
-        widgets.picture(ctx, "bars", [lt.ln_1.mean, lt.ln_1.var],
+        widgets.picture(ctx, figures.bars, [lt.ln_1.mean, lt.ln_1.var],
                         [f"ln_1.mean = μ  [{N}]", f"ln_1.var = σ²  [{N}]"], ctx.t("position"),
                         ["μ", "σ²"], ctx.t("moments_title"), highlight=query, key="moments")
     with right:
@@ -199,7 +199,7 @@ def render(ctx: PageContext) -> None:
     # --- 4 · scale and shift --------------------------------------------------------------------
     st.subheader(ctx.t("scale_shift"))
     left, right = st.columns(2, gap="large")
-    widgets.picture(ctx, "bars", [lp.gamma_1, lp.beta_1], [f"gamma_1 = γ  [{d}]",
+    widgets.picture(ctx, figures.bars, [lp.gamma_1, lp.beta_1], [f"gamma_1 = γ  [{d}]",
                     f"beta_1 = β  [{d}]"], ctx.t("feature_k"), ["γ", "β"],
                     ctx.t("gb_title", l=layer + 1), key="gamma_beta", where=left)
     with right:

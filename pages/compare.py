@@ -13,7 +13,7 @@ from encoder_core.views.analysis import (
     prefix_share,
     unshuffle,
 )
-from lens import widgets
+from lens import figures, widgets
 from lens.context import PageContext, run_page
 
 
@@ -46,7 +46,7 @@ def render(ctx: PageContext) -> None:
     vmax = max(float(m.max()) for m in maps.values())  # one colour scale for both
     with right:
         for pe_id, m in maps.items():
-            widgets.picture(ctx, "attention_grid", ctx.trace.image, m,
+            widgets.picture(ctx, figures.attention_grid, ctx.trace.image, m,
                             [ctx.t("head_n", n=i + 1) for i in heads],
                             ctx.t("maps_title", l=layer + 1, q=query, h=h, what=ctx.t(pe_id)),
                             ncols=min(shown, 4), query=query, vmax=vmax, uniform=1 / T,
@@ -79,11 +79,11 @@ def render(ctx: PageContext) -> None:
                   perm).reshape(G, G)]) for pe in rows])
     c1, c2 = st.columns([1, 2])
     with c1:
-        widgets.picture(ctx, "image_with_grid", shuffled, cfg.patch_size, ctx.t("shuffled_image"),
-                        numbers=False, key="shuffled",
+        widgets.picture(ctx, figures.image_with_grid, shuffled, cfg.patch_size,
+                        ctx.t("shuffled_image"), numbers=False, key="shuffled",
                         axis_labels=(ctx.t("pixels_x"), ctx.t("pixels_y")))
     with c2:
-        widgets.picture(ctx, "attention_table", ctx.trace.image, table,
+        widgets.picture(ctx, figures.attention_table, ctx.trace.image, table,
                         ctx.t("moved_title", q=query, n=moved_to, l=layer + 1, hd=head + 1),
                         row_labels=[ctx.t(r) for r in rows],
                         col_labels=[ctx.t("col_original"), ctx.t("col_moved")], query=query,
@@ -140,7 +140,7 @@ def render(ctx: PageContext) -> None:
             shown_v = widgets.heads_chooser(ctx, hv, key=f"cmp_heads_{side}")
             k = len(shown_v)
             maps = patch_rows(tr.layers[layer].attn[shown_v, r, :], cfg).reshape(k, G, G)
-            widgets.picture(ctx, "attention_grid", tr.image, maps,
+            widgets.picture(ctx, figures.attention_grid, tr.image, maps,
                             [ctx.t("head_n", n=i + 1) for i in shown_v],
                             ctx.t("maps_title", l=layer + 1, q=query, h=hv,
                                    what=f"{what} = {value}"),

@@ -4,7 +4,7 @@ import streamlit as st
 
 from encoder_core import prefix_names
 from encoder_core.views.explain import dot_terms
-from lens import blocks, chrome, widgets
+from lens import blocks, chrome, figures, widgets
 from lens.context import PageContext, run_page
 
 
@@ -44,7 +44,7 @@ def render(ctx: PageContext) -> None:
     blocks.largest_products(ctx, terms, "patches[i, k]", "W_E[k, j]", where=table_col, extra={
         ctx.t("pixel_of_k"): lambda k: str((k // (P * C), k // C % P, k % C))})
     with bars_col:
-        widgets.picture(ctx, "bars", [terms.a, terms.b, terms.products],
+        widgets.picture(ctx, figures.bars, [terms.a, terms.b, terms.products],
                         [ctx.t("terms_a", i=i), ctx.t("terms_b", j=j),
                          ctx.t("terms_ab_bias" if bias else "terms_ab", i=i, j=j)],
                         "k", ["patches", "W_E", "·"], ctx.t("terms_title", i=i, j=j),
@@ -64,7 +64,7 @@ def render(ctx: PageContext) -> None:
                 st.caption(ctx.t("we_caption", seed=cfg.seed, j=j))
             if bias:  # b_E under W_E: the other parameter of this step
                 st.markdown(f"**{ctx.t('b_E_title')}**")
-                widgets.picture(ctx, "bars", [tr.params.b_E], [f"b_E  [{d}]"], ctx.t("dim_j"),
+                widgets.picture(ctx, figures.bars, [tr.params.b_E], [f"b_E  [{d}]"], ctx.t("dim_j"),
                                 ["b_E"], ctx.t("b_E_bars", j=j), highlight=j, key="b_E")
         with right:
             st.subheader(ctx.t("result"))
@@ -81,7 +81,7 @@ def render(ctx: PageContext) -> None:
         left, right = st.columns(2)
         with left:
             if tr.params.cls is not None:
-                widgets.picture(ctx, "bars", [tr.params.cls[0]], [f"CLS  [{d}]"],
+                widgets.picture(ctx, figures.bars, [tr.params.cls[0]], [f"CLS  [{d}]"],
                                 ctx.t("dim_j"), ["CLS"], ctx.t("cls_bars", d=d), highlight=j,
                                 key="cls_vector")
         with right:

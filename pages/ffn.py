@@ -42,7 +42,7 @@ def render(ctx: PageContext) -> None:
         z, act = activation_curve(cfg.activation)
         _, relu_z = activation_curve("relu")
         name = {"gelu": "GELU", "gelu_tanh": "GELU (tanh)"}[cfg.activation]
-        widgets.picture(ctx, "lines", z, [act, relu_z], [name, "ReLU"],
+        widgets.picture(ctx, figures.lines, z, [act, relu_z], [name, "ReLU"],
                         ctx.t("gelu_curve"), "z", "f(z)", key="gelu_curve", where=left)
         with right:
             st.latex(r"\mathrm{GELU}(z) = z\,%s" % blocks.GATE_TEX[cfg.activation]
@@ -102,7 +102,7 @@ def render(ctx: PageContext) -> None:
         else:
             st.metric(ctx.t("zero_share"), f"{shares[layer]:.1%}", help=ctx.t("zero_help"))
             st.write(ctx.t("zero_text"))
-        widgets.picture(ctx, "bar_panels", [shares],
+        widgets.picture(ctx, figures.bar_panels, [shares],
                         [f"ffn_hidden ≤ 0  [{cfg.n_layers}]" if gelu else
                          f"relu_zero_share(ffn_hidden)  [{cfg.n_layers}]"], ctx.t("layer_axis"),
                         ctx.t("share_neg" if gelu else "share"),
@@ -117,7 +117,7 @@ def render(ctx: PageContext) -> None:
                        ylabel=ctx.t("hidden_unit"), window=False)
         if ctx.model is not None:
             st.caption(ctx.t("bias_model"))
-            widgets.picture(ctx, "bars", [lp.b_1, lp.b_2], [f"b_1  [{dff}]", f"b_2  [{d}]"],
+            widgets.picture(ctx, figures.bars, [lp.b_1, lp.b_2], [f"b_1  [{dff}]", f"b_2  [{d}]"],
                             "j", ["b_1", "b_2"], ctx.t("biases_title", l=layer + 1),
                             key="ffn_biases")
         else:
@@ -174,7 +174,7 @@ def render(ctx: PageContext) -> None:
     widgets.matrix(ctx, lt.ln_2.out, "ln_2.out", key="ln_2_out", where=c2, highlight_row=row,
                    tokens=tokens)
     left, right = st.columns([3, 2], gap="large")
-    widgets.picture(ctx, "bars", [lt.ln_2.mean, lt.ln_2.var],
+    widgets.picture(ctx, figures.bars, [lt.ln_2.mean, lt.ln_2.var],
                     [f"ln_2.mean = μ  [{S_}]", f"ln_2.var = σ²  [{S_}]"], ctx.t("position"),
                     ["μ", "σ²"], ctx.t("moments_title"), highlight=row, key="ln_2_moments",
                     where=left)

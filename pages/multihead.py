@@ -12,7 +12,7 @@ from encoder_core.views.analysis import (
     prefix_share,
 )
 from encoder_core.views.explain import affine_terms, dot_terms
-from lens import blocks, chrome, explorer, meaning, widgets
+from lens import blocks, chrome, explorer, figures, meaning, widgets
 from lens.context import PageContext, run_page
 from lens.latex import dims
 
@@ -78,7 +78,7 @@ def render(ctx: PageContext) -> None:
         st.caption(ctx.t("live_off", mb=explorer.map_bytes(h, N) / 2**20,
                          cap=explorer.MAX_BYTES / 2**20))
         c1, c2 = st.columns([max(ncols, 2), 5 - min(ncols, 3)])
-        widgets.picture(ctx, "attention_grid", tr.image, maps,
+        widgets.picture(ctx, figures.attention_grid, tr.image, maps,
                         [ctx.t("head_n", n=n + 1) for n in range(k)], title, ncols=ncols,
                         query=query, colorbar_label=ctx.t("weight"), key="mh_grid", where=c1)
         with c2:
@@ -121,11 +121,11 @@ def render(ctx: PageContext) -> None:
     contrib = head_contributions(layer.heads[:, r:r + 1, :], W_O)  # [h, 1, d] at the query's row
     norms = contribution_norms(contrib)[:, 0]  # [h]
     c1, c2 = st.columns(2)
-    widgets.picture(ctx, "bar_panels", norms[None, :], [ctx.t("norm_panel", i=query)],
+    widgets.picture(ctx, figures.bar_panels, norms[None, :], [ctx.t("norm_panel", i=query)],
                     ctx.t("head_axis"), ctx.t("norm_axis"), ctx.t("norms_title", i=query, l=l + 1),
                     tick_labels=[str(n + 1) for n in range(h)], size=(5.0, 3.4),
                     key="contrib_norms", where=c1)
-    widgets.picture(ctx, "row_heatmap", contrib[:, 0, :], ctx.t("contrib_name", i=query),
+    widgets.picture(ctx, figures.row_heatmap, contrib[:, 0, :], ctx.t("contrib_name", i=query),
                     ctx.t("out_feature"), ctx.t("head_axis"), [str(n + 1) for n in range(h)],
                     highlight_col=j, mean_of=ctx.t("mean_of"), key="contrib", where=c2)
     widgets.number_window(ctx, contrib[:, 0, :], ctx.t("contrib_name", i=query), key="contrib",

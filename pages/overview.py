@@ -10,7 +10,7 @@ from encoder_core.views.analysis import (
     score_divisor,
 )
 from encoder_core.views.vit_steps import pixel_stats_guess, vit_differences
-from lens import chrome, widgets
+from lens import chrome, figures, widgets
 from lens.context import PageContext, run_page
 from lens.i18n import worded
 from lens.session import set_settings
@@ -73,7 +73,7 @@ def render(ctx: PageContext) -> None:
     st.markdown(ctx.t("what_to_do"))
     sublayers = ctx.t("stage_layer_ffn") if cfg.use_ffn else ctx.t("stage_layer")
     if vit:
-        widgets.picture(ctx, "pipeline", ctx.trace.image, cfg.patch_size,
+        widgets.picture(ctx, figures.pipeline, ctx.trace.image, cfg.patch_size,
                         [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
                          ctx.t("cap_patches", N=N, D=D),
                          ctx.t("cap_vit_encoder" if cfg.norm_first else "cap_encoder", L=L)],
@@ -81,7 +81,7 @@ def render(ctx: PageContext) -> None:
         model = ctx.model
         st.write(ctx.t("vit_intro", name=model.name if model else "ViT", N=N, S=cfg.seq_len))
     else:
-        widgets.picture(ctx, "pipeline", ctx.trace.image, cfg.patch_size,
+        widgets.picture(ctx, figures.pipeline, ctx.trace.image, cfg.patch_size,
                         [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
                          ctx.t("cap_patches", N=N, D=D), ctx.t("cap_encoder", L=L)],
                         [f"x0 = patches · W_E + PE   [{N} × {d}]",
@@ -99,7 +99,7 @@ def render(ctx: PageContext) -> None:
     st.subheader(ctx.t("images"))
     left, right = st.columns([3, 2])
     with left:
-        widgets.picture(ctx, "image_pair", ctx.original, ctx.trace.image,
+        widgets.picture(ctx, figures.image_pair, ctx.original, ctx.trace.image,
                         (ctx.t("original"), ctx.t("received")), key="images",
                         axis_labels=(ctx.t("pixels_x"), ctx.t("pixels_y")))
         colour = ctx.t("grey_luma") if cfg.channels == 1 else ctx.t("rgb_kept")

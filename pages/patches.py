@@ -5,7 +5,7 @@ import streamlit as st
 from encoder_core import patchify
 from encoder_core.views.analysis import channel_values
 from encoder_core.views.vit_steps import pixel_stats_guess, pixel_terms
-from lens import chrome, widgets
+from lens import chrome, figures, widgets
 from lens.context import PageContext, run_page
 
 
@@ -26,7 +26,7 @@ def render(ctx: PageContext) -> None:
     with left:
         st.subheader(ctx.t("grid"))
         pick = st.number_input(ctx.t("pick"), 0, N - 1, 0, step=1, key="patch_pick")
-        widgets.picture(ctx, "image_with_grid", tr.image, P, ctx.t("grid_title", G=G, N=N),
+        widgets.picture(ctx, figures.image_with_grid, tr.image, P, ctx.t("grid_title", G=G, N=N),
                         numbers=G <= 16, highlight=pick, key="grid",
                         axis_labels=(ctx.t("pixels_x"), ctx.t("pixels_y")))
 
@@ -56,8 +56,8 @@ def render(ctx: PageContext) -> None:
         n_show = min(N, 64)
         st.subheader(ctx.t("gallery", n=n_show))
         tiles = patchify(tr.image, P) if norm else tr.patches  # the picture's [0, 1] values
-        widgets.picture(ctx, "patch_gallery", tiles, P, C, ctx.t("gallery_title", n=n_show - 1),
-                        max_patches=n_show, key="gallery")
+        widgets.picture(ctx, figures.patch_gallery, tiles, P, C,
+                        ctx.t("gallery_title", n=n_show - 1), max_patches=n_show, key="gallery")
         if norm:
             st.caption(ctx.t("gallery_note"))
 
@@ -74,7 +74,7 @@ def render(ctx: PageContext) -> None:
         with cols[ch]:
             name = ctx.t("patch_name", i=pick) + (f", {ctx.t('channel')} {'RGB'[ch]}"
                                                     if C == 3 else "")
-            widgets.picture(ctx, "value_grid", one[..., ch], name, ctx.t("pixel_col"),
+            widgets.picture(ctx, figures.value_grid, one[..., ch], name, ctx.t("pixel_col"),
                             ctx.t("pixel_row"), signed=norm, key=f"patch_values_{ch}")
 
     chrome.footer(ctx)

@@ -57,7 +57,7 @@ def render(ctx: PageContext) -> None:
         else:
             st.write(ctx.t("learned_sim_intro_no_prefix", N=N, G=G))
         left, right = st.columns([3, 2])
-        widgets.picture(ctx, "position_mosaic", mosaic, G, ctx.t("mosaic_title"),
+        widgets.picture(ctx, figures.position_mosaic, mosaic, G, ctx.t("mosaic_title"),
                         ctx.t("tile_col"), ctx.t("tile_row"), query=query, key="pos_mosaic",
                         where=left)
         with right:
@@ -152,7 +152,7 @@ def render(ctx: PageContext) -> None:
         for c in cols:
             f = "sin" if c % 2 == 0 else "cos"
             labels.append(ctx.t("curve_label", c=c, f=f, i=c // 2))
-        widgets.picture(ctx, "lines", list(range(N)), [tr.pe[:, c] for c in cols], labels,
+        widgets.picture(ctx, figures.lines, list(range(N)), [tr.pe[:, c] for c in cols], labels,
                         ctx.t("curves_title"), ctx.t("pos"), "PE", key="pe_lines")
         st.caption(ctx.t("curves_caption", N=N))
     else:

@@ -12,7 +12,7 @@ from encoder_core.views.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.views.explain import dot_terms, softmax_terms
-from lens import blocks, blocks_rows, chrome, meaning, widgets
+from lens import blocks, blocks_rows, chrome, figures, meaning, widgets
 from lens.context import PageContext, run_page
 from lens.latex import dims, divisor_latex
 
@@ -75,7 +75,8 @@ def render(ctx: PageContext) -> None:
         st.subheader(ctx.t("on_grid", r=i))
         c1, c2 = st.columns([2, 3])
         share = float(prefix_share(row_attn, kp))
-        widgets.picture(ctx, "attention_grid", tr.image, patch_rows(row_attn, cfg).reshape(1, G, G),
+        widgets.picture(ctx, figures.attention_grid, tr.image,
+                        patch_rows(row_attn, cfg).reshape(1, G, G),
                         [ctx.t("on_grid_panel", N=N)],
                         ctx.t("on_grid_title", r=i, i=query, l=l + 1, hd=head + 1), ncols=1,
                         query=query, colorbar_label=ctx.t("weight"), uniform=1 / T,
@@ -87,7 +88,7 @@ def render(ctx: PageContext) -> None:
     c1, c2 = st.columns([3, 2])
     key_axis = (ctx.t("key_axis_vit", first=prefix_names(cfg)[0], k=kp) if kp
                 else ctx.t("key_axis"))
-    widgets.picture(ctx, "bars", [layer.scores[head, i], row_attn],
+    widgets.picture(ctx, figures.bars, [layer.scores[head, i], row_attn],
                     [ctx.t("row_before", i=i), ctx.t("row_after", i=i)],
                     key_axis, [ctx.t("score"), ctx.t("weight")],
                     ctx.t("row_suptitle", i=i, l=l + 1, hd=head + 1),
@@ -125,7 +126,7 @@ def render(ctx: PageContext) -> None:
     ln_N = uniform_attention_reference(G, cfg.patch_size, kp)[1]  # ln T
     titles = [ctx.t(f"case_{c.name}", s=c.divisor) + "\n"
               + ctx.t("entropy_line", e=float(c.entropy[0, i])) for c in cases]
-    widgets.picture(ctx, "bar_panels", np.stack([c.attn[0, i] for c in cases]), titles,
+    widgets.picture(ctx, figures.bar_panels, np.stack([c.attn[0, i] for c in cases]), titles,
                     key_axis, ctx.t("weight"),
                     ctx.t("scaling_suptitle", i=i, l=l + 1, hd=head + 1), highlight=i,
                     uniform_line=True, size=(12.0, 3.4), key="scaling")

@@ -12,7 +12,7 @@ from encoder_core.views.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.views.rollout import attention_rollout
-from lens import chrome, explorer, meaning, widgets
+from lens import chrome, explorer, figures, meaning, widgets
 from lens.context import PageContext, run_page
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
@@ -77,7 +77,7 @@ def render(ctx: PageContext) -> None:
                          for l in layers])  # [n_l, n_h, G, G]: the patch keys of row r
         share = (1.25 * n_h + 1.6) / (1.25 * MAX_GRID_HEADS + 1.6)  # the figure's width, relative
         where = st.columns([share, 1 - share])[0] if share < 0.9 else st  # few heads: not blown up
-        widgets.picture(ctx, "attention_table", tr.image, maps,
+        widgets.picture(ctx, figures.attention_table, tr.image, maps,
                         (ctx.t("grid_title_vit", i=query, G=G, names=names) if kp
                          else f"attn[h, {query}, :]  ({G} × {G})"),
                         where=where, row_labels=row_labels, col_labels=col_labels, query=query,
@@ -96,12 +96,13 @@ def render(ctx: PageContext) -> None:
     R = ctx.derived("rollout", lambda: attention_rollout([layer.attn for layer in tr.layers]))
     R_mean = rollout_mean_over_queries(R, kp)  # [T] the mean of the patch queries' rows
     c1, c2 = st.columns(2)
-    widgets.picture(ctx, "attention_table", tr.image, patch_rows(R[r], cfg).reshape(1, 1, G, G),
+    widgets.picture(ctx, figures.attention_table, tr.image,
+                    patch_rows(R[r], cfg).reshape(1, 1, G, G),
                     (ctx.t("rollout_query_vit", r=r, i=query) if kp
                      else ctx.t("rollout_query", i=query)), row_labels=[""], col_labels=[""],
                     query=query, panel=3.0, colorbar_label=ctx.t("rollout_weight"),
                     key="rollout_query", where=c1)
-    widgets.picture(ctx, "attention_table", tr.image,
+    widgets.picture(ctx, figures.attention_table, tr.image,
                     patch_rows(R_mean, cfg).reshape(1, 1, G, G),
                     ctx.t("rollout_mean_vit") if kp else ctx.t("rollout_mean"),
                     row_labels=[""], col_labels=[""], panel=3.0,
@@ -123,13 +124,13 @@ def render(ctx: PageContext) -> None:
     with c1:
         st.markdown(ctx.t("distance_text"))
         st.latex(r"D_h = \frac{1}{N}\sum_{i,j} A_{ij}\,\lVert c_i - c_j \rVert_2")
-        widgets.picture(ctx, "value_grid", distance, ctx.t("distance_title", L=L, H=H),
+        widgets.picture(ctx, figures.value_grid, distance, ctx.t("distance_title", L=L, H=H),
                         ctx.t("head_axis"), ctx.t("layer_axis"), signed=False, fmt="{:.1f}",
                         row0=1, col0=1, key="distance")
     with c2:
         st.markdown(ctx.t("entropy_text"))
         st.latex(r"H_h = -\frac{1}{N}\sum_{i,j} A_{ij} \ln A_{ij}")
-        widgets.picture(ctx, "value_grid", entropy, ctx.t("entropy_title", L=L, H=H),
+        widgets.picture(ctx, figures.value_grid, entropy, ctx.t("entropy_title", L=L, H=H),
                         ctx.t("head_axis"), ctx.t("layer_axis"), signed=False, fmt="{:.2f}",
                         row0=1, col0=1, key="entropy")
     if kp:

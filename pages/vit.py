@@ -26,7 +26,7 @@ from encoder_core.views.vit_views import (
     scale_to_max,
     token_norms,
 )
-from lens import compute, explorer, widgets
+from lens import compute, explorer, figures, widgets
 from lens.context import PageContext, run_page
 
 MAX_HEADS = 12  # heads drawn side by side at once (the learner chooses which above that)
@@ -82,10 +82,10 @@ def render(ctx: PageContext) -> None:
     share = kept_share(last, kept)  # [k]
     ncols = min(k, 3 if k <= 6 else 4)  # rows of at most 3 (4): each map readable on a phone
     maps_at, kept_at = st.columns(2) if k > 1 else (about(377), about(377))  # side by side
-    widgets.picture(ctx, "attention_grid", tr.image, on_grid(last, G), titles,
+    widgets.picture(ctx, figures.attention_grid, tr.image, on_grid(last, G), titles,
                     ctx.t("dino_maps", l=L, h=H), ncols=ncols,
                     colorbar_label=ctx.t("weight"), key="vit_dino", where=maps_at)
-    widgets.picture(ctx, "attention_grid", tr.image, on_grid(kept.astype(np.float32), G),
+    widgets.picture(ctx, figures.attention_grid, tr.image, on_grid(kept.astype(np.float32), G),
                     [ctx.t("kept_panel", n=h + 1, k=int(kept[i].sum()), p=100 * share[i])
                      for i, h in enumerate(heads)],
                     ctx.t("dino_kept", x=keep), ncols=ncols, vmax=1.0,
@@ -106,7 +106,7 @@ def render(ctx: PageContext) -> None:
                       format_func=lambda f: ctx.t(f"fusion_{f}"))
     rollout = ctx.derived(f"vit/rollout/{fusion}/{ratio:.2f}", lambda: rollout_cls_map(
         attention_rollout([layer.attn for layer in tr.layers], fusion, ratio, row=0), n))  # [N]
-    widgets.picture(ctx, "attention_table", tr.image, on_grid(rollout, G)[None, None],
+    widgets.picture(ctx, figures.attention_table, tr.image, on_grid(rollout, G)[None, None],
                     ctx.t("rollout_map", fusion=ctx.t(f"fusion_{fusion}"), r=ratio),
                     row_labels=[""], col_labels=[""], panel=3.0,
                     colorbar_label=ctx.t("rollout_weight"), key="vit_rollout", where=c2)
@@ -119,7 +119,7 @@ def render(ctx: PageContext) -> None:
     shared = st.toggle(ctx.t("grid_shared"), key="vit_grid_shared")
     grid = cls_maps[:, heads] if shared else scale_to_max(cls_maps[:, heads])  # [L, k, N]
     panel = 1.0 if L * k > 24 else 1.25  # inches of one map
-    widgets.picture(ctx, "attention_table", tr.image, on_grid(grid, G),
+    widgets.picture(ctx, figures.attention_table, tr.image, on_grid(grid, G),
                     ctx.t("grid_pic", L=L, h=k), row_labels=[ctx.t("layer_label", l=l + 1)
                                                                for l in range(L)],
                     col_labels=titles, panel=panel,
@@ -144,7 +144,7 @@ def render(ctx: PageContext) -> None:
         widgets.query_explorer(ctx, where=left)
         right.caption(ctx.t("patch_off", mb=explorer.map_bytes(k, N) / 2**20,
                             cap=explorer.MAX_BYTES / 2**20))
-        widgets.picture(ctx, "attention_grid", tr.image,
+        widgets.picture(ctx, figures.attention_grid, tr.image,
                         on_grid(patch_attention(attn[heads], n, query), G), titles,
                         ctx.t("patch_live", h=H, i=query, l=l + 1), ncols=min(k, 4), query=query,
                         colorbar_label=ctx.t("weight"), key="vit_patch", where=right)
@@ -161,7 +161,7 @@ def render(ctx: PageContext) -> None:
     after = c1.select_slider(ctx.t("norm_layer"), options=list(range(L)), value=L - 1,
                              key="vit_norm_layer", format_func=lambda i: f"{i + 1} / {L}")
     on_patches = patch_values(norms[after], n)  # [N]
-    widgets.picture(ctx, "attention_table", tr.image, on_grid(on_patches, G)[None, None],
+    widgets.picture(ctx, figures.attention_table, tr.image, on_grid(on_patches, G)[None, None],
                     ctx.t("norm_map", l=after + 1), row_labels=[""], col_labels=[""], panel=3.0,
                     colorbar_label="‖x_i‖", key="vit_norms", where=c1)
     with c2:

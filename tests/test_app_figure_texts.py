@@ -97,9 +97,9 @@ def drawn(monkeypatch) -> list[tuple[str, tuple, dict]]:
     calls: list[tuple[str, tuple, dict]] = []
     real_render, real_payload = widgets.render, explorer.payload
 
-    def spy_render(kind, *args, **kwargs):
-        calls.append((kind, args, kwargs))
-        return real_render(kind, *args, **kwargs)
+    def spy_render(draw, *args, **kwargs):
+        calls.append((draw.__name__, args, kwargs))
+        return real_render(draw, *args, **kwargs)
 
     def spy_payload(image, grid, query, text, maps=None):
         calls.append(("explorer", (text, maps), {}))

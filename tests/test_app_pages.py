@@ -183,9 +183,9 @@ def test_above_8_heads_the_learner_chooses_which_heads_the_grids_show(monkeypatc
         sent.append(maps)
         return real_payload(image, grid, query, text, maps)
 
-    def spy_render(kind, *args, **kwargs):
-        drawn.append((kind, args))
-        return real_render(kind, *args, **kwargs)
+    def spy_render(draw, *args, **kwargs):
+        drawn.append((draw.__name__, args))
+        return real_render(draw, *args, **kwargs)
 
     compute.caches()["payloads"].clear()  # every payload is built (and seen) here
     monkeypatch.setattr(explorer, "payload", spy_payload)

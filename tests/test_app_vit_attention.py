@@ -145,9 +145,9 @@ def spies(monkeypatch):
         sent.append(maps)
         return real_payload(image, grid, query, text, maps)
 
-    def spy_render(kind, *args, **kwargs):
-        drawn.append((kind, args, kwargs))
-        return real_render(kind, *args, **kwargs)
+    def spy_render(draw, *args, **kwargs):
+        drawn.append((draw.__name__, args, kwargs))
+        return real_render(draw, *args, **kwargs)
 
     compute.caches()["payloads"].clear()
     monkeypatch.setattr(explorer, "payload", spy_payload)

@@ -268,9 +268,9 @@ def test_the_vit_pages_figures_and_formulas_are_in_chinese(with_checkpoint, page
     calls = []
     real_render = widgets.render
 
-    def spy(kind, *args, **kwargs):
-        calls.append((kind, args, kwargs))
-        return real_render(kind, *args, **kwargs)
+    def spy(draw, *args, **kwargs):
+        calls.append((draw.__name__, args, kwargs))
+        return real_render(draw, *args, **kwargs)
 
     monkeypatch.setattr(widgets, "render", spy)
     at = vit_page(page, lang="zh")

@@ -10,8 +10,8 @@ from apptest_helpers import SMALL, assert_clean, new_app, open_page
 from encoder_core import positional_encoding
 
 
-def test_a_picture_is_drawn_once_per_content_and_again_when_a_value_changes(monkeypatch):
-    from lens import compute, figures, widgets
+def test_a_picture_is_drawn_once_per_content_and_again_when_a_value_changes():
+    from lens import compute, widgets
 
     compute.caches()["pictures"].clear()
     drawn = []
@@ -20,18 +20,22 @@ def test_a_picture_is_drawn_once_per_content_and_again_when_a_value_changes(monk
         drawn.append((float(m.sum()), title, vmax))
         return f"png {len(drawn)}".encode()
 
-    monkeypatch.setattr(figures, "probe", probe, raising=False)
     m = np.zeros((600, 1000), dtype=np.float32)
     m.flags.writeable = False
-    first = widgets.render("probe", m, "t", vmax=1.0)
-    assert widgets.render("probe", m, "t", vmax=1.0) == first  # the same array
-    assert widgets.render("probe", m.copy(), "t", vmax=1.0) == first  # equal content
+    first = widgets.render(probe, m, "t", vmax=1.0)
+    assert widgets.render(probe, m, "t", vmax=1.0) == first  # the same array
+    assert widgets.render(probe, m.copy(), "t", vmax=1.0) == first  # equal content
     changed = m.copy()
     changed[-1, -1] = 1.0  # one value of 600,000: Streamlit's hashing would sample past it
-    assert widgets.render("probe", changed, "t", vmax=1.0) != first
-    assert widgets.render("probe", m, "t", vmax=2.0) != first
-    assert widgets.render("probe", m, "u", vmax=1.0) != first
+    assert widgets.render(probe, changed, "t", vmax=1.0) != first
+    assert widgets.render(probe, m, "t", vmax=2.0) != first
+    assert widgets.render(probe, m, "u", vmax=1.0) != first
     assert len(drawn) == 4
+
+    def other(m, title, *, vmax=None):  # another figure of the same arguments: its own picture
+        return b"other"
+
+    assert widgets.render(other, m, "t", vmax=1.0) == b"other"
 
 
 def test_the_number_window_is_built_only_when_its_expander_is_open():
