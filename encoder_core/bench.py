@@ -15,17 +15,18 @@ import argparse
 import statistics
 import time
 import tracemalloc
+from collections.abc import Callable
 
 import numpy as np
 
 from .checkpoints.load import load_checkpoint
 from .config import EncoderConfig
-from .params import init_params
+from .params import EncoderParams, init_params
 from .pipeline.encoder import encode
 from .views.analysis import forward_flops
 
 
-def median_seconds(fn, repeat: int) -> float:
+def median_seconds(fn: Callable[[], object], repeat: int) -> float:
     fn()  # warm-up
     times = []
     for _ in range(repeat):
@@ -43,7 +44,7 @@ def matmul_gflops(n: int = 1024, repeat: int = 7) -> float:
     return 2 * n**3 / median_seconds(lambda: a @ b, repeat) / 1e9
 
 
-def peak_bytes(fn) -> int:
+def peak_bytes(fn: Callable[[], object]) -> int:
     """Peak memory traced while fn runs (NumPy reports its buffers to tracemalloc)."""
     tracemalloc.start()
     try:
@@ -53,7 +54,8 @@ def peak_bytes(fn) -> int:
         tracemalloc.stop()
 
 
-def measure(cfg: EncoderConfig, repeat: int, params=None) -> dict[str, float]:
+def measure(cfg: EncoderConfig, repeat: int,
+            params: EncoderParams | None = None) -> dict[str, float]:
     image = np.random.default_rng(1).random((cfg.image_size,) * 2 + (cfg.channels,),
                                             dtype=np.float32)
     params = init_params(cfg) if params is None else params

@@ -12,11 +12,14 @@ These field names are fixed: the `.npz` export and outside tools use them.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, is_dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from .config import EncoderConfig
 from .params import EncoderParams, read_only
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ class EncoderTrace:
     output: np.ndarray  # [S, d] the encoder's output: final_ln.out, or the last layer's out
 
 
-def freeze(obj):
+def freeze(obj: T) -> T:
     """Make every array in a (nested) trace dataclass read-only, in place, and the arrays it is a
     view of (so that no other name can change its values); returns obj."""
     for f in fields(obj):

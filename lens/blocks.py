@@ -16,9 +16,11 @@ from typing import Protocol
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core.views.explain import DotTerms, HiddenUnitTerms, largest_terms, summarise_terms
 
+from .context import Where
 from .i18n import translate
 from .latex import dot_latex, fixed, num, term, written_products
 
@@ -43,12 +45,12 @@ def say(ctx: Page, key: str, **values: object) -> str:
     return translate(key, ctx.lang, OWNER, **values)
 
 
-def folded(ctx: Page, where=None):
+def folded(ctx: Page, where: Where = None) -> DeltaGenerator:
     """The expander that holds a block's long arithmetic, folded until the learner opens it."""
     return (where or st).expander(say(ctx, "show_arithmetic"))
 
 
-def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where=None) -> None:
+def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where: Where = None) -> None:
     """The float64 recomputation beside the float32 value the trace holds at `field`, both to
     7 significant digits (float32's precision), so a rounding difference can show."""
     (where or st).markdown(say(ctx, "check_stored", mine=f"{mine:.7g}",
@@ -56,7 +58,7 @@ def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where=Non
 
 
 def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str, *,
-                where=None, bias: float | None = None, bias_tex: str = "b") -> None:
+                where: Where = None, bias: float | None = None, bias_tex: str = "b") -> None:
     """A dot product (plus a bias, if any) checked against the trace, then written out in
     LaTeX (folded):
 
@@ -88,7 +90,7 @@ def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str,
 
 def largest_products(ctx: Page, terms: DotTerms, a_name: str, b_name: str, *, k: int = 4,
                      extra: Mapping[str, Callable[[int], str]] | None = None,
-                     where=None) -> None:
+                     where: Where = None) -> None:
     """The k products a_k · b_k of largest magnitude as a table: k, the `extra` columns,
     a_k, b_k, a_k · b_k.
 
@@ -136,7 +138,7 @@ def _terms_lines(ctx: Page, values: np.ndarray, row: Callable[[int], str], first
 
 def dot_listing(ctx: Page, title: str, terms: DotTerms, stored: float, name: str, *,
                 size: str, divisor: str | None = None, notes: Sequence[str] | None = None,
-                where=None) -> None:
+                where: Where = None) -> None:
     """The result against the trace, then (folded) a dot product as a code listing — the first
     terms and the largest, '…' for the gaps, the others together, the total, the division by s
     if any — and what the trace holds:
@@ -174,7 +176,7 @@ def dot_listing(ctx: Page, title: str, terms: DotTerms, stored: float, name: str
 
 def sum_listing(ctx: Page, values: np.ndarray, labels: Sequence[str], stored: float,
                 name: str, *, first: int, largest: int = 0, unit: str = "terms",
-                where=None) -> None:
+                where: Where = None) -> None:
     """The sum against the trace, then (folded) its named terms as a code listing — each term,
     the others together, Σ — and what the trace holds: name = Σ_k values_k.
 
@@ -190,7 +192,7 @@ def sum_listing(ctx: Page, values: np.ndarray, labels: Sequence[str], stored: fl
 
 
 def hidden_unit(ctx: Page, unit: HiddenUnitTerms, stored: float, i: int, j: int, field: str,
-                *, where=None) -> None:
+                *, where: Where = None) -> None:
     """One FFN hidden activation: its formula, then (folded) written out — the dot product, the
     bias, the activation — with its largest products; then the activation's verdict and the
     check against the trace:

@@ -19,13 +19,14 @@ from encoder_core.views.explain import (
 )
 
 from .blocks import Page, folded, say, stored_check, trace_line, with_gaps
+from .context import Where
 from .latex import fixed, num, term, written_sum
 
 EXP_SHOWN = 3  # exponentials written out: the first ones and the largest
 
 
 def softmax_row(ctx: Page, terms: SoftmaxTerms, stored: np.ndarray, i: int, j: int, *,
-                where=None) -> None:
+                where: Where = None) -> None:
     """attn[i, j] against the trace, then (folded) row i of attn worked out as a code listing —
     the maximum, the exponentials, their sum, the division — and compared with the trace at the
     most attended key, key j and key i:
@@ -71,7 +72,7 @@ def softmax_row(ctx: Page, terms: SoftmaxTerms, stored: np.ndarray, i: int, j: i
 
 def layer_norm_row(ctx: Page, terms: LayerNormTerms, gamma: np.ndarray, beta: np.ndarray,
                    eps: float, k: int, stored: LayerNormTrace, i: int, field: str, *,
-                   where=None) -> None:
+                   where: Where = None) -> None:
     """The layer norm of one position written out (folded) — μ, σ², √(σ² + ε), x̂_k, out_k, the
     largest squared deviations — then a table against the trace and the check that x̂ has mean 0 and
     variance σ²/(σ² + ε) ≈ 1:

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Hashable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
@@ -32,6 +33,10 @@ from encoder_core.config import valid_patch_sizes
 from .cache import ComputeGate, Fresh, LRUCache, nbytes
 from .models import Model, checkpoint_paths, load_models
 from .settings import FINAL_STEP, Settings
+
+if TYPE_CHECKING:
+    from encoder_core import EncoderParams
+    from encoder_core.shapes_model.classifier import Checkpoint, ClassifierHead
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_IMAGE = ROOT / "assets" / "default.jpg"
@@ -176,7 +181,7 @@ def sample_png(seed: int) -> bytes:
     return buf.getvalue()
 
 
-def trained_model():
+def trained_model() -> tuple[EncoderConfig, EncoderParams, ClassifierHead] | None:
     """(config, params, head) of the shipped trained weights, or None when absent."""
     from encoder_core.shapes_model.classifier import DEFAULT_WEIGHTS
 
@@ -249,7 +254,7 @@ def clear_models() -> None:
     _RECENT_MODELS.clear()
 
 
-def trained_checkpoints():
+def trained_checkpoints() -> tuple[Checkpoint, ...]:
     """The trained model at several points of its training (`Checkpoint`s in step order; the
     last is the shipped weights), or () when the file is absent."""
     from encoder_core.shapes_model.classifier import DEFAULT_CHECKPOINTS
@@ -271,7 +276,7 @@ def checkpoint_steps() -> tuple[int, ...]:
     return tuple(c.step for c in trained_checkpoints())
 
 
-def checkpoint_at(step: int):
+def checkpoint_at(step: int) -> Checkpoint | None:
     """The `Checkpoint` shown for train_step `step` (FINAL_STEP: the last), or None."""
     shipped = trained_checkpoints()
     if not shipped:
@@ -287,7 +292,8 @@ def weights_id(weights: str, train_step: int = FINAL_STEP) -> str:
     return weights
 
 
-def weights_for(weights: str, cfg: EncoderConfig, train_step: int = FINAL_STEP):
+def weights_for(weights: str, cfg: EncoderConfig, train_step: int = FINAL_STEP,
+                ) -> tuple[EncoderParams, ClassifierHead | None]:
     """(encoder params, classifier head or None) of the weights `weights` at `cfg`; trained
     weights after `train_step` training steps (FINAL_STEP: the shipped ones)."""
     if weights in checkpoint_models():

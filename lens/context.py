@@ -13,14 +13,18 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core import EncoderConfig, EncoderTrace, ImageError
 
 from . import chrome, compute, keys, session, sidebar
 from .formula_fit import fit_formulas
 from .i18n import translate, translator
+from .models import Model
 from .settings import Settings
 from .steps import PAGES, page_for_script
+
+Where = DeltaGenerator | None  # the container a block is drawn in; None: the page itself
 
 
 @dataclass
@@ -53,7 +57,7 @@ class PageContext:
         return self.cfg.n_prefix + patch
 
     @property
-    def model(self):
+    def model(self) -> Model | None:
         """The loaded checkpoint shown (`lens.models.Model`), or None for the note's encoder."""
         return compute.checkpoint_models().get(self.weights)
 

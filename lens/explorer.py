@@ -31,6 +31,7 @@ import matplotlib
 import numpy as np
 import streamlit as st
 
+from .context import Where
 from .figures.style import OVERLAY_CMAP
 
 WEB = files("lens") / "explorer_web"  # the component's browser side, as package data
@@ -143,7 +144,7 @@ def committed(key: str) -> dict | None:
     return dict(commit) if isinstance(commit, dict) and "query" in commit else None
 
 
-def show(blob: bytes, *, key: str, where=None) -> None:
+def show(blob: bytes, *, key: str, where: Where = None) -> None:
     """Mount the explorer with a payload already built (`payload`)."""
     with (where or st).container():
         _component(data=blob, key=key, on_commit_change=lambda: None, width="stretch")

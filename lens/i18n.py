@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from encoder_core.views.analysis import Text, words
@@ -88,7 +89,7 @@ def translate(key: str, lang: str, owner: str | None = None, /, *, root: Path = 
     return text.format(**values) if values else text
 
 
-def translator(lang: str, owner: str | None = None):
+def translator(lang: str, owner: str | None = None) -> Callable[..., str]:
     """`translate` bound to a language and an owner: t(key, **values) -> text."""
     def t(key: str, **values: object) -> str:
         return translate(key, lang, owner, **values)

@@ -18,7 +18,7 @@ from encoder_core import prefix_names
 
 from . import compute, explorer, figures, keys
 from .cache import value_key
-from .context import PageContext
+from .context import PageContext, Where
 from .note import note_markdown
 from .session import sync_url
 
@@ -28,7 +28,7 @@ WINDOW = 32  # side of the number window
 Figure = Callable[..., bytes]  # a function of lens.figures: arrays and labels -> PNG bytes
 
 
-def render(draw: Figure, *args, **kwargs) -> bytes:
+def render(draw: Figure, *args: object, **kwargs: object) -> bytes:
     """PNG bytes of `draw(*args, **kwargs)` (e.g. `figures.heatmap`), cached by the function
     (its module and qualified name) and the arguments' content (`value_key`: a trace's arrays
     are digested once, not on every rerun) in the server's picture cache, which draws each
@@ -37,8 +37,8 @@ def render(draw: Figure, *args, **kwargs) -> bytes:
     return compute.picture(key, lambda: draw(*args, **kwargs))
 
 
-def picture(ctx: PageContext, draw: Figure, *args, key: str, caption: str | None = None,
-            where=None, **kwargs) -> None:
+def picture(ctx: PageContext, draw: Figure, *args: object, key: str, caption: str | None = None,
+            where: Where = None, **kwargs: object) -> None:
     """Render a figure, show it full width, with an optional caption and a PNG download.
 
     Sent as the PNG it is (`output_format="PNG"`): with "auto", Streamlit decodes every picture
@@ -54,7 +54,7 @@ def picture(ctx: PageContext, draw: Figure, *args, key: str, caption: str | None
 
 
 def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool = True,
-           xlabel: str | None = None, ylabel: str | None = None, where=None,
+           xlabel: str | None = None, ylabel: str | None = None, where: Where = None,
            colorbar_label: str = "", window: bool = True, highlight_row: int | None = None,
            highlight_col: int | None = None, size: tuple[float, float] = (5.0, 4.0),
            vmax: float | None = None, tokens: str = "") -> None:
@@ -90,7 +90,7 @@ def _window_start(key: str, axis: str, size: int) -> int:
 
 
 def number_window(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool = True,
-                  where=None, vmax: float | None = None) -> None:
+                  where: Where = None, vmax: float | None = None) -> None:
     """An expander with any 32 × 32 block of `m` at full resolution: a table coloured with the
     heatmap's colour map and scale, every cell shown, four decimals; its place is outlined on
     the heatmap. The table is built only while the expander is open (opening it reruns the
@@ -123,7 +123,7 @@ def number_window(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signe
                          c1=c0 + block.shape[1]))
 
 
-def query_inputs(ctx: PageContext, where=None) -> int:
+def query_inputs(ctx: PageContext, where: Where = None) -> int:
     """The query patch: a commit of the picture (click, tap, arrow keys) applied once, then
     shown and editable as row / column inputs (the keyboard's way), kept in sync."""
     state = st.session_state
@@ -153,7 +153,7 @@ def query_inputs(ctx: PageContext, where=None) -> int:
 
 def query_explorer(ctx: PageContext,
                    maps: Callable[[], explorer.Maps] | None = None,
-                   where=None, *, maps_key: str = "") -> None:
+                   where: Where = None, *, maps_key: str = "") -> None:
     """The picture that picks the query; with `maps`, every map follows the hovered patch.
 
     `maps` is a function that builds the maps and `maps_key` names them within this trace
@@ -178,7 +178,7 @@ def query_explorer(ctx: PageContext,
     explorer.show(blob, key=keys.QUERY_CLICK, where=where)
 
 
-def query_picker(ctx: PageContext, where=None) -> int:
+def query_picker(ctx: PageContext, where: Where = None) -> int:
     """Choose the query patch by clicking (tapping) the image or with row/column inputs."""
     where = where or st
     with where.container():
@@ -188,18 +188,18 @@ def query_picker(ctx: PageContext, where=None) -> int:
     return query
 
 
-def layer_selector(ctx: PageContext, where=None) -> int:
+def layer_selector(ctx: PageContext, where: Where = None) -> int:
     """A layer selector (shown 1…L), kept across pages. Returns the 0-based layer."""
     return _index_selector(ctx, "layer", ctx.cfg.n_layers, where)
 
 
-def head_selector(ctx: PageContext, where=None) -> int:
+def head_selector(ctx: PageContext, where: Where = None) -> int:
     """A head selector (shown 1…h), kept across pages. Returns the 0-based head."""
     return _index_selector(ctx, "head", ctx.cfg.n_heads, where)
 
 
 def heads_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 8,
-                  where=None) -> list[int]:
+                  where: Where = None) -> list[int]:
     """The heads a grid shows (0-based): all `count` when they are at most `limit`; else the
     learner's choice of at most `limit` (the first `limit` by default, and when none is chosen),
     with a caption saying how many there are."""
@@ -208,7 +208,7 @@ def heads_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 8,
 
 
 def layers_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 6,
-                   where=None) -> list[int]:
+                   where: Where = None) -> list[int]:
     """The layers a grid shows (0-based): all `count` when they are at most `limit`; else the
     learner's choice of at most `limit`, by default spread evenly from the first layer to the
     last (12 layers, limit 6: 1, 3, 5, 8, 10, 12), with a caption saying how many there are."""
@@ -219,7 +219,7 @@ def layers_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 6,
 
 
 def _chooser(ctx: PageContext, count: int, *, key: str, limit: int, default: list[int],
-             texts: tuple[str, str, str], where=None) -> list[int]:
+             texts: tuple[str, str, str], where: Where = None) -> list[int]:
     if count <= limit:
         return list(range(count))
     where = where or st
@@ -235,14 +235,14 @@ def _chooser(ctx: PageContext, count: int, *, key: str, limit: int, default: lis
     return chosen
 
 
-def _index_selector(ctx: PageContext, key: str, count: int, where=None) -> int:
+def _index_selector(ctx: PageContext, key: str, count: int, where: Where = None) -> int:
     if count == 1:
         return 0
     return (where or st).select_slider(ctx.t(key), options=list(range(count)), key=key,
                                        format_func=lambda i: f"{i + 1} / {count}")
 
 
-def index_input(label: str, count: int, *, key: str, start: int, where=None,
+def index_input(label: str, count: int, *, key: str, start: int, where: Where = None,
                 help: str | None = None) -> int:
     """A whole-number input 0 … count − 1 that starts at `start` (and again whenever its value
     no longer fits, e.g. after the number of tokens changed)."""
@@ -251,7 +251,7 @@ def index_input(label: str, count: int, *, key: str, start: int, where=None,
     return int((where or st).number_input(label, 0, count - 1, step=1, key=key, help=help))
 
 
-def note_original(ctx: PageContext, where=None) -> None:
+def note_original(ctx: PageContext, where: Where = None) -> None:
     """The note's original Chinese text for this step, collapsible, beside the explanation."""
     where = where or st
     text = note_markdown(ctx.id)

@@ -109,7 +109,7 @@ class WhitelistUnpickler(pickle._Unpickler):
 
     dispatch[pickle.BUILD[0]] = load_build
 
-    def __init__(self, data: bytes, zf: zipfile.ZipFile, prefix: str, byteorder: str):
+    def __init__(self, data: bytes, zf: zipfile.ZipFile, prefix: str, byteorder: str) -> None:
         import io
 
         super().__init__(io.BytesIO(data))

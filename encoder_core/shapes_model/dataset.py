@@ -13,6 +13,7 @@ written as boolean masks over coordinate grids (np.ogrid), no loops over pixels.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,7 +110,8 @@ def object_mask(rng: np.random.Generator, label: int, y: np.ndarray, x: np.ndarr
     return cross_mask(y, x, cy, cx, side, thickness=side * rng.uniform(0.28, 0.38))
 
 
-def in_window(shape_fn, y: np.ndarray, x: np.ndarray, top: float, left: float, bottom: float,
+def in_window(shape_fn: Callable[[np.ndarray, np.ndarray], np.ndarray], y: np.ndarray,
+              x: np.ndarray, top: float, left: float, bottom: float,
               right: float) -> np.ndarray:
     """Evaluate `shape_fn(y, x)` only inside the pixel box [top, bottom] × [left, right].
 

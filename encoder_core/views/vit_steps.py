@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..config import EncoderConfig
 from ..pipeline.ffn import GELU_TANH_C, SQRT_2_OVER_PI, gelu, gelu_tanh, relu
+
+if TYPE_CHECKING:
+    from ..checkpoints.load import CheckpointInfo
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,7 @@ def residual_entry(x: float, y: float, ls: float | None = None) -> float:
     return float(x) + (1.0 if ls is None else float(ls)) * float(y)
 
 
-def pixel_stats_guess(info) -> str:
+def pixel_stats_guess(info: CheckpointInfo | None) -> str:
     """Why a checkpoint's pixel_mean / pixel_std are what they are when they were NOT read from
     it or its config ("inferred" / "default": the rule for its family, e.g. "0.5/0.5 (Google /
     timm augreg / HF ViT); check if your model differs"); "" when they were, or for no model.

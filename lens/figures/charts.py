@@ -8,12 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from .style import BAR_COLOUR, HIGHLIGHT_COLOUR, fit_fontsize, fixed_margins, to_png
 
 
-def bar_row(ax, v: np.ndarray, highlight: int | None = None, colour: str = BAR_COLOUR) -> None:
+def bar_row(ax: Axes, v: np.ndarray, highlight: int | None = None,
+            colour: str = BAR_COLOUR) -> None:
     """Bars of width 1 at 0 … n−1 as one filled step artist (hundreds of bars stay fast),
     with bar `highlight` drawn on top in orange."""
     ax.stairs(v, np.arange(len(v) + 1) - 0.5, baseline=0, fill=True, color=colour)

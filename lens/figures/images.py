@@ -7,12 +7,13 @@ All three are raster pictures: `<kind>_picture` returns the picture as data (tes
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.axes import Axes
 
 from .raster import Panel, Picture, Rect, colourise, index_ticks, png, rgb255
 from .style import DPI, GRID_COLOUR, QUERY_COLOUR
 
 
-def _show_image(ax, image: np.ndarray) -> None:
+def _show_image(ax: Axes, image: np.ndarray) -> None:
     """image [S, S, C] in [0, 1]: grey with the grey map, RGB as is."""
     if image.shape[-1] == 1:
         ax.imshow(image[..., 0], cmap="gray", vmin=0, vmax=1, interpolation="nearest")

@@ -108,8 +108,11 @@ def glyph_font(ch: str) -> int:
     return next((i for i, cmap in enumerate(_charmaps()) if code in cmap), 0)
 
 
+Runs = tuple[tuple[int, str], ...]  # (font index, text) runs of one string (`font_runs`)
+
+
 @lru_cache(maxsize=4096)
-def font_runs(text: str) -> tuple[tuple[int, str], ...]:
+def font_runs(text: str) -> Runs:
     """`text` cut where the font that draws it changes: (font of `_font_files`, run), glyph by
     glyph as matplotlib falls back along FONTS. A space goes with the run before it (the first
     run's font for leading spaces), so a run breaks only at a glyph that needs another font."""
@@ -161,7 +164,7 @@ class Text:
     fit: float | None = None  # shrink the size so that the text is at most this many pixels long
 
 
-def _runs_mask(runs) -> tuple[Image.Image, tuple[int, int]]:
+def _runs_mask(runs: Runs) -> tuple[Image.Image, tuple[int, int]]:
     """The runs drawn one after the other on one baseline, as a mask just large enough (1 px
     margin), and where in it the first run's pen starts on the baseline."""
     pens, x = [], 0.0
@@ -179,7 +182,7 @@ def _runs_mask(runs) -> tuple[Image.Image, tuple[int, int]]:
     return mask, (1 - left, 1 - top)
 
 
-def _anchor_point(runs, mask: Image.Image, origin: tuple[int, int],
+def _anchor_point(runs: Runs, mask: Image.Image, origin: tuple[int, int],
                   anchor: str) -> tuple[float, float]:
     """Where Pillow's `anchor` falls in a mask of `_runs_mask` (horizontal: l, m, r; vertical:
     a, m, s, d by the runs' tallest font metrics, t and b by the ink)."""
@@ -323,7 +326,8 @@ class Picture:
     row_filter: str = "none"  # the PNG row filter: "none" for cells and text, "up" for photos
 
 
-def _dashed(draw: ImageDraw.ImageDraw, p0, p1, colour, width: int) -> None:
+def _dashed(draw: ImageDraw.ImageDraw, p0: tuple[float, float], p1: tuple[float, float],
+            colour: str | tuple[int, ...], width: int) -> None:
     """A dashed segment (matplotlib's "--": 3.7 on, 1.6 off, in line widths)."""
     (x0, y0), (x1, y1) = p0, p1
     length = max(abs(x1 - x0), abs(y1 - y0))
