@@ -1,3 +1,13 @@
+// The attention explorer's browser side: the default export is the function Streamlit's
+// st.components.v2 calls with the component (lens/explorer.py mounts it; its html and css are
+// explorer.html and explorer.css beside this file). Nothing here is built from data: every
+// number, label and pixel arrives in `data`, and every label is written with textContent.
+//
+// `data` is one bytes blob (built by lens.explorer.payload): uint32 (little-endian) header
+// length, the JSON header, then at the offsets the header gives: the colour map (256 × RGB,
+// uint8), the picture ([side, side, 3] uint8) and, when there are maps, the attention rows
+// ([rows, cols, N, N] float16, scaled by `header.scale`) and, for a model with prefix tokens
+// (CLS), each row's weight on them ([rows, cols, N], the same way).
 
 let F16 = null;  // float16 bit pattern -> float32, built once
 function f16table() {
@@ -100,7 +110,6 @@ export default function (component) {
   let bar = null, ticks = null, title = null, grid = null, scaleButton = null;
   let shared = !!H.shared;
   const ps = Math.min(side, G * Math.max(1, Math.floor(112 / G)));  // panel side in pixels
-  const pk = ps / G;
   const greyAt = (s) => {  // the image's grey, nearest-resampled to a panel of side s
     const g = new Float32Array(s * s);
     for (let y = 0; y < s; y++) for (let x = 0; x < s; x++) {
