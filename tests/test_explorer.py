@@ -1,10 +1,16 @@
 """The explorer's payload: one bytes blob whose header, picture and float16 maps read back as
-the browser reads them, the trace's weights to 3 significant digits, within the page cap."""
+the browser reads them, the trace's weights to 3 significant digits, within the page cap; and
+its browser side: the files of lens/explorer_web/, given as they are to the component and
+shipped as package data."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import struct
+import sys
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -106,3 +112,34 @@ def test_labels_travel_in_the_data_never_in_the_code():
     assert b"<img src=x" in blob  # as data, written by textContent
     for code in (HTML, CSS, JS):
         assert "innerHTML" not in code and "<img" not in code
+
+
+WEB = Path(explorer.__file__).parent / "explorer_web"
+
+
+def test_the_component_is_built_from_the_files_of_explorer_web(monkeypatch):
+    """lens.explorer hands st.components.v2 the files' text, read as they are."""
+    calls = []
+    monkeypatch.setattr(explorer.st.components.v2, "component",
+                        lambda name, **kw: calls.append((name, kw)))
+    # a second copy of the module (so the real one, which others hold, is left as it is)
+    spec = importlib.util.spec_from_file_location("lens._explorer_copy", explorer.__file__)
+    copy = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, copy)  # where its dataclasses look themselves up
+    spec.loader.exec_module(copy)
+    files = {kind: (WEB / f"explorer.{kind}").read_text(encoding="utf-8")
+             for kind in ("html", "css", "js")}
+    assert calls == [("encoder_lens_explorer", files)]
+    assert (HTML, CSS, JS) == (files["html"], files["css"], files["js"])
+    # the JS is the module the component runs, and reads the protocol's header length first
+    assert "export default function (component)" in JS
+    assert "const n = view.getUint32(0, true);" in JS  # uint32, little-endian
+
+
+def test_package_data_ships_every_file_of_explorer_web():
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    globs = pyproject["tool"]["setuptools"]["package-data"]["lens"]
+    shipped = {f for pattern in globs for f in WEB.parent.glob(pattern)}
+    files = set(WEB.iterdir())
+    assert {f.name for f in files} >= {"explorer.html", "explorer.css", "explorer.js"}
+    assert files <= shipped
