@@ -8,7 +8,7 @@
     steps.py      the registry of pages (pages/<id>.py), by id, in the note's order
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
     explorer.py   the picture that picks the query; with maps, they follow the pointer in the
-                  browser (explorer_js.py: its HTML, CSS and JavaScript)
+                  browser (explorer_web/: its HTML, CSS and JavaScript)
     blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
     meaning.py    the attention pages' trained-model button and training-step slider
     figures/      arrays -> PNG pictures (no Streamlit; heatmaps, images raster; charts matplotlib)
