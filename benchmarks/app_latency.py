@@ -1,6 +1,6 @@
 """App latency per page, measured with Streamlit's AppTest (issue 3's targets).
 
-    .venv/bin/python benchmarks/app_latency.py [--repeat 3]
+    .venv/bin/python -m benchmarks.app_latency [--repeat 3]
 
 For each page at the default settings: the first run (cold caches), a rerun with the forward
 pass and pictures cached, a rerun after a d_model change and one after an h change (each change

@@ -1,6 +1,6 @@
 """The attention explorer: hover → repaint latency in Chromium, and the payload a page sends.
 
-    .venv/bin/python benchmarks/explorer.py [--hovers 200]
+    .venv/bin/python -m benchmarks.explorer [--hovers 200]
 
 Starts the app on a free loopback port, opens Multi-head attention (8 maps) and The stack
 (6 × 8 maps) at 1400 × 900 in Debian's headless Chromium, and moves the pointer over `--hovers`
@@ -13,18 +13,15 @@ defaults and at the largest settings. Figures, not pass/fail: these machines are
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 from playwright.sync_api import sync_playwright
 
+from lens import explorer
+from tests.support.serverctl import serving
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
-
-from serverctl import serving  # noqa: E402
-
-from lens import explorer  # noqa: E402
 
 PICKER = '[data-testid="el-explorer"] .el-pick canvas'
 

@@ -1,8 +1,8 @@
 """What Streamlit itself costs a classroom: the `same30` burst (`load.py`) against the app and
 against two stand-in apps with nothing of ours in them, on the same machine, back to back.
 
-    .venv/bin/python benchmarks/floor.py                  # 3 rounds, Multi-head
-    .venv/bin/python benchmarks/floor.py --rounds 5 --page stack
+    .venv/bin/python -m benchmarks.floor                  # 3 rounds, Multi-head
+    .venv/bin/python -m benchmarks.floor --rounds 5 --page stack
 
 Three servers, each started as `load.py` starts one (the repository's .streamlit config, one
 BLAS thread, loopback):
@@ -33,9 +33,10 @@ from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 
-from load import ROOT, Burst, Visit, measure, percentile, rerun_message, started_server
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
+
+from benchmarks.load import ROOT, Burst, Visit, measure, percentile, rerun_message, started_server
 
 
 async def page_shape(base_url: str, page: str) -> Counter:

@@ -1,14 +1,15 @@
 """lens.hub's costs, offline: the cache look-up every page run makes, and a download's speed.
 
-    .venv/bin/python benchmarks/hub.py                 # 2,000 look-ups, a 90 MB download
-    .venv/bin/python benchmarks/hub.py --mb 20 --repeat 500
+    .venv/bin/python -m benchmarks.hub                 # 2,000 look-ups, a 90 MB download
+    .venv/bin/python -m benchmarks.hub --mb 20 --repeat 500
 
 1. `hub.cached_models()`, which `compute.checkpoint_models()` calls on every page run to see
    the downloaded models: its time with an empty cache and with all three models cached (in a
    temporary cache with the library's layout).
-2. `hub.download()` of a file of `--mb` MB from a small hub on loopback (`tests/hub_helpers`),
-   with and without the progress callback: what the download code and the progress reports
-   cost on top of the bytes (the network is not measured: there is none here).
+2. `hub.download()` of a file of `--mb` MB from a small hub on loopback
+   (`tests/support/hub_helpers.py`), with and without the progress callback: what the download
+   code and the progress reports cost on top of the bytes (the network is not measured: there
+   is none here).
 Figures, not pass/fail: the machine is shared and noisy.
 """
 
@@ -17,17 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from hub_helpers import LocalHub, put_in_cache, timm_config  # noqa: E402
-
-from lens import hub  # noqa: E402
+from lens import hub
+from tests.support.hub_helpers import LocalHub, put_in_cache, timm_config
 
 
 def per_call_us(fn, repeat: int) -> float:

@@ -1,9 +1,9 @@
 """A classroom on one server: many headless sessions at once, through Streamlit's own websocket.
 
-    .venv/bin/python benchmarks/load.py                      # start a server, run every burst
-    .venv/bin/python benchmarks/load.py same30 own10         # only these bursts
-    .venv/bin/python benchmarks/load.py --server-flags "--runner.postScriptGC true"
-    .venv/bin/python benchmarks/load.py --url http://127.0.0.1:8080 --pid 1234,1235
+    .venv/bin/python -m benchmarks.load                      # start a server, run every burst
+    .venv/bin/python -m benchmarks.load same30 own10         # only these bursts
+    .venv/bin/python -m benchmarks.load --server-flags "--runner.postScriptGC true"
+    .venv/bin/python -m benchmarks.load --url http://127.0.0.1:8080 --pid 1234,1235
 
 Each session is a fresh browser tab, on loopback: it GETs the page (keeping any cookie the
 server or a load balancer sets), opens `/_stcore/stream` (subprotocol `streamlit`), sends one
@@ -58,10 +58,9 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from lens.settings import Settings
 
-from lens.settings import Settings  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 D_MODEL_CYCLE = (64, 96, 128, 192, 256, 384, 512, 768, 1024, 32)
 OWN_HEADS = 8  # divides every d_model of the cycle, within the memory limit at the defaults
@@ -423,7 +422,7 @@ def started_server(flags: list[str], log_path: Path | None = None,
     log = open(log_path or os.devnull, "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, cwd=app.parent if app is not None else ROOT, stdout=log,
                             stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT),
+                            env={**os.environ,  # `-m` from ROOT: the checkout comes first
                                  # as scripts/app: one BLAS thread unless told otherwise
                                  "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS",
                                                                         "1"),

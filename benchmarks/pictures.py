@@ -1,7 +1,7 @@
 """What pictures cost: CPU time per figure kind at the default settings, and a new-settings
 visit to The stack with fresh caches (issue 13, item 3).
 
-    .venv/bin/python benchmarks/pictures.py [--repeat 5] [--visits 4] [--repo PATH]
+    .venv/bin/python -m benchmarks.pictures [--repeat 5] [--visits 4] [--repo PATH]
 
 1. Each figure kind the pages draw, with the arguments a page passes at the defaults
    (224 × 224 grey image, N = 196, d_model = 512, h = 8, 6 layers): median CPU milliseconds
@@ -10,7 +10,9 @@ visit to The stack with fresh caches (issue 13, item 3).
 3. The Stack page under AppTest: each visit sets a new seed (a trace and pictures nobody has
    computed), and the script's CPU seconds are measured around `at.run()`.
 
-`--repo` measures another checkout with the same figure functions (the "before"). Figures, not
+`--repo` measures another checkout with the same figure functions (the "before"): this file
+runs again in a child process whose working directory is that checkout (`python -c`, so its
+`lens` and `encoder_core` come before this checkout's editable install). Figures, not
 pass/fail: these machines are noisy (other work shares their two cores).
 """
 
@@ -18,14 +20,24 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib.util
 import pstats
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Run a file as __main__ with the working directory first on the path (the child of --repo).
+RUN_FILE = ("import runpy, sys; sys.argv = sys.argv[1:]; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def checkout_imported() -> Path:
+    """The checkout whose `lens` this process imports."""
+    return Path(importlib.util.find_spec("lens").origin).resolve().parents[1]
 
 
 def cpu_ms(fn, repeat: int) -> float:
@@ -152,8 +164,15 @@ def main() -> None:
                    help="CPU seconds of the visits' parts: weights, forward pass, pictures, …")
     p.add_argument("--profile", type=int, default=0,
                    help="print the N costliest functions of the visits (cProfile)")
+    p.add_argument("--in-checkout", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
-    sys.path.insert(0, str(args.repo))
+    args.repo = args.repo.resolve()
+    if checkout_imported() != args.repo:
+        if args.in_checkout:
+            sys.exit(f"{args.repo} has no lens package of its own to measure")
+        child = [sys.executable, "-c", RUN_FILE, __file__, *sys.argv[1:], "--repo",
+                 str(args.repo), "--in-checkout"]
+        sys.exit(subprocess.run(child, cwd=args.repo).returncode)
 
     from lens import figures
 

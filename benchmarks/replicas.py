@@ -1,8 +1,8 @@
 """Replicas behind the balancer against one process: the bursts of benchmarks/load.py through
 `scripts/serve --replicas N`.
 
-    .venv/bin/python benchmarks/replicas.py                      # N = 1 and 2; same30, own10
-    .venv/bin/python benchmarks/replicas.py --replicas 1,2,3 --rounds 2 same30 own20
+    .venv/bin/python -m benchmarks.replicas                      # N = 1 and 2; same30, own10
+    .venv/bin/python -m benchmarks.replicas --replicas 1,2,3 --rounds 2 same30 own20
 
 For each N and each burst a fresh `scripts/serve --replicas N` is started (HAProxy in front for
 N = 1 too, so only the number of processes differs), waited on until every replica is healthy
@@ -34,8 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import load  # noqa: E402  (benchmarks/load.py: the bursts, the client, the figures)
+from benchmarks import load  # the bursts, the client, the figures
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVE = ROOT / "scripts" / "serve"

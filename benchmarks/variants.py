@@ -1,7 +1,7 @@
 """The ViT variants (issue 11): does the note's default trace stay as fast, and how fast is a
 ViT-shaped forward pass with every intermediate?
 
-    .venv/bin/python benchmarks/variants.py [--repeat 15] [--baseline REV]
+    .venv/bin/python -m benchmarks.variants [--repeat 15] [--baseline REV]
 
 1. The default configuration (the note's encoder) timed with this worktree's `encoder_core`
    and with the one of git revision `--baseline` (default: the commit before the variants),
@@ -19,7 +19,7 @@ Figures, not pass/fail: these machines are shared and noisy.
 from __future__ import annotations
 
 import argparse
-import importlib
+import importlib.util
 import io
 import statistics
 import subprocess
@@ -31,12 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from encoder_core import EncoderConfig, encode, init_params
+from encoder_core.bench import peak_bytes
+from encoder_core.pipeline.ffn import _apply_in_place, gelu
 
-from encoder_core import EncoderConfig, encode, init_params  # noqa: E402
-from encoder_core.bench import peak_bytes  # noqa: E402
-from encoder_core.pipeline.ffn import _apply_in_place, gelu  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 BASELINE = "52cd817"  # the last commit before the variants (branch point of `variants`)
 VIT = dict(image_size=224, patch_size=16, channels=3, n_layers=12, norm_first=True,
@@ -53,9 +52,14 @@ def import_baseline(rev: str, folder: Path):
                          check=True, capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
         t.extractall(folder, filter="data")
-    (folder / "encoder_core").rename(folder / "encoder_core_baseline")
-    sys.path.insert(0, str(folder))
-    return importlib.import_module("encoder_core_baseline")
+    package = folder / "encoder_core_baseline"
+    (folder / "encoder_core").rename(package)
+    spec = importlib.util.spec_from_file_location(  # its submodules: found on its __path__
+        package.name, package / "__init__.py", submodule_search_locations=[str(package)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def alternate(fns: dict[str, callable], repeat: int) -> dict[str, tuple[float, float]]:
@@ -77,7 +81,7 @@ def alternate(fns: dict[str, callable], repeat: int) -> dict[str, tuple[float, f
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="benchmarks/variants.py")
+    p = argparse.ArgumentParser(prog="python -m benchmarks.variants")
     p.add_argument("--repeat", type=int, default=15)
     p.add_argument("--baseline", default=BASELINE, help="git revision to compare the default with")
     args = p.parse_args(argv)

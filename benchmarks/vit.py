@@ -1,6 +1,6 @@
 """Benchmark: the NumPy encoder on real ViT shapes against timm's PyTorch forward, same run.
 
-    .venv/bin/python benchmarks/vit.py [--repeat 7] [--threads 2]
+    .venv/bin/python -m benchmarks.vit [--repeat 7] [--threads 2]
 
 For ViT-Ti/16 and ViT-S/16 at 224 (random timm models, every parameter perturbed, saved as
 .safetensors and loaded with `load_checkpoint`): the time to load the file, the median time of
@@ -12,28 +12,25 @@ machine is shared, so repeat when comparing. On a loaded machine (load average a
 count) two BLAS threads spin against each other and ran 10× slower than one here; compare
 single-threaded with
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/vit.py --threads 1
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.vit --threads 1
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from encoder_core import encode, load_image
+from encoder_core.bench import median_seconds, peak_bytes
+from encoder_core.checkpoints.load import load_checkpoint
+from tests.support.torch_shim import timm, torch  # timm beside the CPU torch
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # torch_shim: lets timm import beside the CPU torch
-
-from torch_shim import timm, torch  # noqa: E402
-
-from encoder_core import encode, load_image  # noqa: E402
-from encoder_core.bench import median_seconds, peak_bytes  # noqa: E402
-from encoder_core.checkpoints.load import load_checkpoint  # noqa: E402
 
 SHAPES = {"ViT-Ti/16": (192, 3), "ViT-S/16": (384, 6)}  # d_model, heads; 12 layers each
 
@@ -70,7 +67,7 @@ def measure(name: str, d: int, heads: int, folder: Path, repeat: int) -> dict[st
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="benchmarks/vit.py")
+    p = argparse.ArgumentParser(prog="python -m benchmarks.vit")
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--threads", type=int, default=2, help="torch threads (NumPy's BLAS: 2)")
     args = p.parse_args(argv)

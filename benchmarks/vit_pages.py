@@ -1,7 +1,7 @@
 """Per-page latency on a ViT-S shaped model, against the note's encoder at the same size.
 
-    .venv/bin/python benchmarks/vit_pages.py                 # every page, 3 warm visits each
-    .venv/bin/python benchmarks/vit_pages.py --pages multihead,stack --warm 5
+    .venv/bin/python -m benchmarks.vit_pages                 # every page, 3 warm visits each
+    .venv/bin/python -m benchmarks.vit_pages --pages multihead,stack --warm 5
 
 Writes a random checkpoint in timm's layout with ViT-S/16's shapes (224 px, P 16, CLS + 196
 patches = 197 tokens, d 384, h 6, 12 layers, d_ff 1536, pre-norm, learned positions, GELU,
@@ -26,14 +26,11 @@ import time
 import urllib.parse
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # vit_dicts
-from load import Visit, cpu_seconds, session, started_server  # noqa: E402
+from benchmarks.load import Visit, cpu_seconds, session, started_server
+from lens.models import CHECKPOINTS_ENV
+from lens.steps import ALL_PAGES
 
-from lens.models import CHECKPOINTS_ENV  # noqa: E402  (load.py put the repository on the path)
-from lens.steps import ALL_PAGES  # noqa: E402
-
-# ViT-S/16's shapes in the test helper's terms (tests/vit_dicts.py: timm's key names)
+# ViT-S/16's shapes in the test helper's terms (tests/support/vit_dicts.py: timm's key names)
 VIT_S = dict(d=384, C=3, P=16, grid=14, L=12, d_ff=1536, head=False)
 NOTE_SAME_SIZE = {"image_size": "224", "patch_size": "16", "d_model": "384", "n_heads": "6",
                   "n_layers": "12", "channels": "3"}
@@ -42,7 +39,7 @@ NOTE_SAME_SIZE = {"image_size": "224", "patch_size": "16", "d_model": "384", "n_
 def write_vit_s(folder: Path) -> Path:
     """A random checkpoint with ViT-S/16's shapes (h = 384 / 64 = 6 by the loader's rule), as
     .safetensors (written with the dev dependency `safetensors`)."""
-    from vit_dicts import write_timm_checkpoint
+    from tests.support.vit_dicts import write_timm_checkpoint
 
     return Path(write_timm_checkpoint(folder / "vit_s_bench.safetensors", **VIT_S))
 

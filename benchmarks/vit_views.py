@@ -1,10 +1,10 @@
 """Benchmark: the ViT views (encoder_core/views/vit_views.py) and the ViT page on ViT-S shapes.
 
-    .venv/bin/python benchmarks/vit_views.py [--repeat 5] [--no-page]
+    .venv/bin/python -m benchmarks.vit_views [--repeat 5] [--no-page]
 
 Random timm ViT-S checkpoints (d_model 384, 6 heads, 12 layers, d_ff 1536; 224 px with patch
 16 -> 197 tokens, and patch 8 -> 785 tokens, DINO's ViT-S/8), written as .safetensors by
-`tests/vit_dicts.py` and loaded with `load_checkpoint`, on the built-in photo. Prints the
+`tests/support/vit_dicts.py` and loaded with `load_checkpoint`, on the built-in photo. Prints the
 median milliseconds of each core view (all 12 layers' CLS rows, keep 60 % of the mass, the
 whole rollout R and its [CLS] row alone for each head fusion at discard 0.9, the token norms
 of all layers), of the page's
@@ -19,22 +19,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from vit_dicts import write_timm_checkpoint  # noqa: E402
-
-from encoder_core import encode  # noqa: E402
-from encoder_core.checkpoints.load import load_checkpoint  # noqa: E402
-from encoder_core.views.rollout import attention_rollout  # noqa: E402
-from encoder_core.views.vit_views import (  # noqa: E402
+from encoder_core import encode
+from encoder_core.checkpoints.load import load_checkpoint
+from encoder_core.views.rollout import attention_rollout
+from encoder_core.views.vit_views import (
     cls_attention,
     keep_mass,
     on_grid,
@@ -42,7 +36,10 @@ from encoder_core.views.vit_views import (  # noqa: E402
     scale_to_max,
     token_norms,
 )
-from lens import compute, figures  # noqa: E402
+from lens import compute, figures
+from tests.support.vit_dicts import write_timm_checkpoint
+
+ROOT = Path(__file__).resolve().parent.parent
 
 VIT_S = dict(d=384, C=3, L=12, d_ff=1536)
 SHAPES = {"ViT-S/16 (197 tokens)": dict(P=16, grid=14), "ViT-S/8 (785 tokens)": dict(P=8, grid=28)}

@@ -1,8 +1,9 @@
 """Screenshots of every page, as a learner sees them, to look at (not a test).
 
-    .venv/bin/python scripts/screenshots.py --out test-artifacts/shots
-    .venv/bin/python scripts/screenshots.py --repo /path/to/other/checkout --sizes 1400x900
+    .venv/bin/python -m scripts.screenshots --out test-artifacts/shots
+    .venv/bin/python -m scripts.screenshots --repo /path/to/other/checkout --sizes 1400x900
 
+Run from the repository root, as a module (it starts the app with `tests.support.serverctl`).
 Starts the app of `--repo` (default: this checkout) on a free loopback port, opens every page
 in Debian's headless Chromium at each size, waits until the script has finished, and saves
 `<out>/<size>/<NN>_<page>.png`: the viewport (scrolled to `--at` when given), and with --tall
@@ -13,27 +14,37 @@ for a full-page shot).
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
-from serverctl import serving  # scripts/, this script's folder
+
+from tests.support.serverctl import serving
 
 HERE = Path(__file__).resolve().parent.parent
 IDLE = ('[data-testid="stApp"][data-test-script-state="notRunning"]'
         ' [data-testid="stMain"] h1')
+# The page ids of the checkout that is the working directory (`python -c` puts it first on
+# the path), also of one from before lens.steps existed.
+PAGE_IDS = """
+import json
+try:
+    from lens.steps import ALL_PAGES
+    ids = [p.id for p in ALL_PAGES]
+except ImportError:
+    from lens.state import EXTRA_PAGES, STEPS  # the layout before the app-layer split
+    ids = [s[0] for s in STEPS + EXTRA_PAGES]
+print(json.dumps(ids))
+"""
 
 
-def _pages():
-    """The pages of the checkout being shown (also one from before lens.steps existed)."""
-    try:
-        from lens.steps import ALL_PAGES
-    except ImportError:
-        from types import SimpleNamespace
-
-        from lens.state import EXTRA_PAGES, STEPS  # the layout before the app-layer split
-        return [SimpleNamespace(id=s[0]) for s in STEPS + EXTRA_PAGES]
-    return ALL_PAGES
+def page_ids(repo: Path) -> list[str]:
+    """The pages of the checkout being shown, asked of a Python started inside it."""
+    out = subprocess.run([sys.executable, "-c", PAGE_IDS], cwd=repo, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -47,10 +58,9 @@ def main() -> None:
     p.add_argument("--at", default="", help="a CSS selector scrolled to the top of the view "
                    "first, e.g. '[data-testid=\"el-explorer\"]' (pages without it: the top)")
     args = p.parse_args()
-    sys.path.insert(0, str(args.repo))
-    page_ids = [info.id for info in _pages()]
+    ids = page_ids(args.repo)
     if args.pages:
-        page_ids = [i for i in page_ids if i in args.pages.split(",")]
+        ids = [i for i in ids if i in args.pages.split(",")]
 
     with serving(args.repo) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
@@ -62,7 +72,7 @@ def main() -> None:
             heights = [("", h)] + ([("_tall", 7000)] if args.tall else [])
             for suffix, height in heights:
                 page = browser.new_page(viewport={"width": w, "height": height})
-                for k, page_id in enumerate(page_ids, start=1):
+                for k, page_id in enumerate(ids, start=1):
                     page.goto(f"{url}/{page_id}?{args.query}")
                     page.wait_for_selector(IDLE, timeout=120_000)
                     page.wait_for_timeout(1500)  # images and LaTeX settle

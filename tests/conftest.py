@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from configs import SMALL, TRACE_CONFIGS, make_test_image  # tests/ is on the path
 
 from encoder_core import EncoderConfig, encode
+from tests.support.configs import SMALL, TRACE_CONFIGS, make_test_image  # tests/ is on the path
 
 
 @pytest.fixture(scope="session")
@@ -28,7 +28,7 @@ def trace(request, make_image):
 def vit_checkpoint(tmp_path_factory) -> str:
     """A small random timm ViT (197 tokens: CLS + 14 × 14 patches), as a .safetensors file;
     its model id in the app is "vit_tiny_test"."""
-    from vit_dicts import SMALL_VIT, write_timm_checkpoint
+    from tests.support.vit_dicts import SMALL_VIT, write_timm_checkpoint
 
     folder = tmp_path_factory.mktemp("checkpoints")
     return write_timm_checkpoint(folder / "vit_tiny_test.safetensors", **SMALL_VIT)

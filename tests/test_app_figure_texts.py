@@ -19,10 +19,17 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from apptest_helpers import ALL_PAGES, assert_clean, new_app, page_path, png_bytes, upload
 
 from lens import compute, explorer, figures, meaning, widgets
 from lens.models import CHECKPOINTS_ENV
+from tests.support.apptest_helpers import (
+    ALL_PAGES,
+    assert_clean,
+    new_app,
+    page_path,
+    png_bytes,
+    upload,
+)
 
 # Whole words that are code, not English: trace fields and functions, units, symbols.
 CODE_WORDS = frozenset({

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import huggingface_hub
 import pytest
-from hub_helpers import LocalHub, put_in_cache, timm_config, vit_bytes
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
 
 from encoder_core.checkpoints.load import IMAGENET_MEAN, IMAGENET_STD
 from lens import compute, hub, hub_ui
+from tests.support.hub_helpers import LocalHub, put_in_cache, timm_config, vit_bytes
 
 # The sidebar as far as the download needs it: the settings (from the link, then the state),
 # the weights radio over every model, the download expander, and the weights in use.

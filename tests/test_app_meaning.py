@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_clean, new_app
 
 from lens import compute
 from lens.meaning import SHOW_TRAINED
 from lens.settings import FINAL_STEP
 from lens.steps import PAGES
+from tests.support.apptest_helpers import assert_clean, new_app
 
 ATTENTION_PAGES = [PAGES[i].path for i in ("scores", "multihead", "stack")]
 

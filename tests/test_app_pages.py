@@ -8,10 +8,17 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import ALL_PAGES, SMALL, assert_clean, new_app, open_page, page_path
 
 from lens import keys
 from lens.steps import STEPS
+from tests.support.apptest_helpers import (
+    ALL_PAGES,
+    SMALL,
+    assert_clean,
+    new_app,
+    open_page,
+    page_path,
+)
 
 
 @pytest.mark.parametrize("step, path", ALL_PAGES)

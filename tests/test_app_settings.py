@@ -4,9 +4,16 @@ and written to the link, locked by trained weights, the same sidebar on every pa
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import ALL_PAGES, SMALL, assert_clean, new_app, page_path, sidebar_labels
 
 from lens.steps import STEPS
+from tests.support.apptest_helpers import (
+    ALL_PAGES,
+    SMALL,
+    assert_clean,
+    new_app,
+    page_path,
+    sidebar_labels,
+)
 
 
 def test_settings_persist_when_switching_pages():

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from apptest_helpers import SMALL, assert_clean, errors, new_app, png_bytes, upload
 
 from encoder_core import EncoderConfig, load_image
 from lens import compute
+from tests.support.apptest_helpers import SMALL, assert_clean, errors, new_app, png_bytes, upload
 
 
 def test_an_uploaded_png_reaches_the_trace():

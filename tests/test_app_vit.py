@@ -5,10 +5,10 @@ rollout options, the grid's scale, the patch and the norm layer change the pictu
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import SMALL, assert_clean, new_app, page_path
 
 from lens import compute
 from lens.models import CHECKPOINTS_ENV
+from tests.support.apptest_helpers import SMALL, assert_clean, new_app, page_path
 
 PAGE = page_path("vit")
 
@@ -133,7 +133,7 @@ def test_over_the_explorer_cap_the_server_draws_the_patch_maps(with_checkpoint, 
 ])
 def test_a_distillation_token_and_registers_are_listed_and_left_off_the_grid(
         monkeypatch, tmp_path, prefix, listed):
-    from vit_dicts import SMALL_VIT, write_timm_checkpoint
+    from tests.support.vit_dicts import SMALL_VIT, write_timm_checkpoint
 
     path = write_timm_checkpoint(tmp_path / "vit_prefix.safetensors",
                                  **{**SMALL_VIT, "L": 1, **prefix})

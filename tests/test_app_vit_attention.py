@@ -15,7 +15,6 @@ import struct
 
 import numpy as np
 import pytest
-from apptest_helpers import SMALL, assert_clean, new_app, page_path
 
 from encoder_core import encode, load_checkpoint
 from encoder_core.pipeline.patches import shuffle_patches
@@ -33,6 +32,7 @@ from encoder_core.views.explain import affine_terms
 from encoder_core.views.rollout import attention_rollout
 from lens import compute, explorer, meaning, widgets
 from lens.models import CHECKPOINTS_ENV
+from tests.support.apptest_helpers import SMALL, assert_clean, new_app, page_path
 
 VIT = {"weights": "vit_tiny_test"}
 PAGES = {"qkv": page_path("qkv"), "scores": page_path("scores"),
@@ -317,7 +317,7 @@ def test_every_attention_page_walks_the_vit_in_chinese(page):
 
 def test_two_prefix_tokens_cls_and_dist_are_both_named_and_left_out(tmp_path, monkeypatch):
     """A DeiT-like model (CLS, DIST, then the patches): the patch rows start at 2."""
-    from vit_dicts import SMALL_VIT, write_timm_checkpoint
+    from tests.support.vit_dicts import SMALL_VIT, write_timm_checkpoint
 
     path = write_timm_checkpoint(tmp_path / "deit_test.safetensors", dist=True, **SMALL_VIT)
     monkeypatch.setenv(CHECKPOINTS_ENV, path)

@@ -11,12 +11,12 @@ import re
 
 import numpy as np
 import pytest
-from apptest_helpers import assert_clean, new_app, page_path
 
 from encoder_core import encode, load_checkpoint
 from encoder_core.__main__ import english
 from encoder_core.views.analysis import cosine_similarity, pipeline_steps
 from lens import compute
+from tests.support.apptest_helpers import assert_clean, new_app, page_path
 
 QUERY = 30  # patch 30: row 31 of the ViT's sequence, after CLS
 ROW = QUERY + 1
@@ -261,9 +261,8 @@ def test_the_vit_pages_speak_chinese_too(with_checkpoint, page):
 @pytest.mark.parametrize("page", PATHS)
 def test_the_vit_pages_figures_and_formulas_are_in_chinese(with_checkpoint, page, monkeypatch):
     """Every text the ViT's own parts put in a picture or a formula's \\text{…}, in 中文."""
-    from test_app_figure_texts import LATEX_TEXT, english_words, leaks
-
     from lens import widgets
+    from tests.test_app_figure_texts import LATEX_TEXT, english_words, leaks
 
     calls = []
     real_render = widgets.render
@@ -283,7 +282,7 @@ def test_the_vit_pages_figures_and_formulas_are_in_chinese(with_checkpoint, page
 @pytest.fixture
 def vit_ls(serve_checkpoints, tmp_path):
     """A DeiT-like model with LayerScale, [DIST] and two registers (no position for them)."""
-    from vit_dicts import SMALL_VIT, write_timm_checkpoint
+    from tests.support.vit_dicts import SMALL_VIT, write_timm_checkpoint
 
     path = write_timm_checkpoint(tmp_path / "vit_ls_reg.safetensors",
                                  **{**SMALL_VIT, "L": 1}, dist=True, reg=2, layer_scale=True)

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from configs import SMALL
 
 from encoder_core import EncoderConfig, attention_scores, encode, merge_heads, softmax, split_heads
+from tests.support.configs import SMALL
 
 
 def test_softmax_rows_sum_to_one(trace):

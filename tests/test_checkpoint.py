@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 from safetensors.numpy import save_file
-from vit_dicts import hf_state_dict, timm_state_dict
 
 from encoder_core.checkpoints.load import load_checkpoint
 from encoder_core.params import ParamsError
+from tests.support.vit_dicts import hf_state_dict, timm_state_dict
 
 
 def save(tmp_path, sd, name="w.safetensors", **configs):

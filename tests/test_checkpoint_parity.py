@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import transformers
 from safetensors.torch import save_file
-from torch_shim import timm, torch
 
 from encoder_core import encode, load_image
 from encoder_core.__main__ import main as cli_main
 from encoder_core.checkpoints.load import load_checkpoint
+from tests.support.torch_shim import timm, torch
 
 PHOTO = Path(__file__).resolve().parent.parent / "assets" / "default.jpg"
 TOLERANCE = 1e-4

@@ -4,10 +4,10 @@ keeps it however many learners arrive with their own settings."""
 from __future__ import annotations
 
 import numpy as np
-from apptest_helpers import ALL_PAGES, assert_clean, new_app
 
 from lens import compute
 from lens.settings import Settings
+from tests.support.apptest_helpers import ALL_PAGES, assert_clean, new_app
 
 
 def test_the_warmed_trace_is_the_one_a_default_visit_uses_and_it_stays_pinned():

@@ -9,9 +9,9 @@ import re
 
 import numpy as np
 import pytest
-from configs import SMALL
 
 from encoder_core import ConfigError, EncoderConfig
+from tests.support.configs import SMALL
 
 
 def test_config_error_is_a_value_error():

@@ -7,7 +7,6 @@ import dataclasses
 
 import numpy as np
 import pytest
-from configs import SMALL, VIT, make_test_image, perturb_every_parameter
 
 from encoder_core import (
     EncoderConfig,
@@ -18,6 +17,7 @@ from encoder_core import (
     patchify,
     positional_encoding,
 )
+from tests.support.configs import SMALL, VIT, make_test_image, perturb_every_parameter
 
 
 def layer_inputs(trace):
@@ -254,10 +254,9 @@ def test_default_trace_takes_the_note_path(trace):
 def test_shipped_weights_give_the_note_encoders_trace(make_image):
     """The trained shapes model (assets/) runs exactly as the old path: every field of its trace
     equals the naive float64 reference of the note's encoder (which has no variant on)."""
-    from reference import reference_encode
-    from test_encoder_reference import compare_traces
-
     from encoder_core.shapes_model.classifier import load_trained
+    from tests.support.reference import reference_encode
+    from tests.test_encoder_reference import compare_traces
 
     cfg, params, _ = load_trained()
     variants = ("norm_first", "cls_token", "dist_token", "n_registers", "position", "pos_prefix",

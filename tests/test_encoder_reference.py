@@ -15,11 +15,11 @@ import dataclasses
 
 import numpy as np
 import pytest
-from configs import VIT, perturb_every_parameter
-from reference import reference_encode
 
 from encoder_core import EncoderConfig, encode, init_params
 from encoder_core.params import EncoderParams, LayerParams
+from tests.support.configs import VIT, perturb_every_parameter
+from tests.support.reference import reference_encode
 
 REL_TOL = 1e-5
 MAX_TOL = 1e-4

@@ -24,7 +24,7 @@ from lens import figures
 from lens.figures import raster, style
 
 ROOT = Path(__file__).resolve().parent.parent
-WALKER = ROOT / "tests" / "font_walk.py"
+WALKER = "tests.support.font_walk"  # run as `python -m` from ROOT
 HIDDEN = ("/usr/share/fonts", "/usr/local/share/fonts")  # the system's font folders
 
 
@@ -134,8 +134,8 @@ def sandbox_problem() -> str | None:
 
 @pytest.fixture(scope="module")
 def walk(tmp_path_factory) -> dict:
-    """tests/font_walk.py's record, run in a mount namespace where a tmpfs hides the system's
-    font folders, with HOME and MPLCONFIGDIR empty (matplotlib scans ~/.fonts and
+    """tests/support/font_walk.py's record, run in a mount namespace where a tmpfs hides the
+    system's font folders, with HOME and MPLCONFIGDIR empty (matplotlib scans ~/.fonts and
     ~/.local/share/fonts itself, and would reuse a font cache)."""
     problem = sandbox_problem()
     if problem:
@@ -150,7 +150,7 @@ def walk(tmp_path_factory) -> dict:
            "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache")}
     start = time.perf_counter()
     run = subprocess.run(["unshare", "-m", "sh", "-c", hide + ' && exec "$0" "$@"',
-                          sys.executable, str(WALKER), str(out)],
+                          sys.executable, "-m", WALKER, str(out)],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0 and out.exists(), run.stderr[-4000:]
     record = json.loads(out.read_text(encoding="utf-8"))

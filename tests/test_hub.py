@@ -10,7 +10,11 @@ from pathlib import Path
 import huggingface_hub
 import numpy as np
 import pytest
-from hub_helpers import (
+
+from encoder_core.checkpoints.load import IMAGENET_MEAN, IMAGENET_STD, load_checkpoint
+from lens import hub
+from lens.i18n import translate
+from tests.support.hub_helpers import (
     COMMIT,
     TINY_VIT,
     LocalHub,
@@ -19,11 +23,7 @@ from hub_helpers import (
     timm_config,
     vit_bytes,
 )
-from vit_dicts import timm_state_dict
-
-from encoder_core.checkpoints.load import IMAGENET_MEAN, IMAGENET_STD, load_checkpoint
-from lens import hub
-from lens.i18n import translate
+from tests.support.vit_dicts import timm_state_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,18 +4,10 @@ as a failure (an exception element, a page that does not exist) as one."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-from run_async import run_async
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("load_benchmark", ROOT / "benchmarks" / "load.py")
-load = importlib.util.module_from_spec(_spec)
-sys.modules["load_benchmark"] = load
-_spec.loader.exec_module(load)
+from benchmarks import load
+from tests.support.run_async import run_async
 
 
 def test_an_exception_element_is_a_failure():

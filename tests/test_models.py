@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from apptest_helpers import assert_clean, new_app
 
 from lens import compute
 from lens.models import CHECKPOINTS_ENV, checkpoint_paths, describe, load_models, model_id
 from lens.serve import split_checkpoints
 from lens.settings import Settings
+from tests.support.apptest_helpers import assert_clean, new_app
 
 
 def test_model_ids_are_link_safe_unique_and_never_the_note_encoders():
@@ -86,9 +86,8 @@ def test_the_launcher_refuses_a_checkpoint_that_is_not_there(tmp_path, capsys):
 
 
 def test_a_downloaded_named_model_is_in_the_choice_by_its_own_name(monkeypatch, tmp_path):
-    from hub_helpers import put_in_cache, timm_config, vit_bytes
-
     from lens import hub
+    from tests.support.hub_helpers import put_in_cache, timm_config, vit_bytes
 
     dino = hub.MODELS["dino-vits16"]
     put_in_cache(tmp_path / "hub", dino.repo_id, {

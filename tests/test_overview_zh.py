@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from apptest_helpers import SMALL as SMALL_LINK
-from apptest_helpers import assert_clean, new_app
-from configs import SMALL, VIT
 
 from encoder_core import EncoderConfig
 from encoder_core.views.analysis import Word, pipeline_steps
 from lens.i18n import read_language, worded
+from tests.support.apptest_helpers import SMALL as SMALL_LINK
+from tests.support.apptest_helpers import assert_clean, new_app
+from tests.support.configs import SMALL, VIT
 
 # The identifiers of 3+ letters that stay as they are in 中文: functions and the names of the
 # trace's matrices and tokens. Nothing else of 3+ Latin letters may remain.

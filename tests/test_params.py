@@ -7,7 +7,6 @@ import io
 
 import numpy as np
 import pytest
-from configs import SMALL
 
 from encoder_core import EncoderConfig, init_params, load_params, save_params
 from encoder_core.params import (
@@ -20,6 +19,7 @@ from encoder_core.params import (
     params_from_arrays,
     params_to_arrays,
 )
+from tests.support.configs import SMALL
 
 
 def assert_layer_params_equal(a, b, what: str) -> None:

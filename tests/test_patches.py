@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from configs import SMALL
 
 from encoder_core import EncoderConfig, patchify, unpatchify
 from encoder_core.pipeline.patches import normalise_pixels
+from tests.support.configs import SMALL
 
 
 @pytest.mark.parametrize("channels", [1, 3], ids=["grey", "rgb"])

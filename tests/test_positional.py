@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-from configs import SMALL
 
 from encoder_core import EncoderConfig, positional_encoding
 from encoder_core.pipeline.positional import patch_positions, position_rows
+from tests.support.configs import SMALL
 
 
 def test_positional_encoding_is_float32_of_the_requested_shape():

@@ -4,9 +4,9 @@ kept."""
 
 import numpy as np
 import pytest
-from torch_shim import timm, torch
 
 from encoder_core.checkpoints.resample import resample_pos_embed, resample_weights
+from tests.support.torch_shim import timm, torch
 
 
 @pytest.mark.parametrize("grid, new_grid, n_prefix", [

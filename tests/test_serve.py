@@ -3,20 +3,13 @@ to the end over the server's websocket (and reports a page that does not exist).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
-from run_async import run_async
-
+from benchmarks import load
 from lens import serve
+from tests.support.run_async import run_async
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("load_benchmark", ROOT / "benchmarks" / "load.py")
-load = sys.modules.get("load_benchmark") or importlib.util.module_from_spec(_spec)
-if "load_benchmark" not in sys.modules:
-    sys.modules["load_benchmark"] = load
-    _spec.loader.exec_module(load)
 
 
 def test_the_launcher_serves_and_warms_the_first_page_and_a_page_runs_over_the_websocket():

@@ -178,10 +178,9 @@ CHANGED_SINCE_THE_MOVE: dict[tuple[str, str], str] = {}
 
 @pytest.mark.parametrize("name", sorted(GOLDEN["pipeline"]))
 def test_every_cell_of_the_overview_pipeline_table_is_the_golden_one(name):
-    from test_overview_zh import CONFIGS
-
     from encoder_core import EncoderConfig
     from pages.overview import pipeline_rows
+    from tests.test_overview_zh import CONFIGS
 
     cfg = EncoderConfig(**CONFIGS[name])
     for lang in ("en", "zh"):

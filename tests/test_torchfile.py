@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from torch_shim import torch
 
 from encoder_core.checkpoints.tensorfile import read_tensors
 from encoder_core.checkpoints.torchfile import read_torch_zip, rebuild_tensor
 from encoder_core.params import ParamsError
+from tests.support.torch_shim import torch
 
 
 class RunsACommand:

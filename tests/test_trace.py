@@ -8,11 +8,11 @@ import json
 
 import numpy as np
 import pytest
-from configs import SMALL, VIT, perturb_every_parameter
 
 from encoder_core import EncoderConfig, encode, init_params, trace_arrays
 from encoder_core.export import trace_npz_bytes
 from encoder_core.params import params_from_arrays
+from tests.support.configs import SMALL, VIT, perturb_every_parameter
 
 
 def all_trace_arrays(trace):

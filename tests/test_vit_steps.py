@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-from configs import make_test_image
 
 from encoder_core import EncoderConfig, encode, init_params
 from encoder_core.__main__ import english
@@ -28,6 +27,7 @@ from encoder_core.views.vit_steps import (
     similarity_mosaic,
     vit_differences,
 )
+from tests.support.configs import make_test_image
 
 VIT = EncoderConfig(image_size=64, patch_size=16, channels=3, d_model=64, n_heads=2, d_ff=96,
                     n_layers=2, norm_first=True, cls_token=True, position="learned",

@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-from configs import SMALL, VIT
 
 from encoder_core import EncoderConfig, encode, init_params
 from encoder_core.views.analysis import prefix_share
@@ -34,6 +33,7 @@ from encoder_core.views.vit_views import (
     similarity_on_grid,
     token_norms,
 )
+from tests.support.configs import SMALL, VIT
 
 
 def random_attention(rng, h: int, T: int, peaked: float = 3.0) -> np.ndarray:

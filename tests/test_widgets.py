@@ -5,9 +5,9 @@ opened."""
 from __future__ import annotations
 
 import numpy as np
-from apptest_helpers import SMALL, assert_clean, new_app, open_page
 
 from encoder_core import positional_encoding
+from tests.support.apptest_helpers import SMALL, assert_clean, new_app, open_page
 
 
 def test_a_picture_is_drawn_once_per_content_and_again_when_a_value_changes():

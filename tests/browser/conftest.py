@@ -8,12 +8,14 @@ test-artifacts/streamlit-server.log.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_helpers import (
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+
+from tests.support import serverctl  # the one way the app is started
+from tests.support.browser_helpers import (
     ARTIFACTS,
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -22,11 +24,8 @@ from browser_helpers import (
     VIEWPORT,
     screenshot,
 )
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-import serverctl  # noqa: E402  (scripts/serverctl.py: the one way the app is started)
 
 STARTUP_S = 60  # bounded wait for /_stcore/health
 

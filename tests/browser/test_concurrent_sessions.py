@@ -9,7 +9,11 @@ import time
 
 import numpy as np
 import pytest
-from browser_helpers import (
+from PIL import Image
+from playwright.async_api import Page, async_playwright
+from playwright.async_api import expect as aexpect
+
+from tests.support.browser_helpers import (
     ADVANCED,
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -24,9 +28,6 @@ from browser_helpers import (
     colour_fraction,
     solid_png,
 )
-from PIL import Image
-from playwright.async_api import Page, async_playwright
-from playwright.async_api import expect as aexpect
 
 pytestmark = pytest.mark.browser
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_helpers import (
+from playwright.sync_api import expect
+
+from lens.i18n import translate
+from tests.support.browser_helpers import (
     ALL_PAGES,
     D_MODEL,
     MAIN,
@@ -29,9 +32,6 @@ from browser_helpers import (
     wait_idle,
     wait_url,
 )
-from playwright.sync_api import expect
-
-from lens.i18n import translate
 
 pytestmark = pytest.mark.browser
 

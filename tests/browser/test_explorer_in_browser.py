@@ -10,7 +10,12 @@ from functools import cache
 
 import numpy as np
 import pytest
-from browser_helpers import (
+from playwright.sync_api import expect
+
+from encoder_core import encode
+from lens import compute
+from lens.settings import Settings
+from tests.support.browser_helpers import (
     MAIN,
     assert_no_errors,
     open_app,
@@ -20,11 +25,6 @@ from browser_helpers import (
     wait_idle,
     wait_url,
 )
-from playwright.sync_api import expect
-
-from encoder_core import encode
-from lens import compute
-from lens.settings import Settings
 
 pytestmark = pytest.mark.browser
 

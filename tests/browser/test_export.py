@@ -7,8 +7,9 @@ import re
 
 import numpy as np
 import pytest
-from browser_helpers import assert_no_errors, open_app, sidebar, wait_idle
 from playwright.sync_api import expect
+
+from tests.support.browser_helpers import assert_no_errors, open_app, sidebar, wait_idle
 
 pytestmark = pytest.mark.browser
 

@@ -25,7 +25,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from browser_helpers import (
+from playwright.sync_api import Page, expect
+
+from lens.steps import ALL_PAGES, PAGES, STEPS
+from tests.support import serverctl  # the one way the app is started
+from tests.support.browser_helpers import (
     ARTIFACTS,
     MAIN,
     assert_no_errors,
@@ -34,15 +38,10 @@ from browser_helpers import (
     wait_idle,
     wait_url,
 )
-from playwright.sync_api import Page, expect
-
-from lens.steps import ALL_PAGES, PAGES, STEPS
 
 pytestmark = pytest.mark.browser
 
 REPO = ARTIFACTS.parent
-sys.path.insert(0, str(REPO / "scripts"))
-import serverctl  # noqa: E402  (scripts/serverctl.py: the one way the app is started)
 
 LOGS = ARTIFACTS / "first-visit"
 STREAMLIT_FLAGS = ["--server.headless", "true", "--server.address", "127.0.0.1",
@@ -72,8 +71,8 @@ def _launch(how: str, port: int, log) -> subprocess.Popen:
     outlives it."""
     if how == "streamlit_run":
         cmd = [sys.executable, "-m", "streamlit", "run", "app.py", *STREAMLIT_FLAGS,
-               "--server.port", str(port)]
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
+               "--server.port", str(port)]  # from REPO: `-m` puts it first on the path
+        env = dict(os.environ)
     else:
         cmd = [str(REPO / "scripts" / "app"), *STREAMLIT_FLAGS, "--server.port", str(port)]
         env = {**os.environ, "ENCODER_LENS_WARM_PAGES": ""}

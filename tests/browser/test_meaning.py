@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from browser_helpers import (
+from playwright.sync_api import expect
+
+from lens.i18n import translate
+from tests.support.browser_helpers import (
     MAIN,
     assert_no_errors,
     fetch_png,
@@ -17,9 +20,6 @@ from browser_helpers import (
     wait_idle,
     wait_url,
 )
-from playwright.sync_api import expect
-
-from lens.i18n import translate
 
 pytestmark = pytest.mark.browser
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_helpers import (
+from playwright.sync_api import expect
+
+from tests.support.browser_helpers import (
     ALL_PAGES,
     MAIN,
     STEPS,
@@ -22,7 +24,6 @@ from browser_helpers import (
     wait_idle,
     wait_url,
 )
-from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 

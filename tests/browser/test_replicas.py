@@ -28,7 +28,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from browser_helpers import (
+from playwright.sync_api import Browser, expect
+
+from tests.support.browser_helpers import (
     ARTIFACTS,
     MAIN,
     STEPS,
@@ -44,7 +46,6 @@ from browser_helpers import (
     wait_idle,
     wait_url,
 )
-from playwright.sync_api import Browser, expect
 
 pytestmark = pytest.mark.browser
 

@@ -7,7 +7,9 @@ import re
 
 import numpy as np
 import pytest
-from browser_helpers import (
+from playwright.sync_api import expect
+
+from tests.support.browser_helpers import (
     D_MODEL,
     MAIN,
     assert_no_errors,
@@ -28,7 +30,6 @@ from browser_helpers import (
     wait_for,
     wait_idle,
 )
-from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from collections.abc import Iterator
 from functools import cache
 
 import numpy as np
 import pytest
-from browser_helpers import (
+from playwright.sync_api import expect
+
+from encoder_core import encode, load_checkpoint
+from lens import compute
+from lens.models import CHECKPOINTS_ENV
+from tests.support import serverctl  # the one way the app is started
+from tests.support.browser_helpers import (
     ALL_PAGES,
     ARTIFACTS,
     MAIN,
@@ -24,16 +29,9 @@ from browser_helpers import (
     title,
     wait_for,
 )
-from playwright.sync_api import expect
-
-from encoder_core import encode, load_checkpoint
-from lens import compute
-from lens.models import CHECKPOINTS_ENV
 
 pytestmark = pytest.mark.browser
 
-sys.path.insert(0, str(ARTIFACTS.parent / "scripts"))
-import serverctl  # noqa: E402  (scripts/serverctl.py: the one way the app is started)
 
 VIT = "weights=vit_tiny_test"
 G = 14

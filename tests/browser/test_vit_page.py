@@ -5,11 +5,14 @@ change the pictures they belong to (and not the others)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 
 import pytest
-from browser_helpers import (
+from playwright.sync_api import Page
+
+from lens.models import CHECKPOINTS_ENV
+from tests.support import serverctl  # the one way the app is started
+from tests.support.browser_helpers import (
     ARTIFACTS,
     MAIN,
     REPO,
@@ -23,12 +26,6 @@ from browser_helpers import (
     wait_for,
     wait_idle,
 )
-from playwright.sync_api import Page
-
-from lens.models import CHECKPOINTS_ENV
-
-sys.path.insert(0, str(REPO / "scripts"))
-import serverctl  # noqa: E402  (scripts/serverctl.py: the one way the app is started)
 
 # The page's pictures in their order on the page (the explorer is not an st.image).
 DINO, KEPT, ROLLOUT, GRID, NORMS = range(5)

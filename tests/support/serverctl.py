@@ -1,9 +1,14 @@
 """Start and stop the app for whatever drives it (screenshots, benchmarks, the browser tests):
 one Streamlit server on a free loopback port, its health checked, always stopped.
 
-    from serverctl import serving
+    from tests.support.serverctl import serving
     with serving(repo) as url:   # "http://127.0.0.1:PORT"
         ...
+
+`streamlit run app.py` runs with the checkout as its working directory: `python -m` puts that
+folder first on the server's path, and Streamlit puts the script's folder there too, so the
+checkout's own `lens`, `pages` and `encoder_core` are the ones imported (also those of another
+checkout, ahead of this one's editable install).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ def launch(repo: Path, port: int, log=subprocess.DEVNULL) -> subprocess.Popen:
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port),
          "--browser.gatherUsageStats", "false"],
-        cwd=repo, env={**os.environ, "PYTHONPATH": str(repo), "PYTHONUNBUFFERED": "1"},
+        cwd=repo, env={**os.environ, "PYTHONUNBUFFERED": "1"},
         stdout=log, stderr=subprocess.STDOUT)
 
 

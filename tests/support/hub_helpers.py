@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from safetensors.numpy import save_file
-from vit_dicts import timm_state_dict
+
+from tests.support.vit_dicts import timm_state_dict
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 # The small random timm ViT the tests download: d 64, 16 × 16 patches on a 14 × 14 grid, CLS

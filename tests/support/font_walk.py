@@ -1,8 +1,9 @@
 """Walk every page of the app in 中文 and record what its figures draw: every text drawn by
 matplotlib and by Pillow, every missing-glyph warning, and the fonts matplotlib found.
 
-Run as `.venv/bin/python tests/font_walk.py OUTPUT.json` (tests/test_fonts.py runs it in a
-subprocess that cannot see the system's fonts and reads OUTPUT.json). With Streamlit's AppTest:
+Run from the repository root as `.venv/bin/python -m tests.support.font_walk OUTPUT.json`
+(tests/test_fonts.py runs it so in a subprocess that cannot see the system's fonts and reads
+OUTPUT.json). With Streamlit's AppTest:
 the entry script runs first (a page switched to before it would run alone), then each page of
 `lens.steps.ALL_PAGES`, at the small link of `apptest_helpers.SMALL`. Figures are cached in the
 process (lens/cache.py): a fresh process draws each one.
@@ -21,10 +22,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-import matplotlib  # noqa: E402
+import matplotlib
 
 matplotlib.use("Agg")
 
@@ -122,10 +120,10 @@ def probe(rec: Recorder) -> list[str]:
 
 def walk(rec: Recorder) -> list[dict]:
     """Every page once, in 中文: its exceptions, errors and time."""
-    from apptest_helpers import SMALL, new_app
     from streamlit import config
 
     from lens.steps import ALL_PAGES
+    from tests.support.apptest_helpers import SMALL, new_app
 
     config.set_option("client.showErrorDetails", "full")  # the real message, for the report
 

@@ -1,0 +1,2 @@
+"""The test suite, a package so that its helpers import as `tests.support.*` from the
+repository root (pytest's `pythonpath = ["."]` in pyproject.toml)."""
