@@ -163,6 +163,7 @@ def test_every_figure_of_every_page_is_in_chinese(drawn, step, path, request):
     assert not [w for w in words if w[1]], [w for w in words if w[1]]
 
 
+@pytest.mark.slow
 def test_the_figures_of_an_upload_the_trained_model_and_the_fallback_grids_are_in_chinese(
         drawn):
     at = run_zh()

@@ -44,6 +44,7 @@ def test_every_page_renders_at_a_small_rgb_configuration_without_ffn(step, path)
     assert len(at.image) >= 1 or step in ("ffn", "vit")
 
 
+@pytest.mark.slow
 def test_every_page_runs_twice_in_one_session():
     """A second visit runs each page on the state the first one left: every widget's value and
     format function are serialised again. (The FFN page's unit-slice format_func closed over a
@@ -59,6 +60,7 @@ def test_every_page_runs_twice_in_one_session():
                 assert at.select_slider(key="ffn_unit_slice").value == 0
 
 
+@pytest.mark.slow
 def test_previous_and_next_walk_every_page_in_the_note_order():
     at = new_app(**SMALL)
     at.run()
@@ -146,8 +148,9 @@ def test_compare_names_permutation_equivariance_and_shows_it_holds_only_without_
 @pytest.mark.parametrize("link, centre, multihead_live, stack_live", [
     ({"image_size": "320", "patch_size": "16", "d_model": "64", "n_heads": "8",
       "n_layers": "2"}, 10 * 20 + 10, True, "one"),  # 400 tokens: one layer of maps fits
-    ({"image_size": "512", "patch_size": "16", "d_model": "64", "n_heads": "16",
-      "n_layers": "1"}, 16 * 32 + 16, False, "none"),  # 1,024 tokens × 16 heads: over the cap
+    pytest.param({"image_size": "512", "patch_size": "16", "d_model": "64", "n_heads": "16",
+                  "n_layers": "1"}, 16 * 32 + 16, False, "none",  # 1,024 tokens × 16 heads:
+                 marks=pytest.mark.slow),  # over the cap (3-5 s)
 ])
 def test_over_the_explorer_cap_the_pages_fall_back_and_say_so(link, centre, multihead_live,
                                                               stack_live):

@@ -113,7 +113,8 @@ def test_trained_weights_lock_the_architecture_and_show_a_prediction():
     ({"d_model": "200"}, "d_model", "200", "192"),
     ({"image_size": "100"}, "image_size", "100", "96"),
     ({"query": "999999"}, "query", "999999", "195"),
-    ({"image_size": "512", "n_heads": "16", "n_layers": "12"}, "n_heads", "16", "8"),
+    pytest.param({"image_size": "512", "n_heads": "16", "n_layers": "12"}, "n_heads", "16", "8",
+                 marks=pytest.mark.slow),  # 1,024 tokens, 12 layers: ~7-12 s
     ({"seed": "-1"}, "seed", "-1", "0"),
     ({"weights": "gold"}, "weights", "gold", "random"),
 ])

@@ -23,6 +23,8 @@ from encoder_core.__main__ import main as cli_main
 from encoder_core.checkpoints.load import load_checkpoint
 from tests.support.torch_shim import timm, torch
 
+pytestmark = pytest.mark.parity  # imports torch: not in the fast lane
+
 PHOTO = Path(__file__).resolve().parent.parent / "assets" / "default.jpg"
 TOLERANCE = 1e-4
 torch.set_num_threads(1)

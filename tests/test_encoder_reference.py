@@ -138,6 +138,7 @@ def perturbed_params(cfg: EncoderConfig, seed: int = 99) -> EncoderParams:
 # --- the default configuration ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_default_config_matches_reference(make_image):
     cfg = EncoderConfig()
     assert (cfg.image_size, cfg.patch_size, cfg.channels) == (224, 16, 1)

@@ -159,6 +159,7 @@ def walk(tmp_path_factory) -> dict:
     return record
 
 
+@pytest.mark.slow
 def test_the_walk_ran_every_page_in_chinese_without_an_exception(walk):
     assert walk["crash"] is None, walk["crash"]
     from lens.steps import ALL_PAGES
@@ -168,6 +169,7 @@ def test_the_walk_ran_every_page_in_chinese_without_an_exception(walk):
     assert failed == {}
 
 
+@pytest.mark.slow
 def test_the_walk_saw_no_system_font(walk):
     assert not any("Noto Sans CJK" in name for name in walk["ttflist_names"])
     mpl_data = Path(matplotlib.get_data_path()).resolve()
@@ -178,11 +180,13 @@ def test_the_walk_saw_no_system_font(walk):
     assert walk["fonts"] == ["DejaVu Sans", "Encoder Lens CJK"]
 
 
+@pytest.mark.slow
 def test_the_walk_drew_chinese_with_matplotlib_and_with_pillow(walk):
     assert any(any(0x4E00 <= ord(ch) <= 0x9FFF for ch in t) for t in walk["mpl_texts"])
     assert any(any(0x4E00 <= ord(ch) <= 0x9FFF for ch in t) for t in walk["pil_texts"])
 
 
+@pytest.mark.slow
 def test_the_walk_met_no_missing_glyph(walk):
     # the probe (a code point no font has) shows that a missing glyph would have been caught
     assert walk["probe_before"] and walk["probe_after"]

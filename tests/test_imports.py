@@ -3,7 +3,9 @@ script, test or benchmark sets `PYTHONPATH`. The helpers are `tests.support.*`, 
 runs as `python -m benchmarks.<name>`, and pytest's own `pythonpath = ["."]` (pyproject.toml)
 is the one place the root is put on the path. The check is an `ast` walk of every Python file
 of the repository (and of the Python scripts in scripts/ without a .py), and it is shown to
-catch each form it looks for."""
+catch each form it looks for. Last, what a test module imports decides one of its markers: a
+module that imports torch is marked `parity` (the fast lane and scripts/check-floors leave
+those out)."""
 
 from __future__ import annotations
 
@@ -163,3 +165,37 @@ def test_the_check_catches_each_way_of_editing_the_path(snippet):
 def test_the_check_lets_reading_and_prose_pass(snippet):
     assert path_edits(snippet) == []
 
+
+# --- what a test module imports decides its marker ---------------------------------------------
+
+TORCH = ("torch", "timm", "transformers", "torchvision", "tests.support.torch_shim")
+
+
+def imports_torch(tree: ast.AST) -> bool:
+    """Whether the module imports PyTorch or a library built on it, anywhere in it."""
+    for node in ast.walk(tree):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        if any(n == t or n.startswith(t + ".") for n in names for t in TORCH):
+            return True
+    return False
+
+
+def module_marks(tree: ast.AST) -> set[str]:
+    """The markers of `pytestmark = pytest.mark.X` (or a list of them) at the module's top."""
+    marks = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+            marks |= {n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute)
+                      and isinstance(n.value, ast.Attribute) and n.value.attr == "mark"}
+    return marks
+
+
+def test_every_test_module_that_imports_torch_is_marked_parity():
+    modules = {p.relative_to(ROOT).as_posix(): ast.parse(p.read_text(encoding="utf-8"))
+               for p in sorted((ROOT / "tests").rglob("test_*.py"))}
+    torch_users = {name for name, tree in modules.items() if imports_torch(tree)}
+    assert {"tests/test_checkpoint_parity.py", "tests/test_resample.py",
+            "tests/test_torchfile.py"} <= torch_users
+    assert {name for name in torch_users if "parity" not in module_marks(modules[name])} == set()

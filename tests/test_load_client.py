@@ -4,6 +4,7 @@ as a failure (an exception element, a page that does not exist) as one."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from benchmarks import load
@@ -33,6 +34,7 @@ def test_own_settings_links_differ_and_keep_a_valid_head_count():
     assert "d_model=64" in links[0] and "seed=1000" in links[0]
 
 
+@pytest.mark.slow
 def test_two_sessions_finish_without_error_and_a_missing_page_fails():
     visits = (load.Visit("multihead"), load.Visit("multihead"), load.Visit("no_such_page"))
     burst = load.Burst("smoke", "2 sessions + a missing page", visits)

@@ -8,6 +8,8 @@ import pytest
 from encoder_core.checkpoints.resample import resample_pos_embed, resample_weights
 from tests.support.torch_shim import timm, torch
 
+pytestmark = pytest.mark.parity  # imports torch: not in the fast lane
+
 
 @pytest.mark.parametrize("grid, new_grid, n_prefix", [
     (14, 24, 1), (4, 6, 2), (14, 7, 1), (16, 10, 0), (14, 13, 1), (37, 16, 1),

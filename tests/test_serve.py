@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchmarks import load
 from lens import serve
 from tests.support.run_async import run_async
@@ -12,6 +14,7 @@ from tests.support.run_async import run_async
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_the_launcher_serves_and_warms_the_first_page_and_a_page_runs_over_the_websocket():
     log = ROOT / "test-artifacts" / "lens-serve.log"
     log.parent.mkdir(exist_ok=True)

@@ -18,6 +18,8 @@ from encoder_core.checkpoints.torchfile import read_torch_zip, rebuild_tensor
 from encoder_core.params import ParamsError
 from tests.support.torch_shim import torch
 
+pytestmark = pytest.mark.parity  # imports torch: not in the fast lane
+
 
 class RunsACommand:
     """Unpickling this calls os.system(command): what a hostile checkpoint does."""
