@@ -1,0 +1,60 @@
+"""A real, non-editable install: `pip install .` into a scratch virtual environment, run from an
+empty folder where the source tree is not importable, loads the shipped trained weights through
+the API the README names (`encoder_core.shapes_model.classifier.load_trained()`, no path given)
+and classifies a generated shape with them. The weights are package data of
+encoder_core.assets (pyproject.toml maps it from assets/); nothing finds them through the
+checkout."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow
+
+PROBE = """
+import encoder_core, numpy as np
+from encoder_core import encode
+from encoder_core.shapes_model.classifier import DEFAULT_WEIGHTS, classify, load_trained
+from encoder_core.shapes_model.dataset import make_sample
+cfg, params, head = load_trained()
+sample = make_sample(np.random.default_rng(3), cfg.image_size)
+logits, probs = classify(encode(sample.image, cfg, params), head)
+print(encoder_core.__file__)
+print(DEFAULT_WEIGHTS)
+print(cfg.d_model, cfg.n_layers, round(float(probs.sum()), 6), int(probs.argmax()) == sample.label)
+"""
+
+
+def test_a_non_editable_install_loads_the_shipped_weights_from_anywhere(tmp_path):
+    env_dir, work = tmp_path / "venv", tmp_path / "empty"
+    work.mkdir()
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    # the project without its app dependencies (Streamlit, …): the core needs NumPy and Pillow
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "--no-deps", str(ROOT), "numpy", "pillow"], check=True, timeout=600)
+    out = subprocess.run([str(python), "-c", PROBE], cwd=work, capture_output=True, text=True,
+                         timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    module, weights, figures = out.stdout.strip().splitlines()
+    site = str(env_dir)
+    assert module.startswith(site) and weights.startswith(site), (module, weights)
+    assert str(ROOT) not in module + weights
+    d_model, n_layers, total, right = figures.split()
+    assert (d_model, n_layers, total, right) == ("64", "2", "1.0", "True")
+
+
+def test_the_probe_would_see_the_checkout(tmp_path):
+    """The check above can fail: run from the repository with the repository importable, the
+    same probe's core is the checkout's."""
+    probe = "import encoder_core; print(encoder_core.__file__)"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.strip().startswith(str(ROOT))
