@@ -10,11 +10,12 @@ import inspect
 import io
 
 import matplotlib
+import matplotlib.text
 import numpy as np
 import pytest
 from matplotlib.colors import Normalize, same_color, to_rgb
 from matplotlib.patches import StepPatch
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from lens import figures
 from lens.figures import raster
@@ -615,3 +616,70 @@ def test_a_panel_title_wider_than_its_panel_stays_inside_the_picture():
     rgb = render(Picture((400, 160), (panel,)))  # the panel at the left: centred, it would
     ink = (rgb[:34] < 128).all(axis=2)  # start left of the picture; the title's band
     assert ink.any() and not ink[:, :4].any() and not ink[:, -4:].any()
+
+
+# --- the smallest text, written into every PNG -----------------------------------------------
+
+def drawn_text_sizes(monkeypatch) -> list[float]:
+    """The em size, in pixels, of every non-blank text Pillow draws from now on (the oracle of
+    the raster pictures: each `ImageDraw.text` call, straight or into a run's mask)."""
+    sizes: list[float] = []
+    real = ImageDraw.ImageDraw.text
+
+    def text(self, xy, text, fill=None, font=None, *args, **kwargs):
+        if str(text).strip():
+            sizes.append(float(font.size))
+        return real(self, xy, text, fill, font, *args, **kwargs)
+
+    monkeypatch.setattr(ImageDraw.ImageDraw, "text", text)
+    return sizes
+
+
+def figure_text_sizes(fig) -> list[float]:
+    """The em size, in pixels, of every visible non-blank Text artist of a drawn Figure (the
+    oracle of the matplotlib figures: titles, labels, tick labels, legends, free texts)."""
+    fig.canvas.draw()
+    return [t.get_fontsize() * fig.dpi / 72 for t in fig.findobj(matplotlib.text.Text)
+            if t.get_visible() and t.get_text().strip()
+            and (t.axes is None or _tick_label_in_view(t))]
+
+
+def _tick_label_in_view(t) -> bool:
+    """A tick label is drawn only when its tick is inside the axis' view; other texts always."""
+    for axis in (t.axes.xaxis, t.axes.yaxis):
+        for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+            if t in (tick.label1, tick.label2):
+                lo, hi = sorted(axis.get_view_interval())
+                return lo - 1e-9 <= tick.get_loc() <= hi + 1e-9
+    return True
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_png_records_its_smallest_text_as_drawn_in_its_own_pixels(kind, monkeypatch):
+    args, kwargs = KINDS[kind]
+    if kind in RASTER:
+        sizes = drawn_text_sizes(monkeypatch)
+        png = getattr(figures, kind)(*args, **kwargs)
+    else:
+        png = getattr(figures, kind)(*args, **kwargs)
+        sizes = figure_text_sizes(builder(kind)(*args, **kwargs))
+    assert sizes, f"{kind} drew no text"
+    assert figures.min_text_px(png) == pytest.approx(min(sizes), abs=0.051)
+    assert Image.open(io.BytesIO(png)).text[figures.MIN_TEXT_KEY] == f"{min(sizes):.1f}"
+
+
+def test_the_smallest_text_is_the_size_drawn_after_shrinking_to_fit_and_none_without_text(
+        monkeypatch):
+    cells = np.zeros((4, 4, 3), np.uint8)
+    title = "a title far too long to be drawn at its size in so small a picture"
+    panel = figures.Panel((10, 40, 100, 100), cells, (4, 4), title=title, title_pt=12)
+    sizes = drawn_text_sizes(monkeypatch)
+    png = figures.png(figures.Picture((200, 160), (panel,)))
+    assert sizes and min(sizes) < round(12 * raster.PX)  # shrunk to fit 180 px
+    assert figures.min_text_px(png) == min(sizes)
+    assert figures.min_text_px(figures.png(figures.Picture((20, 20), ()))) is None
+    fig = figures.lines_figure([0, 1], [np.ones(2)], ["a"], "t", "x", "y")
+    for t in fig.findobj(matplotlib.text.Text):
+        t.set_fontsize(20)
+    fig.axes[0].set_title("small", fontsize=4.5)
+    assert figures.min_text_px(figures.to_png(fig)) == pytest.approx(4.5 * 100 / 72, abs=0.051)

@@ -6,7 +6,8 @@ matrices with a side over 256 are block-averaged (the factor is returned for the
 a constant matrix still gets a sensible colour scale. Attention over the image is
 nearest-upsampled to the image and alpha-blended on it. Grids are one figure with one scale.
 
-    style.py     fonts, colour maps and colours, colour limits, block averaging, margins, to_png
+    style.py     fonts, colour maps and colours, colour limits, block averaging, margins, to_png,
+                 the smallest text of every PNG (a tEXt chunk, `min_text_px`)
     raster.py    pictures without a layout engine: colour table, nearest scaling, Pillow text,
                  colour bars, PNG at zlib level 1 (`Picture`, `render`, `png`)
     heatmaps.py  matrices: heatmap, row_heatmap, value_grid                      (raster)
@@ -58,6 +59,7 @@ from .style import (
     GRID_COLOUR,
     HIGHLIGHT_COLOUR,
     MAX_SIDE,
+    MIN_TEXT_KEY,
     OVERLAY_CMAP,
     PROB_CMAP,
     QUERY_COLOUR,
@@ -67,6 +69,8 @@ from .style import (
     colour_limits,
     fit_fontsize,
     fixed_margins,
+    min_text_px,
+    png_texts,
     to_png,
 )
 
@@ -83,8 +87,9 @@ __all__ = [
     # the raster pictures' parts
     "ColourBar", "Panel", "Picture", "colourise", "image_cells", "lut", "png", "render",
     # the shared look and its helpers
-    "BAR_COLOUR", "DPI", "FONTS", "GRID_COLOUR", "HIGHLIGHT_COLOUR", "MAX_SIDE",
+    "BAR_COLOUR", "DPI", "FONTS", "GRID_COLOUR", "HIGHLIGHT_COLOUR", "MAX_SIDE", "MIN_TEXT_KEY",
     "OVERLAY_CMAP", "PROB_CMAP", "QUERY_COLOUR", "SIGNED_CMAP", "WINDOW_COLOUR", "bar_row",
     "block_average",
-    "colour_limits", "fit_fontsize", "fixed_margins", "overlay_rgb", "to_png",
+    "colour_limits", "fit_fontsize", "fixed_margins", "min_text_px", "overlay_rgb", "png_texts",
+    "to_png",
 ]

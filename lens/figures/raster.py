@@ -25,7 +25,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.ticker import MaxNLocator
 from PIL import Image, ImageDraw, ImageFont
 
-from .style import DPI, FONTS, QUERY_COLOUR
+from .style import DPI, FONTS, QUERY_COLOUR, min_text_texts
 
 PX = DPI / 72  # pixels per point
 INK = (0, 0, 0)  # axes, ticks and text
@@ -196,15 +196,18 @@ def _anchor_point(runs: Runs, mask: Image.Image, origin: tuple[int, int],
     return x, y
 
 
-def draw_text(img: Image.Image, t: Text) -> None:
-    """One text, glyph by glyph in the first font of FONTS that has it (one run: drawn as is)."""
-    if not t.text:
-        return
+def draw_text(img: Image.Image, t: Text) -> float:
+    """One text, glyph by glyph in the first font of FONTS that has it (one run: drawn as is).
+    Returns the size it was drawn at, in pixels (the em of its smallest font; `inf` for no
+    text), after any shrinking to `fit`."""
+    if not t.text.strip():
+        return math.inf
     runs = text_runs(t.text, t.pt, t.fit)
+    drawn = float(min(f.size for f, _ in runs))
     if t.rotate == 0 and len(runs) == 1:
         (f, _), = runs
         ImageDraw.Draw(img).text(t.xy, t.text, font=f, fill=t.colour, anchor=t.anchor)
-        return
+        return drawn
     mask, origin = _runs_mask(runs)
     if t.rotate == 0:
         ax, ay = _anchor_point(runs, mask, origin, t.anchor)
@@ -213,6 +216,7 @@ def draw_text(img: Image.Image, t: Text) -> None:
         mask = mask.rotate(t.rotate, expand=True)
         x, y = round(t.xy[0] - mask.width / 2), round(t.xy[1] - mask.height / 2)
     img.paste(Image.new("RGB", mask.size, t.colour), (x, y), mask)
+    return drawn
 
 
 def text_width(text: str, pt: float, fit: float | None = None) -> float:
@@ -341,7 +345,7 @@ def _dashed(draw: ImageDraw.ImageDraw, p0: tuple[float, float], p1: tuple[float,
         s = e + off
 
 
-def _draw_panel(img: Image.Image, p: Panel) -> None:
+def _draw_panel(img: Image.Image, p: Panel, sizes: list[float]) -> None:
     bx, by, bw, bh = p.box
     img.paste(Image.fromarray(nearest(p.cells, bh, bw)), (bx, by))
     draw = ImageDraw.Draw(img)
@@ -362,33 +366,35 @@ def _draw_panel(img: Image.Image, p: Panel) -> None:
             else:
                 draw.line([a, b], fill=r.colour, width=r.width)
     for x, y, text, colour in p.texts:
-        draw_text(img, Text(p.to_px(x, y), text, p.text_pt, "mm", colour))
+        sizes.append(draw_text(img, Text(p.to_px(x, y), text, p.text_pt, "mm", colour)))
     if p.frame:
         draw.rectangle([bx - 1, by - 1, bx + bw, by + bh], outline=INK, width=1)
     for x, label in p.xticks:
         px = round(p.to_px(x, 0)[0])
         draw.line([(px, by + bh), (px, by + bh + TICK)], fill=INK, width=1)
-        draw_text(img, Text((px, by + bh + TICK + 2), label, p.tick_pt, "mt"))
+        sizes.append(draw_text(img, Text((px, by + bh + TICK + 2), label, p.tick_pt, "mt")))
     y_width = 0.0
     for y, label in p.yticks:
         py = round(p.to_px(0, y)[1])
         draw.line([(bx - 1 - TICK, py), (bx - 1, py)], fill=INK, width=1)
-        draw_text(img, Text((bx - TICK - 4, py), label, p.tick_pt, "rm"))
+        sizes.append(draw_text(img, Text((bx - TICK - 4, py), label, p.tick_pt, "rm")))
         y_width = max(y_width, text_width(label, p.tick_pt))
     if p.title:  # centred over the panel, moved inwards when it would leave the picture
         fit = img.width - 20
         half = text_width(p.title, p.title_pt, fit) / 2
         cx = min(max(bx + bw / 2, half + 10), img.width - half - 10)
-        draw_text(img, Text((cx, by - 6), p.title, p.title_pt, "md", fit=fit))
+        sizes.append(draw_text(img, Text((cx, by - 6), p.title, p.title_pt, "md", fit=fit)))
     if p.xlabel:
         below = by + bh + (TICK + 4 + p.tick_pt * PX * 1.25 if p.xticks else 4)
-        draw_text(img, Text((bx + bw / 2, below), p.xlabel, p.label_pt, "mt", fit=bw + 60))
+        sizes.append(draw_text(img, Text((bx + bw / 2, below), p.xlabel, p.label_pt, "mt",
+                                         fit=bw + 60)))
     if p.ylabel:
         left = bx - (TICK + 8 + y_width if p.yticks else 4) - p.label_pt * PX * 0.6
-        draw_text(img, Text((left, by + bh / 2), p.ylabel, p.label_pt, rotate=90, fit=bh))
+        sizes.append(draw_text(img, Text((left, by + bh / 2), p.ylabel, p.label_pt,
+                                         rotate=90, fit=bh)))
 
 
-def _draw_colourbar(img: Image.Image, cb: ColourBar) -> None:
+def _draw_colourbar(img: Image.Image, cb: ColourBar, sizes: list[float]) -> None:
     bx, by, bw, bh = cb.box
     ramp = lut(cb.cmap)[::-1]  # top = vmax
     img.paste(Image.fromarray(nearest(ramp[:, None, :], bh, bw)), (bx, by))
@@ -399,31 +405,39 @@ def _draw_colourbar(img: Image.Image, cb: ColourBar) -> None:
     for v, label in zip(ticks, tick_labels(ticks), strict=True):
         py = round(by + (cb.vmax - v) / (cb.vmax - cb.vmin) * bh)
         draw.line([(bx + bw, py), (bx + bw + TICK, py)], fill=INK, width=1)
-        draw_text(img, Text((bx + bw + TICK + 3, py), label, cb.tick_pt, "lm"))
+        sizes.append(draw_text(img, Text((bx + bw + TICK + 3, py), label, cb.tick_pt, "lm")))
         widest = max(widest, text_width(label, cb.tick_pt))
     for v, text in cb.marks:
         if cb.vmin <= v <= cb.vmax:
             py = round(by + (cb.vmax - v) / (cb.vmax - cb.vmin) * bh)
             draw.line([(bx, py), (bx + bw - 1, py)], fill=rgb255(QUERY_COLOUR), width=3)
-            draw_text(img, Text((bx - 3, py), text, 7, "rm", colour=(0x33, 0x33, 0x33)))
+            sizes.append(draw_text(img, Text((bx - 3, py), text, 7, "rm",
+                                             colour=(0x33, 0x33, 0x33))))
     if cb.label:
         x = bx + bw + TICK + 6 + widest + cb.label_pt * PX * 0.7
-        draw_text(img, Text((x, by + bh / 2), cb.label, cb.label_pt, rotate=90, fit=bh))
+        sizes.append(draw_text(img, Text((x, by + bh / 2), cb.label, cb.label_pt, rotate=90,
+                                         fit=bh)))
 
 
 def render(pic: Picture) -> np.ndarray:
     """The picture as [H, W, 3] uint8: panels, then the colour bar, then the texts."""
+    return render_sized(pic)[0]
+
+
+def render_sized(pic: Picture) -> tuple[np.ndarray, float]:
+    """`render`, and the size of its smallest text as drawn, in pixels (`inf`: no text)."""
     img = Image.new("RGB", pic.size, (255, 255, 255))
+    sizes: list[float] = [math.inf]
     for p in pic.panels:
-        _draw_panel(img, p)
+        _draw_panel(img, p, sizes)
     if pic.colourbar is not None:
-        _draw_colourbar(img, pic.colourbar)
+        _draw_colourbar(img, pic.colourbar, sizes)
     if pic.title:
-        draw_text(img, Text((pic.size[0] / 2, 8), pic.title, pic.title_pt, "mt",
-                            fit=pic.size[0] - 20))
+        sizes.append(draw_text(img, Text((pic.size[0] / 2, 8), pic.title, pic.title_pt, "mt",
+                                         fit=pic.size[0] - 20)))
     for t in pic.texts:
-        draw_text(img, t)
-    return np.asarray(img)
+        sizes.append(draw_text(img, t))
+    return np.asarray(img), min(sizes)
 
 
 def _chunk(tag: bytes, data: bytes) -> bytes:
@@ -431,8 +445,15 @@ def _chunk(tag: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
 
 
-def encode_png(rgb: np.ndarray, row_filter: str = "none") -> bytes:
-    """[H, W, 3] uint8 → PNG bytes: 8-bit RGB, zlib level 1, one row filter for every row.
+def text_chunk(key: str, value: str) -> bytes:
+    """A PNG tEXt chunk: a Latin-1 keyword, a NUL, the text."""
+    return _chunk(b"tEXt", key.encode("latin-1") + b"\0" + value.encode("latin-1"))
+
+
+def encode_png(rgb: np.ndarray, row_filter: str = "none",
+               texts: dict[str, str] | None = None) -> bytes:
+    """[H, W, 3] uint8 → PNG bytes: 8-bit RGB, zlib level 1, one row filter for every row;
+    `texts` become tEXt chunks before the image data.
 
     "none" (type 0) suits flat colour cells and text: as small as Pillow's adaptive choice, at
     half the time; "up" (type 2, each byte minus the one above, mod 256) suits photographs:
@@ -449,9 +470,11 @@ def encode_png(rgb: np.ndarray, row_filter: str = "none") -> bytes:
         rows[:, 1:] = flat
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)  # 8 bits, RGB, deflate, no interlace
     return (PNG_SIGNATURE + _chunk(b"IHDR", header)
+            + b"".join(text_chunk(k, v) for k, v in (texts or {}).items())
             + _chunk(b"IDAT", zlib.compress(rows.tobytes(), PNG_LEVEL)) + _chunk(b"IEND", b""))
 
 
 def png(pic: Picture) -> bytes:
-    """PNG bytes of the picture."""
-    return encode_png(render(pic), pic.row_filter)
+    """PNG bytes of the picture, its smallest text's size in a tEXt chunk (`MIN_TEXT_KEY`)."""
+    rgb, smallest = render_sized(pic)
+    return encode_png(rgb, pic.row_filter, min_text_texts(smallest))

@@ -5,11 +5,15 @@ bytes (the raster pictures have `raster.png`)."""
 from __future__ import annotations
 
 import io
+import math
+import struct
 from pathlib import Path
 
 import matplotlib
+import matplotlib.image
 import numpy as np
 from matplotlib import font_manager
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 matplotlib.use("Agg")
@@ -24,6 +28,9 @@ QUERY_COLOUR = "#00e5ff"  # the outline of the chosen (query) patch
 WINDOW_COLOUR = "#111111"  # the dashed outline of the number window on a heatmap
 MAX_SIDE = 256  # a matrix side above this is block-averaged for display
 DPI = 100
+# The tEXt keyword of every PNG of lens.figures: the em size of its smallest text as drawn, in
+# the PNG's own pixels (shown at w CSS px wide, a W px PNG's text is min_text_px · w / W px).
+MIN_TEXT_KEY = "min_text_px"
 
 
 # The CJK font that ships with the app: a subset of Noto Sans CJK SC holding every glyph of the
@@ -80,10 +87,57 @@ def colour_limits(m: np.ndarray, signed: bool) -> tuple[float, float]:
 
 def to_png(fig: Figure) -> bytes:
     """A matplotlib figure's PNG at zlib level 1 (level 6, the default, costs several times
-    more and saves ~10 % of the bytes)."""
+    more and saves ~10 % of the bytes), with its smallest text's size in a tEXt chunk
+    (`MIN_TEXT_KEY`).
+
+    Drawn as `savefig(dpi=DPI)` draws it (an Agg canvas, then `imsave`), on a renderer of its
+    own whose `draw_text` notes each text's size (points · dpi / 72) as it is drawn: every
+    title, label, tick label, legend entry and free text, after any layout engine ran."""
+    fig.set_dpi(DPI)
+    canvas = FigureCanvasAgg(fig)
+    renderer = canvas.get_renderer()  # canvas.draw() reuses it: same size and dpi
+    sizes: list[float] = [math.inf]
+    draw_text = renderer.draw_text
+
+    def noting_size(gc, x, y, s, prop, angle, ismath=False, mtext=None):  # noqa: ANN001, ANN202
+        if s.strip():
+            sizes.append(prop.get_size_in_points() * fig.dpi / 72)
+        return draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+    renderer.draw_text = noting_size
+    canvas.draw()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, pil_kwargs={"compress_level": 1})
+    matplotlib.image.imsave(buf, canvas.buffer_rgba(), format="png", origin="upper", dpi=DPI,
+                            metadata=min_text_texts(min(sizes)),
+                            pil_kwargs={"compress_level": 1})
     return buf.getvalue()
+
+
+def min_text_texts(smallest: float) -> dict[str, str]:
+    """The tEXt chunk that records the smallest text of a PNG, in its own pixels ("12.5");
+    none for a picture without text."""
+    return {MIN_TEXT_KEY: f"{smallest:.1f}"} if math.isfinite(smallest) else {}
+
+
+def png_texts(data: bytes) -> dict[str, str]:
+    """The tEXt chunks of PNG bytes, keyword → text (read chunk by chunk up to the image)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    texts, at = {}, 8
+    while at + 8 <= len(data):
+        length, tag = struct.unpack(">I4s", data[at:at + 8])
+        if tag in (b"IDAT", b"IEND"):
+            break
+        if tag == b"tEXt":
+            key, _, value = data[at + 8:at + 8 + length].partition(b"\0")
+            texts[key.decode("latin-1")] = value.decode("latin-1")
+        at += 12 + length
+    return texts
+
+
+def min_text_px(data: bytes) -> float | None:
+    """The smallest text of a PNG of `lens.figures`, in the PNG's pixels (None: no text)."""
+    value = png_texts(data).get(MIN_TEXT_KEY)
+    return None if value is None else float(value)
 
 
 def fit_fontsize(text: str, inches: float, base: float) -> float:
