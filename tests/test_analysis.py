@@ -14,6 +14,7 @@ from encoder_core.views.analysis import (
     STEP_IDS,
     attention_entropy,
     contribution_norms,
+    divisor_sweep,
     head_contributions,
     head_statistics,
     head_sum_gap,
@@ -21,6 +22,7 @@ from encoder_core.views.analysis import (
     parameter_count,
     pipeline_steps,
     rollout_mean_over_queries,
+    row_moments,
     scaling_demo,
     uniform_attention_reference,
 )
@@ -211,3 +213,68 @@ def test_the_positional_step_adds_nothing_to_its_shape_when_positions_are_off(ch
     off = {s.id: s for s in pipeline_steps(cfg.replace(use_pe=False))}["positional"]
     assert english(on.shape).startswith(f"{rows} + ") and english(on.shape).endswith(f" = {rows}")
     assert english(off.shape) == rows and "+" not in english(off.formula)
+
+
+def naive_softmax_stats(scores: list[list[float]]) -> tuple[float, float]:
+    """Mean row entropy (nats) and mean largest weight of softmax(scores), one row at a time
+    with math.exp (float64)."""
+    entropies, tops = [], []
+    for row in scores:
+        m = max(row)
+        e = [math.exp(v - m) for v in row]
+        total = sum(e)
+        p = [v / total for v in e]
+        entropies.append(-sum(v * math.log(v) for v in p if v > 0))
+        tops.append(max(p))
+    return sum(entropies) / len(entropies), sum(tops) / len(tops)
+
+
+def test_divisor_sweep_matches_a_naive_softmax_of_the_same_draw():
+    n, widths = 12, (8, 1, 4)
+    sweep = divisor_sweep(n, widths, seed=3)
+    assert sweep.d_head.tolist() == [1, 4, 8]  # ascending
+    rng = np.random.default_rng(3)
+    q, k = rng.standard_normal((n, 8)), rng.standard_normal((n, 8))
+    for m, d_k in enumerate(sweep.d_head):
+        raw = [[sum(q[i, c] * k[j, c] for c in range(d_k)) for j in range(n)] for i in range(n)]
+        flat = [v for row in raw for v in row]
+        mean = sum(flat) / len(flat)
+        std = math.sqrt(sum((v - mean) ** 2 for v in flat) / len(flat))
+        assert sweep.score_std[m] == pytest.approx(std, rel=1e-9)
+        for name, s in (("none", 1.0), ("d_k", math.sqrt(d_k))):
+            h, top = naive_softmax_stats([[v / s for v in row] for row in raw])
+            assert getattr(sweep, f"entropy_{name}")[m] == pytest.approx(h, rel=1e-9)
+            assert getattr(sweep, f"top_{name}")[m] == pytest.approx(top, rel=1e-9)
+
+
+def test_without_a_divisor_the_softmax_saturates_as_d_k_grows_and_with_it_it_does_not():
+    sweep = divisor_sweep(196)
+    ln_n = math.log(196)
+    assert sweep.d_head[0] == 1 and sweep.d_head[-1] == 1024
+    # scores spread like √d_k …
+    np.testing.assert_allclose(sweep.score_std, np.sqrt(sweep.d_head), rtol=0.15)
+    # … so unscaled rows go towards one-hot, scaled rows stay as spread
+    assert np.all(np.diff(sweep.entropy_none) < 0) and sweep.entropy_none[-1] < 0.3
+    assert sweep.top_none[-1] > 0.9
+    assert np.ptp(sweep.entropy_d_k[1:]) < 0.2 and np.all(sweep.entropy_d_k > ln_n - 1)
+    assert np.all(sweep.top_d_k < 0.1)
+
+
+def test_row_moments_match_a_naive_float64_loop():
+    x = np.random.default_rng(0).normal(0.4, 2.0, size=(5, 7)).astype(np.float32)
+    mean, var = row_moments(x)
+    assert mean.shape == var.shape == (5,) and mean.dtype == np.float64
+    for i, row in enumerate(x.tolist()):
+        mu = sum(row) / len(row)
+        assert mean[i] == pytest.approx(mu, rel=1e-12)
+        assert var[i] == pytest.approx(sum((v - mu) ** 2 for v in row) / len(row), rel=1e-12)
+
+
+def test_row_moments_of_ln_normed_are_zero_and_one(small_trace):
+    layer = small_trace.layers[0]
+    before_mean, before_var = row_moments(layer.resid_1)
+    np.testing.assert_allclose(before_mean, layer.ln_1.mean, atol=1e-5)
+    np.testing.assert_allclose(before_var, layer.ln_1.var, rtol=1e-4)
+    mean, var = row_moments(layer.ln_1.normed)
+    np.testing.assert_allclose(mean, 0.0, atol=1e-5)
+    np.testing.assert_allclose(var, before_var / (before_var + 1e-5), rtol=1e-4)

@@ -112,6 +112,69 @@ def scaling_demo(q: np.ndarray, k: np.ndarray, d_model: int) -> list[ScalingCase
     return cases
 
 
+SWEEP_D_HEADS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+"""The head widths of `divisor_sweep` by default: from one feature to far past any real head."""
+
+
+@dataclass(frozen=True)
+class DivisorSweep:
+    """softmax(q·kᵀ) and softmax(q·kᵀ / √d_k) of random unit-variance q and k at several d_k."""
+
+    d_head: np.ndarray  # [m] the head widths d_k, ascending
+    score_std: np.ndarray  # [m] standard deviation of the unscaled scores q·k (≈ √d_k)
+    entropy_none: np.ndarray  # [m] mean row entropy (nats) of softmax(q·kᵀ)
+    entropy_d_k: np.ndarray  # [m] mean row entropy (nats) of softmax(q·kᵀ / √d_k)
+    top_none: np.ndarray  # [m] mean over rows of the largest weight of softmax(q·kᵀ)
+    top_d_k: np.ndarray  # [m] mean over rows of the largest weight of softmax(q·kᵀ / √d_k)
+
+
+def divisor_sweep(n_tokens: int, d_heads: tuple[int, ...] = SWEEP_D_HEADS,
+                  seed: int = 0) -> DivisorSweep:
+    """The paper's argument for the divisor, computed: q and k with d_k independent entries of
+    mean 0 and variance 1 give scores q·k of variance d_k, so without a divisor the softmax
+    saturates (entropy → 0, largest weight → 1) as d_k grows; divided by √d_k the scores keep
+    variance 1 and the rows stay as spread at every width.
+
+    For each d_k: Q, K [n_tokens, d_k] drawn from N(0, 1) (seeded; the same draw's first d_k
+    columns at every width), scores Q·Kᵀ [n_tokens, n_tokens], softmaxed in float64.
+
+    Args:
+        n_tokens: queries and keys (the page's sequence length: ln n_tokens is the most a row's
+            entropy can be); d_heads: the widths d_k, any order (returned ascending, unique).
+    Returns:
+        DivisorSweep, every field [m] with m = len(set(d_heads)).
+    """
+    widths = np.array(sorted(set(int(d) for d in d_heads)))  # [m]
+    rng = np.random.default_rng(seed)
+    q_all = rng.standard_normal((n_tokens, int(widths[-1])))  # [n_tokens, max d_k]
+    k_all = rng.standard_normal((n_tokens, int(widths[-1])))
+    fields: dict[str, list[float]] = {name: [] for name in (
+        "score_std", "entropy_none", "entropy_d_k", "top_none", "top_d_k")}
+    for d_k in widths:
+        raw = q_all[:, :d_k] @ k_all[:, :d_k].T  # [n_tokens, d_k] @ [d_k, n_tokens] -> [n, n]
+        fields["score_std"].append(float(raw.std()))
+        for name, s in (("none", 1.0), ("d_k", float(d_k) ** 0.5)):
+            attn = softmax(raw / s)  # [n_tokens, n_tokens]
+            fields[f"entropy_{name}"].append(float(row_entropy(attn).mean()))
+            fields[f"top_{name}"].append(float(attn.max(axis=-1).mean()))
+    return DivisorSweep(d_head=widths, **{k: np.array(v) for k, v in fields.items()})
+
+
+def row_moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """μ_i = (1/d)·Σ_k x_ik and σ²_i = (1/d)·Σ_k (x_ik − μ_i)² of every row (the population
+    variance, as LayerNorm's), in float64: what a row looked like before and after normalising.
+
+    Args:
+        x: [N, d] (e.g. resid_1, or ln_1.normed: μ ≈ 0, σ² ≈ σ²/(σ² + ε) ≈ 1 by construction)
+    Returns:
+        (mean [N], var [N])
+    """
+    x64 = np.asarray(x, dtype=np.float64)  # [N, d]
+    mean = x64.mean(axis=-1)  # [N, d] -> [N]
+    var = ((x64 - mean[:, None]) ** 2).mean(axis=-1)  # [N, d] -> [N]
+    return mean, var
+
+
 def cosine_similarity(x: np.ndarray) -> np.ndarray:
     """cos(x_i, x_j) = x_i·x_j / (‖x_i‖‖x_j‖) for every pair of rows. [N, d] -> [N, N]."""
     x64 = x.astype(np.float64)
