@@ -107,7 +107,8 @@ def test_each_png_function_returns_the_png_of_its_figure(kind):
     png = getattr(figures, kind)(*args, **kwargs)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     made = builder(kind)(*args, **kwargs)
-    assert png == (figures.png(made) if kind in RASTER else figures.to_png(made))
+    assert png == (figures.png(made, kind) if kind in RASTER else figures.to_png(made, kind))
+    assert figures.png_texts(png)[figures.FIGURE_KEY] == kind  # which figure drew it
 
 
 @pytest.mark.parametrize("kind", sorted(RASTER))

@@ -43,7 +43,7 @@ def bars_figure(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str
 def bars(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
          ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> bytes:
     """PNG bytes of `bars_figure`."""
-    return to_png(bars_figure(values, titles, xlabel, ylabels, suptitle, highlight))
+    return to_png(bars_figure(values, titles, xlabel, ylabels, suptitle, highlight), "bars")
 
 
 def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: str,
@@ -97,7 +97,7 @@ def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: s
     return to_png(bar_panels_figure(values, titles, xlabel, ylabel, suptitle,
                                     highlight=highlight, sharey=sharey,
                                     tick_labels=tick_labels, size=size,
-                                    uniform_line=uniform_line))
+                                    uniform_line=uniform_line), "bar_panels")
 
 
 def lines_figure(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
@@ -118,4 +118,4 @@ def lines_figure(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str],
 def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
           xlabel: str, ylabel: str) -> bytes:
     """PNG bytes of `lines_figure`."""
-    return to_png(lines_figure(x, ys, labels, title, xlabel, ylabel))
+    return to_png(lines_figure(x, ys, labels, title, xlabel, ylabel), "lines")

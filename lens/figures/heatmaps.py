@@ -130,7 +130,7 @@ def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool
                                colorbar_label=colorbar_label, size=size,
                                highlight_row=highlight_row, highlight_col=highlight_col,
                                vmax=vmax, window=window, mean_of=mean_of, prefix=prefix,
-                               prefix_cols=prefix_cols))
+                               prefix_cols=prefix_cols), "heatmap")
 
 
 def row_heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str,
@@ -175,7 +175,7 @@ def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels:
     """PNG bytes of `row_heatmap_picture`."""
     return png(row_heatmap_picture(m, title, xlabel, ylabel, row_labels, signed=signed,
                                    colorbar_label=colorbar_label, highlight_col=highlight_col,
-                                   size=size, mean_of=mean_of))
+                                   size=size, mean_of=mean_of), "row_heatmap")
 
 
 def value_grid_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
@@ -213,4 +213,4 @@ def value_grid(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: b
                fmt: str = "{:.2f}", row0: int = 0, col0: int = 0) -> bytes:
     """PNG bytes of `value_grid_picture`."""
     return png(value_grid_picture(m, title, xlabel, ylabel, signed=signed, fmt=fmt, row0=row0,
-                                  col0=col0))
+                                  col0=col0), "value_grid")

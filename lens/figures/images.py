@@ -67,7 +67,8 @@ def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: 
                     axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> bytes:
     """PNG bytes of `image_with_grid_picture`."""
     return png(image_with_grid_picture(image, patch_size, title, numbers=numbers,
-                                       highlight=highlight, size=size, axis_labels=axis_labels))
+                                       highlight=highlight, size=size, axis_labels=axis_labels),
+               "image_with_grid")
 
 
 def image_pair_picture(original: np.ndarray, model_input: np.ndarray,
@@ -97,7 +98,7 @@ def image_pair_picture(original: np.ndarray, model_input: np.ndarray,
 def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str],
                axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> bytes:
     """PNG bytes of `image_pair_picture`."""
-    return png(image_pair_picture(original, model_input, titles, axis_labels))
+    return png(image_pair_picture(original, model_input, titles, axis_labels), "image_pair")
 
 
 def patch_gallery_picture(patches: np.ndarray, patch_size: int, channels: int, title: str,
@@ -121,4 +122,5 @@ def patch_gallery_picture(patches: np.ndarray, patch_size: int, channels: int, t
 def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: str,
                   max_patches: int = 64) -> bytes:
     """PNG bytes of `patch_gallery_picture`."""
-    return png(patch_gallery_picture(patches, patch_size, channels, title, max_patches))
+    return png(patch_gallery_picture(patches, patch_size, channels, title, max_patches),
+               "patch_gallery")

@@ -48,4 +48,5 @@ def position_mosaic(mosaic: np.ndarray, grid_size: int, title: str, xlabel: str,
                     size: float = 6.0) -> bytes:
     """PNG bytes of `position_mosaic_picture`."""
     return png(position_mosaic_picture(mosaic, grid_size, title, xlabel, ylabel, gap=gap,
-                                       query=query, colorbar_label=colorbar_label, size=size))
+                                       query=query, colorbar_label=colorbar_label, size=size),
+               "position_mosaic")

@@ -115,7 +115,7 @@ def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], t
     return png(attention_grid_picture(image, maps, titles, title, ncols=ncols, query=query,
                                       alpha=alpha, row_labels=row_labels,
                                       colorbar_label=colorbar_label, vmax=vmax,
-                                      uniform=uniform))
+                                      uniform=uniform), "attention_grid")
 
 
 def attention_table_picture(image: np.ndarray, maps: np.ndarray, title: str, *,
@@ -168,4 +168,4 @@ def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
     return png(attention_table_picture(image, maps, title, row_labels=row_labels,
                                        col_labels=col_labels, query=query, alpha=alpha,
                                        panel=panel, colorbar_label=colorbar_label, vmax=vmax,
-                                       uniform=uniform))
+                                       uniform=uniform), "attention_table")

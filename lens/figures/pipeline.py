@@ -78,4 +78,4 @@ def pipeline(image: np.ndarray, patch_size: int, captions: Sequence[str],
              stages: Sequence[str], *, shown_patches: int = 6) -> bytes:
     """PNG bytes of `pipeline_figure`."""
     return to_png(pipeline_figure(image, patch_size, captions, stages,
-                                  shown_patches=shown_patches))
+                                  shown_patches=shown_patches), "pipeline")

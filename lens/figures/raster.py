@@ -25,7 +25,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.ticker import MaxNLocator
 from PIL import Image, ImageDraw, ImageFont
 
-from .style import DPI, FONTS, QUERY_COLOUR, min_text_texts
+from .style import DPI, FONTS, QUERY_COLOUR, png_labels
 
 PX = DPI / 72  # pixels per point
 INK = (0, 0, 0)  # axes, ticks and text
@@ -474,7 +474,8 @@ def encode_png(rgb: np.ndarray, row_filter: str = "none",
             + _chunk(b"IDAT", zlib.compress(rows.tobytes(), PNG_LEVEL)) + _chunk(b"IEND", b""))
 
 
-def png(pic: Picture) -> bytes:
-    """PNG bytes of the picture, its smallest text's size in a tEXt chunk (`MIN_TEXT_KEY`)."""
+def png(pic: Picture, figure: str = "") -> bytes:
+    """PNG bytes of the picture, with tEXt chunks: its smallest text's size (`MIN_TEXT_KEY`)
+    and which figure function drew it (`FIGURE_KEY`, when given)."""
     rgb, smallest = render_sized(pic)
-    return encode_png(rgb, pic.row_filter, min_text_texts(smallest))
+    return encode_png(rgb, pic.row_filter, png_labels(smallest, figure))

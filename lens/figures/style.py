@@ -31,6 +31,7 @@ DPI = 100
 # The tEXt keyword of every PNG of lens.figures: the em size of its smallest text as drawn, in
 # the PNG's own pixels (shown at w CSS px wide, a W px PNG's text is min_text_px · w / W px).
 MIN_TEXT_KEY = "min_text_px"
+FIGURE_KEY = "figure"  # and the figure function that drew it ("heatmap", "attention_grid" …)
 
 
 # The CJK font that ships with the app: a subset of Noto Sans CJK SC holding every glyph of the
@@ -85,10 +86,10 @@ def colour_limits(m: np.ndarray, signed: bool) -> tuple[float, float]:
     return lo, hi
 
 
-def to_png(fig: Figure) -> bytes:
+def to_png(fig: Figure, figure: str = "") -> bytes:
     """A matplotlib figure's PNG at zlib level 1 (level 6, the default, costs several times
-    more and saves ~10 % of the bytes), with its smallest text's size in a tEXt chunk
-    (`MIN_TEXT_KEY`).
+    more and saves ~10 % of the bytes), with tEXt chunks: its smallest text's size
+    (`MIN_TEXT_KEY`) and which figure function drew it (`FIGURE_KEY`, when given).
 
     Drawn as `savefig(dpi=DPI)` draws it (an Agg canvas, then `imsave`), on a renderer of its
     own whose `draw_text` notes each text's size (points · dpi / 72) as it is drawn: every
@@ -108,15 +109,16 @@ def to_png(fig: Figure) -> bytes:
     canvas.draw()
     buf = io.BytesIO()
     matplotlib.image.imsave(buf, canvas.buffer_rgba(), format="png", origin="upper", dpi=DPI,
-                            metadata=min_text_texts(min(sizes)),
+                            metadata=png_labels(min(sizes), figure),
                             pil_kwargs={"compress_level": 1})
     return buf.getvalue()
 
 
-def min_text_texts(smallest: float) -> dict[str, str]:
-    """The tEXt chunk that records the smallest text of a PNG, in its own pixels ("12.5");
-    none for a picture without text."""
-    return {MIN_TEXT_KEY: f"{smallest:.1f}"} if math.isfinite(smallest) else {}
+def png_labels(smallest: float, figure: str = "") -> dict[str, str]:
+    """The tEXt chunks of a PNG of lens.figures: its smallest text in its own pixels ("12.5";
+    none for a picture without text) and the figure function that drew it ("heatmap")."""
+    texts = {MIN_TEXT_KEY: f"{smallest:.1f}"} if math.isfinite(smallest) else {}
+    return texts | ({FIGURE_KEY: figure} if figure else {})
 
 
 def png_texts(data: bytes) -> dict[str, str]:
