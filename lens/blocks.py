@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -101,10 +102,14 @@ def largest_products(ctx: Page, terms: DotTerms, a_name: str, b_name: str, *, k:
     where = where or st
     top = largest_terms(terms.products, k)  # [≤k] term indices
     where.markdown(f"**{say(ctx, 'largest_products', k=len(top))}**")
-    rows = [{"k": int(t), **{name: text(int(t)) for name, text in (extra or {}).items()},
-             a_name: float(terms.a[t]), b_name: float(terms.b[t]),
-             say(ctx, "col_product"): float(terms.products[t])} for t in top]
-    where.dataframe(rows, hide_index=True, width="stretch")
+    product = say(ctx, "col_product")
+    extra = extra or {}
+    rows = pd.DataFrame([{"k": int(t), **{name: text(int(t)) for name, text in extra.items()},
+                          a_name: float(terms.a[t]), b_name: float(terms.b[t]),
+                          product: float(terms.products[t])} for t in top])
+    # a static table: four rows need no sorting or search, and a data grid's toolbar would sit
+    # over the heading on a phone
+    where.table(rows.style.format("{:+.4f}", subset=[a_name, b_name, product]), hide_index=True)
 
 
 def with_gaps(shown: np.ndarray, row: Callable[[int], str], indent: str = "   ") -> list[str]:

@@ -47,7 +47,8 @@ def render(ctx: PageContext) -> None:
         widgets.picture(ctx, figures.bars, [terms.a, terms.b, terms.products],
                         [ctx.t("terms_a", i=i), ctx.t("terms_b", j=j),
                          ctx.t("terms_ab_bias" if bias else "terms_ab", i=i, j=j)],
-                        "k", ["patches", "W_E", "·"], ctx.t("terms_title", i=i, j=j),
+                        "k", ["patches", "W_E", ctx.t("product_axis")],
+                        ctx.t("terms_title", i=i, j=j),
                         key="emb_terms")
 
     with matrices:

@@ -109,8 +109,9 @@ def test_largest_products_lists_the_largest_terms_with_extra_columns(trace, lang
     terms = dot_terms(trace.patches[I], trace.params.W_E[:, J])
     at = show("largest_products", lang, terms, "patches[i, k]", "W_E[k, j]",
               extra={"pixel": str})
-    table = at.dataframe[0].value
+    table = at.table[0].value
     top = largest_terms(terms.products, 4)
+    assert list(np.abs(table.iloc[:, 4])) == sorted(np.abs(table.iloc[:, 4]), reverse=True)
     assert list(table.columns[:4]) == ["k", "pixel", "patches[i, k]", "W_E[k, j]"]
     assert list(table["k"]) == list(top)
     assert list(table["pixel"]) == [str(k) for k in top]

@@ -9,6 +9,7 @@ from encoder_core import EncoderConfig, encode
 from encoder_core.pipeline.positional import positional_encoding
 from encoder_core.views.explain import (
     hidden_unit_terms,
+    largest_terms,
     layer_norm_sums,
     layer_norm_terms,
     pe_terms,
@@ -59,6 +60,12 @@ def test_summarise_terms_shows_first_and_largest_and_accounts_for_the_rest():
     assert s.rest_sum == pytest.approx(0.0 - 0.01 + 0.02 + 0.4)
     assert s.total == pytest.approx(terms.sum())
     assert terms[s.shown].sum() + s.rest_sum == pytest.approx(s.total)
+
+
+def test_largest_terms_come_largest_magnitude_first_ties_by_index():
+    terms = np.array([0.1, -0.2, 0.3, 0.05, 0.0, 5.0, -0.01, -7.0, 0.02, -0.3])
+    assert list(largest_terms(terms, 4)) == [7, 5, 2, 9]  # |−7| > 5 > |0.3| = |−0.3|
+    assert list(largest_terms(terms[:3], 4)) == [2, 1, 0]  # fewer terms than asked: all
 
 
 def test_summarise_terms_of_a_short_sum_shows_every_term_and_leaves_nothing():

@@ -82,9 +82,10 @@ def layer_norm_terms(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
 
 
 def largest_terms(products: np.ndarray, k: int = 4) -> np.ndarray:
-    """Indices of the k products with the largest magnitude, in index order. [n] -> [≤k]."""
+    """Indices of the k products with the largest magnitude, largest first (equal magnitudes:
+    lower index first). [n] -> [≤k]."""
     k = min(k, len(products))
-    return np.sort(np.argsort(-np.abs(products))[:k])
+    return np.argsort(-np.abs(products), kind="stable")[:k]
 
 
 @dataclass(frozen=True)
