@@ -96,16 +96,19 @@ def _step_navigation(ctx: PageContext, prev_key: str, next_key: str) -> None:
     if k is None:
         return
     previous, following = neighbours(ctx.id)
-    # One row (a flex container: one block instead of a row of three columns), kept on one line
-    # on a phone too: previous at the left, the step between, next at the right.
-    row = st.container(horizontal=True, horizontal_alignment="distribute",
-                       vertical_alignment="center")
-    if previous and row.button(ctx.t("prev"), key=prev_key, wrap=True):
-        st.switch_page(previous.path)
+    # One row kept on one line on a phone too (a flex container, not columns that stack):
+    # previous in a slot at the left, the step in the middle, next in a slot at the right. The
+    # two slots stretch alike, so the step stays centred when one of them is empty (step 1, 10).
+    row = st.container(horizontal=True, vertical_alignment="center", wrap=False)
+    left = row.container(horizontal=True, horizontal_alignment="left")
     # st.html, not st.markdown: a markdown block's negative bottom margin would hang the text
     # 8 px below the buttons' middle.
-    row.html(f"<div style='text-align:center'>{ctx.t('step_of', k=k, n=len(STEPS))}</div>")
-    if following and row.button(ctx.t("next"), key=next_key, wrap=True):
+    row.html(f"<div style='text-align:center'>{ctx.t('step_of', k=k, n=len(STEPS))}</div>",
+             width="content")
+    right = row.container(horizontal=True, horizontal_alignment="right")
+    if previous and left.button(ctx.t("prev"), key=prev_key, wrap=True):
+        st.switch_page(previous.path)
+    if following and right.button(ctx.t("next"), key=next_key, wrap=True):
         st.switch_page(following.path)
 
 
