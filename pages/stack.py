@@ -14,6 +14,7 @@ from encoder_core.views.analysis import (
 from encoder_core.views.rollout import attention_rollout
 from lens import chrome, explorer, figures, meaning, widgets
 from lens.context import PageContext, run_page
+from lens.steps import EXTRA_PAGES, STEPS
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
 MAX_GRID_HEADS = 8  # heads shown at once in the layer × head grid (the learner chooses which)
@@ -161,7 +162,24 @@ def render(ctx: PageContext) -> None:
         if ctx.weights == "trained" and ctx.head_model is not None:
             st.info(ctx.t("trained_note"))
 
+    recap(ctx)
     chrome.footer(ctx)
+
+
+def recap(ctx: PageContext) -> None:
+    """The end of the walk: the ten steps in one line each, a link to each, and where to go
+    next (the pages after the walk)."""
+    st.header(ctx.t("recap_title"))
+    st.write(ctx.t("recap_text", n=len(STEPS)))
+    with st.container(border=True):
+        for info in STEPS:
+            st.page_link(info.path, label=chrome.nav_label(info, ctx.lang))
+            st.caption(info.takeaway_in(ctx.lang))
+    st.subheader(ctx.t("next_title"))
+    for info in EXTRA_PAGES:
+        with st.container(border=True):
+            st.page_link(info.path, label=f"**{chrome.nav_label(info, ctx.lang)}**")
+            st.caption(ctx.t(f"next_{info.id}", hub=ctx.t("hub_title")))
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

@@ -40,7 +40,7 @@ def render(ctx: PageContext) -> None:
     if not cfg.cls_token:  # the note's encoder (or a checkpoint without [CLS]): say what is needed
         loaded = [m.id for m in compute.checkpoint_models().values() if m.cfg.cls_token]
         st.info(ctx.t("need_vit_loaded", names=", ".join(loaded)) if loaded
-                else ctx.t("need_vit"))
+                else ctx.t("need_vit", hub=ctx.t("hub_title")))
         st.stop()
 
     n, N, G, L, H = cfg.n_prefix, cfg.n_tokens, cfg.grid_size, cfg.n_layers, cfg.n_heads
