@@ -107,6 +107,26 @@ def decode_image(data: bytes, image_size: int, channels: int) -> tuple[np.ndarra
     return caches()["images"].get_or_compute(key, compute)
 
 
+THUMBNAIL_SIDE = 160  # px: the sidebar's picture of the image in use
+
+
+def thumbnail_png(image_key: str, original: np.ndarray) -> bytes:
+    """A small PNG of `original` ([h, w, 3] floats in [0, 1], the image as shown), at most
+    THUMBNAIL_SIDE px a side: the sidebar's reminder of which upload is in use, drawn once per
+    image for every session."""
+    def draw() -> bytes:
+        from PIL import Image
+
+        rgb = np.clip(np.asarray(original) * 255 + 0.5, 0, 255).astype(np.uint8)
+        img = Image.fromarray(rgb)
+        img.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))
+        buf = io.BytesIO()
+        img.save(buf, format="PNG")
+        return buf.getvalue()
+
+    return picture(("thumbnail", image_key), draw)
+
+
 def params_key(cfg: EncoderConfig) -> tuple:
     """What determines seeded random weights (not h, the scale or the FFN switch)."""
     return (cfg.seed, cfg.n_layers, cfg.patch_dim, cfg.d_model, cfg.d_ff)

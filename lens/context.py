@@ -114,10 +114,12 @@ def page(page_id: str) -> PageContext:
     models = compute.model_architectures()
     settings = session.current_settings(models, compute.checkpoint_steps())
     t = translator(settings.lang)  # common texts only: the same on every page
-    sidebar.controls(settings, t, models)
+    upload_slot = sidebar.controls(settings, t, models)
     chrome.notices(t)
     cfg = settings.to_config()
     image_key, model_input, original, name = current_image(settings, t)
+    if settings.source == "upload" and st.session_state.get(keys.IMAGE_BYTES):
+        sidebar.show_upload(upload_slot, t, name, compute.thumbnail_png(image_key, original))
     params, head = compute.weights_for(settings.weights, cfg, settings.train_step)
     weights = compute.weights_id(settings.weights, settings.train_step)
     with st.spinner(t("computing")):

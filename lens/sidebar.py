@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core import EncoderConfig
 from encoder_core.config import SCALES
@@ -24,12 +25,14 @@ from .settings import CHANNELS, D_MODELS, IMAGE_SIZES, MAX_LAYERS, MAX_SEED, Set
 UPLOAD_TYPES = ["png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif"]
 
 
-def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderConfig]) -> None:
-    """Draw every control for the settings `s` (already normalised)."""
+def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderConfig],
+             ) -> DeltaGenerator:
+    """Draw every control for the settings `s` (already normalised). Returns the place under
+    the uploader where the page shows the upload in use (`show_upload`)."""
     sb = st.sidebar
     sb.radio(t("language"), options=list(LANG_NAMES), key="lang", format_func=LANG_NAMES.get,
              horizontal=True)
-    _image_controls(s, t, has_samples="trained" in models)
+    upload_slot = _image_controls(s, t, has_samples="trained" in models)
     sb.subheader(t("model"))
     checkpoints = compute.checkpoint_models()
     if models:
@@ -55,6 +58,7 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
         with box:
             _architecture_controls(s, t, locked)
     sb.button(t("reset"), on_click=reset_settings)
+    return upload_slot
 
 
 def _architecture_controls(s: Settings, t: Callable[..., str], locked: bool) -> None:
@@ -73,7 +77,7 @@ def _architecture_controls(s: Settings, t: Callable[..., str], locked: bool) -> 
                     disabled=s.weights != "random")
 
 
-def _image_controls(s: Settings, t: Callable[..., str], has_samples: bool) -> None:
+def _image_controls(s: Settings, t: Callable[..., str], has_samples: bool) -> DeltaGenerator:
     sb = st.sidebar
     sb.subheader(t("image"))
     sources = ["default", "upload"] + (["sample"] if has_samples else [])
@@ -84,5 +88,12 @@ def _image_controls(s: Settings, t: Callable[..., str], has_samples: bool) -> No
         sb.caption(t("sample_caption"))
     if s.source == "upload":
         sb.file_uploader(t("upload"), key=keys.UPLOAD, type=UPLOAD_TYPES)
-        if st.session_state.get(keys.IMAGE_BYTES):
-            sb.caption(t("showing", name=st.session_state.get(keys.IMAGE_NAME, "")))
+    return sb.empty()  # filled once the upload is read (lens.context.current_image)
+
+
+def show_upload(slot: DeltaGenerator, t: Callable[..., str], name: str, thumbnail: bytes) -> None:
+    """The upload in use, under the uploader: its name and a thumbnail. On another page the
+    uploader looks empty (a widget of the page that drew it), but the photo is still used."""
+    with slot.container():
+        st.image(thumbnail, width=compute.THUMBNAIL_SIDE, output_format="PNG")
+        st.caption(t("showing", name=name))
