@@ -34,7 +34,6 @@ def render(ctx: PageContext) -> None:
     with left:
         query = widgets.query_picker(ctx)
         layer = widgets.layer_selector(ctx)
-        head = widgets.head_selector(ctx)
     r = ctx.row(query)  # the query patch's row of the sequence
     on = ctx.variant(use_pe=True)
     off = ctx.variant(use_pe=False)
@@ -61,6 +60,7 @@ def render(ctx: PageContext) -> None:
 
     st.subheader(ctx.t("shuffle_title"))
     st.markdown(ctx.t("equivariance"))
+    head = widgets.head_selector(ctx, where=st.columns([1, 2])[0])  # drives this section only
     st.latex(r"\mathrm{Enc}(\text{%s}) = \mathrm{Enc}(\text{%s})[\text{perm}]\quad\text{%s}"
              % (ctx.t("tex_shuffled"), ctx.t("tex_image"), ctx.t("tex_without")))
     if kp:
@@ -129,6 +129,7 @@ def render(ctx: PageContext) -> None:
                            key=f"cmp_a_{what}"),
               cb.selectbox(ctx.t("cmp_b"), options, index=options.index(defaults[1]),
                            key=f"cmp_b_{what}"))
+    sides = []  # (column, value, trace, heads shown, their maps [k, G, G]) of each possible side
     for side, col, value in zip("ab", (ca, cb), values, strict=True):
         with col:
             try:
@@ -136,18 +137,23 @@ def render(ctx: PageContext) -> None:
             except ConfigError as err:
                 st.warning(ctx.t("impossible", msg=err))
                 continue
-            hv = tr.config.n_heads
-            shown_v = widgets.heads_chooser(ctx, hv, key=f"cmp_heads_{side}")
-            k = len(shown_v)
-            maps = patch_rows(tr.layers[layer].attn[shown_v, r, :], cfg).reshape(k, G, G)
+            shown_v = widgets.heads_chooser(ctx, tr.config.n_heads, key=f"cmp_heads_{side}")
+            maps = patch_rows(tr.layers[layer].attn[shown_v, r, :], cfg).reshape(-1, G, G)
+            sides.append((col, value, tr, shown_v, maps))
+    # one colour scale for A and B: the same colour is the same weight on both sides
+    top = max((float(maps.max()) for *_, maps in sides), default=None)
+    for col, value, tr, shown_v, maps in sides:
+        with col:
             widgets.picture(ctx, figures.attention_grid, tr.image, maps,
                             [ctx.t("head_n", n=i + 1) for i in shown_v],
-                            ctx.t("maps_title", l=layer + 1, q=query, h=hv,
+                            ctx.t("maps_title", l=layer + 1, q=query, h=tr.config.n_heads,
                                    what=f"{what} = {value}"),
-                            ncols=min(k, 4), query=query, colorbar_label=ctx.t("weight"),
-                            key=f"cmp_{what}_{value}")
+                            ncols=min(len(shown_v), 4), query=query, vmax=top,
+                            colorbar_label=ctx.t("weight"), key=f"cmp_{what}_{value}")
             ent = attention_entropy(tr.layers[layer].attn[:, kp:, :])  # [h] over the patch queries
             st.caption(ctx.t("entropy", values=", ".join(f"{ent[i]:.2f}" for i in shown_v)))
+    if len(sides) == 2:
+        st.caption(ctx.t("cmp_one_scale"))
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

@@ -9,7 +9,7 @@ import io
 import pytest
 from PIL import Image
 
-from lens import compute, keys
+from lens import compute, keys, widgets
 from lens.i18n import translate
 from lens.steps import EXTRA_PAGES, STEPS
 from tests.support.apptest_helpers import (
@@ -81,3 +81,58 @@ def test_no_thumbnail_without_an_upload():
     at.run()
     assert_clean(at)
     assert not list(at.sidebar.image)
+
+
+def in_order(node):
+    """Every element under `node`, in the order the page draws them."""
+    children = getattr(node, "children", None)
+    if children is None:
+        yield node
+        return
+    for child in children.values():
+        yield from in_order(child)
+
+
+@pytest.fixture
+def drawn(monkeypatch) -> list[tuple[str, tuple, dict]]:
+    """Every picture the page asks for, as (figure function's name, args, kwargs)."""
+    calls: list[tuple[str, tuple, dict]] = []
+    real = widgets.render
+
+    def spy(draw, *args, **kwargs):
+        calls.append((draw.__name__, args, kwargs))
+        return real(draw, *args, **kwargs)
+
+    monkeypatch.setattr(widgets, "render", spy)
+    return calls
+
+
+@pytest.mark.parametrize("what", ["n_heads", "d_model", "scale"])
+def test_compare_puts_both_settings_on_one_colour_scale(drawn, what):
+    at = new_app(**SMALL)
+    at.run()
+    open_page(at, "compare")
+    at.radio(key="cmp_what").set_value(what).run()
+    assert_clean(at)
+    a, b = at.selectbox(key=f"cmp_a_{what}").value, at.selectbox(key=f"cmp_b_{what}").value
+    grids = {v: (args[1], kw["vmax"]) for name, args, kw in drawn if name == "attention_grid"
+             for v in (a, b) if f"{what} = {v}" in args[3]}  # titled by the side's setting
+    assert set(grids) == {a, b}
+    top = max(float(maps.max()) for maps, _ in grids.values())
+    assert [vmax for _, vmax in grids.values()] == [top, top]
+    own = [float(maps.max()) for maps, _ in grids.values()]
+    assert own[0] != own[1]  # two settings differ: on their own scales the colours would lie
+
+
+def test_compare_asks_for_the_head_in_the_section_it_drives():
+    at = new_app(**SMALL)
+    at.run()
+    open_page(at, "compare")
+    assert_clean(at)
+    order = list(in_order(at.main))
+    shuffle = translate("shuffle_title", "en", "compare")
+    at_shuffle = next(i for i, e in enumerate(order)
+                      if e.type == "subheader" and e.value == shuffle)
+    at_head = next(i for i, e in enumerate(order)
+                   if e.type == "select_slider" and e.key == "head")
+    assert at_head > at_shuffle  # not in the PE grid's section, which shows every head
