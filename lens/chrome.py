@@ -106,10 +106,12 @@ def _step_navigation(ctx: PageContext, prev_key: str, next_key: str) -> None:
     row.html(f"<div style='text-align:center'>{ctx.t('step_of', k=k, n=len(STEPS))}</div>",
              width="content")
     right = row.container(horizontal=True, horizontal_alignment="right")
-    if previous and left.button(ctx.t("prev"), key=prev_key, wrap=True):
-        st.switch_page(previous.path)
-    if following and right.button(ctx.t("next"), key=next_key, wrap=True):
-        st.switch_page(following.path)
+    for slot, target, label, key in ((left, previous, "prev", prev_key),
+                                     (right, following, "next", next_key)):
+        if target is None:
+            slot.html("<span></span>")  # an empty slot is not drawn at all: it must hold one
+        elif slot.button(ctx.t(label), key=key, wrap=True):
+            st.switch_page(target.path)
 
 
 def weights_caption(ctx: PageContext) -> None:
