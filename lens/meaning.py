@@ -7,11 +7,17 @@ the trained model on a generated shape; with trained weights it offers the train
 (`Settings.train_step`, one of the shipped checkpoints) and that step's held-out accuracy.
 The trace, and with it the maps, the rollout and the prediction, follow the setting
 (`lens.compute.weights_for`).
+
+`trained_beside(ctx)` is the trained model itself, for a demo that shows nothing on random
+weights (Add & Norm's γ = 1, β = 0; the scores' divisors): the page draws it beside its own
+trace, computed live from the shipped weights.
 """
 
 from __future__ import annotations
 
 import streamlit as st
+
+from encoder_core import EncoderTrace
 
 from . import compute
 from .context import PageContext
@@ -53,3 +59,20 @@ def trained_attention_control(ctx: PageContext) -> None:
     checkpoint = compute.checkpoint_at(ctx.settings.train_step)
     box.markdown(say(ctx, "meaning_accuracy", step=checkpoint.step, acc=100 * checkpoint.accuracy))
     box.caption(say(ctx, "meaning_hint"))
+
+
+def trained_beside(ctx: PageContext) -> EncoderTrace | None:
+    """The trace (its weights: `.params`) of the shipped trained model, final weights, on the
+    generated shape its button shows (`Settings.sample_seed`), with the page's score scaling
+    and PE switch: the trace that button would show, cached as every trace (a click reuses
+    it). None when no trained model is installed or a loaded checkpoint is shown (its own
+    weights are trained)."""
+    arch = compute.model_architectures().get("trained")
+    if arch is None or ctx.model is not None:
+        return None
+    cfg = arch.replace(scale=ctx.settings.scale, use_pe=ctx.settings.use_pe)
+    data = compute.sample_png(ctx.settings.sample_seed)
+    _, model_input = compute.decode_image(data, cfg.image_size, cfg.channels)
+    params, _ = compute.weights_for("trained", cfg, FINAL_STEP)
+    return compute.trace_for(compute.content_key(data), model_input, cfg, params,
+                             compute.weights_id("trained"))
