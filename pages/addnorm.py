@@ -1,11 +1,13 @@
 """Step 8 of 10 — Add & Norm: the residual sum, then layer normalisation of each position."""
 
+import numpy as np
 import streamlit as st
 
 from encoder_core import prefix_names
+from encoder_core.views.analysis import row_moments
 from encoder_core.views.explain import layer_norm_terms
 from encoder_core.views.vit_steps import residual_entry
-from lens import blocks, blocks_rows, chrome, figures, widgets
+from lens import blocks, blocks_rows, chrome, figures, meaning, widgets
 from lens.context import PageContext, run_page
 from lens.latex import num, term
 
@@ -195,6 +197,21 @@ def render(ctx: PageContext) -> None:
     with right:
         st.latex(r"\hat{x}_{ik} = \frac{x_{ik} - \mu_i}{\sqrt{\sigma_i^2 + \varepsilon}}")
         st.write(ctx.t("normalise_text", eps=cfg.ln_eps))
+    # the heatmaps alone hide the change when resid_1's rows are near mean 0, variance 1: the
+    # rows' moments before and after, on one axis
+    (mean_0, var_0), (mean_1, var_1) = ctx.derived(
+        f"addnorm/moments/{layer}", lambda: (row_moments(lt.resid_1), row_moments(lt.ln_1.normed)))
+    left, right = st.columns([3, 2], gap="large")
+    widgets.picture(ctx, figures.lines, np.arange(N), [mean_0, var_0, mean_1, var_1],
+                    [ctx.t("line_mean_before"), ctx.t("line_var_before"),
+                     ctx.t("line_mean_after"), ctx.t("line_var_after")],
+                    ctx.t("moments_both_title"), ctx.t("position"), ctx.t("moment_value"),
+                    key="moments_both", where=left)
+    with right:
+        st.write(ctx.t("moments_both_text", m0=float(np.min(mean_0)), m1=float(np.max(mean_0)),
+                       v0=float(np.min(var_0)), v1=float(np.max(var_0))))
+        if ctx.weights == "random":
+            st.caption(ctx.t("moments_both_random"))
 
     # --- 4 · scale and shift --------------------------------------------------------------------
     st.subheader(ctx.t("scale_shift"))
@@ -202,9 +219,28 @@ def render(ctx: PageContext) -> None:
     widgets.picture(ctx, figures.bars, [lp.gamma_1, lp.beta_1], [f"gamma_1 = γ  [{d}]",
                     f"beta_1 = β  [{d}]"], ctx.t("feature_k"), ["γ", "β"],
                     ctx.t("gb_title", l=layer + 1), key="gamma_beta", where=left)
-    with right:
-        st.latex(r"\text{out}_{ik} = \gamma_k\,\hat{x}_{ik} + \beta_k")
-        st.write(ctx.t("gb_trained") if ctx.weights == "trained" else ctx.t("gb_random"))
+    # random weights hold γ = 1, β = 0: the trained model's, beside them, show what they do
+    beside = meaning.trained_beside(ctx) if ctx.weights == "random" else None
+    if beside is not None:
+        bl = min(layer, beside.config.n_layers - 1)
+        bp, bd = beside.params.layers[bl], beside.config.d_model
+        widgets.picture(ctx, figures.bars, [bp.gamma_1, bp.beta_1],
+                        [f"gamma_1 = γ  [{bd}]", f"beta_1 = β  [{bd}]"], ctx.t("feature_k"),
+                        ["γ", "β"], ctx.t("gb_trained_title", l=bl + 1),
+                        key="gamma_beta_trained", where=right)
+        left, right = st.columns(2, gap="large")
+        with left:
+            st.latex(r"\text{out}_{ik} = \gamma_k\,\hat{x}_{ik} + \beta_k")
+            st.write(ctx.t("gb_random"))
+        with right:
+            st.write(ctx.t("gb_beside", l=bl + 1, L=beside.config.n_layers, d=bd,
+                           g0=float(np.min(bp.gamma_1)), g1=float(np.max(bp.gamma_1)),
+                           b0=float(np.min(bp.beta_1)), b1=float(np.max(bp.beta_1))))
+            meaning.trained_attention_control(ctx)
+    else:
+        with right:
+            st.latex(r"\text{out}_{ik} = \gamma_k\,\hat{x}_{ik} + \beta_k")
+            st.write(ctx.t("gb_trained") if ctx.weights == "trained" else ctx.t("gb_random"))
     left, right = st.columns([3, 2], gap="large")
     widgets.matrix(ctx, lt.ln_1.out, "ln_1.out", key="ln_1_out", where=left, highlight_row=query)
     with right:
