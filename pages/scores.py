@@ -5,7 +5,9 @@ import streamlit as st
 
 from encoder_core import patch_rows, prefix_names
 from encoder_core.views.analysis import (
+    SWEEP_D_HEADS,
     attention_entropy,
+    divisor_sweep,
     prefix_share,
     scaling_demo,
     score_divisor,
@@ -26,6 +28,32 @@ def render(ctx: PageContext) -> None:
     names = ", ".join(prefix_names(cfg))
     divisor = ctx.t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))  # √d_k (√64), …
     s = cfg.score_scale
+
+
+    def trained_scaling(trained, random_entropy: list[float]) -> None:
+        """The trained model's row at the three divisors, beside this model's mean entropies
+        (`random_entropy`: √d_k, √d_model, none, of the head shown)."""
+        tc = trained.config
+        tl, th = min(l, tc.n_layers - 1), min(head, tc.n_heads - 1)
+        ti = min(i, tc.seq_len - 1)
+        tlayer = trained.layers[tl]
+        tcases = ctx.derived(f"scaling/trained/{ctx.settings.sample_seed}/{tl}/{th}",
+                             lambda: scaling_demo(tlayer.q[th:th + 1], tlayer.k[th:th + 1],
+                                                  tc.d_model))
+        t_entropy = [float(attention_entropy(c.attn)[0]) for c in tcases]
+        t_ln_N = uniform_attention_reference(tc.grid_size, tc.patch_size, tc.n_prefix)[1]
+        st.markdown("**" + ctx.t("trained_scaling_title") + "**")
+        widgets.picture(ctx, figures.bar_panels, np.stack([c.attn[0, ti] for c in tcases]),
+                        [ctx.t(f"case_{c.name}", s=c.divisor) + "\n"
+                         + ctx.t("entropy_line", e=float(c.entropy[0, ti])) for c in tcases],
+                        ctx.t("key_axis"), ctx.t("weight"),
+                        ctx.t("trained_scaling_suptitle", i=ti, l=tl + 1, hd=th + 1),
+                        highlight=ti, uniform_line=True, size=(9.0, 3.4),
+                        key="scaling_trained")
+        st.markdown(ctx.t("trained_scaling_text", r_dk=random_entropy[0],
+                          r_dm=random_entropy[1], lnN=ln_N, l=tl + 1, hd=th + 1,
+                          t_dk=t_entropy[0], t_dm=t_entropy[1], t_none=t_entropy[2],
+                          sh=tc.n_heads ** 0.5, h=tc.n_heads, tlnN=t_ln_N))
 
 
     st.write(ctx.t("intro"))
@@ -139,11 +167,28 @@ def render(ctx: PageContext) -> None:
     st.dataframe(rows, hide_index=True, width="stretch")
     st.caption(ctx.t("entropy_caption", lnN=ln_N, N=T) + " " + ctx.t("scaling_shared_y", N=T))
     st.markdown(ctx.t("scaling_why", dk=dk))
+    # why divide at all, at any width: random q, k of variance 1 (the argument's assumption)
+    sweep = ctx.derived(f"scores/sweep/{T}/{dk}",
+                        lambda: divisor_sweep(T, (*SWEEP_D_HEADS, dk)))
+    at = int(np.searchsorted(sweep.d_head, dk))  # this model's d_k among the widths
+    widgets.picture(ctx, figures.bar_panels, np.stack([sweep.entropy_none, sweep.entropy_d_k]),
+                    [ctx.t("sweep_none"), ctx.t("sweep_d_k")], ctx.t("sweep_x", dk=dk),
+                    ctx.t("sweep_y"), ctx.t("sweep_title", N=T), highlight=at,
+                    tick_labels=[str(w) for w in sweep.d_head], size=(8.0, 3.4),
+                    key="scaling_sweep")
+    st.markdown(ctx.t("sweep_text", s0=float(sweep.score_std[0]),
+                      s1=float(sweep.score_std[-1]), dmax=int(sweep.d_head[-1]), dk=dk,
+                      top=100 * float(sweep.top_none[at]), e=float(sweep.entropy_none[at]),
+                      top2=100 * float(sweep.top_d_k[at]), e2=float(sweep.entropy_d_k[at]),
+                      lnN=ln_N))
     st.markdown(ctx.t("scaling_note", d=d, dk=dk, h=h))
     if h == 1:
         st.info(ctx.t("scaling_one_head"))
     if ctx.weights == "random":
         st.caption(ctx.t("scaling_random"))
+        beside = meaning.trained_beside(ctx)  # where √d_k and √d_model differ: trained scores
+        if beside is not None:
+            trained_scaling(beside, head_entropy)
 
     chrome.footer(ctx)
 
