@@ -161,9 +161,14 @@ def render(ctx: PageContext) -> None:
     after = c1.select_slider(ctx.t("norm_layer"), options=list(range(L)), value=L - 1,
                              key="vit_norm_layer", format_func=lambda i: f"{i + 1} / {L}")
     on_patches = patch_values(norms[after], n)  # [N]
-    widgets.picture(ctx, figures.attention_table, tr.image, on_grid(on_patches, G)[None, None],
-                    ctx.t("norm_map", l=after + 1), row_labels=[""], col_labels=[""], panel=3.0,
-                    colorbar_label="‖x_i‖", key="vit_norms", where=c1)
+    # a heatmap, not an overlay: its colour scale spans the norms' own range (norms of 10–13
+    # on a scale from 0 would be one colour)
+    widgets.picture(ctx, figures.heatmap, on_grid(on_patches, G),
+                    f"{ctx.t('norm_map', l=after + 1)}  [{G} × {G}]", ctx.t("norm_col"),
+                    ctx.t("norm_row"), signed=False, colorbar_label=ctx.t("norm_scale"),
+                    size=(4.8, 4.2), mean_of=ctx.t("mean_of"), key="vit_norms", where=c1)
+    c1.caption(ctx.t("norm_range", lo=float(np.min(on_patches)), hi=float(np.max(on_patches)),
+                     G=G))
     with c2:
         st.markdown(ctx.t("norm_prefix"))
         st.markdown("\n".join(f"- {literal(name)}: {norms[after, i]:.2f}"
