@@ -1,0 +1,133 @@
+"""Admission by predicted cost: a server-wide memory budget that a page run reserves before it
+computes anything new, so heavy settings wait their turn instead of sinking the server.
+
+A page run asks for the bytes its new work will take (the traces, weights and derived
+quantities not yet held: `lens.compute.run_cost`, from the core's formula `encoder_core.cost`)
+and holds them until it ends. Reservations are granted strictly in the order they were asked
+for (first come, first served: a small request does not overtake a large one that waits, so
+a heavy session is never starved); a request larger than the whole budget is refused at once
+(`TooHeavyError`), since it could never fit. A run holds one reservation for all of its work, taken
+before it computes anything, so no run ever waits while holding memory another run waits for
+(no deadlock).
+
+The budget is stated per server process (`MEMORY_BUDGET_MB`, default 2048, configurable with
+`ENCODER_LENS_MEMORY_BUDGET_MB`); the bounded caches (`lens.compute`) come on top of it, and
+with `scripts/serve --replicas N` the machine's bound is N × one process's (docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+MEMORY_BUDGET_MB = int(os.environ.get("ENCODER_LENS_MEMORY_BUDGET_MB", "2048"))
+
+
+class TooHeavyError(Exception):
+    """A request that could never fit the budget, however long it waited."""
+
+    def __init__(self, need: int, limit: int) -> None:
+        super().__init__(f"needs {need / 2**30:.2f} GiB of a {limit / 2**30:.2f} GiB budget")
+        self.need = need
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class Queue:
+    """What a waiting request is told: how many requests are ahead of it (running or waiting),
+    the seconds they are predicted to take, and how long it has waited so far."""
+
+    ahead: int
+    seconds_ahead: float
+    waited_s: float
+
+
+@dataclass
+class _Request:
+    ticket: int
+    need: int
+    seconds: float
+
+
+class MemoryBudget:
+    """At most `limit` bytes reserved at once; requests are granted in the order they came.
+
+    `reserve(need, seconds)` is a context manager: it returns at once when the request is first
+    in line and fits beside what is reserved, else it waits, calling `on_wait(Queue)` when it
+    starts waiting and every `poll_s` seconds after (to refresh a notice); it raises TooHeavyError
+    for a request over `limit`. `clock` gives the waited time (a fake one in tests)."""
+
+    def __init__(self, limit: int, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._tickets = itertools.count()
+        self._waiting: deque[_Request] = deque()
+        self._running: dict[int, _Request] = {}
+        self.reserved = 0
+        self.peak = 0  # the most ever reserved at once
+        self.granted: list[int] = []  # tickets in the order they were granted (tests)
+
+    def queue(self) -> tuple[int, int]:
+        """(requests running, requests waiting) now."""
+        with self._cond:
+            return len(self._running), len(self._waiting)
+
+    @contextmanager
+    def reserve(self, need: int, seconds: float = 0.0, *,
+                on_wait: Callable[[Queue], None] | None = None,
+                poll_s: float = 0.5) -> Iterator[int]:
+        """Hold `need` bytes for the block (0 bytes: nothing to wait for). Yields the ticket."""
+        if need > self.limit:
+            raise TooHeavyError(need, self.limit)
+        with self._cond:
+            request = _Request(next(self._tickets), max(0, int(need)), seconds)
+            self._waiting.append(request)
+            start = self._clock()
+            try:
+                while not self._fits(request):
+                    if on_wait is not None:
+                        # the notice is drawn outside the lock: drawing may be slow
+                        info = self._queue_for(request, self._clock() - start)
+                        self._cond.release()
+                        try:
+                            on_wait(info)
+                        finally:
+                            self._cond.acquire()
+                        if self._fits(request):
+                            break
+                    self._cond.wait(poll_s)
+            except BaseException:
+                self._waiting.remove(request)
+                self._cond.notify_all()  # the one behind may now be first and fit
+                raise
+            self._waiting.popleft()
+            self._running[request.ticket] = request
+            self.reserved += request.need
+            self.peak = max(self.peak, self.reserved)
+            self.granted.append(request.ticket)
+            self._cond.notify_all()  # the next in line may fit too
+        try:
+            yield request.ticket
+        finally:
+            with self._cond:
+                del self._running[request.ticket]
+                self.reserved -= request.need
+                self._cond.notify_all()
+
+    def _fits(self, request: _Request) -> bool:
+        return self._waiting[0] is request and self.reserved + request.need <= self.limit
+
+    def _queue_for(self, request: _Request, waited_s: float) -> Queue:
+        ahead = list(self._running.values())
+        for r in self._waiting:
+            if r is request:
+                break
+            ahead.append(r)
+        return Queue(len(ahead), sum(r.seconds for r in ahead), waited_s)
