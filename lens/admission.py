@@ -56,15 +56,26 @@ class _Request:
 
 
 class MemoryBudget:
-    """At most `limit` bytes reserved at once; requests are granted in the order they came.
+    """At most `limit` bytes in use at once; requests are granted in the order they came.
 
+    In use: what is reserved plus `in_use()`, the bytes held outside any reservation (the
+    traces and weights that caches or running pages still hold, `lens.cache.Held`).
     `reserve(need, seconds)` is a context manager: it returns at once when the request is first
-    in line and fits beside what is reserved, else it waits, calling `on_wait(Queue)` when it
-    starts waiting and every `poll_s` seconds after (to refresh a notice); it raises TooHeavyError
-    for a request over `limit`. `clock` gives the waited time (a fake one in tests)."""
+    in line and fits, else it first asks `make_room(bytes)` to drop what caches keep (which
+    frees memory once no page holds it any more) and then waits, calling `on_wait(Queue)` when
+    it starts waiting and every `poll_s` seconds after (to refresh a notice). A request over
+    `limit − floor()` (`floor`: what is never dropped, e.g. the class's pinned default trace)
+    could never fit: TooHeavyError at once. `clock` gives the waited time (a fake one in tests).
+    """
 
-    def __init__(self, limit: int, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limit: int, *, in_use: Callable[[], int] = lambda: 0,
+                 make_room: Callable[[int], None] | None = None,
+                 floor: Callable[[], int] = lambda: 0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.limit = limit
+        self._in_use = in_use
+        self._make_room = make_room
+        self._floor = floor
         self._clock = clock
         self._cond = threading.Condition()
         self._tickets = itertools.count()
@@ -84,8 +95,8 @@ class MemoryBudget:
                 on_wait: Callable[[Queue], None] | None = None,
                 poll_s: float = 0.5) -> Iterator[int]:
         """Hold `need` bytes for the block (0 bytes: nothing to wait for). Yields the ticket."""
-        if need > self.limit:
-            raise TooHeavyError(need, self.limit)
+        if need > self.limit - self._floor():
+            raise TooHeavyError(need, self.limit - self._floor())
         with self._cond:
             request = _Request(next(self._tickets), max(0, int(need)), seconds)
             self._waiting.append(request)
@@ -122,7 +133,13 @@ class MemoryBudget:
                 self._cond.notify_all()
 
     def _fits(self, request: _Request) -> bool:
-        return self._waiting[0] is request and self.reserved + request.need <= self.limit
+        if self._waiting[0] is not request:
+            return False
+        over = self.reserved + self._in_use() + request.need - self.limit
+        if over > 0 and self._make_room is not None:
+            self._make_room(over)
+            over = self.reserved + self._in_use() + request.need - self.limit
+        return over <= 0
 
     def _queue_for(self, request: _Request, waited_s: float) -> Queue:
         ahead = list(self._running.values())

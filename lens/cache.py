@@ -17,7 +17,8 @@ Three things matter when a class arrives at once:
   calls another gated cache does not deadlock on itself.
 - **Bounded by entries and by bytes, with pinned keys.** A pinned key (the class's shared
   default trace) is never evicted; the others go least recently used first while there are
-  more than `max_entries` or more than `max_bytes` (as measured by `sizeof`).
+  more than `max_entries` or more than `max_bytes` (as measured by `sizeof`). A value larger
+  than `max_bytes` by itself is returned to its callers but never stored.
 """
 
 from __future__ import annotations
@@ -143,6 +144,49 @@ class Fresh(Generic[V]):
             self._last = None
 
 
+class Held:
+    """The values still referenced anywhere, by key, with their sizes: weak references, so a
+    value that every holder (a page run, a cache) has dropped leaves, and its bytes with it.
+    A key asked for while its value is held gets that same object: a heavy trace too large
+    for its cache is still computed once for the sessions that use it at the same time."""
+
+    def __init__(self, sizeof: Callable[[object], int] = nbytes) -> None:
+        self._sizeof = sizeof
+        self._refs: dict[Hashable, weakref.ref] = {}
+        self._sizes: dict[Hashable, int] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> object | None:
+        """The value of `key` if something still holds it, else None."""
+        with self._lock:
+            ref = self._refs.get(key)
+        return ref() if ref is not None else None
+
+    def put(self, key: Hashable, value: object) -> None:
+        """Follow `value` (a weakly referenceable object) under `key` until it is dropped."""
+        size = self._sizeof(value)
+
+        def gone(ref: weakref.ref, key: Hashable = key) -> None:
+            with self._lock:
+                if self._refs.get(key) is ref:
+                    del self._refs[key]
+                    del self._sizes[key]
+
+        with self._lock:
+            self._refs[key] = weakref.ref(value, gone)
+            self._sizes[key] = size
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of the values held now."""
+        with self._lock:
+            return sum(self._sizes.values())
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._refs)
+
+
 class ComputeGate:
     """At most `limit` computations at once (a semaphore), re-entrant per thread; counts the
     most that ever ran at once (`peak`) for tests and benchmarks."""
@@ -256,10 +300,13 @@ class LRUCache(Generic[V]):
         size = self._sizeof(value) if self.max_bytes is not None else 0
         with self._lock:
             self.misses += 1
-            self._items[key] = value
-            self._sizes[key] = size
-            self._items.move_to_end(key)
-            self._evict(keep=key)
+            # a value larger than the whole byte budget is handed over but not kept: it would
+            # evict everything else and then sit outside every bound (`lens.admission`)
+            if self.max_bytes is None or size <= self.max_bytes:
+                self._items[key] = value
+                self._sizes[key] = size
+                self._items.move_to_end(key)
+                self._evict(keep=key)
             del self._inflight[key]
         flight.value, flight.stored = value, True
         flight.done.set()

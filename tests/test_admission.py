@@ -151,3 +151,23 @@ def test_an_error_inside_the_block_releases_the_reservation():
         with budget.reserve(GB):
             raise ValueError("the page failed")
     assert budget.reserved == 0
+
+
+def test_what_is_held_outside_reservations_counts_and_caches_are_asked_to_make_room():
+    held = {"cached": GB, "pinned": GB // 4}  # bytes the caches keep; the pinned stay
+    asked: list[int] = []
+
+    def make_room(n: int) -> None:
+        asked.append(n)
+        held.pop("cached", None)  # the cache drops its entry and no page holds it
+
+    budget = MemoryBudget(2 * GB, in_use=lambda: sum(held.values()), make_room=make_room,
+                          floor=lambda: held["pinned"], clock=FakeClock())
+    with budget.reserve(GB // 2):  # fits beside what is held: nothing dropped
+        assert not asked
+    with budget.reserve(GB):  # 1.25 GiB held + 1 GiB > 2 GiB: the cache is asked first
+        assert asked == [GB // 4] and budget.reserved == GB
+    with pytest.raises(TooHeavyError) as err:  # more than the budget minus what never leaves
+        with budget.reserve(2 * GB - GB // 8):
+            raise AssertionError("admitted")
+    assert err.value.limit == 2 * GB - GB // 4

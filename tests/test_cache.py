@@ -166,14 +166,15 @@ def test_a_pinned_key_survives_any_number_of_newer_keys():
     assert "default" not in unpinned
 
 
-def test_the_byte_budget_evicts_least_recently_used_but_keeps_the_newest():
+def test_the_byte_budget_evicts_least_recently_used_and_never_keeps_what_alone_exceeds_it():
     mb = 2**20
     cache: LRUCache[np.ndarray] = LRUCache(100, max_bytes=3 * mb)
     for i in range(4):
         cache.get_or_compute(i, lambda: np.zeros(mb, np.uint8))
     assert cache.total_bytes <= 3 * mb and 0 not in cache and 3 in cache
-    cache.get_or_compute("big", lambda: np.zeros(5 * mb, np.uint8))  # alone over the budget
-    assert list(cache._items) == ["big"]
+    big = cache.get_or_compute("big", lambda: np.zeros(5 * mb, np.uint8))  # alone over it
+    assert big.nbytes == 5 * mb  # given to the caller, but neither kept nor evicting the rest
+    assert list(cache._items) == [1, 2, 3] and cache.total_bytes == 3 * mb
 
 
 def test_nbytes_counts_each_array_once_through_nested_containers():
@@ -288,3 +289,26 @@ def test_fresh_reuses_a_value_for_its_key_until_it_is_old_or_cleared():
     fresh.clear()
     assert fresh.get("a", lambda: compute(6)) == 6
     assert calls == [1, 3, 4, 5, 6]
+
+
+def test_held_follows_a_value_while_something_holds_it_and_forgets_it_after():
+    import gc
+
+    from lens.cache import Held
+
+    class Box:  # a weakly referenceable value, as a trace dataclass is
+        def __init__(self, n: int) -> None:
+            self.a = np.zeros(n, np.uint8)
+
+    held = Held(sizeof=lambda box: box.a.nbytes)
+    first, second = Box(1000), Box(24)
+    held.put("first", first)
+    held.put("second", second)
+    assert held.get("first") is first and held.total_bytes == 1024 and len(held) == 2
+    del first
+    gc.collect()
+    assert held.get("first") is None and held.total_bytes == 24 and len(held) == 1
+    held.put("second", Box(8))  # a new value under the same key; the old one's death is no news
+    gc.collect()
+    assert held.total_bytes == 0 and held.get("second") is None
+    assert second.a.nbytes == 24
