@@ -201,17 +201,15 @@ def render(ctx: PageContext) -> None:
     # rows' moments before and after, on one axis
     (mean_0, var_0), (mean_1, var_1) = ctx.derived(
         f"addnorm/moments/{layer}", lambda: (row_moments(lt.resid_1), row_moments(lt.ln_1.normed)))
-    left, right = st.columns([3, 2], gap="large")
+    st.write(ctx.t("moments_both_text", m0=float(np.min(mean_0)), m1=float(np.max(mean_0)),
+                   v0=float(np.min(var_0)), v1=float(np.max(var_0))))
     widgets.picture(ctx, figures.lines, np.arange(N), [mean_0, var_0, mean_1, var_1],
                     [ctx.t("line_mean_before"), ctx.t("line_var_before"),
                      ctx.t("line_mean_after"), ctx.t("line_var_after")],
                     ctx.t("moments_both_title"), ctx.t("position"), ctx.t("moment_value"),
-                    key="moments_both", where=left)
-    with right:
-        st.write(ctx.t("moments_both_text", m0=float(np.min(mean_0)), m1=float(np.max(mean_0)),
-                       v0=float(np.min(var_0)), v1=float(np.max(var_0))))
-        if ctx.weights == "random":
-            st.caption(ctx.t("moments_both_random"))
+                    key="moments_both")  # the full width: its legend stays legible
+    if ctx.weights == "random":
+        st.caption(ctx.t("moments_both_random"))
 
     # --- 4 · scale and shift --------------------------------------------------------------------
     st.subheader(ctx.t("scale_shift"))

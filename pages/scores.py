@@ -48,7 +48,7 @@ def render(ctx: PageContext) -> None:
                          + ctx.t("entropy_line", e=float(c.entropy[0, ti])) for c in tcases],
                         ctx.t("key_axis"), ctx.t("weight"),
                         ctx.t("trained_scaling_suptitle", i=ti, l=tl + 1, hd=th + 1),
-                        highlight=ti, uniform_line=True, size=(9.0, 3.4),
+                        highlight=ti, uniform_line=True, size=(8.0, 3.4),
                         key="scaling_trained")
         st.markdown(ctx.t("trained_scaling_text", r_dk=random_entropy[0],
                           r_dm=random_entropy[1], lnN=ln_N, l=tl + 1, hd=th + 1,
