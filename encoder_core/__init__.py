@@ -10,6 +10,8 @@ The folders say what a module is for:
                     safely: load_checkpoint, CheckpointError
     views/          what the app derives from a trace: rollout, analysis, explain, ViT views
     shapes_model/   the generated shapes data set and the classifier of the shipped weights
+    cost.py         what a trace and a page's derived work cost, predicted from the config:
+                    trace_bytes, params_bytes, encode_peak_bytes, encode_seconds, page_cost
     export.py       the trace as .npz;  __main__.py  the command line;  bench.py  the benchmark
 
 Every default is the study note's encoder. The Vision Transformer variants (issue 11: timm,
@@ -24,6 +26,15 @@ optional fields of `EncoderParams` / `LayerParams`, None when the variant is off
 
 from .checkpoints.load import CheckpointInfo, load_checkpoint
 from .config import ConfigError, EncoderConfig
+from .cost import (
+    Cost,
+    encode_peak_bytes,
+    encode_seconds,
+    page_cost,
+    params_bytes,
+    trace_bytes,
+    trace_cost,
+)
 from .image import ImageError, load_image, read_image, to_model_input
 from .params import EncoderParams, LayerParams, ParamsError, init_params, load_params, save_params
 from .pipeline.attention import attention_scores, merge_heads, softmax, split_heads
@@ -37,12 +48,13 @@ from .trace import EncoderTrace, LayerNormTrace, LayerTrace, trace_arrays
 
 __all__ = [
     "CheckpointInfo", "load_checkpoint",
-    "ConfigError", "EncoderConfig", "EncoderParams", "EncoderTrace", "ImageError",
+    "ConfigError", "Cost", "EncoderConfig", "EncoderParams", "EncoderTrace", "ImageError",
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",
-    "encode", "encoder_layer", "feed_forward", "gelu", "gelu_tanh", "init_params", "layer_norm",
-    "load_image", "load_params", "merge_heads", "normalise_pixels", "patch_centres",
+    "encode", "encode_peak_bytes", "encode_seconds", "encoder_layer", "feed_forward", "gelu",
+    "gelu_tanh", "init_params", "layer_norm", "load_image", "load_params", "merge_heads",
+    "normalise_pixels", "page_cost", "params_bytes", "patch_centres",
     "patch_positions", "patch_rows", "patchify", "position_rows", "positional_encoding",
     "prefix_names", "prefix_tokens", "token_names",
     "read_image", "relu", "save_params", "softmax", "split_heads", "to_model_input",
-    "trace_arrays", "unpatchify",
+    "trace_arrays", "trace_bytes", "trace_cost", "unpatchify",
 ]

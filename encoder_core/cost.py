@@ -1,0 +1,420 @@
+"""What a forward pass, and what a page derives from it, costs: bytes and seconds, predicted
+from the configuration alone, before anything is computed (issue 23).
+
+Shapes as in trace.py: N = n_tokens (patches), S = seq_len (n_prefix + N), d = d_model,
+h = n_heads, L = n_layers, I = image_size, C = channels. Every trace array is float32 (4 bytes).
+
+* `trace_bytes(cfg)` is exact: the bytes of the arrays `encode` returns, without the weights,
+  each distinct array once, as `lens.cache.nbytes(trace) − nbytes(trace.params)` counts them
+  (some fields are the same array: pixels is image without pixel statistics, tokens is
+  embedded without prefix tokens, pos is pe without prefix and with PE on, out is ln_2.out /
+  ln_1.out / resid_2 / resid_1, output is the last out or final_ln.out). Per field:
+  `trace_field_bytes`.
+* `params_bytes(cfg)` is exact: the bytes of `init_params(cfg)` (W_1, W_2 exist even with the
+  FFN off).
+* `encode_peak_bytes(cfg)`: the most `encode` holds at once beyond its inputs, as tracemalloc
+  measures it: the trace kept so far plus what one step holds while it runs, at the worst step
+  (`encode_steps` lists them). Measured on these machines, the transient part is small: scores
+  and attn are kept in the trace and softmax writes its result in place, so the worst moment
+  is a LayerNorm at the end (its centred rows and γ ⊙ x̂ beside its two kept [S, d] arrays:
+  2·S·d·4 bytes), plus the Python objects (~4 kB a layer).
+* `encode_seconds(cfg)`: matrix-product FLOPs at the measured float32 rate, plus the memory
+  the pass writes (its trace: fresh pages) and its element-wise work (exp of the softmax,
+  the GELU) at measured rates.
+* `page_cost(cfg, page)`: what a page derives on top of its trace (rollout, head statistics,
+  the scaling demo, the explorer's payload, …), for the pages that derive something sizeable.
+
+Rates were measured on these machines (2 cores, OpenBLAS with 2 threads, NumPy 2.4) by
+`python -m benchmarks.memory --calibrate`; see that module and docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import ConfigError, EncoderConfig
+from .params import encoder_optional_names, expected_shapes
+
+F32 = 4  # bytes of a float32
+F64 = 8  # bytes of a float64
+
+# --- measured constants (benchmarks/memory.py --calibrate, 2 cores, OpenBLAS 2 threads) ---------
+MATMUL_GFLOPS = 150.0  # float32 matmul 1024 × 1024 × 1024, GFLOP/s
+MATMUL64_GFLOPS = 75.0  # float64 matmul (rollout), GFLOP/s
+WRITE_BYTES_PER_S = 2.0e9  # fresh arrays written (page faults included), bytes/s
+EXP_PER_S = 4.0e8  # float32 softmax (max, subtract, exp, sum, divide), elements/s
+GELU_PER_S = 1.5e8  # exact-erf GELU (chunked, ~25 passes), elements/s
+ELEMENTWISE64_PER_S = 1.0e8  # float64 element-wise passes of the views (log, where, …), elements/s
+PY_OBJECTS_BASE = 1_300  # bytes of the trace's Python objects beyond its arrays, once
+PY_OBJECTS_PER_LAYER = 4_200  # and per layer (ndarray headers, dataclasses)
+REDUCE_BUFFER = 8192  # values in NumPy's buffer of a row reduction (float32), measured
+
+GELU_CHUNK = 65_536  # values per piece of the activation (pipeline/ffn.py CHUNK)
+GELU_TEMPS = 5  # chunk-sized float32 temporaries alive at once inside `gelu`
+GELU_TANH_TEMPS = 1  # and inside `gelu_tanh`
+EXPLORER_MAX_BYTES = 4 * 2**20  # lens.explorer.MAX_BYTES: larger maps are not sent
+EXPLORER_FIXED = 2**18  # lens.explorer.fits: the picture and header's allowance
+
+PAGES = ("overview", "patches", "embedding", "positional", "qkv", "scores", "multihead",
+         "addnorm", "ffn", "stack", "compare", "vit")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A predicted cost: the most memory held at once, and the time."""
+
+    bytes: int  # the most bytes held at once
+    seconds: float  # wall-clock seconds on these machines
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of `encode` in the order it runs, for `encode_peak_bytes`."""
+
+    field: str  # the trace field it makes ("q", "ln_1", …; "python" for the objects)
+    kept: int  # bytes it adds to the trace (0 when its array is another field's)
+    transient: int  # bytes it holds beside them while it runs, freed when it returns
+    view: bool = False  # its array is a view of another's memory: counted by nbytes (as the
+    #                     trace's bytes), allocating nothing
+
+
+def _layer_norm_steps(field: str, S: int, d: int) -> list[Step]:
+    """mean, var [S]; normed, out [S, d] kept; centred and γ ⊙ x̂ [S, d] alive at the end, and
+    NumPy's buffer of a row reduction."""
+    return [Step(field, 2 * S * F32 + 2 * S * d * F32, 2 * S * d * F32
+                 + min(REDUCE_BUFFER, S * d) * F32)]
+
+
+def _activation_transient(cfg: EncoderConfig, S: int) -> int:
+    """Bytes the activation holds beside ffn_hidden: ReLU works in place, GELU piece by piece."""
+    piece = min(GELU_CHUNK, S * cfg.d_ff) * F32
+    return {"relu": 0, "gelu": GELU_TEMPS * piece, "gelu_tanh": GELU_TANH_TEMPS * piece}[
+        cfg.activation]
+
+
+def _layer_steps(cfg: EncoderConfig) -> list[Step]:
+    """The steps of one encoder layer (post-norm or pre-norm), as `encoder_layer` runs them."""
+    S, d, h = cfg.seq_len, cfg.d_model, cfg.n_heads
+    row = S * d * F32  # one [S, d] float32 array
+    scaled = row if cfg.layer_scale else 0  # ls ⊙ y, a temporary
+    # X·W [S, d] is copied into heads [h, S, d_head], then freed; one head needs no copy: q is
+    # X·W itself, and concat is a view of heads (counted by nbytes, allocating nothing)
+    split = row if h > 1 else 0
+    attention = [
+        Step("q", row, split), Step("k", row, split), Step("v", row, split),
+        Step("scores", h * S * S * F32, 0),
+        Step("attn", h * S * S * F32, 2 * h * S * F32),  # row max and row sum [h, S, 1]
+        Step("heads", row, 0), Step("concat", row, 0, view=h == 1), Step("attn_out", row, 0),
+    ]
+    resid_1 = [Step("resid_1", row, scaled)]
+    ffn = [Step("ffn_hidden", S * cfg.d_ff * F32, _activation_transient(cfg, S)),
+           Step("ffn_out", row, 0), Step("resid_2", row, scaled)] if cfg.use_ffn else []
+    ln_1 = _layer_norm_steps("ln_1", S, d)
+    ln_2 = _layer_norm_steps("ln_2", S, d) if cfg.use_ffn else []
+    if cfg.norm_first:  # ln_1, attention, resid_1, ln_2, FFN, resid_2
+        steps = ln_1 + attention + resid_1 + ln_2 + ffn
+    else:  # attention, resid_1, ln_1, FFN, resid_2, ln_2
+        steps = attention + resid_1 + ln_1 + ffn + ln_2
+    return steps + [Step("python", PY_OBJECTS_PER_LAYER, 0)]
+
+
+def encode_steps(cfg: EncoderConfig) -> list[Step]:
+    """Every step of `encode(image, cfg, params)` in order, with the bytes it keeps and the bytes
+    it holds only while it runs (temporaries), modelled on the code of pipeline/*.py."""
+    I, C, N, S, d = cfg.image_size, cfg.channels, cfg.n_tokens, cfg.seq_len, cfg.d_model
+    image = I * I * C * F32
+    # the sinusoidal table is built in float64: angle [N, d/2], pe [N, d], sin / cos [N, d/2]
+    pe_transient = (N * d // 2 * F64 + N * d * F64 + N * d // 2 * F64
+                    if cfg.position == "sinusoidal" else 0)
+    steps = [
+        Step("image", image, 0),  # the private float32 copy
+        Step("pixels", image if cfg.normalises_pixels else 0, 0),
+        Step("patches", image, 0),  # the transposed copy
+        Step("embedded", N * d * F32, 0),
+        Step("pe", N * d * F32, pe_transient, view=cfg.position == "learned"),
+        Step("tokens", S * d * F32 if cfg.n_prefix else 0, 0),
+        Step("pos", S * d * F32 if (cfg.n_prefix or not cfg.use_pe) else 0, 0),
+        Step("x0", S * d * F32, 0),
+    ]
+    layer = _layer_steps(cfg)
+    steps += layer * cfg.n_layers
+    if cfg.final_norm:
+        steps += _layer_norm_steps("final_ln", S, d)
+    return steps + [Step("python", PY_OBJECTS_BASE, 0)]
+
+
+def trace_field_bytes(cfg: EncoderConfig) -> dict[str, int]:
+    """Bytes of the trace by field, each distinct array once (a per-layer field summed over the
+    layers; "ln_1" is mean + var + normed + out), the fields that are another's array at 0.
+
+    Keys: image, pixels, patches, embedded, pe, tokens, pos, x0, q, k, v, scores, attn, heads,
+    concat, attn_out, resid_1, ln_1, ffn_hidden, ffn_out, resid_2, ln_2, final_ln.
+    """
+    fields = ("image", "pixels", "patches", "embedded", "pe", "tokens", "pos", "x0", "q", "k",
+              "v", "scores", "attn", "heads", "concat", "attn_out", "resid_1", "ln_1",
+              "ffn_hidden", "ffn_out", "resid_2", "ln_2", "final_ln")
+    out = dict.fromkeys(fields, 0)
+    for step in encode_steps(cfg):
+        if step.field != "python":
+            out[step.field] += step.kept
+    return out
+
+
+def trace_bytes(cfg: EncoderConfig) -> int:
+    """Bytes of the arrays of `encode(image, cfg, params)`'s trace, without the weights: each
+    distinct array once, exactly as `lens.cache.nbytes(trace) − nbytes(trace.params)`.
+
+    Per layer 4·S·d (q, k, v, heads) + 2·h·S² (scores, attn) + 3·S·d (concat, attn_out,
+    resid_1) + 2·S·d + 2·S (ln_1), with the FFN + S·d_ff + 2·S·d (ffn_out, resid_2) + 2·S·d +
+    2·S (ln_2); once 2·I²·C (image, patches; + I²·C pixels with pixel statistics), N·d
+    (embedded) + N·d (pe; learned: a view of pos_embed, which nbytes counts too) + S·d (x0)
+    + S·d (tokens, with prefix) + S·d (pos, with prefix or PE off) + 2·S·d + 2·S (final_ln);
+    all × 4 bytes.
+    """
+    return sum(trace_field_bytes(cfg).values())
+
+
+def params_bytes(cfg: EncoderConfig) -> int:
+    """Bytes of `init_params(cfg)`: W_E [P·P·C, d] and the variants' encoder-level arrays once,
+    per layer W_Q, W_K, W_V, W_O [d, d], W_1 [d, d_ff], W_2 [d_ff, d], γ, β, b_1, b_2 and the
+    variants' biases and LayerScale; float32."""
+    shapes = expected_shapes(cfg)
+    once = ("W_E", *encoder_optional_names(cfg))
+
+    def size(name: str) -> int:
+        n = 1
+        for s in shapes[name]:
+            n *= s
+        return n * F32
+
+    per_layer = sum(size(name) for name in shapes if name not in once)
+    return sum(size(name) for name in once) + cfg.n_layers * per_layer
+
+
+def encode_peak_bytes(cfg: EncoderConfig) -> int:
+    """The most memory `encode(image, cfg, params)` holds at once beyond its inputs (image and
+    weights): the trace kept so far plus the running step's temporaries, at the worst step.
+
+    ≈ trace_bytes(cfg) + 2·S·d·4 (a LayerNorm at the end: centred rows and γ ⊙ x̂) + ~4 kB a
+    layer of Python objects; checked against tracemalloc within ±20 % (tests/test_cost.py).
+    """
+    held = peak = 0
+    for step in encode_steps(cfg):
+        new = 0 if step.view else step.kept
+        peak = max(peak, held + new + step.transient)
+        held += new
+    return peak
+
+
+def encode_transient_bytes(cfg: EncoderConfig) -> int:
+    """encode_peak_bytes − trace_bytes: what `encode` needs beyond the trace it returns
+    (negative by N·d·4 at most: a learned pe is a view of the weights, counted in the trace)."""
+    return encode_peak_bytes(cfg) - trace_bytes(cfg)
+
+
+def matmul_flops(cfg: EncoderConfig) -> int:
+    """FLOPs (2 per multiply-add) of the matrix products of one forward pass:
+    2·N·P²C·d (embedding) + L·(8·S·d² (Q, K, V, W_O) + 4·S²·d (Q·Kᵀ, attn·V)
+    + 4·S·d·d_ff (FFN))."""
+    S, d = cfg.seq_len, cfg.d_model
+    layer = 8 * S * d * d + 4 * S * S * d + (4 * S * d * cfg.d_ff if cfg.use_ffn else 0)
+    return 2 * cfg.n_tokens * cfg.patch_dim * d + cfg.n_layers * layer
+
+
+def encode_seconds(cfg: EncoderConfig, gflops: float = MATMUL_GFLOPS) -> float:
+    """Predicted wall-clock seconds of `encode` on these machines:
+
+        matmul_flops / gflops + trace_bytes / WRITE_BYTES_PER_S
+        + L·h·S² / EXP_PER_S (softmax) + L·S·d_ff / GELU_PER_S (GELU only)
+
+    gflops: the float32 matmul rate; the default MATMUL_GFLOPS was measured here (1024³
+    product, `python -m benchmarks.memory --calibrate`). The other rates likewise.
+    """
+    S, h, L = cfg.seq_len, cfg.n_heads, cfg.n_layers
+    gelu = L * S * cfg.d_ff / GELU_PER_S if cfg.use_ffn and cfg.activation != "relu" else 0.0
+    return (matmul_flops(cfg) / (gflops * 1e9) + trace_bytes(cfg) / WRITE_BYTES_PER_S
+            + L * h * S * S / EXP_PER_S + gelu)
+
+
+def trace_cost(cfg: EncoderConfig) -> Cost:
+    """The cost of one forward pass: (encode_peak_bytes, encode_seconds)."""
+    return Cost(encode_peak_bytes(cfg), encode_seconds(cfg))
+
+
+# --- what the pages derive ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Derived:
+    """One quantity a page derives from its trace."""
+
+    kept: int  # bytes of the result, kept in the derived cache
+    transient: int  # bytes held beside it while it is computed
+    seconds: float
+
+
+def explorer_fits(n_panels: int, n_tokens: int) -> bool:
+    """lens.explorer.fits: whether the explorer carries n_panels maps of N × N float16."""
+    return 2 * n_panels * n_tokens * n_tokens + EXPLORER_FIXED <= EXPLORER_MAX_BYTES
+
+
+def explorer_payload(n_panels: int, n_tokens: int, copied: int = 0) -> Derived:
+    """The explorer's blob with n_panels maps of every query (lens.explorer.payload): float16
+    maps, kept in the payload cache; while built, the float32 maps scaled and their float16
+    copy (+ `copied` bytes of attn rows gathered into a new array first). Only when they fit;
+    else the picker alone (~0.25 MB)."""
+    if not explorer_fits(n_panels, n_tokens):
+        return Derived(EXPLORER_FIXED, 0, 0.0)
+    maps16 = 2 * n_panels * n_tokens * n_tokens
+    return Derived(maps16 + EXPLORER_FIXED, copied + 2 * maps16 + maps16, maps16 / 2e8)
+
+
+def _rollout(cfg: EncoderConfig) -> Derived:
+    """attention_rollout over every layer: R [S, S] float64 kept; per layer the fused mean, its
+    copy, the identity, their sum and its half [S, S] float64; L·2·S³ float64 FLOPs."""
+    S, L = cfg.seq_len, cfg.n_layers
+    return Derived(S * S * F64, 4 * S * S * F64,
+                   L * 2 * S**3 / (MATMUL64_GFLOPS * 1e9) + L * 8 * S * S / ELEMENTWISE64_PER_S)
+
+
+def _head_statistics(cfg: EncoderConfig) -> Derived:
+    """head_statistics: distances [N, N] float64; per layer attn × distance [h, N, N] float64,
+    then the entropy's float64 copy, its where and its log [h, N, S] (p·log p after)."""
+    N, S, h, L = cfg.n_tokens, cfg.seq_len, cfg.n_heads, cfg.n_layers
+    transient = N * N * F64 + 3 * h * N * S * F64 + h * N * S
+    return Derived(2 * L * h * F64, transient,
+                   L * (2 * h * N * N + 6 * h * N * S) / ELEMENTWISE64_PER_S)
+
+
+def _stack(cfg: EncoderConfig) -> list[Derived]:
+    N, L, h, S = cfg.n_tokens, cfg.n_layers, cfg.n_heads, cfg.seq_len
+    n_l, n_h = min(L, 6), min(h, 8)  # pages/stack.py MAX_GRID_LAYERS, MAX_GRID_HEADS
+    live = n_l if explorer_fits(n_l * n_h, N) else (1 if explorer_fits(n_h, N) else 0)
+    terms = [_rollout(cfg), _head_statistics(cfg)]
+    if live:  # attn[heads] gathered per layer, then stacked: [live, n_h, N, N] float32
+        terms.append(explorer_payload(live * n_h, N, n_h * S * S * F32 + live * n_h * N * N * F32))
+    return terms
+
+
+def _multihead(cfg: EncoderConfig) -> list[Derived]:
+    S, d, h, N = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.n_tokens
+    gap = Derived(0, 3 * S * d * F64, 2 * S * d * d / (MATMUL64_GFLOPS * 1e9))  # head_sum_gap
+    return [gap, explorer_payload(h, N)] if explorer_fits(h, N) else [gap]
+
+
+def _scores(cfg: EncoderConfig) -> list[Derived]:
+    """scaling_demo on one head (3 softmaxes kept, [S, S] float32) and divisor_sweep(S, …)
+    (Q, K [S, 1024] float64, scores, their softmax and entropy [S, S] float64)."""
+    S = cfg.seq_len
+    demo = Derived(3 * S * S * F32, S * S * F32 + S * S * F32 + 3 * S * S * F64,
+                   3 * S * S * 20 / ELEMENTWISE64_PER_S)
+    widths = max(1024, cfg.d_head)
+    sweep = Derived(0, 2 * S * widths * F64 + 6 * S * S * F64,
+                    2 * S * S * 2 * widths / (MATMUL64_GFLOPS * 1e9)
+                    + 12 * 2 * 20 * S * S / ELEMENTWISE64_PER_S)
+    return [demo, sweep]
+
+
+def _vit(cfg: EncoderConfig) -> list[Derived]:
+    """cls maps [L, h, N]; rollout of row 0 with a discard (partition, masks, indices of
+    S² float64 per layer); token norms [L, S]; the explorer of one layer's heads."""
+    if not cfg.cls_token:
+        return []
+    S, N, h, L, d = cfg.seq_len, cfg.n_tokens, cfg.n_heads, cfg.n_layers, cfg.d_model
+    rollout = Derived(N * F64, 6 * S * S * F64,
+                      L * 40 * S * S / ELEMENTWISE64_PER_S)
+    norms = Derived(L * S * F64, S * d * F64, L * S * d / ELEMENTWISE64_PER_S)
+    k = min(h, 12)
+    terms = [Derived(L * h * N * F64, 0, 0.0), rollout, norms]
+    if explorer_fits(k, N):
+        terms.append(explorer_payload(k, N, k * S * S * F32))
+    return terms
+
+
+def _compare(cfg: EncoderConfig) -> list[Derived]:
+    """The non-trace work of Compare: the shuffled image, the output gaps [S, d] and the
+    entropy of one layer's attention for the two settings ([h, N, S] float64 temporaries)."""
+    S, N, d, h = cfg.seq_len, cfg.n_tokens, cfg.d_model, cfg.n_heads
+    image = cfg.image_size**2 * cfg.channels * F32
+    gaps = Derived(2 * S * d * F32, 2 * S * d * F32 + 3 * image, 0.0)
+    entropy = Derived(0, 3 * h * N * S * F64 + h * N * S, 2 * 6 * h * N * S / ELEMENTWISE64_PER_S)
+    return [gaps, entropy]
+
+
+def _addnorm(cfg: EncoderConfig) -> list[Derived]:
+    S, d = cfg.seq_len, cfg.d_model
+    return [Derived(4 * S * F64, 3 * S * d * F64, 2 * 3 * S * d / ELEMENTWISE64_PER_S)]
+
+
+def _positional(cfg: EncoderConfig) -> list[Derived]:
+    if cfg.position != "learned":
+        return []
+    N, d, G = cfg.n_tokens, cfg.d_model, cfg.grid_size
+    mosaic = (G * (G + 1) - 1) ** 2 * F64
+    return [Derived(N * N * F64 + mosaic, 2 * N * d * F64,
+                    2 * N * N * d / (MATMUL64_GFLOPS * 1e9))]
+
+
+def _ffn(cfg: EncoderConfig) -> list[Derived]:
+    if not cfg.use_ffn:
+        return []
+    return [Derived(0, cfg.seq_len * cfg.d_ff, cfg.n_layers * cfg.seq_len * cfg.d_ff / 1e9)]
+
+
+_PAGE_TERMS = {"stack": _stack, "multihead": _multihead, "scores": _scores, "vit": _vit,
+               "compare": _compare, "addnorm": _addnorm, "positional": _positional,
+               "ffn": _ffn}
+
+
+def page_terms(cfg: EncoderConfig, page: str) -> list[Derived]:
+    """The quantities page `page` derives from its trace (empty for a page that only indexes
+    it). Raises ValueError for an unknown page id."""
+    if page not in PAGES:
+        raise ValueError(f"no page {page!r}; the pages are {', '.join(PAGES)}")
+    return _PAGE_TERMS[page](cfg) if page in _PAGE_TERMS else []
+
+
+def page_cost(cfg: EncoderConfig, page: str) -> Cost:
+    """The predicted cost of what page `page` derives on top of its trace (not the trace):
+    bytes = the results kept + the largest temporaries of one computation (they run one after
+    another), seconds = their sum.
+
+    "stack": the rollout (float64 [S, S] products over every layer) and the head statistics
+    ([h, N, S] float64 temporaries per layer), the explorer's payload when it fits;
+    "compare": only its non-trace work (the gaps, the entropies of the two settings): its
+    variant traces (`compare_variants`) are each a trace of their own, to be admitted with
+    `trace_cost` of their configuration; "vit": the [CLS] maps, the row-0 rollout with a
+    discard ratio, the token norms, the explorer; "scores": the scaling demo and the divisor
+    sweep; "multihead": the head-sum check and the explorer; the other pages derive a few rows
+    at most (Cost(0, 0.0)).
+    """
+    terms = page_terms(cfg, page)
+    if not terms:
+        return Cost(0, 0.0)
+    kept = sum(t.kept for t in terms)
+    return Cost(kept + max(t.transient for t in terms), sum(t.seconds for t in terms))
+
+
+def compare_variants(cfg: EncoderConfig) -> dict[str, EncoderConfig]:
+    """The configurations of the traces Compare asks for beside the page's own, by name, at
+    its default choices (pages/compare.py): PE on / off on the image and on its shuffled
+    copy (one of the image's equals the page's own trace: left out), and the two settings
+    side by side (n_heads 4 and 8, each left out when it is the page's own configuration or
+    impossible). The shuffled image's traces have the configuration of the image's (another
+    image, the same cost). A model that fixes the architecture, or the d_model choice (which
+    lens ties to d_ff = 4·d_model), are the app's to map: the names say what each is."""
+    out: dict[str, EncoderConfig] = {}
+    on, off = cfg.replace(use_pe=True), cfg.replace(use_pe=False)
+    if on != cfg:
+        out["pe_on"] = on
+    if off != cfg:
+        out["pe_off"] = off
+    out["shuffled_pe_on"], out["shuffled_pe_off"] = on, off
+    for side, n_heads in (("settings_a", 4), ("settings_b", 8)):
+        try:
+            variant = cfg.replace(n_heads=n_heads)
+        except ConfigError:
+            continue
+        if variant != cfg:
+            out[side] = variant
+    return out
