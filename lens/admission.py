@@ -10,9 +10,13 @@ a heavy session is never starved); a request larger than the whole budget is ref
 before it computes anything, so no run ever waits while holding memory another run waits for
 (no deadlock).
 
-The budget is stated per server process (`MEMORY_BUDGET_MB`, default 2048, configurable with
-`ENCODER_LENS_MEMORY_BUDGET_MB`); the bounded caches (`lens.compute`) come on top of it, and
-with `scripts/serve --replicas N` the machine's bound is N × one process's (docs/deployment.md).
+The budget is stated per server process (`MEMORY_BUDGET_MB`: 2816 MiB = 2.75 GiB by default,
+so that the heaviest settings the controls allow — 1,024 tokens, d_model 1024, 12 layers, The
+stack: ≈ 2.5 GB — fit once beside the class's default; configurable with
+`ENCODER_LENS_MEMORY_BUDGET_MB`). It covers the traces and the random weights, cached or in
+use, and what running pages reserved; the pictures, payloads and derived quantities have their
+own small bounds on top (`lens.compute`). With `scripts/serve --replicas N` the machine's bound
+is N × one process's (docs/deployment.md).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-MEMORY_BUDGET_MB = int(os.environ.get("ENCODER_LENS_MEMORY_BUDGET_MB", "2048"))
+MEMORY_BUDGET_MB = int(os.environ.get("ENCODER_LENS_MEMORY_BUDGET_MB", "2816"))  # 2.75 GiB
 
 
 class TooHeavyError(Exception):

@@ -23,6 +23,7 @@ from encoder_core import (
     EncoderConfig,
     EncoderParams,
     EncoderTrace,
+    cost,
     encode,
     init_params,
     read_image,
@@ -30,7 +31,8 @@ from encoder_core import (
 )
 from encoder_core.config import valid_patch_sizes
 
-from .cache import ComputeGate, Fresh, LRUCache, nbytes
+from .admission import MEMORY_BUDGET_MB, MemoryBudget
+from .cache import ComputeGate, Fresh, Held, LRUCache, nbytes
 from .models import Model, checkpoint_paths, load_models
 from .settings import FINAL_STEP, Settings
 
@@ -42,12 +44,14 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_IMAGE = ROOT / "assets" / "default.jpg"
 DEFAULT_IMAGE_NAME = "Grace Hopper (built-in)"
 
-MAX_TRACES = 8  # traces kept per server, within MAX_TRACE_BYTES
-MAX_TRACE_BYTES = 768 * 2**20  # without weights (trace_bytes): default ~55 MB, d_model 1024 ~95
+# Traces and random weights are kept within the server's memory budget (lens.admission): the
+# budget asks these two caches to drop their oldest entries when a new run needs the room.
+MEMORY_BUDGET = MEMORY_BUDGET_MB * 2**20
+MAX_TRACES = 8  # traces kept per server, within the budget (default ~55 MB without weights)
 MAX_IMAGES = 8  # decoded images kept per server
-MAX_PARAMS = 8  # random weights kept per server, within MAX_PARAMS_BYTES
-MAX_PARAMS_BYTES = 512 * 2**20  # the default weights are ~73 MB; d_model 1024 ~289 MB
+MAX_PARAMS = 8  # random weights kept per server, within the budget (default ~73 MB)
 MAX_DERIVED = 32  # derived quantities (rollout, head statistics, scaling demo) kept per server
+MAX_DERIVED_BYTES = 256 * 2**20  # a rollout at 1,024 tokens is 8 MB
 MAX_PAYLOADS = 16  # explorer payloads (≤ 4 MB each: explorer.MAX_BYTES) kept per server
 MAX_PICTURES = 400  # rendered PNGs kept per server, within MAX_PICTURE_BYTES
 MAX_PICTURE_BYTES = 128 * 2**20  # a heatmap is 20–200 kB
@@ -61,11 +65,72 @@ DISPLAY_SIDE = 512  # the original upload is shown at most this large
 def _caches() -> dict[str, LRUCache]:
     gate = ComputeGate(MAX_COMPUTES)  # weights and traces are leaf computations: one gate
     return {"images": LRUCache(MAX_IMAGES),
-            "params": LRUCache(MAX_PARAMS, max_bytes=MAX_PARAMS_BYTES, gate=gate),
-            "traces": LRUCache(MAX_TRACES, max_bytes=MAX_TRACE_BYTES, gate=gate,
+            "params": LRUCache(MAX_PARAMS, max_bytes=MEMORY_BUDGET, gate=gate),
+            "traces": LRUCache(MAX_TRACES, max_bytes=MEMORY_BUDGET, gate=gate,
                                sizeof=trace_bytes),
-            "derived": LRUCache(MAX_DERIVED), "payloads": LRUCache(MAX_PAYLOADS),
+            "derived": LRUCache(MAX_DERIVED, max_bytes=MAX_DERIVED_BYTES),
+            "payloads": LRUCache(MAX_PAYLOADS),
             "pictures": LRUCache(MAX_PICTURES, max_bytes=MAX_PICTURE_BYTES, sizeof=len)}
+
+
+@st.cache_resource(show_spinner=False)
+def _held() -> dict[str, Held]:
+    """The traces and random weights still referenced by a cache or a running page."""
+    return {"traces": Held(sizeof=trace_bytes), "params": Held()}
+
+
+def held() -> dict[str, Held]:
+    """The traces and weights held now, by key (tests and benchmarks read their bytes)."""
+    return _held()
+
+
+@st.cache_resource(show_spinner=False)
+def budget() -> MemoryBudget:
+    """This server's memory budget: traces and weights held plus what runs reserved stay
+    within MEMORY_BUDGET; the pinned defaults never leave."""
+    def in_use() -> int:
+        return sum(h.total_bytes for h in held().values())
+
+    def make_room(n_bytes: int) -> None:
+        dropped = caches()["traces"].drop_oldest(n_bytes)
+        if dropped < n_bytes:
+            caches()["params"].drop_oldest(n_bytes - dropped)
+
+    def floor() -> int:
+        return caches()["traces"].pinned_bytes + caches()["params"].pinned_bytes
+
+    return MemoryBudget(MEMORY_BUDGET, in_use=in_use, make_room=make_room, floor=floor)
+
+
+def run_cost(image_key: str, planned: list[tuple[str, EncoderConfig]], weights: str,
+             train_step: int, page_id: str) -> cost.Cost:
+    """The predicted bytes and seconds of what a page run will compute that nobody holds yet:
+    the trace of each planned (image tag, configuration) — the page's own first, then its
+    variants (e.g. Compare's "/shuffled" image with the positional encoding off) —, their
+    random weights, and the page's derived work on a new main trace."""
+    wid = weights_id(weights, train_step)
+    total_bytes, seconds, seen = 0, 0.0, set()
+    for n, (tag, cfg) in enumerate(planned):
+        key = (f"{image_key}{tag}", cfg, wid)
+        if key in seen or _is_held("traces", key):
+            continue
+        seen.add(key)
+        c = cost.trace_cost(cfg)
+        total_bytes += c.bytes
+        seconds += c.seconds
+        if n == 0:
+            derived_work = cost.page_cost(cfg, page_id)
+            total_bytes += derived_work.bytes
+            seconds += derived_work.seconds
+        pkey = params_key(cfg)
+        if weights == "random" and pkey not in seen and not _is_held("params", pkey):
+            seen.add(pkey)
+            total_bytes += cost.params_bytes(cfg)
+    return cost.Cost(bytes=total_bytes, seconds=seconds)
+
+
+def _is_held(kind: str, key: Hashable) -> bool:
+    return key in caches()[kind] or held()[kind].get(key) is not None
 
 
 def trace_bytes(trace: EncoderTrace) -> int:
@@ -133,15 +198,24 @@ def params_key(cfg: EncoderConfig) -> tuple:
 
 
 def random_params(cfg: EncoderConfig) -> EncoderParams:
-    """Seeded random weights, cached by what determines them."""
-    return caches()["params"].get_or_compute(params_key(cfg), lambda: init_params(cfg))
+    """Seeded random weights, cached by what determines them; the same object for everyone
+    while anyone holds it."""
+    return _shared("params", params_key(cfg), lambda: init_params(cfg))
 
 
 def trace_for(image_key: str, image: np.ndarray, cfg: EncoderConfig, params: EncoderParams,
               weights: str) -> EncoderTrace:
-    """The forward pass, once per (image, configuration, weights), shared across sessions."""
-    key = (image_key, cfg, weights)
-    return caches()["traces"].get_or_compute(key, lambda: encode(image, cfg, params))
+    """The forward pass, once per (image, configuration, weights), shared across sessions:
+    from the cache, or — dropped from it but still used by a page — the one held."""
+    return _shared("traces", (image_key, cfg, weights), lambda: encode(image, cfg, params))
+
+
+def _shared(kind: str, key: Hashable, compute: Callable[[], object]) -> object:
+    value = held()[kind].get(key)
+    if value is None:
+        value = caches()[kind].get_or_compute(key, compute)
+        held()[kind].put(key, value)
+    return value
 
 
 def warm() -> EncoderTrace:

@@ -9,15 +9,18 @@ out; their words are in their text file (`lens.i18n`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from encoder_core import EncoderConfig, EncoderTrace, ImageError
+from encoder_core import ConfigError, EncoderConfig, EncoderTrace, ImageError
+from encoder_core.cost import Cost
 
 from . import chrome, compute, keys, session, sidebar
+from .admission import Queue, TooHeavyError
 from .formula_fit import fit_formulas
 from .i18n import translate, translator
 from .models import Model
@@ -89,8 +92,17 @@ class PageContext:
                                  self.weights_id)
 
 
-def run_page(script: str, render: Callable[[PageContext], None]) -> None:
+# The variants a page will compute besides its own trace: (image tag, settings) each, e.g.
+# ("/shuffled", settings with use_pe off) — planned before the run so that it reserves their
+# memory at once (lens.admission).
+Plan = Callable[[Settings], list[tuple[str, Settings]]]
+
+
+def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | None = None,
+             ) -> None:
     """Run the page of `script` (a page module's `__file__`): its context, then `render(ctx)`.
+    The run holds the memory it reserved (for its trace and the variants `plan` names) until
+    it ends.
 
     Run without the entry script — Streamlit's pages-folder mode runs the page's file alone
     (`lens.steps`): a fresh server's first visit (/multihead), and every AppTest run — it runs
@@ -103,11 +115,13 @@ def run_page(script: str, render: Callable[[PageContext], None]) -> None:
         chrome.route()
         return
     st.session_state[keys.ENTRY] = False  # the router sets it again on each run
-    render(page(info.id))
+    with ExitStack() as hold:
+        render(page(info.id, hold, plan))
 
 
-def page(page_id: str) -> PageContext:
-    """Set up a page: settings, sidebar, image, trace; the header with the step's navigation."""
+def page(page_id: str, hold: ExitStack | None = None, plan: Plan | None = None) -> PageContext:
+    """Set up a page: settings, sidebar, image, the memory its run needs (held by `hold`
+    until the run ends), trace; the header with the step's navigation."""
     if page_id not in PAGES:
         raise LookupError(f"no page {page_id!r} in lens.steps")
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
@@ -120,6 +134,8 @@ def page(page_id: str) -> PageContext:
     image_key, model_input, original, name = current_image(settings, t)
     if settings.source == "upload" and st.session_state.get(keys.IMAGE_BYTES):
         sidebar.show_upload(upload_slot, t, name, compute.thumbnail_png(image_key, original))
+    planned = [("", settings), *(plan(settings) if plan is not None else [])]
+    admit(hold if hold is not None else ExitStack(), t, page_id, image_key, planned)
     params, head = compute.weights_for(settings.weights, cfg, settings.train_step)
     weights = compute.weights_id(settings.weights, settings.train_step)
     with st.spinner(t("computing")):
@@ -131,6 +147,54 @@ def page(page_id: str) -> PageContext:
                       image_name=name, image_key=image_key, head_model=head)
     chrome.header(ctx)
     return ctx
+
+
+def admit(hold: ExitStack, t: Callable[..., str], page_id: str, image_key: str,
+          planned: list[tuple[str, Settings]]) -> None:
+    """Reserve the memory of what this run will compute that nobody holds yet (nothing to
+    reserve: no wait). While it waits its turn, a notice says how many runs are ahead and for
+    how long; what could never fit stops the page with what to lower."""
+    settings = planned[0][1]
+    need = planned_cost(image_key, planned, page_id)
+    if need.bytes == 0:
+        return
+    notice = st.empty()
+
+    def waiting(q: Queue) -> None:
+        notice.info(t("queue_wait", ahead=q.ahead, s=max(1.0, q.seconds_ahead),
+                      waited=q.waited_s, gb=need.bytes / 1e9))
+
+    try:
+        hold.enter_context(compute.budget().reserve(need.bytes, need.seconds, on_wait=waiting))
+    except TooHeavyError as err:
+        notice.error(t("too_heavy", gb=need.bytes / 1e9, limit=err.limit / 1e9,
+                       lower=lighter(settings, image_key, planned, page_id, err.limit, t)))
+        st.stop()
+    notice.empty()
+
+
+def planned_cost(image_key: str, planned: list[tuple[str, Settings]], page_id: str) -> Cost:
+    """The predicted cost of the planned traces (impossible combinations left out)."""
+    settings = planned[0][1]
+    cfgs = []
+    for tag, s in planned:
+        try:
+            cfgs.append((tag, s.to_config()))
+        except ConfigError:
+            continue  # the page says so itself
+    return compute.run_cost(image_key, cfgs, settings.weights, settings.train_step, page_id)
+
+
+def lighter(settings: Settings, image_key: str, planned: list[tuple[str, Settings]],
+            page_id: str, limit: int, t: Callable[..., str]) -> str:
+    """What to lower, one change at a time, with what each would need: the changes that fit."""
+    fits = []
+    for key, value in settings.lighter_options():
+        changed = [(tag, s.replace(**{key: value})) for tag, s in planned]
+        need = planned_cost(image_key, changed, page_id)
+        if need.bytes <= limit:
+            fits.append(t("lower_to", name=key, value=value, gb=need.bytes / 1e9))
+    return t("or_join").join(fits) if fits else t("lower_none")
 
 
 def current_image(settings: Settings, t: Callable[..., str],

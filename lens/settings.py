@@ -122,6 +122,23 @@ class Settings:
     def replace(self, **changes: object) -> Settings:
         return replace(self, **changes)
 
+    def lighter_options(self) -> list[tuple[str, int]]:
+        """(field, value) of single changes that make the work lighter, each still a valid
+        setting: half the layers, the next smaller d_model (with h still dividing it), the
+        next larger patch (fewer tokens). None for a model that fixes the architecture."""
+        if self.locked:
+            return []
+        options = []
+        if self.n_layers > 1:
+            options.append(("n_layers", max(1, self.n_layers // 2)))
+        smaller = [d for d in D_MODELS if d < self.d_model and d % self.n_heads == 0]
+        if smaller:
+            options.append(("d_model", smaller[-1]))
+        larger = [p for p in self.patch_options() if p > self.patch_size]
+        if larger:
+            options.append(("patch_size", larger[0]))
+        return options
+
     # --- links -------------------------------------------------------------------------------
     def to_url(self) -> dict[str, str]:
         """Every setting as link text (switches as 1 / 0)."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from encoder_core import EncoderConfig
+from encoder_core import EncoderConfig, cost
 from encoder_core.config import SCALES
 
 from . import compute, keys
@@ -75,6 +75,17 @@ def _architecture_controls(s: Settings, t: Callable[..., str], locked: bool) -> 
     st.toggle(t("use_pe"), key="use_pe")
     st.number_input(t("seed"), min_value=0, max_value=MAX_SEED, step=1, key="seed",
                     disabled=s.weights != "random")
+    st.caption(t("cost_estimate", **settings_cost(s)))
+
+
+def settings_cost(s: Settings) -> dict[str, float]:
+    """What the settings cost before anything is computed (`encoder_core.cost`, the formula
+    the server's budget admits work by): the forward pass's memory at its peak with the random
+    weights, in GB, and its time in seconds."""
+    cfg = s.to_config()
+    trace = cost.trace_cost(cfg)
+    weights = cost.params_bytes(cfg) if s.weights == "random" else 0
+    return {"gb": (trace.bytes + weights) / 1e9, "s": trace.seconds}
 
 
 def _image_controls(s: Settings, t: Callable[..., str], has_samples: bool) -> DeltaGenerator:

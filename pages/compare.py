@@ -15,6 +15,26 @@ from encoder_core.views.analysis import (
 )
 from lens import figures, widgets
 from lens.context import PageContext, run_page
+from lens.settings import Settings
+
+# "Two settings side by side": what can be compared, its options and the two shown first.
+CMP_OPTIONS = {"n_heads": [1, 2, 4, 8, 16], "scale": list(SCALES), "d_model": [64, 128, 256, 512]}
+CMP_DEFAULTS = {"n_heads": (4, 8), "scale": ("d_k", "d_model"), "d_model": (128, 512)}
+
+
+def plan(settings: Settings) -> list[tuple[str, Settings]]:
+    """The traces this page computes besides its own, as (image tag, settings): the
+    positional encoding on and off, for the image and its shuffled patches, and the two
+    settings side by side (as their controls hold them) — so that the run reserves their
+    memory before it starts (lens.admission)."""
+    state = st.session_state
+    what = state.get("cmp_what", "n_heads")
+    fixed = settings.architecture is not None  # weights made for one architecture
+    what = "scale" if fixed or what not in CMP_OPTIONS else what
+    sides = [state.get(f"cmp_{side}_{what}", default)
+             for side, default in zip("ab", CMP_DEFAULTS[what], strict=True)]
+    return [(tag, settings.replace(use_pe=pe)) for tag in ("", "/shuffled")
+            for pe in (True, False)] + [("", settings.replace(**{what: v})) for v in sides]
 
 
 def render(ctx: PageContext) -> None:
@@ -121,9 +141,7 @@ def render(ctx: PageContext) -> None:
         st.caption(ctx.t("trained_fixed"))
     what = st.radio(ctx.t("cmp_what"), choices, horizontal=True, key="cmp_what",
                     format_func=lambda w: ctx.t(f"what_{w}"))
-    options = {"n_heads": [1, 2, 4, 8, 16], "scale": list(SCALES),
-               "d_model": [64, 128, 256, 512]}[what]
-    defaults = {"n_heads": (4, 8), "scale": ("d_k", "d_model"), "d_model": (128, 512)}[what]
+    options, defaults = CMP_OPTIONS[what], CMP_DEFAULTS[what]
     ca, cb = st.columns(2)
     values = (ca.selectbox(ctx.t("cmp_a"), options, index=options.index(defaults[0]),
                            key=f"cmp_a_{what}"),
@@ -157,4 +175,4 @@ def render(ctx: PageContext) -> None:
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__
-    run_page(__file__, render)
+    run_page(__file__, render, plan)
