@@ -325,6 +325,26 @@ class LRUCache(Generic[V]):
                 del self._items[key]
                 del self._sizes[key]
 
+    def drop_oldest(self, n_bytes: int) -> int:
+        """Drop least recently used unpinned values until `n_bytes` (by `sizeof`) are dropped
+        or none is left to drop; returns the bytes dropped (their memory is freed once no one
+        else holds them)."""
+        dropped = 0
+        with self._lock:
+            for key in list(self._items):
+                if dropped >= n_bytes:
+                    break
+                if key not in self._pinned:
+                    dropped += self._sizes.pop(key)
+                    del self._items[key]
+        return dropped
+
+    @property
+    def pinned_bytes(self) -> int:
+        """Bytes of the pinned values held (never dropped)."""
+        with self._lock:
+            return sum(size for key, size in self._sizes.items() if key in self._pinned)
+
     def pin(self, key: Hashable) -> None:
         """Never evict `key` (whether or not it is cached yet)."""
         with self._lock:

@@ -312,3 +312,14 @@ def test_held_follows_a_value_while_something_holds_it_and_forgets_it_after():
     gc.collect()
     assert held.total_bytes == 0 and held.get("second") is None
     assert second.a.nbytes == 24
+
+
+def test_drop_oldest_frees_least_recently_used_unpinned_bytes_first():
+    cache: LRUCache[np.ndarray] = LRUCache(10, max_bytes=100)
+    for key, n in (("pinned", 40), ("old", 10), ("mid", 20), ("new", 30)):
+        cache.get_or_compute(key, lambda n=n: np.zeros(n, np.uint8))
+    cache.pin("pinned")
+    cache.get_or_compute("old", lambda: None)  # used again: now the most recent
+    assert cache.drop_oldest(25) == 50  # mid (20), then new (30): at least 25 bytes
+    assert list(cache._items) == ["pinned", "old"] and cache.pinned_bytes == 40
+    assert cache.drop_oldest(1000) == 10 and list(cache._items) == ["pinned"]
