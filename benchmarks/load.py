@@ -18,7 +18,9 @@ caches before `same30` with `--reuse`); `same30` 30 at once on one link (Multi-h
 defaults); `own10`, `own20` 10 / 20 at once on The stack, each with its own settings (d_model
 cycling 64, 96, 128, 192, 256, 384, 512, 768, 1024, 32 with h = 8, valid for each, and its
 own seed); `mixed30` 20 on the Multi-head link and 10 with their own settings at once (the
-memory goal); `row100` 100 sessions one after another on the Multi-head link.
+memory goal); `row100` 100 sessions one after another on the Multi-head link; `heavy4`, `heavy8`
+4 / 8 at once on The stack at the heaviest settings (1,024 tokens, d_model 1024, 12 layers), each
+its own seed (the memory budget, issue 23).
 
 For each burst: p50 / p95 / max of the time from a session's start to `script_finished` (and
 to its last image), the server's CPU-seconds per session (its process tree's utime + stime from
@@ -92,6 +94,17 @@ def own_settings_query(i: int) -> str:
                                    if default.get(k) != v})
 
 
+def heaviest_query(i: int) -> str:
+    """The link of the i-th learner who moved every slider to its end: 1,024 tokens (224 px,
+    patch 7), d_model 1024, 12 layers, 8 heads, seed 2000 + i (issue 23)."""
+    settings = Settings(image_size=224, patch_size=7, d_model=1024, n_heads=8, n_layers=12,
+                        seed=2000 + i)
+    assert 8 in settings.head_options() and 7 in settings.patch_options()
+    default = Settings().to_url()
+    return urllib.parse.urlencode({k: v for k, v in settings.to_url().items()
+                                   if default.get(k) != v})
+
+
 @dataclass(frozen=True)
 class Burst:
     name: str
@@ -112,6 +125,10 @@ def bursts() -> dict[str, Burst]:
               (same,) * 20 + tuple(own[:10])),
         Burst("row100", "100 in a row, one link (Multi-head, defaults)", (same,) * 100,
               in_a_row=True),
+        Burst("heavy4", "4 at once, the heaviest settings, each its own seed (The stack)",
+              tuple(Visit("stack", heaviest_query(i)) for i in range(4))),
+        Burst("heavy8", "8 at once, the heaviest settings, each its own seed (The stack)",
+              tuple(Visit("stack", heaviest_query(i)) for i in range(8))),
     )}
 
 
