@@ -38,13 +38,16 @@ from .params import encoder_optional_names, expected_shapes
 F32 = 4  # bytes of a float32
 F64 = 8  # bytes of a float64
 
-# --- measured constants (benchmarks/memory.py --calibrate, 2 cores, OpenBLAS 2 threads) ---------
-MATMUL_GFLOPS = 150.0  # float32 matmul 1024 × 1024 × 1024, GFLOP/s
-MATMUL64_GFLOPS = 75.0  # float64 matmul (rollout), GFLOP/s
-WRITE_BYTES_PER_S = 2.0e9  # fresh arrays written (page faults included), bytes/s
-EXP_PER_S = 4.0e8  # float32 softmax (max, subtract, exp, sum, divide), elements/s
-GELU_PER_S = 1.5e8  # exact-erf GELU (chunked, ~25 passes), elements/s
-ELEMENTWISE64_PER_S = 1.0e8  # float64 element-wise passes of the views (log, where, …), elements/s
+# --- measured constants (python -m benchmarks.memory --calibrate; 2 cores, OpenBLAS 2 threads;
+# each the best of 15 runs, taken over several runs at load averages 0.5–7: the machine is shared)
+MATMUL_GFLOPS = 160.0  # float32 matmul 1024 × 1024 × 1024, GFLOP/s (runs gave 103–191)
+MATMUL64_GFLOPS = 58.0  # float64 matmul (the rollout), GFLOP/s (runs gave 29–98)
+WRITE_BYTES_PER_S = 1.0e9  # fitted: the trace's bytes per second of encode's other work (fresh
+#                            pages, residual sums, LayerNorm passes), from encode at the defaults
+#                            and at the heaviest settings minus their products and softmax
+EXP_PER_S = 4.5e8  # float32 softmax (max, subtract, exp, sum, divide) of [8, 1024, 1024], /s
+GELU_PER_S = 2.3e8  # exact-erf GELU (chunked, ~25 passes) of [1024, 4096], elements/s
+ELEMENTWISE64_PER_S = 5.0e8  # float64 passes over 64 MB (log, ×) as the views make, elements/s
 PY_OBJECTS_BASE = 1_300  # bytes of the trace's Python objects beyond its arrays, once
 PY_OBJECTS_PER_LAYER = 4_200  # and per layer (ndarray headers, dataclasses)
 REDUCE_BUFFER = 8192  # values in NumPy's buffer of a row reduction (float32), measured
@@ -54,6 +57,14 @@ GELU_TEMPS = 5  # chunk-sized float32 temporaries alive at once inside `gelu`
 GELU_TANH_TEMPS = 1  # and inside `gelu_tanh`
 EXPLORER_MAX_BYTES = 4 * 2**20  # lens.explorer.MAX_BYTES: larger maps are not sent
 EXPLORER_FIXED = 2**18  # lens.explorer.fits: the picture and header's allowance
+# A picture (lens.figures → PNG), measured at the defaults and at 1,024 tokens (the same within
+# 10 %: the maps are G × G, a matrix is block-averaged to at most MAX_SIDE columns): drawing
+# one holds ~3 MB plus ~0.35 MB per attention map in it; its PNG is ~100 kB plus ~24 kB a map.
+PICTURE_PEAK_BASE = 3 * 2**20
+PICTURE_PEAK_PER_MAP = 360_000
+PICTURE_PNG_BASE = 100_000
+PICTURE_PNG_PER_MAP = 24_000
+PICTURE_SECONDS = 0.05  # one picture's drawing, a map table ~0.2–0.3 s
 
 PAGES = ("overview", "patches", "embedding", "positional", "qkv", "scores", "multihead",
          "addnorm", "ffn", "stack", "compare", "vit")
@@ -269,12 +280,24 @@ def explorer_payload(n_panels: int, n_tokens: int, copied: int = 0) -> Derived:
     return Derived(maps16 + EXPLORER_FIXED, copied + 2 * maps16 + maps16, maps16 / 2e8)
 
 
+def pictures(maps: list[int]) -> Derived:
+    """Pictures drawn one after another, `maps[i]` attention maps in picture i (0: a chart or a
+    heatmap): their PNGs kept (in the picture cache), the largest drawing's temporaries."""
+    if not maps:
+        return Derived(0, 0, 0.0)
+    return Derived(sum(PICTURE_PNG_BASE + PICTURE_PNG_PER_MAP * m for m in maps),
+                   PICTURE_PEAK_BASE + PICTURE_PEAK_PER_MAP * max(maps),
+                   PICTURE_SECONDS * len(maps) + 0.005 * sum(maps))
+
+
 def _rollout(cfg: EncoderConfig) -> Derived:
-    """attention_rollout over every layer: R [S, S] float64 kept; per layer the fused mean, its
-    copy, the identity, their sum and its half [S, S] float64; L·2·S³ float64 FLOPs."""
-    S, L = cfg.seq_len, cfg.n_layers
-    return Derived(S * S * F64, 4 * S * S * F64,
-                   L * 2 * S**3 / (MATMUL64_GFLOPS * 1e9) + L * 8 * S * S / ELEMENTWISE64_PER_S)
+    """attention_rollout over every layer: R [S, S] float64 kept; per layer, beside R, the
+    fused mean's copy, the identity and their sum [S, S] float64 (measured: 3 at once);
+    L·2·S³ float64 FLOPs and (h + 7)·S² element passes a layer."""
+    S, L, h = cfg.seq_len, cfg.n_layers, cfg.n_heads
+    return Derived(S * S * F64, 3 * S * S * F64,
+                   L * 2 * S**3 / (MATMUL64_GFLOPS * 1e9)
+                   + L * (h + 7) * S * S / ELEMENTWISE64_PER_S)
 
 
 def _head_statistics(cfg: EncoderConfig) -> Derived:
@@ -287,19 +310,29 @@ def _head_statistics(cfg: EncoderConfig) -> Derived:
 
 
 def _stack(cfg: EncoderConfig) -> list[Derived]:
+    """Rollout, head statistics, the explorer with the maps that fit (pages/stack.py: at most 6
+    layers × 8 heads; all of them, else the chosen layer, else none), its pictures: the layer ×
+    head table when the explorer does not carry every layer, two rollout maps, two value grids,
+    the output heatmap."""
     N, L, h, S = cfg.n_tokens, cfg.n_layers, cfg.n_heads, cfg.seq_len
     n_l, n_h = min(L, 6), min(h, 8)  # pages/stack.py MAX_GRID_LAYERS, MAX_GRID_HEADS
     live = n_l if explorer_fits(n_l * n_h, N) else (1 if explorer_fits(n_h, N) else 0)
     terms = [_rollout(cfg), _head_statistics(cfg)]
     if live:  # attn[heads] gathered per layer, then stacked: [live, n_h, N, N] float32
         terms.append(explorer_payload(live * n_h, N, n_h * S * S * F32 + live * n_h * N * N * F32))
+    else:
+        terms.append(explorer_payload(n_h, N))  # the picker alone
+    table = [n_l * n_h] if live < n_l else []
+    terms.append(pictures(table + [1, 1, 0, 0, 0]))
     return terms
 
 
 def _multihead(cfg: EncoderConfig) -> list[Derived]:
     S, d, h, N = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.n_tokens
     gap = Derived(0, 3 * S * d * F64, 2 * S * d * d / (MATMUL64_GFLOPS * 1e9))  # head_sum_gap
-    return [gap, explorer_payload(h, N)] if explorer_fits(h, N) else [gap]
+    live = explorer_fits(h, N)  # else the server draws the first ≤ 16 maps
+    grid = [] if live else [min(h, 16)]
+    return [gap, explorer_payload(h, N), pictures(grid + [0, 0, 0, 0, 0])]
 
 
 def _scores(cfg: EncoderConfig) -> list[Derived]:
@@ -326,8 +359,11 @@ def _vit(cfg: EncoderConfig) -> list[Derived]:
     norms = Derived(L * S * F64, S * d * F64, L * S * d / ELEMENTWISE64_PER_S)
     k = min(h, 12)
     terms = [Derived(L * h * N * F64, 0, 0.0), rollout, norms]
-    if explorer_fits(k, N):
-        terms.append(explorer_payload(k, N, k * S * S * F32))
+    live = explorer_fits(k, N)
+    terms.append(explorer_payload(k, N, k * S * S * F32 if live else 0))
+    # the DINO maps and their masks, the rollout, the layer × head table, (the patch's maps),
+    # the norm map
+    terms.append(pictures([k, k, 1, L * k] + ([] if live else [k]) + [0]))
     return terms
 
 
@@ -338,7 +374,9 @@ def _compare(cfg: EncoderConfig) -> list[Derived]:
     image = cfg.image_size**2 * cfg.channels * F32
     gaps = Derived(2 * S * d * F32, 2 * S * d * F32 + 3 * image, 0.0)
     entropy = Derived(0, 3 * h * N * S * F64 + h * N * S, 2 * 6 * h * N * S / ELEMENTWISE64_PER_S)
-    return [gaps, entropy]
+    k = min(h, 8)  # the heads shown: PE on / off, the moved table, the shuffled image, the
+    #                gaps' heatmaps, settings A and B
+    return [gaps, entropy, pictures([k, k, 0, 4, 0, 0, k, k])]
 
 
 def _addnorm(cfg: EncoderConfig) -> list[Derived]:

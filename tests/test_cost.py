@@ -250,3 +250,47 @@ def test_compare_variants_leave_out_the_pages_own_trace():
     assert variants["settings_b"].n_heads == 8
     off = compare_variants(cfg.replace(use_pe=False))
     assert "pe_off" not in off and off["pe_on"].use_pe
+
+
+def traced_peak(fn) -> tuple[object, int]:
+    tracemalloc.start()
+    try:
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_stacks_rollout_and_head_statistics_within_20_percent_of_tracemalloc():
+    from encoder_core.cost import page_terms
+    from encoder_core.views.analysis import head_statistics
+    from encoder_core.views.rollout import attention_rollout
+
+    for changes in ({}, {"cls_token": True, "image_size": 160, "patch_size": 8}):
+        cfg = EncoderConfig(**{**dict(image_size=168, patch_size=7, d_model=64, n_heads=8,
+                                      n_layers=2, d_ff=128), **changes})
+        tr = run(cfg)
+        attns = [layer.attn for layer in tr.layers]
+        rollout, statistics = page_terms(cfg, "stack")[:2]
+        R, peak = traced_peak(lambda attns=attns: attention_rollout(attns))
+        assert R.nbytes == rollout.kept
+        assert abs(rollout.kept + rollout.transient - peak) <= 0.2 * peak, (rollout, peak)
+        _, peak = traced_peak(lambda attns=attns, cfg=cfg: head_statistics(
+            attns, cfg.grid_size, cfg.patch_size, cfg.n_prefix))
+        predicted = statistics.kept + statistics.transient
+        assert abs(predicted - peak) <= 0.2 * peak, (predicted, peak)
+
+
+def test_the_explorer_payload_is_predicted_within_20_percent():
+    from encoder_core.cost import explorer_payload
+    from lens import explorer
+
+    G, panels = 14, 48  # the defaults' six layers × eight heads: 3.7 MB of maps, sent
+    N = G * G
+    attn = np.random.default_rng(0).random((6, 8, N, N), dtype=np.float32)
+    image = make_test_image(224)
+    blob = explorer.payload(image, G, 0, {}, explorer.Maps(attn, "t", "w"))
+    predicted = explorer_payload(panels, N)
+    assert abs(predicted.kept - len(blob)) <= 0.2 * len(blob)
+    too_many = explorer_payload(8, 32 * 32)  # 16 MB of maps: the picker alone
+    assert too_many.kept == EXPLORER_FIXED and not explorer.fits(8, 32 * 32)
