@@ -9,6 +9,8 @@
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
     explorer.py   the picture that picks the query; with maps, they follow the pointer in the
                   browser (explorer_web/: its HTML, CSS and JavaScript)
+    layout_js.py  in the browser: wide formulas fitted, a new page at its top, a tablet's
+                  sidebar collapsed (layout_web/layout.js)
     blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
     meaning.py    the attention pages' trained-model button and training-step slider
     figures/      arrays -> PNG pictures (no Streamlit; heatmaps, images raster; charts matplotlib)

@@ -21,8 +21,8 @@ from encoder_core.cost import Cost
 
 from . import chrome, compute, keys, session, sidebar
 from .admission import Queue, TooHeavyError
-from .formula_fit import fit_formulas
 from .i18n import translate, translator
+from .layout_js import layout_behaviours
 from .models import Model
 from .settings import Settings
 from .steps import PAGES, page_for_script
@@ -142,7 +142,7 @@ def page(page_id: str, hold: ExitStack | None = None, plan: Plan | None = None) 
         trace = compute.trace_for(image_key, model_input, cfg, params, weights)
     session.sync_url()
     chrome.export(t, trace, image_key, weights)
-    fit_formulas()  # wide formulas drawn smaller on narrow screens
+    layout_behaviours()  # wide formulas fitted, a new page at its top, a tablet's sidebar
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
                       image_name=name, image_key=image_key, head_model=head)
     chrome.header(ctx)
