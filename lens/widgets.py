@@ -165,7 +165,8 @@ def query_explorer(ctx: PageContext,
             "weight": ctx.t("weight_tip")}
     if maps is not None:
         text.update(enlarge=ctx.t("enlarge_hint"), each_max=ctx.t("scale_each_max"),
-                    to_shared=ctx.t("scale_to_shared"), to_each=ctx.t("scale_to_each"))
+                    to_shared=ctx.t("scale_to_shared"), to_each=ctx.t("scale_to_each"),
+                    below=ctx.t("maps_below"))
     query = int(st.session_state.get("query", ctx.settings.query))  # after a commit
     cfg = ctx.cfg
     if maps is None:

@@ -79,6 +79,15 @@ export default function (component) {
   pc.setAttribute("aria-label", H.text.aria);
   pc.dataset.testid = "el-picker";
   el("div", "el-hint", pick).textContent = H.text.hint;
+  // a sign that a tap changed maps out of view (on a phone they are below the picker): a
+  // button that stays at the bottom of the view while the picker is in it, and scrolls to them
+  const below = H.rows && H.text.below ? el("button", "el-below", pick) : null;
+  if (below) {
+    below.type = "button";
+    below.dataset.testid = "el-below";
+    below.textContent = H.text.below;
+    below.hidden = true;
+  }
   const pctx = pc.getContext("2d");
   const base = pctx.createImageData(side, side);
   for (let p = 0, q = 0; p < side * side; p++, q += 3) {
@@ -274,8 +283,21 @@ export default function (component) {
   const patchText = (i) => H.text.patch.replace("{i}", String(i))
     .replace("{r}", String(Math.floor(i / G))).replace("{c}", String(i % G));
   const setHover = (i) => { if (i !== hover) { hover = i; paint(); } };
+  // the maps are out of view when less than half of the first one is in the window
+  const mapsHidden = () => {
+    if (!panels.length) return false;
+    const r = panels[0].cv.getBoundingClientRect(), vv = window.visualViewport;
+    const top = vv ? vv.offsetTop : 0, bottom = top + (vv ? vv.height : window.innerHeight);
+    return Math.min(r.bottom, bottom) - Math.max(r.top, top) < r.height / 2;
+  };
+  const showBelow = (on) => {
+    if (!below) return;
+    below.hidden = !on;
+    root.dataset.below = on ? "1" : "0";  // kept on the root: the rerun after a commit redraws
+  };
   const commit = (i) => {
     query = i; hover = i; paint();
+    showBelow(mapsHidden());
     root.dataset.committed = String(i);
     nonce += 1;
     setStateValue("commit", { query: i, nonce: `${Date.now()}-${nonce}` });
@@ -308,6 +330,7 @@ export default function (component) {
     const r = Math.min(G - 1, Math.max(0, Math.floor(hover / G) + s[0]));
     const c = Math.min(G - 1, Math.max(0, (hover % G) + s[1]));
     query = r * G + c; hover = query; paint();
+    showBelow(mapsHidden());
     root.dataset.committed = String(query);
     clearTimeout(keyTimer);  // a run of presses commits once, where it stops
     keyTimer = setTimeout(() => commit(query), 350);
@@ -350,6 +373,23 @@ export default function (component) {
     big.cv.addEventListener("pointerleave", hideTip);
     big.cv.addEventListener("click", () => { hideTip(); showBig(-1); });
   }
+  let seen = null;
+  if (below) {
+    below.addEventListener("click", () => {
+      showBelow(false);
+      panels[0].cv.closest(".el-maps").scrollIntoView({ behavior: "smooth", block: "start" });
+    });
+    // the maps came into view (scrolled to, by the button or by the learner): the sign goes
+    seen = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.intersectionRatio >= 0.5)) showBelow(false);
+    }, { threshold: [0, 0.5, 1] });
+    seen.observe(panels[0].cv);
+  }
   paint();
-  return () => { clearTimeout(keyTimer); if (root._cleanup) root._cleanup(); };
+  showBelow(root.dataset.below === "1" && mapsHidden());  // still to be seen after the rerun
+  return () => {
+    clearTimeout(keyTimer);
+    if (seen) seen.disconnect();
+    if (root._cleanup) root._cleanup();
+  };
 }
