@@ -108,13 +108,13 @@ def render(ctx: PageContext) -> None:
                         ctx.t("share_neg" if gelu else "share"),
                         ctx.t("neg_title" if gelu else "zero_title"),
                         highlight=layer, tick_labels=[str(l + 1) for l in range(cfg.n_layers)],
-                        size=(4.5, 2.8), key="zero_share")
+                        size=(3.7, 2.8), key="zero_share")
     with st.expander(ctx.t("ffn_weights")):
         c1, c2 = st.columns(2)
         widgets.matrix(ctx, lp.W_1, "W_1", key="W_1", where=c1, xlabel=ctx.t("hidden_unit"),
-                       ylabel=ctx.t("in_feature"), window=False)
+                       ylabel=ctx.t("in_feature"), window=False, size=(2.9, 2.6))
         widgets.matrix(ctx, lp.W_2, "W_2", key="W_2", where=c2, xlabel=ctx.t("out_feature"),
-                       ylabel=ctx.t("hidden_unit"), window=False)
+                       ylabel=ctx.t("hidden_unit"), window=False, size=(2.9, 2.6))
         if ctx.model is not None:
             st.caption(ctx.t("bias_model"))
             widgets.picture(ctx, figures.bars, [lp.b_1, lp.b_2], [f"b_1  [{dff}]", f"b_2  [{d}]"],

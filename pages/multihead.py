@@ -94,19 +94,19 @@ def render(ctx: PageContext) -> None:
     j = int(st.number_input(ctx.t("col_j"), 0, d - 1, 0, step=1, key="mh_col"))
     c1, c2, c3 = st.columns(3)
     widgets.matrix(ctx, layer.concat, ctx.t("concat_name", l=l + 1), key="concat", where=c1,
-                   xlabel=ctx.t("concat_x", dh=dh), highlight_row=r, size=(4.2, 3.8), tokens="rows")
+                   xlabel=ctx.t("concat_x", dh=dh), highlight_row=r, size=(3.3, 3.2), tokens="rows")
     head_cols = [ctx.t("head_cols", n=n + 1, a=n * dh, b=(n + 1) * dh - 1) for n in range(h)]
     if h > 4:
         head_cols = head_cols[:2] + ["…"] + head_cols[-1:]
     c1.caption(ctx.t("boundaries", blocks=", ".join(head_cols)) + " " + ctx.t("concat_stripes"))
     widgets.matrix(ctx, W_O, ctx.t("W_O_name", l=l + 1), key="W_O", where=c2,
                    xlabel=ctx.t("out_feature"), ylabel=ctx.t("W_O_rows"), highlight_col=j,
-                   size=(4.2, 3.8))
+                   size=(3.3, 3.2))
     c2.caption(ctx.t("W_O_caption", j=j) if ctx.model is None else
                ctx.t("W_O_caption_model", j=j, name=ctx.model.id))
     widgets.matrix(ctx, layer.attn_out, ctx.t("attn_out_name", l=l + 1), key="attn_out", where=c3,
                    xlabel=ctx.t("out_feature"), highlight_row=r, highlight_col=j,
-                   size=(4.2, 3.8), tokens="rows")
+                   size=(3.3, 3.2), tokens="rows")
     c3.caption(ctx.t("attn_out_caption", i=r, j=j))
     if b_O is not None:
         st.caption(ctx.t("bias_O", d=d))

@@ -157,7 +157,7 @@ def render(ctx: PageContext) -> None:
     widgets.picture(ctx, figures.bar_panels, np.stack([c.attn[0, i] for c in cases]), titles,
                     key_axis, ctx.t("weight"),
                     ctx.t("scaling_suptitle", i=i, l=l + 1, hd=head + 1), highlight=i,
-                    uniform_line=True, size=(12.0, 3.4), key="scaling")
+                    uniform_line=True, size=(10.0, 3.4), key="scaling")
     rows = [{ctx.t("col_scaling"): ctx.t(f"case_{c.name}", s=c.divisor),
              ctx.t("col_s"): round(c.divisor, 4),
              ctx.t("col_row_h"): round(float(c.entropy[0, i]), 3),

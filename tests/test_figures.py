@@ -228,7 +228,7 @@ def test_constant_or_non_finite_input_still_gets_a_valid_colour_scale_and_a_png(
 
 def test_heatmap_over_256_a_side_is_block_averaged_and_its_axis_labels_say_so():
     m = RNG.standard_normal((600, 300)).astype(np.float32)
-    pic = figures.heatmap_picture(m, "big", "j", "i")
+    pic = figures.heatmap_picture(m, "big", "j", "i", mean_of="mean of {k}")
     (panel,) = pic.panels
     assert panel.cells.shape == (200, 150, 3)  # k = ceil(600 / 256) = 3 rows, 2 cols
     cb = pic.colourbar
@@ -236,6 +236,8 @@ def test_heatmap_over_256_a_side_is_block_averaged_and_its_axis_labels_say_so():
     assert panel.extent == (300, 600)  # axes still in m's indices
     assert all(0 <= t <= 299 for t, _ in panel.xticks) and (0, "0") in panel.xticks
     assert panel.xlabel == "j  (mean of 2)" and panel.ylabel == "i  (mean of 3)"
+    unworded = figures.heatmap_picture(m, "big", "j", "i").panels[0]  # no words of its own
+    assert (unworded.xlabel, unworded.ylabel) == ("j", "i")
 
 
 def test_heatmap_outlines_the_highlighted_row_and_column_at_their_edges():
@@ -258,7 +260,7 @@ def test_row_heatmap_labels_few_rows_each_thins_many_and_block_averages_wide_mat
     m = np.random.default_rng(1).standard_normal((rows, 600))
     names = [f"h{r + 1}" for r in range(rows)]
     pic = figures.row_heatmap_picture(m, "contributions", "output feature j", "head", names,
-                                      highlight_col=3)
+                                      highlight_col=3, mean_of="mean of {k}")
     (panel,) = pic.panels
     ticks = [t for t, _ in panel.yticks]
     if rows <= 16:
@@ -326,7 +328,8 @@ def test_text_is_drawn_glyph_by_glyph_in_the_first_font_that_has_it():
 # --- the image --------------------------------------------------------------------------------
 
 def test_image_with_grid_draws_the_patch_grid_numbers_and_outlines_the_highlighted_patch():
-    pic = figures.image_with_grid_picture(RGB, 8, "16 patches", highlight=6)
+    pic = figures.image_with_grid_picture(RGB, 8, "16 patches", highlight=6,
+                                          axis_labels=("x (pixels)", "y (pixels)"))
     (panel,) = pic.panels
     G, P = 4, 8
     grid = raster.rgb255(figures.GRID_COLOUR)
@@ -361,7 +364,8 @@ def test_image_with_grid_writes_no_numbers_when_asked_or_when_over_16_patches_a_
 
 def test_image_pair_shows_both_images_titled_with_their_shapes_at_their_aspect():
     upload = RNG.random((20, 10, 3))
-    pic = figures.image_pair_picture(upload, GREY, ("upload", "model input"))
+    pic = figures.image_pair_picture(upload, GREY, ("upload", "model input"),
+                                     ("x (pixels)", "y (pixels)"))
     left, right = pic.panels
     assert left.title == "upload  [20 × 10 × 3]"
     assert right.title == "model input  [32 × 32 × 1]"

@@ -11,7 +11,19 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .style import BAR_COLOUR, HIGHLIGHT_COLOUR, fit_fontsize, fixed_margins, to_png
+from .style import (
+    BAR_COLOUR,
+    HIGHLIGHT_COLOUR,
+    MIN_PT,
+    fit_title,
+    fixed_margins,
+    to_png,
+    wrap_to,
+)
+
+# The stacked bar charts' width in inches: their text (10 pt and more) reads at 10 px or more
+# from 350 px wide, the half of a tablet's column with a large gap.
+BARS_WIDTH = 4.8
 
 
 def bar_row(ax: Axes, v: np.ndarray, highlight: int | None = None,
@@ -27,13 +39,18 @@ def bars_figure(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str
                 ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> Figure:
     """Bar charts stacked vertically (e.g. one score row before and after softmax)."""
     k = len(values)
-    fig = Figure(figsize=(7, 2.0 * k + 0.5))
-    fig.suptitle(suptitle, fontsize=fit_fontsize(suptitle, 6.8, 11))
+    width = BARS_WIDTH
+    suptitle, pt = fit_title(suptitle, width - 0.2, 12)
+    titles = [wrap_to(t, width - 0.7, MIN_PT) for t in titles]  # over the axes and margins
+    extra = max(t.count("\n") for t in titles) if titles else 0  # a title's second line
+    lines = suptitle.count("\n") + 1 + extra
+    fig = Figure(figsize=(width, (2.1 + 0.2 * extra) * k + 0.5 + 0.2 * (lines - 1)))
+    fig.suptitle(suptitle, fontsize=pt)
     axes = fig.subplots(k, 1, squeeze=False)[:, 0]
-    fixed_margins(fig, hspace=0.95)
+    fixed_margins(fig, hspace=1.0 + 0.2 * extra, title_lines=lines)
     for ax, v, t, yl in zip(axes, values, titles, ylabels, strict=True):
         bar_row(ax, np.asarray(v, dtype=np.float64), highlight)
-        ax.set_title(t, fontsize=9)
+        ax.set_title(t, fontsize=MIN_PT)
         ax.set_ylabel(yl)
         ax.set_xlabel(xlabel)
         ax.set_xlim(-0.5, len(v) - 0.5)
@@ -62,10 +79,14 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
     """
     values = np.atleast_2d(np.asarray(values, dtype=np.float64))
     k, n = values.shape
-    fig = Figure(figsize=size or (min(4.2 * k, 13.0), 3.2))
-    fig.suptitle(suptitle, fontsize=fit_fontsize(suptitle, fig.get_size_inches()[0] - 0.2, 11))
+    w, h = size or (min(4.2 * k, 13.0), 3.2)
+    suptitle, pt = fit_title(suptitle, w - 0.2, 12)
+    lines = suptitle.count("\n") + 1
+    fig = Figure(figsize=(w, h + 0.2 * (lines - 1)))
+    fig.suptitle(suptitle, fontsize=pt)
     axes = fig.subplots(1, k, squeeze=False, sharey=sharey)[0]
-    fixed_margins(fig, wspace=0.25 if sharey else 0.45)
+    fixed_margins(fig, wspace=0.25 if sharey else 0.45, title_lines=lines)
+    panel_inches = (w - 1.1) / k - 0.2
     for p, (ax, v, t) in enumerate(zip(axes, values, titles, strict=True)):
         if n > 32:
             bar_row(ax, v, highlight)
@@ -74,7 +95,7 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
             if highlight is not None and 0 <= highlight < n:
                 colours[highlight] = HIGHLIGHT_COLOUR
             ax.bar(np.arange(n), v, color=colours, width=0.8)
-        ax.set_title(t, fontsize=9)
+        ax.set_title(wrap_to(t, panel_inches, MIN_PT), fontsize=MIN_PT)
         ax.set_xlabel(xlabel)
         if p == 0 or not sharey:
             ax.set_ylabel(ylabel)
@@ -84,7 +105,7 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
             ax.set_xticks(np.arange(0, n, step), [tick_labels[i] for i in range(0, n, step)])
         if uniform_line:
             ax.axhline(1.0 / n, color="#555555", lw=0.8, ls="--", label=f"1/{n}")
-            ax.legend(fontsize=7, loc="upper left")
+            ax.legend(loc="upper left")
         ax.grid(axis="y", alpha=0.3)
     return fig
 
@@ -101,21 +122,22 @@ def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: s
 
 
 def lines_figure(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
-                 xlabel: str, ylabel: str) -> Figure:
-    """A few curves on one axis with a legend (e.g. PE columns against pos)."""
-    fig = Figure(figsize=(7, 3), layout="constrained")
+                 xlabel: str, ylabel: str, size: tuple[float, float] = (5.6, 3.0)) -> Figure:
+    """A few curves on one axis with a legend (e.g. PE columns against pos); `size` in inches
+    (the default reads at 10 px from about 400 px wide)."""
+    fig = Figure(figsize=size, layout="constrained")
     ax = fig.add_subplot()
     for y, label in zip(ys, labels, strict=True):
         ax.plot(x, y, label=label, lw=1.2)
-    ax.set_title(title)
+    ax.set_title(wrap_to(title, size[0] - 0.3, 11))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(loc="upper right")
     ax.grid(alpha=0.3)
     return fig
 
 
 def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
-          xlabel: str, ylabel: str) -> bytes:
+          xlabel: str, ylabel: str, size: tuple[float, float] = (5.6, 3.0)) -> bytes:
     """PNG bytes of `lines_figure`."""
-    return to_png(lines_figure(x, ys, labels, title, xlabel, ylabel), "lines")
+    return to_png(lines_figure(x, ys, labels, title, xlabel, ylabel, size), "lines")

@@ -6,6 +6,7 @@ it as data (tests inspect it); `<kind>` is its PNG (`raster.png`)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,6 +29,7 @@ from .raster import (
 from .style import (
     DPI,
     MAX_SIDE,
+    MIN_PT,
     PROB_CMAP,
     SIGNED_CMAP,
     WINDOW_COLOUR,
@@ -45,9 +47,15 @@ def _pixels(size: tuple[float, float]) -> tuple[int, int]:
 
 def _bar_room(vmin: float, vmax: float, height: int, label: str) -> int:
     """Pixels right of the matrix for the colour bar, its tick labels and its label."""
-    widest = max((text_width(t, 10) for t in tick_labels(value_ticks(vmin, vmax, height))),
+    widest = max((text_width(t, MIN_PT) for t in tick_labels(value_ticks(vmin, vmax, height))),
                  default=0)
-    return GAP + BAR + TICK + 3 + round(widest) + (round(9 * PX * 1.4) if label else 0) + 8
+    return GAP + BAR + TICK + 3 + round(widest) + (round(MIN_PT * PX * 1.4) if label else 0) + 8
+
+
+def _averaged(mean_of: str, k: int) -> str:
+    """What an axis label adds when its axis is block-averaged k to 1: "  (mean of 2)", worded
+    by `mean_of` in the page's language (nothing without a wording)."""
+    return f"  ({mean_of.format(k=k)})" if k > 1 and mean_of else ""
 
 
 def _index_ticks(n: int, length: int, spacing: float) -> tuple[tuple[float, str], ...]:
@@ -72,14 +80,15 @@ def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
                     size: tuple[float, float] = (5.0, 4.0), highlight_row: int | None = None,
                     highlight_col: int | None = None, vmax: float | None = None,
                     window: tuple[int, int, int, int] | None = None,
-                    mean_of: str = "mean of {k}", prefix: Sequence[str] = (),
+                    mean_of: str = "", prefix: Sequence[str] = (),
                     prefix_cols: bool = False) -> Picture:
     """One matrix as a heatmap with title, axis labels and colourbar. m: [rows, cols] (1-D ok).
     prefix names the rows before the patches (a ViT's "CLS", …): they are ticked by name and
     outlined, the patches numbered from 0; prefix_cols does the same for the columns.
     vmax, when given, fixes the colour scale (0 … vmax, or −vmax … vmax when signed) so that
     several heatmaps can share it; window (row, col, rows, cols) is outlined dashed (where the
-    number window sits); mean_of words a block-averaged axis ("mean of {k}")."""
+    number window sits); mean_of words a block-averaged axis in the page's language ("mean of
+    {k}"; none by default)."""
     m = np.atleast_2d(np.asarray(m, dtype=np.float32))
     rows, cols = m.shape
     shown, (kr, kc) = block_average(m)  # [≤ 256, ≤ 256]
@@ -89,10 +98,9 @@ def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
         vmin = -vmax if signed else 0.0
     cmap = SIGNED_CMAP if signed else PROB_CMAP
     W, H = _pixels(size)
-    left, right = 80, 95
-    box = (left, TITLE_ROOM, W - left - right - BAR - GAP, H - TITLE_ROOM - XAXIS_ROOM)
-    xlabel += f"  ({mean_of.format(k=kc)})" if kc > 1 else ""
-    ylabel += f"  ({mean_of.format(k=kr)})" if kr > 1 else ""
+    height = H - TITLE_ROOM - XAXIS_ROOM
+    xlabel += _averaged(mean_of, kc)
+    ylabel += _averaged(mean_of, kr)
     rects = ()
     # block averages mix CLS with patches: name the prefix only along an axis kept whole
     k_rows = len(prefix) if kr == 1 else 0
@@ -105,16 +113,21 @@ def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
         r0, c0, wr, wc = window
         rects += (Rect(c0 - 0.5, r0 - 0.5, min(wc, cols - c0), min(wr, rows - r0),
                        rgb255(WINDOW_COLOUR), width=2, dashed=True),)
+    # the margins as wide as their texts: the row ticks and label left, the colour bar right
+    yticks = _token_ticks(rows, height, 2.0, prefix[:k_rows])
+    widest = max((text_width(label, MIN_PT) for _, label in yticks), default=0)
+    left = round(TICK + 8 + widest + MIN_PT * PX * 1.2 + 10)
+    right = _bar_room(vmin, vmax, height, colorbar_label)
+    box = (left, TITLE_ROOM, W - left - right, height)
     panel = Panel(box, colourise(shown, cmap, vmin, vmax), (cols, rows), title=title,
                   xlabel=xlabel, ylabel=ylabel,
-                  xticks=_token_ticks(cols, box[2], 3.0, prefix[:k_cols]),
-                  yticks=_token_ticks(rows, box[3], 2.0, prefix[:k_rows]),
+                  xticks=_token_ticks(cols, box[2], 3.0, prefix[:k_cols]), yticks=yticks,
                   hlines=() if highlight_row is None else (highlight_row - 0.5,
                                                            highlight_row + 0.5),
                   vlines=() if highlight_col is None else (highlight_col - 0.5,
                                                            highlight_col + 0.5),
                   rects=rects)
-    bar = ColourBar((W - right - BAR, TITLE_ROOM, BAR, box[3]), cmap, vmin, vmax,
+    bar = ColourBar((left + box[2] + GAP, TITLE_ROOM, BAR, height), cmap, vmin, vmax,
                     label=colorbar_label)
     return Picture((W, H), (panel,), bar)
 
@@ -123,7 +136,7 @@ def heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool
             colorbar_label: str = "", size: tuple[float, float] = (5.0, 4.0),
             highlight_row: int | None = None, highlight_col: int | None = None,
             vmax: float | None = None, window: tuple[int, int, int, int] | None = None,
-            mean_of: str = "mean of {k}", prefix: Sequence[str] = (),
+            mean_of: str = "", prefix: Sequence[str] = (),
             prefix_cols: bool = False) -> bytes:
     """PNG bytes of `heatmap_picture`."""
     return png(heatmap_picture(m, title, xlabel, ylabel, signed=signed,
@@ -137,7 +150,7 @@ def row_heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str,
                         row_labels: Sequence[str], *, signed: bool = True,
                         colorbar_label: str = "", highlight_col: int | None = None,
                         size: tuple[float, float] = (5.0, 3.4),
-                        mean_of: str = "mean of {k}") -> Picture:
+                        mean_of: str = "") -> Picture:
     """A matrix with a few named rows (e.g. one row per head) as a heatmap: integer row ticks
     with labels, columns block-averaged over 256, title, axis labels and a colourbar.
 
@@ -152,14 +165,14 @@ def row_heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str,
     W, H = _pixels(size)
     step = max(1, -(-rows // 16))
     yticks = tuple((r, row_labels[r]) for r in range(0, rows, step))
-    widest = max((text_width(label, 10) for _, label in yticks), default=0)
-    left = round(TICK + 8 + widest + 9 * PX * 1.2 + 8)
+    widest = max((text_width(label, MIN_PT) for _, label in yticks), default=0)
+    left = round(TICK + 8 + widest + MIN_PT * PX * 1.2 + 8)
     height = H - TITLE_ROOM - XAXIS_ROOM
     right = _bar_room(vmin, vmax, height, colorbar_label)
     box = (left, TITLE_ROOM, W - left - right, height)
     panel = Panel(box, colourise(shown, cmap, vmin, vmax), (cols, rows),
                   title=f"{title}  [{rows} × {cols}]",
-                  xlabel=xlabel + (f"  ({mean_of.format(k=kc)})" if kc > 1 else ""),
+                  xlabel=xlabel + _averaged(mean_of, kc),
                   ylabel=ylabel, xticks=_index_ticks(cols, box[2], 3.0), yticks=yticks,
                   vlines=() if highlight_col is None else (highlight_col - 0.5,
                                                            highlight_col + 0.5))
@@ -171,7 +184,7 @@ def row_heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str,
 def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels: Sequence[str],
                 *, signed: bool = True, colorbar_label: str = "",
                 highlight_col: int | None = None, size: tuple[float, float] = (5.0, 3.4),
-                mean_of: str = "mean of {k}") -> bytes:
+                mean_of: str = "") -> bytes:
     """PNG bytes of `row_heatmap_picture`."""
     return png(row_heatmap_picture(m, title, xlabel, ylabel, row_labels, signed=signed,
                                    colorbar_label=colorbar_label, highlight_col=highlight_col,
@@ -187,24 +200,27 @@ def value_grid_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
     rows, cols = m.shape
     vmin, vmax = colour_limits(m, signed)
     cmap = SIGNED_CMAP if signed else PROB_CMAP
-    W = round(max(3.0, 0.28 * cols + 1.5) * DPI)
-    H = round(max(2.5, 0.28 * rows + 1) * DPI)
+    values = [fmt.format(v) for v in m.ravel()] if m.size <= 256 else []
+    # cells as wide as their numbers at MIN_PT (and 28 px at least): the text is never shrunk
+    cell_w = max(28, math.ceil(max((text_width(v, MIN_PT) for v in values), default=0)) + 8)
     step_r, step_c = max(1, rows // 8), max(1, cols // 8)
     yticks = tuple((r, str(row0 + r)) for r in range(0, rows, step_r))
     xticks = tuple((c, str(col0 + c)) for c in range(0, cols, step_c))
-    widest = max(text_width(label, 10) for _, label in yticks)
-    left = round(TICK + 8 + widest + 9 * PX * 1.2 + 8)
+    widest = max(text_width(label, MIN_PT) for _, label in yticks)
+    left = round(TICK + 8 + widest + MIN_PT * PX * 1.2 + 8)
+    H = max(250, TITLE_ROOM + 28 * rows + 50)
     height = H - TITLE_ROOM - 50
     right = _bar_room(vmin, vmax, height, "")
+    W = max(300, left + cell_w * cols + right)
     box = (left, TITLE_ROOM, W - left - right, height)
     texts = ()
-    if m.size <= 256:
+    if values:
         level = (m - vmin) / (vmax - vmin + 1e-12)
-        texts = tuple((j, i, fmt.format(v), (255, 255, 255) if level[i, j] < 0.5 else (0, 0, 0))
-                      for (i, j), v in np.ndenumerate(m))
+        texts = tuple((j, i, values[i * cols + j],
+                       (255, 255, 255) if level[i, j] < 0.5 else (0, 0, 0))
+                      for i in range(rows) for j in range(cols))
     panel = Panel(box, colourise(m, cmap, vmin, vmax), (cols, rows), title=title,
-                  xlabel=xlabel, ylabel=ylabel, xticks=xticks, yticks=yticks, texts=texts,
-                  text_pt=6.5)
+                  xlabel=xlabel, ylabel=ylabel, xticks=xticks, yticks=yticks, texts=texts)
     bar = ColourBar((box[0] + box[2] + GAP, TITLE_ROOM, BAR, height), cmap, vmin, vmax)
     return Picture((W, H), (panel,), bar)
 

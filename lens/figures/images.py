@@ -6,11 +6,13 @@ All three are raster pictures: `<kind>_picture` returns the picture as data (tes
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from matplotlib.axes import Axes
 
-from .raster import Panel, Picture, Rect, colourise, index_ticks, png, rgb255
-from .style import DPI, GRID_COLOUR, QUERY_COLOUR
+from .raster import PX, Panel, Picture, Rect, colourise, index_ticks, png, rgb255, text_width
+from .style import DPI, GRID_COLOUR, MIN_PT, QUERY_COLOUR
 
 
 def _show_image(ax: Axes, image: np.ndarray) -> None:
@@ -28,10 +30,21 @@ def image_cells(image: np.ndarray) -> np.ndarray:
     return np.round(255 * np.clip(image[..., :3], 0, 1)).astype(np.uint8)
 
 
+def _number_size(cell: float, largest: int) -> tuple[float, int]:
+    """The size (points) of the patch numbers in cells `cell` px wide, and which are written:
+    every patch (1) when the largest number fits its cell at MIN_PT or more, else every other
+    one (2, a chequerboard: each number has its row neighbours' room). Never under MIN_PT."""
+    width = text_width(str(largest), MIN_PT) / MIN_PT  # px a point
+    pt = min(16.0, (cell - 2) / width, cell * 0.5 / PX)
+    if pt >= MIN_PT:
+        return math.floor(pt * 2) / 2, 1
+    return MIN_PT, 2
+
+
 def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
                             numbers: bool = True, highlight: int | None = None,
                             size: float = 5.0,
-                            axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)"),
+                            axis_labels: tuple[str, str] = ("", ""),
                             ) -> Picture:
     """The model's image with the patch grid, patch numbers (row-major, up to 16 patches a
     side) and one patch outlined; axes in pixels, labelled axis_labels (x, y) in the page's
@@ -43,11 +56,13 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
     side = min(W - left - right, H - top - bottom)
     x0 = left + (W - left - right - side) // 2
     edges = tuple(k * patch_size - 0.5 for k in range(1, G))
-    texts = ()
+    texts, number_pt = (), MIN_PT
     if numbers and G <= 16:
+        number_pt, every = _number_size(side / G, G * G - 1)
         texts = tuple(((c + 0.5) * patch_size - 0.5, (r + 0.5) * patch_size - 0.5, str(pos),
                        rgb255(GRID_COLOUR))
-                      for pos in range(G * G) for r, c in [divmod(pos, G)])
+                      for pos in range(G * G) for r, c in [divmod(pos, G)]
+                      if every == 1 or (r + c) % 2 == 0)
     rects = ()
     if highlight is not None:
         r, c = divmod(highlight, G)
@@ -57,14 +72,13 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
     panel = Panel((x0, top, side, side), image_cells(image), (S, S), title=title,
                   xlabel=axis_labels[0], ylabel=axis_labels[1], xticks=ticks, yticks=ticks,
                   hlines=edges, vlines=edges, line_colour=rgb255(GRID_COLOUR), rects=rects,
-                  texts=texts,
-                  text_pt=max(4, 90 // G))
+                  texts=texts, text_pt=number_pt, text_stroke=(40, 40, 40))
     return Picture((W, H), (panel,), row_filter="up")
 
 
 def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
                     highlight: int | None = None, size: float = 5.0,
-                    axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> bytes:
+                    axis_labels: tuple[str, str] = ("", "")) -> bytes:
     """PNG bytes of `image_with_grid_picture`."""
     return png(image_with_grid_picture(image, patch_size, title, numbers=numbers,
                                        highlight=highlight, size=size, axis_labels=axis_labels),
@@ -73,11 +87,12 @@ def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: 
 
 def image_pair_picture(original: np.ndarray, model_input: np.ndarray,
                        titles: tuple[str, str],
-                       axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> Picture:
+                       axis_labels: tuple[str, str] = ("", "")) -> Picture:
     """The upload as it is beside the image the model receives, each in its own half with its
-    aspect ratio, its shape in the title and axes in pixels.
+    aspect ratio, its shape in the title and axes in pixels (labelled axis_labels (x, y) in the
+    page's language). 6 × 3.4 inches: its text reads at 10 px or more from 430 px wide.
     original: [h, w, 3], model_input: [S, S, C], both in [0, 1]."""
-    W, H = 8 * DPI, 4 * DPI
+    W, H = 6 * DPI, round(3.4 * DPI)
     left, right, top, bottom = 58, 14, 35, 52
     room_w, room_h = W // 2 - left - right, H - top - bottom
     panels = []
@@ -96,7 +111,7 @@ def image_pair_picture(original: np.ndarray, model_input: np.ndarray,
 
 
 def image_pair(original: np.ndarray, model_input: np.ndarray, titles: tuple[str, str],
-               axis_labels: tuple[str, str] = ("x (pixels)", "y (pixels)")) -> bytes:
+               axis_labels: tuple[str, str] = ("", "")) -> bytes:
     """PNG bytes of `image_pair_picture`."""
     return png(image_pair_picture(original, model_input, titles, axis_labels), "image_pair")
 
@@ -108,13 +123,15 @@ def patch_gallery_picture(patches: np.ndarray, patch_size: int, channels: int, t
     n = min(len(patches), max_patches)
     cols = max(1, int(np.ceil(np.sqrt(n))))
     rows = max(1, int(np.ceil(n / cols)))
-    W, H = round((cols * 0.75 + 0.5) * DPI), round((rows * 0.8 + 0.6) * DPI)
-    tile, pitch_x, pitch_y, top = 64, 75, 82, 44  # tiles as large as the numbers allow
+    # 48 px tiles, numbered at MIN_PT: 8 a row make 504 px, which reads at 10 px from 360 px
+    tile, pitch_x, pitch_y, top = 48, 58, 70, 56
+    W = max(260, cols * pitch_x + 40)
+    H = top + rows * pitch_y
     left = (W - (cols * pitch_x - (pitch_x - tile))) // 2
     panels = tuple(
         Panel((left + (i % cols) * pitch_x, top + (i // cols) * pitch_y, tile, tile),
               image_cells(patches[i].reshape(patch_size, patch_size, channels)),
-              (patch_size, patch_size), title=str(i), title_pt=7, frame=False)
+              (patch_size, patch_size), title=str(i), title_pt=MIN_PT, frame=False)
         for i in range(n))
     return Picture((W, H), panels, title=title, title_pt=12, row_filter="up")
 

@@ -10,8 +10,24 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .raster import ColourBar, Panel, Picture, Rect, lut, png, rgb255
-from .style import DPI, OVERLAY_CMAP, QUERY_COLOUR
+from .raster import (
+    PX,
+    TICK,
+    ColourBar,
+    Panel,
+    Picture,
+    Rect,
+    lut,
+    png,
+    rgb255,
+    text_width,
+    tick_labels,
+    value_ticks,
+    wrap_px,
+)
+from .style import DPI, MIN_PT, OVERLAY_CMAP, QUERY_COLOUR
+
+BAR = 13  # colour bar width, pixels
 
 
 def uniform_label(uniform: float) -> str:
@@ -67,12 +83,24 @@ def _query_rect(query: int | None, G: int, P: int, width: int) -> tuple[Rect, ..
     return (Rect(c * P - 0.5, r * P - 0.5, P, P, rgb255(QUERY_COLOUR), width=width),)
 
 
+def _bar_room(vmax: float, height: int, label: str, uniform: float | None, tick_pt: float,
+              label_pt: float) -> tuple[int, int]:
+    """Pixels right of the maps for the colour bar 0 … vmax: (before the bar: room for the even
+    weight's mark, written left of it; the bar with its ticks, their labels and its label)."""
+    ticks = value_ticks(0.0, vmax, height, tick_pt)
+    widest = max((text_width(t, tick_pt) for t in tick_labels(ticks)), default=0.0)
+    before = 12 + (round(text_width(uniform_label(uniform), MIN_PT)) + 6 if uniform else 0)
+    after = BAR + TICK + 3 + round(widest) + (round(label_pt * PX * 1.5) if label else 0) + 8
+    return before, after
+
+
 def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence[str],
                            title: str, *, ncols: int = 4, query: int | None = None,
                            alpha: float = 0.6, row_labels: Sequence[str] | None = None,
-                           colorbar_label: str = "attention weight",
-                           vmax: float | None = None, uniform: float | None = None) -> Picture:
-    """Attention maps over the image, one picture with one shared colour scale.
+                           colorbar_label: str = "", vmax: float | None = None,
+                           uniform: float | None = None, width: float = 5.0) -> Picture:
+    """Attention maps over the image, one picture `width` inches wide (its maps share what the
+    title, labels and colour bar leave) with one shared colour scale.
 
     Args:
         image: [S, S, C] in [0, 1]
@@ -81,6 +109,8 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
         row_labels: when given, ncols is the row length and each row gets this label
         vmax: top of the colour scale (default: the largest weight), to share it across pictures
         uniform: the even weight 1/N, marked on the colour bar
+        width: of the picture, in inches (100 px each): about the width of the column it is
+            shown in at 820 px, so that its text (10 pt and more) reads at 10 px or more
     """
     k, G, _ = maps.shape
     S = image.shape[0]
@@ -88,41 +118,53 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
     nrows = max(1, -(-k // ncols))
     vmax = overlay_scale(maps, vmax)
     grey = _grey(image)
-    side, gap_w, gap_h, left, top, right = 200, 12, 26, 35, 55, 130
-    W = left + ncols * side + (ncols - 1) * gap_w + right
-    H = top + nrows * side + (nrows - 1) * gap_h + 10
+    W = round(width * DPI)
+    gap_w, gap_h, top = 12, 28, 58 if title else 32
+    left = 12 + (round(MIN_PT * PX * 1.6) if row_labels is not None else 0)
+    before, after = _bar_room(vmax, 200, colorbar_label, uniform, MIN_PT, MIN_PT)
+    side = max(24, (W - left - before - after - (ncols - 1) * gap_w) // ncols)
+    height = nrows * side + (nrows - 1) * gap_h
+    before, after = _bar_room(vmax, height, colorbar_label, uniform, MIN_PT, MIN_PT)
+    side = max(24, (W - left - before - after - (ncols - 1) * gap_w) // ncols)
+    lines = max((len(wrap_px(t, MIN_PT, side + gap_w - 2, 2)) for t in titles), default=1)
+    if lines > 1:  # a title on two lines: room for the second above every row
+        extra = round(MIN_PT * PX * 1.2)
+        gap_h, top = gap_h + extra, top + extra
+    height = nrows * side + (nrows - 1) * gap_h
+    H = top + height + 10
     panels = []
     for i in range(k):
         r, c = divmod(i, ncols)
         box = (left + c * (side + gap_w), top + r * (side + gap_h), side, side)
         label = row_labels[r] if row_labels is not None and c == 0 else ""
         panels.append(Panel(box, overlay_cells(grey, maps[i], vmax, alpha), (S, S),
-                            title=titles[i], title_pt=8, ylabel=label, label_pt=8,
+                            title=titles[i], title_pt=MIN_PT, title_fit=side + gap_w - 2,
+                            title_lines=lines, ylabel=label, label_pt=MIN_PT,
                             rects=_query_rect(query, G, S // G, 2)))
-    bar = ColourBar((W - right + 25, top, 13, nrows * side + (nrows - 1) * gap_h), OVERLAY_CMAP,
-                    0.0, vmax, label=colorbar_label,
+    x_bar = left + ncols * side + (ncols - 1) * gap_w + before
+    bar = ColourBar((x_bar, top, BAR, height), OVERLAY_CMAP, 0.0, vmax, label=colorbar_label,
                     marks=() if uniform is None else ((uniform, uniform_label(uniform)),)
                     ) if k else None
-    return Picture((W, H), tuple(panels), bar, title=title, title_pt=11, row_filter="up")
+    return Picture((W, H), tuple(panels), bar, title=title, title_pt=12, row_filter="up")
 
 
 def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], title: str,
                    *, ncols: int = 4, query: int | None = None, alpha: float = 0.6,
-                   row_labels: Sequence[str] | None = None,
-                   colorbar_label: str = "attention weight", vmax: float | None = None,
-                   uniform: float | None = None) -> bytes:
+                   row_labels: Sequence[str] | None = None, colorbar_label: str = "",
+                   vmax: float | None = None, uniform: float | None = None,
+                   width: float = 5.0) -> bytes:
     """PNG bytes of `attention_grid_picture`."""
     return png(attention_grid_picture(image, maps, titles, title, ncols=ncols, query=query,
                                       alpha=alpha, row_labels=row_labels,
                                       colorbar_label=colorbar_label, vmax=vmax,
-                                      uniform=uniform), "attention_grid")
+                                      uniform=uniform, width=width), "attention_grid")
 
 
 def attention_table_picture(image: np.ndarray, maps: np.ndarray, title: str, *,
                             row_labels: Sequence[str], col_labels: Sequence[str],
                             query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
-                            colorbar_label: str = "attention weight",
-                            vmax: float | None = None, uniform: float | None = None) -> Picture:
+                            colorbar_label: str = "", vmax: float | None = None,
+                            uniform: float | None = None) -> Picture:
     """A rows × columns table of attention maps over the image (e.g. layer × head), one picture,
     one shared colour scale, labels only on the outer edge so the text stays large.
 
@@ -142,19 +184,20 @@ def attention_table_picture(image: np.ndarray, maps: np.ndarray, title: str, *,
     gap = max(4, round(0.06 * side))
     left = 35 if any(row_labels) else 12
     top = 75 if any(col_labels) else 50
-    right = 140
-    W = left + ncols * side + (ncols - 1) * gap + right
-    H = top + nrows * side + (nrows - 1) * gap + 12
+    height = nrows * side + (nrows - 1) * gap
+    before, after = _bar_room(vmax, height, colorbar_label, uniform, MIN_PT, 11)
+    W = left + ncols * side + (ncols - 1) * gap + before + after
+    H = top + height + 12
     panels = tuple(
         Panel((left + c * (side + gap), top + r * (side + gap), side, side),
               overlay_cells(grey, maps[r, c], vmax, alpha), (S, S),
-              title=col_labels[c] if r == 0 else "", title_pt=11,
+              title=col_labels[c] if r == 0 else "", title_pt=11, title_fit=side + gap - 2,
+              title_lines=2,
               ylabel=row_labels[r] if c == 0 else "", label_pt=11,
               rects=_query_rect(query, G, S // G, 2))
         for r in range(nrows) for c in range(ncols))
-    height = nrows * side + (nrows - 1) * gap
-    bar = ColourBar((W - right + 25, top, 13, height), OVERLAY_CMAP, 0.0, vmax,
-                    label=colorbar_label, label_pt=11, tick_pt=10,
+    bar = ColourBar((W - after, top, BAR, height), OVERLAY_CMAP, 0.0, vmax,
+                    label=colorbar_label, label_pt=11,
                     marks=() if uniform is None else ((uniform, uniform_label(uniform)),))
     return Picture((W, H), panels, bar, title=title, title_pt=12, row_filter="up")
 
@@ -162,7 +205,7 @@ def attention_table_picture(image: np.ndarray, maps: np.ndarray, title: str, *,
 def attention_table(image: np.ndarray, maps: np.ndarray, title: str, *,
                     row_labels: Sequence[str], col_labels: Sequence[str],
                     query: int | None = None, alpha: float = 0.6, panel: float = 1.25,
-                    colorbar_label: str = "attention weight", vmax: float | None = None,
+                    colorbar_label: str = "", vmax: float | None = None,
                     uniform: float | None = None) -> bytes:
     """PNG bytes of `attention_table_picture`."""
     return png(attention_table_picture(image, maps, title, row_labels=row_labels,

@@ -11,8 +11,10 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from .images import _show_image
-from .style import GRID_COLOUR, to_png
+from .style import GRID_COLOUR, to_png, wrap_to
 
+# 11 pt (15 px) in a picture 1100 px wide: 10 px or more from 720 px wide (a tablet's column)
+TEXT_PT = 11.0
 STAGE_COLOURS = ("#dbe8f5", "#c7dcef", "#f3d9c4", "#dcefd9")  # embed, PE, layers, output
 
 
@@ -26,8 +28,8 @@ def pipeline_figure(image: np.ndarray, patch_size: int, captions: Sequence[str],
     """
     S = image.shape[0]
     G = S // patch_size
-    fig = Figure(figsize=(11.0, 2.9))
-    fig.subplots_adjust(left=0.01, right=0.99, top=0.97, bottom=0.16, wspace=0.05)
+    fig = Figure(figsize=(11.0, 3.0))
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.97, bottom=0.17, wspace=0.05)
     gs = fig.add_gridspec(1, 3, width_ratios=(1.0, 1.15, 2.0))
     ax_img, ax_seq, ax_enc = (fig.add_subplot(gs[0, i]) for i in range(3))
     _show_image(ax_img, image)
@@ -48,7 +50,7 @@ def pipeline_figure(image: np.ndarray, patch_size: int, captions: Sequence[str],
         ax_seq.imshow(strip[..., 0] if tile.shape[-1] == 1 else np.clip(strip, 0, 1), cmap=cmap,
                       vmin=0, vmax=1, extent=(1.6, 9.8, n + 0.7, n + 0.1), aspect="auto",
                       interpolation="nearest")
-        ax_seq.text(0.0, n + 0.4, str(n), ha="right", va="center", fontsize=7)
+        ax_seq.text(0.0, n + 0.4, str(n), ha="right", va="center", fontsize=TEXT_PT)
     ax_seq.text(5.0, shown_patches + 0.5, "⋮", ha="center", va="center", fontsize=14)
     ax_seq.set_aspect("auto")
     # the encoder: one box per stage
@@ -59,13 +61,14 @@ def pipeline_figure(image: np.ndarray, patch_size: int, captions: Sequence[str],
         ax_enc.add_patch(FancyBboxPatch((0.9, k + 0.12), 8.9, 0.76, facecolor=colour,
                                         edgecolor="#555555", lw=0.8,
                                         boxstyle="round,pad=0.02,rounding_size=0.15"))
-        ax_enc.text(5.35, k + 0.5, text, ha="center", va="center", fontsize=9)
+        ax_enc.text(5.35, k + 0.5, wrap_to(text, 4.0, TEXT_PT), ha="center", va="center",
+                    fontsize=TEXT_PT, linespacing=1.1)  # a long stage on two lines
     for ax, caption in zip((ax_img, ax_seq, ax_enc), captions, strict=True):
         ax.set_xticks([])
         ax.set_yticks([])
         for spine in ax.spines.values():
             spine.set_visible(ax is ax_img)
-        ax.set_xlabel(caption, fontsize=9)
+        ax.set_xlabel(caption, fontsize=TEXT_PT)
     for left, right in ((ax_img, ax_seq), (ax_seq, ax_enc)):
         fig.add_artist(FancyArrowPatch(
             (left.get_position().x1 + 0.004, 0.56), (right.get_position().x0 + 0.012, 0.56),

@@ -12,6 +12,7 @@ px).
 from __future__ import annotations
 
 import math
+import re
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -23,13 +24,15 @@ from fontTools.ttLib import TTFont
 from matplotlib import font_manager
 from matplotlib.colors import to_rgb
 from matplotlib.ticker import MaxNLocator
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from .style import DPI, FONTS, QUERY_COLOUR, png_labels
+from .style import DPI, FONTS, MIN_PT, QUERY_COLOUR, png_labels
 
 PX = DPI / 72  # pixels per point
 INK = (0, 0, 0)  # axes, ticks and text
 TICK = round(3.5 * PX)  # tick length (matplotlib's default 3.5 pt)
+# MIN_PT (style): the smallest text of a picture, 10 pt = 14 px. Texts shrunk to fit their
+# room stop there, then are cut short with "…".
 PNG_LEVEL = 1  # zlib level: 1 is several times faster than 6, the files ~10 % larger
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -140,14 +143,46 @@ def font(pt: float, choice: int = 0) -> ImageFont.FreeTypeFont:
 
 def text_runs(text: str, pt: float,
               fit: float | None = None) -> tuple[tuple[ImageFont.FreeTypeFont, str], ...]:
-    """`text` as (font, run) pairs at `pt` points (`font_runs`), smaller (down to 5 pt) when it
-    must fit `fit` px."""
-    runs = tuple((font(pt, choice), run) for choice, run in font_runs(text))
-    length = sum(f.getlength(run) for f, run in runs)
-    if fit is not None and length > fit:
-        pt = round(max(5.0, pt * fit / length) * 2) / 2
-        runs = tuple((font(pt, choice), run) for choice, run in font_runs(text))
-    return runs
+    """`text` as (font, run) pairs at `pt` points (`font_runs`), fitted to `fit` px (`fitted`)."""
+    text, pt = fitted(text, pt, fit)
+    return tuple((font(pt, choice), run) for choice, run in font_runs(text))
+
+
+def _length(text: str, pt: float) -> float:
+    return sum(font(pt, choice).getlength(run) for choice, run in font_runs(text))
+
+
+def fitted(text: str, pt: float, fit: float | None = None) -> tuple[str, float]:
+    """`text` and the size to draw it at so that it is at most `fit` px long: as it is when it
+    fits, else smaller but never under MIN_PT (the smallest text a picture may have), and
+    when that is still too long, cut short with "…"."""
+    if fit is None or _length(text, pt) <= fit:
+        return text, pt
+    smaller = min(pt, max(MIN_PT, math.floor(pt * fit / _length(text, pt) * 2) / 2))
+    if _length(text, smaller) <= fit:
+        return text, smaller
+    cut = text
+    while len(cut) > 1 and _length(cut.rstrip() + "…", smaller) > fit:
+        cut = cut[:-1]
+    return cut.rstrip() + "…", smaller
+
+
+def wrap_px(text: str, pt: float, width: float, max_lines: int) -> list[str]:
+    """`text` in at most `max_lines` lines each at most `width` px long at `pt` points, broken
+    at spaces or between two CJK glyphs (the last line cut short with "…" if need be)."""
+    if max_lines <= 1 or _length(text, pt) <= width:
+        return [text]
+    lines, line = [], ""
+    for token in re.findall(r"\s+|[\u2e80-\uffff]|[^\s\u2e80-\uffff]+", text):
+        if line.strip() and not token.isspace() and _length(line + token, pt) > width:
+            lines.append(line.rstrip())
+            line = ""
+        if line or not token.isspace():
+            line += token
+    lines.append(line.rstrip())
+    if len(lines) > max_lines:
+        lines = lines[:max_lines - 1] + [" ".join(lines[max_lines - 1:])]
+    return lines
 
 
 @dataclass(frozen=True)
@@ -161,7 +196,8 @@ class Text:
     anchor: str = "mm"
     colour: tuple[int, int, int] = INK
     rotate: int = 0
-    fit: float | None = None  # shrink the size so that the text is at most this many pixels long
+    fit: float | None = None  # at most this many pixels long (`fitted`: smaller, then cut short)
+    stroke: tuple[int, int, int] | None = None  # a 1 px outline of this colour (over a photo)
 
 
 def _runs_mask(runs: Runs) -> tuple[Image.Image, tuple[int, int]]:
@@ -199,14 +235,15 @@ def _anchor_point(runs: Runs, mask: Image.Image, origin: tuple[int, int],
 def draw_text(img: Image.Image, t: Text) -> float:
     """One text, glyph by glyph in the first font of FONTS that has it (one run: drawn as is).
     Returns the size it was drawn at, in pixels (the em of its smallest font; `inf` for no
-    text), after any shrinking to `fit`."""
+    text), once fitted to `fit` (`fitted`)."""
     if not t.text.strip():
         return math.inf
     runs = text_runs(t.text, t.pt, t.fit)
     drawn = float(min(f.size for f, _ in runs))
     if t.rotate == 0 and len(runs) == 1:
-        (f, _), = runs
-        ImageDraw.Draw(img).text(t.xy, t.text, font=f, fill=t.colour, anchor=t.anchor)
+        (f, run), = runs  # the text as fitted
+        ImageDraw.Draw(img).text(t.xy, run, font=f, fill=t.colour, anchor=t.anchor,
+                                 stroke_width=1 if t.stroke else 0, stroke_fill=t.stroke)
         return drawn
     mask, origin = _runs_mask(runs)
     if t.rotate == 0:
@@ -215,6 +252,9 @@ def draw_text(img: Image.Image, t: Text) -> float:
     else:
         mask = mask.rotate(t.rotate, expand=True)
         x, y = round(t.xy[0] - mask.width / 2), round(t.xy[1] - mask.height / 2)
+    if t.stroke:
+        img.paste(Image.new("RGB", mask.size, t.stroke), (x, y),
+                  mask.filter(ImageFilter.MaxFilter(3)))
     img.paste(Image.new("RGB", mask.size, t.colour), (x, y), mask)
     return drawn
 
@@ -226,7 +266,7 @@ def text_width(text: str, pt: float, fit: float | None = None) -> float:
 
 # --- ticks -------------------------------------------------------------------------------------
 
-def index_ticks(n: int, length_px: float, label_pt: float = 10.0,
+def index_ticks(n: int, length_px: float, label_pt: float = MIN_PT,
                 spacing: float = 3.0) -> list[int]:
     """Nice integer ticks for an axis of n cells drawn over length_px, about one every
     `spacing` label sizes (matplotlib's: 3 on an x axis, 2 on a y axis)."""
@@ -236,7 +276,8 @@ def index_ticks(n: int, length_px: float, label_pt: float = 10.0,
     return [int(t) for t in ticks if -0.5 <= t <= n - 0.5]
 
 
-def value_ticks(vmin: float, vmax: float, length_px: float, label_pt: float = 10.0) -> list[float]:
+def value_ticks(vmin: float, vmax: float, length_px: float,
+                label_pt: float = MIN_PT) -> list[float]:
     """Nice ticks within [vmin, vmax] for a colour bar length_px long (about one a 2.2 label
     heights, as matplotlib spaces them)."""
     nbins = max(3, min(10, int(length_px / (label_pt * PX * 2.2))))
@@ -283,19 +324,22 @@ class Panel:
     cells: np.ndarray
     extent: tuple[float, float]
     title: str = ""
-    title_pt: float = 10.0
+    title_pt: float = 11.0
+    title_fit: float | None = None  # the title's room in pixels (default: the picture's width)
+    title_lines: int = 1  # lines the title may take, when it does not fit on one at its size
     xlabel: str = ""
     ylabel: str = ""
-    label_pt: float = 9.0
+    label_pt: float = MIN_PT
     xticks: tuple[tuple[float, str], ...] = ()
     yticks: tuple[tuple[float, str], ...] = ()
-    tick_pt: float = 10.0
+    tick_pt: float = MIN_PT
     hlines: tuple[float, ...] = ()
     vlines: tuple[float, ...] = ()
     line_colour: tuple[int, int, int] = INK  # of hlines and vlines
     rects: tuple[Rect, ...] = ()
     texts: tuple[tuple[float, float, str, tuple[int, int, int]], ...] = ()  # x, y, text, colour
-    text_pt: float = 6.0
+    text_pt: float = MIN_PT
+    text_stroke: tuple[int, int, int] | None = None  # an outline around the cell texts
     frame: bool = True
 
     def to_px(self, x: float, y: float) -> tuple[float, float]:
@@ -311,9 +355,10 @@ class ColourBar:
     vmin: float
     vmax: float
     label: str = ""
-    label_pt: float = 9.0
-    tick_pt: float = 10.0
+    label_pt: float = MIN_PT
+    tick_pt: float = MIN_PT
     marks: tuple[tuple[float, str], ...] = ()  # (value, text): a line across the bar, text left
+    mark_pt: float = MIN_PT
 
     def ticks(self) -> list[float]:
         return value_ticks(self.vmin, self.vmax, self.box[3], self.tick_pt)
@@ -325,7 +370,7 @@ class Picture:
     panels: tuple[Panel, ...]
     colourbar: ColourBar | None = None
     title: str = ""
-    title_pt: float = 11.0
+    title_pt: float = 12.0
     texts: tuple[Text, ...] = field(default=())  # any other text (row labels, …)
     row_filter: str = "none"  # the PNG row filter: "none" for cells and text, "up" for photos
 
@@ -366,7 +411,8 @@ def _draw_panel(img: Image.Image, p: Panel, sizes: list[float]) -> None:
             else:
                 draw.line([a, b], fill=r.colour, width=r.width)
     for x, y, text, colour in p.texts:
-        sizes.append(draw_text(img, Text(p.to_px(x, y), text, p.text_pt, "mm", colour)))
+        sizes.append(draw_text(img, Text(p.to_px(x, y), text, p.text_pt, "mm", colour,
+                                         stroke=p.text_stroke)))
     if p.frame:
         draw.rectangle([bx - 1, by - 1, bx + bw, by + bh], outline=INK, width=1)
     for x, label in p.xticks:
@@ -380,18 +426,27 @@ def _draw_panel(img: Image.Image, p: Panel, sizes: list[float]) -> None:
         sizes.append(draw_text(img, Text((bx - TICK - 4, py), label, p.tick_pt, "rm")))
         y_width = max(y_width, text_width(label, p.tick_pt))
     if p.title:  # centred over the panel, moved inwards when it would leave the picture
-        fit = img.width - 20
-        half = text_width(p.title, p.title_pt, fit) / 2
-        cx = min(max(bx + bw / 2, half + 10), img.width - half - 10)
-        sizes.append(draw_text(img, Text((cx, by - 6), p.title, p.title_pt, "md", fit=fit)))
-    if p.xlabel:
+        fit = min(img.width - 20, p.title_fit or img.width)
+        lines = wrap_px(p.title, p.title_pt, fit, p.title_lines)
+        step = round(p.title_pt * PX * 1.2)
+        for k, line in enumerate(reversed(lines)):
+            half = text_width(line, p.title_pt, fit) / 2
+            cx = min(max(bx + bw / 2, half + 10), img.width - half - 10)
+            sizes.append(draw_text(img, Text((cx, by - 6 - k * step), line, p.title_pt, "md",
+                                             fit=fit)))
+    if p.xlabel:  # centred under the panel, moved inwards when it would leave the picture
         below = by + bh + (TICK + 4 + p.tick_pt * PX * 1.25 if p.xticks else 4)
-        sizes.append(draw_text(img, Text((bx + bw / 2, below), p.xlabel, p.label_pt, "mt",
-                                         fit=bw + 60)))
+        fit = max(bw + 60, min(img.width - 20, 2 * bw))
+        half = text_width(p.xlabel, p.label_pt, fit) / 2
+        cx = min(max(bx + bw / 2, half + 10), img.width - half - 10)
+        sizes.append(draw_text(img, Text((cx, below), p.xlabel, p.label_pt, "mt", fit=fit)))
     if p.ylabel:
         left = bx - (TICK + 8 + y_width if p.yticks else 4) - p.label_pt * PX * 0.6
-        sizes.append(draw_text(img, Text((left, by + bh / 2), p.ylabel, p.label_pt,
-                                         rotate=90, fit=bh)))
+        fit = max(bh, min(img.height - 20, bh + 60))
+        half = text_width(p.ylabel, p.label_pt, fit) / 2
+        cy = min(max(by + bh / 2, half + 10), img.height - half - 10)
+        sizes.append(draw_text(img, Text((left, cy), p.ylabel, p.label_pt, rotate=90,
+                                         fit=fit)))
 
 
 def _draw_colourbar(img: Image.Image, cb: ColourBar, sizes: list[float]) -> None:
@@ -411,7 +466,7 @@ def _draw_colourbar(img: Image.Image, cb: ColourBar, sizes: list[float]) -> None
         if cb.vmin <= v <= cb.vmax:
             py = round(by + (cb.vmax - v) / (cb.vmax - cb.vmin) * bh)
             draw.line([(bx, py), (bx + bw - 1, py)], fill=rgb255(QUERY_COLOUR), width=3)
-            sizes.append(draw_text(img, Text((bx - 3, py), text, 7, "rm",
+            sizes.append(draw_text(img, Text((bx - 3, py), text, cb.mark_pt, "rm",
                                              colour=(0x33, 0x33, 0x33))))
     if cb.label:
         x = bx + bw + TICK + 6 + widest + cb.label_pt * PX * 0.7

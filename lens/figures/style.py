@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import struct
 from pathlib import Path
 
@@ -56,8 +57,13 @@ def _font_families() -> list[str]:
 
 FONTS = _font_families()
 matplotlib.rcParams["font.family"] = FONTS
-matplotlib.rcParams["axes.titlesize"] = 10
-matplotlib.rcParams["axes.labelsize"] = 9
+# No text under 10 pt (13.9 px), the raster pictures' MIN_PT: shown at 3/4 of its width or
+# more, a figure's smallest text is 10 CSS px or more (tests/browser/test_figure_text_size.py).
+MIN_PT = 10.0
+matplotlib.rcParams["font.size"] = MIN_PT  # tick labels
+matplotlib.rcParams["axes.titlesize"] = 11
+matplotlib.rcParams["axes.labelsize"] = MIN_PT
+matplotlib.rcParams["legend.fontsize"] = MIN_PT
 
 
 def block_average(m: np.ndarray, max_side: int = MAX_SIDE) -> tuple[np.ndarray, tuple[int, int]]:
@@ -142,16 +148,45 @@ def min_text_px(data: bytes) -> float | None:
     return None if value is None else float(value)
 
 
+def _ems(text: str) -> float:
+    """About how wide `text` is, in ems: 0.55 a Latin glyph, 1 a CJK one."""
+    return sum(1.0 if ord(ch) > 0x2E80 else 0.55 for ch in text)
+
+
 def fit_fontsize(text: str, inches: float, base: float) -> float:
-    """The base font size, reduced so that `text` fits in `inches` (about 0.55 em a glyph,
-    CJK glyphs counting double)."""
-    ems = sum(1.0 if ord(ch) > 0x2E80 else 0.55 for ch in text)
-    return max(5.0, min(base, 72 * inches / max(ems, 1)))
+    """The base font size, reduced so that `text` fits in `inches` (`_ems`), but never under
+    MIN_PT."""
+    return max(MIN_PT, min(base, 72 * inches / max(_ems(text), 1)))
 
 
-def fixed_margins(fig: Figure, hspace: float = 0.6, wspace: float = 0.3) -> None:
-    """Subplot margins fixed in inches (room for labels, a suptitle and subplot titles),
-    instead of a layout engine that draws the figure twice."""
+def wrap_to(text: str, inches: float, pt: float) -> str:
+    """`text` broken into lines at most about `inches` wide at `pt` points: at spaces, or
+    between two CJK glyphs."""
+    limit = 72 * inches / pt  # ems a line
+    lines, line, width = [], "", 0.0
+    for token in re.findall(r"\s+|[\u2e80-\uffff]|[^\s\u2e80-\uffff]+", text):
+        w = _ems(token)
+        if line.strip() and width + w > limit and not token.isspace():
+            lines.append(line.rstrip())
+            line, width = "", 0.0
+        if line or not token.isspace():
+            line, width = line + token, width + w
+    lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def fit_title(text: str, inches: float, base: float) -> tuple[str, float]:
+    """A title and its size in points to fit `inches`: smaller (down to MIN_PT), then on more
+    lines (`wrap_to`)."""
+    pt = fit_fontsize(text, inches, base)
+    return (text if _ems(text) * pt / 72 <= inches else wrap_to(text, inches, pt)), pt
+
+
+def fixed_margins(fig: Figure, hspace: float = 0.6, wspace: float = 0.3,
+                  title_lines: int = 1) -> None:
+    """Subplot margins fixed in inches (room for labels, a suptitle of `title_lines` lines and
+    subplot titles), instead of a layout engine that draws the figure twice."""
     w, h = fig.get_size_inches()
-    fig.subplots_adjust(left=0.85 / w, right=1 - 0.2 / w, bottom=0.55 / h, top=1 - 0.65 / h,
+    top = 0.7 + 0.2 * (title_lines - 1)
+    fig.subplots_adjust(left=0.9 / w, right=1 - 0.2 / w, bottom=0.6 / h, top=1 - top / h,
                         hspace=hspace, wspace=wspace)

@@ -1,0 +1,191 @@
+"""No figure text under 10 px as displayed (issue 22, item 3), measured in the browser.
+
+Every page is opened at 1400 × 900 and at 820 × 1180, in English and in 中文 (the ViT page with
+the small random timm ViT of `vit_checkpoint`, its only content). For every picture of the main
+pane: the PNG behind its `src` says how large its smallest text is in its own pixels (the tEXt
+chunk `min_text_px` that every figure function writes, `lens.figures.min_text_px`) and which
+figure function drew it; shown `clientWidth` CSS px wide, that text is
+
+    displayed px = min_text_px × clientWidth / naturalWidth
+
+and must be at least 10. At 820 px the sidebar is folded first when it is open (the tablet's
+main column is ≥ 600 px wide: the app folds it there itself once issue 22, item 4 is in); the
+explorer's grey hints (CSS text, not a PNG) are measured by their computed font size.
+
+A report of every picture and the smallest per figure kind goes to
+test-artifacts/figure-text-sizes.md; the phone (390 px) is not checked: there a grid of many
+small maps may go smaller, where a tap opens each one large.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from lens import figures
+from lens.models import CHECKPOINTS_ENV
+from lens.steps import ALL_PAGES
+from tests.support import serverctl  # the one way the app is started
+from tests.support.browser_helpers import (
+    ARTIFACTS,
+    MAIN,
+    MAIN_IMAGES,
+    SIDEBAR,
+    TIMEOUT_MS,
+    assert_no_errors,
+    main_images,
+    open_app,
+    screenshot,
+    wait_for,
+)
+
+pytestmark = pytest.mark.browser
+
+SMALLEST_PX = 10.0  # no figure text under this, in CSS pixels as displayed
+SIZES = ((1400, 900), (820, 1180))
+LANGS = ("en", "zh")
+VIT = "weights=vit_tiny_test"  # the ViT page's pictures need a ViT
+REPORT = ARTIFACTS / "figure-text-sizes.md"
+HINTS = f"{MAIN} .el-hint, {MAIN} .el-note"  # the explorer's grey hints
+
+MEASURE_JS = """els => els.map(e => {
+  const r = e.getBoundingClientRect();
+  return {src: e.src, natural: e.naturalWidth, shown: r.width};
+})"""
+COLUMN_JS = """() => {
+  const c = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const s = getComputedStyle(c);
+  return c.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+}"""
+HINTS_JS = """sel => Array.from(document.querySelectorAll(sel))
+  .filter(e => e.offsetParent !== null && e.textContent.trim())
+  .map(e => ({text: e.textContent.trim().slice(0, 40),
+              px: parseFloat(getComputedStyle(e).fontSize)}))"""
+
+
+@pytest.fixture(scope="module")
+def server(vit_checkpoint) -> Iterator[str]:
+    """A server of this repository whose registry holds the test ViT (beside the defaults);
+    its log: test-artifacts/streamlit-text-size-server.log."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log_path = ARTIFACTS / "streamlit-text-size-server.log"
+    port = serverctl.free_port()
+    url = f"http://127.0.0.1:{port}"
+    with open(log_path, "wb") as log, pytest.MonkeyPatch.context() as mp:
+        mp.setenv(CHECKPOINTS_ENV, vit_checkpoint)
+        proc = serverctl.launch(ARTIFACTS.parent, port, log)  # inherits the environment
+        try:
+            why = serverctl.wait_healthy(proc, url, serverctl.STARTUP_S)
+            if why:
+                pytest.fail(f"{why}; its log:\n{log_path.read_text(errors='replace')}")
+            yield url
+        finally:
+            serverctl.stop(proc)
+
+
+@pytest.fixture(scope="module")
+def rows() -> Iterator[list[dict]]:
+    """Every picture measured in this module; written to REPORT at its end."""
+    found: list[dict] = []
+    yield found
+    write_report(found)
+
+
+def column_width(page) -> float:
+    """The main block container's content width, in CSS px."""
+    return page.evaluate(COLUMN_JS)
+
+
+def wide_main(page, width: int) -> None:
+    """At a tablet's width the main column spans the window (the app folds its sidebar there,
+    issue 22, item 4); when the sidebar is open still, fold it, and wait for the column."""
+    spans = lambda w: w >= width - 80  # noqa: E731  (the container's padding: 2 × 1 rem)
+    try:
+        wait_for(lambda: column_width(page), spans, "the app to fold its sidebar", timeout=3)
+        return
+    except AssertionError:
+        pass
+    open_bar = page.locator(f'{SIDEBAR}[data-collapsed="false"]')
+    if open_bar.count():
+        page.locator(SIDEBAR).hover()
+        page.locator('[data-testid="stSidebarCollapseButton"] button').click()
+    wait_for(lambda: column_width(page), spans, "the main column to span the window")
+    page.wait_for_timeout(300)  # the pictures follow the column
+
+
+def measure(page, lang: str, size: tuple[int, int], page_id: str) -> list[dict]:
+    """The pictures of the page that is open: one row each, with its displayed text size."""
+    column = column_width(page)
+    found = []
+    for img in page.locator(MAIN_IMAGES).evaluate_all(MEASURE_JS):
+        if img["shown"] <= 0:  # folded away (an expander): not seen as it is
+            continue
+        resp = page.context.request.get(img["src"])
+        assert resp.ok, f"GET {img['src']} answered {resp.status}"
+        body = resp.body()
+        smallest = figures.min_text_px(body)
+        kind = figures.png_texts(body).get(figures.FIGURE_KEY, "?")
+        assert kind != "?", f"{page_id}: a picture not drawn by lens.figures ({img['src']})"
+        if smallest is None:
+            continue
+        found.append(dict(lang=lang, size=f"{size[0]}×{size[1]}", page=page_id, kind=kind,
+                          column=round(column), natural=img["natural"],
+                          shown=round(img["shown"]), min_px=smallest,
+                          displayed=round(smallest * img["shown"] / img["natural"], 1)))
+    return found
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_no_figure_text_is_under_10_px_as_displayed(browser, server, rows, size, lang):
+    ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    ctx.set_default_timeout(TIMEOUT_MS)
+    page = ctx.new_page()
+    small, hints = [], []
+    try:
+        for p in ALL_PAGES:
+            query = f"lang={lang}" + (f"&{VIT}" if p.id == "vit" else "")
+            open_app(page, server, p.id, query)
+            assert_no_errors(page)
+            if size[0] < 1000:
+                wide_main(page, size[0])
+            main_images(page)
+            measured = measure(page, lang, size, p.id)
+            assert measured, f"{p.id}: no picture measured"
+            rows.extend(measured)
+            small += [r for r in measured if r["displayed"] < SMALLEST_PX]
+            hints += [(p.id, h) for h in page.evaluate(HINTS_JS, HINTS)
+                      if h["px"] < SMALLEST_PX]
+            if [r for r in measured if r["displayed"] < SMALLEST_PX]:
+                screenshot(page, f"small-text-{lang}-{size[0]}-{p.id}")
+    finally:
+        ctx.close()
+    assert not small, "figure texts under 10 px as displayed:\n" + "\n".join(
+        f"  {r['page']}: {r['kind']} {r['displayed']} px ({r['min_px']} px in a "
+        f"{r['natural']} px PNG shown {r['shown']} px wide)" for r in small)
+    assert not hints, f"explorer hints under 10 px: {hints}"
+
+
+def write_report(found: list[dict]) -> None:
+    """Every picture measured, and the smallest displayed text per figure kind and size."""
+    if not found:
+        return
+    lines = ["# Figure texts as displayed (tests/browser/test_figure_text_size.py)", "",
+             "## Smallest per figure kind", "", "| figure | " + " | ".join(
+                 f"{w}×{h}" for w, h in SIZES) + " |", "|---|" + "---|" * len(SIZES)]
+    for kind in sorted({r["kind"] for r in found}):
+        cells = []
+        for w, h in SIZES:
+            these = [r for r in found if r["kind"] == kind and r["size"] == f"{w}×{h}"]
+            low = min(these, key=lambda r: r["displayed"], default=None)
+            cells.append("—" if low is None else
+                         f"{low['displayed']} px ({low['page']}, {low['lang']})")
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    lines += ["", "## Every picture", "",
+              "| lang | size | page | figure | column px | PNG px | shown px | min text (PNG px) "
+              "| displayed px |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['lang']} | {r['size']} | {r['page']} | {r['kind']} | {r['column']} | "
+              f"{r['natural']} | {r['shown']} | {r['min_px']} | {r['displayed']} |"
+              for r in found]
+    REPORT.write_text("\n".join(lines) + "\n", encoding="utf-8")
