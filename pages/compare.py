@@ -68,7 +68,7 @@ def render(ctx: PageContext) -> None:
             widgets.picture(ctx, figures.attention_grid, ctx.trace.image, m,
                             [ctx.t("head_n", n=i + 1) for i in heads],
                             ctx.t("maps_title", l=layer + 1, q=query, h=h, what=ctx.t(pe_id)),
-                            ncols=min(shown, 4), query=query, vmax=vmax, uniform=1 / T,
+                            ncols=min(shown, 4), width=6.6, query=query, vmax=vmax, uniform=1 / T,
                             colorbar_label=ctx.t("weight"), key=f"compare_{pe_id}")
         st.caption(ctx.t("one_scale_all"))
         if kp:
@@ -100,7 +100,7 @@ def render(ctx: PageContext) -> None:
     c1, c2 = st.columns([1, 2])
     with c1:
         widgets.picture(ctx, figures.image_with_grid, shuffled, cfg.patch_size,
-                        ctx.t("shuffled_image"), numbers=False, key="shuffled",
+                        ctx.t("shuffled_image"), numbers=False, size=3.4, key="shuffled",
                         axis_labels=(ctx.t("pixels_x"), ctx.t("pixels_y")))
     with c2:
         widgets.picture(ctx, figures.attention_table, ctx.trace.image, table,
@@ -139,8 +139,9 @@ def render(ctx: PageContext) -> None:
         st.caption(ctx.t("model_fixed"))
     elif ctx.weights == "trained":
         st.caption(ctx.t("trained_fixed"))
+    texts = ctx.texts  # a widget keeps its format_func: never through ctx (the trace)
     what = st.radio(ctx.t("cmp_what"), choices, horizontal=True, key="cmp_what",
-                    format_func=lambda w: ctx.t(f"what_{w}"))
+                    format_func=lambda w: texts(f"what_{w}"))
     options, defaults = CMP_OPTIONS[what], CMP_DEFAULTS[what]
     ca, cb = st.columns(2)
     values = (ca.selectbox(ctx.t("cmp_a"), options, index=options.index(defaults[0]),
@@ -165,8 +166,9 @@ def render(ctx: PageContext) -> None:
             widgets.picture(ctx, figures.attention_grid, tr.image, maps,
                             [ctx.t("head_n", n=i + 1) for i in shown_v],
                             ctx.t("maps_title", l=layer + 1, q=query, h=tr.config.n_heads,
-                                   what=f"{what} = {value}"),
-                            ncols=min(len(shown_v), 4), query=query, vmax=top,
+                                   what=ctx.t(f"setting_{what}" + (f"_{value}" if what == "scale"
+                                                                   else ""), v=value)),
+                            ncols=min(len(shown_v), 2), query=query, vmax=top,
                             colorbar_label=ctx.t("weight"), key=f"cmp_{what}_{value}")
             ent = attention_entropy(tr.layers[layer].attn[:, kp:, :])  # [h] over the patch queries
             st.caption(ctx.t("entropy", values=", ".join(f"{ent[i]:.2f}" for i in shown_v)))

@@ -47,7 +47,7 @@ def render(ctx: PageContext) -> None:
         widgets.picture(ctx, figures.bars, [terms.a, terms.b, terms.products],
                         [ctx.t("terms_a", i=i), ctx.t("terms_b", j=j),
                          ctx.t("terms_ab_bias" if bias else "terms_ab", i=i, j=j)],
-                        "k", ["patches", "W_E", ctx.t("product_axis")],
+                        "k", [ctx.t("patches_name"), "W_E", ctx.t("product_axis")],
                         ctx.t("terms_title", i=i, j=j),
                         key="emb_terms")
 
@@ -70,7 +70,7 @@ def render(ctx: PageContext) -> None:
         with right:
             st.subheader(ctx.t("result"))
             widgets.matrix(ctx, tr.embedded,
-                           "embedded = patches · W_E" + (" + b_E" if bias else ""),
+                           ctx.t("embedded_name") + (" + b_E" if bias else ""),
                            key="embedded", xlabel=ctx.t("column_j"), highlight_row=i,
                            highlight_col=j)
             st.caption(ctx.t("emb_caption", i=i, j=j))

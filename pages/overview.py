@@ -20,7 +20,7 @@ def vit_stages(ctx, cfg) -> list[str]:
     """The pipeline figure's boxes for a ViT, in the order it runs."""
     S_, d = cfg.seq_len, cfg.d_model
     prefix = ", ".join(prefix_names(cfg))
-    embed = "patches · W_E" + (" + b_E" if cfg.patch_bias else "")
+    embed = f"{ctx.t('patches_word')} · W_E" + (" + b_E" if cfg.patch_bias else "")
     pos = (" + pos_embed" if cfg.position == "learned" else " + PE") if cfg.use_pe else ""
     x0 = f"x0 = [{prefix}; {embed}]{pos}" if cfg.n_prefix else f"x0 = {embed}{pos}"
     ls = ("ls_1 ⊙ ", "ls_2 ⊙ ") if cfg.layer_scale else ("", "")
@@ -34,14 +34,14 @@ def vit_stages(ctx, cfg) -> list[str]:
                      f"{out} [{S_} × {d}]{cls}"]
 
 
-def vit_formulas(cfg, image: str, pixels: str) -> list[str]:
-    """The pipeline in LaTeX, in the order a ViT runs it (`image`, `pixels`: the words,
-    translated)."""
+def vit_formulas(cfg, image: str, pixels: str, patches: str, output: str) -> list[str]:
+    """The pipeline in LaTeX, in the order a ViT runs it (`image`, `pixels`, `patches`,
+    `output`: the words, translated)."""
     tex = []
     if cfg.normalises_pixels:
         tex.append(r"\text{%s} = (\text{%s} - \text{pixel\_mean}) \,/\, \text{pixel\_std}"
                    % (pixels, image))
-    embed = r"\text{patches}\cdot W_E" + (" + b_E" if cfg.patch_bias else "")
+    embed = r"\text{%s}\cdot W_E" % patches + (" + b_E" if cfg.patch_bias else "")
     pos = ((r" + E_{pos}" if cfg.position == "learned" else " + PE") if cfg.use_pe else "")
     names = r",\ ".join(rf"x_{{\text{{{n}}}}}" for n in prefix_names(cfg))
     tex.append(rf"x_0 = [\,{names};\ {embed}\,]{pos}" if cfg.n_prefix else rf"x_0 = {embed}{pos}")
@@ -49,10 +49,10 @@ def vit_formulas(cfg, image: str, pixels: str) -> list[str]:
     tex.append(rf"x \leftarrow x + {ls[0]}\mathrm{{MultiHead}}(\mathrm{{LN}}_1(x))")
     if cfg.use_ffn:
         tex.append(rf"x \leftarrow x + {ls[1]}\mathrm{{FFN}}(\mathrm{{LN}}_2(x))")
-    out = r"\text{output} = \mathrm{LN}(x)" if cfg.final_norm else r"\text{output} = x"
+    out = (r"\text{%s} = \mathrm{LN}(x)" if cfg.final_norm else r"\text{%s} = x") % output
     tex.append(r"%s\;[%d \times %d]" % (out, cfg.seq_len, cfg.d_model))
     if cfg.cls_token:
-        tex.append(r"\text{output}[\text{CLS}]\;[1 \times %d]" % cfg.d_model)
+        tex.append(r"\text{%s}[\text{CLS}]\;[1 \times %d]" % (output, cfg.d_model))
     return tex
 
 
@@ -84,8 +84,9 @@ def render(ctx: PageContext) -> None:
         widgets.picture(ctx, figures.pipeline, ctx.trace.image, cfg.patch_size,
                         [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
                          ctx.t("cap_patches", N=N, D=D), ctx.t("cap_encoder", L=L)],
-                        [f"x0 = patches · W_E + PE   [{N} × {d}]",
-                         f"{sublayers}  × {L}   (h = {cfg.n_heads})", f"output   [{N} × {d}]"],
+                        [f"x0 = {ctx.t('patches_word')} · W_E + PE   [{N} × {d}]",
+                         f"{sublayers}  × {L}   (h = {cfg.n_heads})",
+                         f"{ctx.t('stage_output')}   [{N} × {d}]"],
                         key="pipeline")
         st.write(ctx.t("intro"))
     widgets.note_original(ctx)
@@ -105,18 +106,20 @@ def render(ctx: PageContext) -> None:
         colour = ctx.t("grey_luma") if cfg.channels == 1 else ctx.t("rgb_kept")
         st.caption(ctx.t("images_caption", S=cfg.image_size, colour=colour))
     with right:
-        st.latex(r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{patches}\;[%d \times %d]"
-                 % (ctx.t("tex_image"), cfg.image_size, cfg.image_size, cfg.channels, cfg.n_tokens,
-                    cfg.patch_dim))
+        st.latex(r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{%s}\;[%d \times %d]"
+                 % (ctx.t("tex_image"), cfg.image_size, cfg.image_size, cfg.channels,
+                    ctx.t("patches_word"), cfg.n_tokens, cfg.patch_dim))
         if vit:
-            for tex in vit_formulas(cfg, ctx.t("tex_image"), ctx.t("tex_pixels")):
+            for tex in vit_formulas(cfg, ctx.t("tex_image"), ctx.t("tex_pixels"),
+                                    ctx.t("patches_word"), ctx.t("stage_output")):
                 st.latex(tex)
         else:
-            st.latex(r"x_0 = \text{patches}\cdot W_E + PE")
+            st.latex(r"x_0 = \text{%s}\cdot W_E + PE" % ctx.t("patches_word"))
             st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
             if cfg.use_ffn:
                 st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")
-            st.latex(r"\text{output}\;[%d \times %d]" % (cfg.n_tokens, cfg.d_model))
+            st.latex(r"\text{%s}\;[%d \times %d]" % (ctx.t("stage_output"), cfg.n_tokens,
+                                                        cfg.d_model))
 
     if vit:
         st.subheader(ctx.t("vit_diffs"))

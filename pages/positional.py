@@ -153,7 +153,7 @@ def render(ctx: PageContext) -> None:
             f = "sin" if c % 2 == 0 else "cos"
             labels.append(ctx.t("curve_label", c=c, f=f, i=c // 2))
         widgets.picture(ctx, figures.lines, list(range(N)), [tr.pe[:, c] for c in cols], labels,
-                        ctx.t("curves_title"), ctx.t("pos"), "PE", key="pe_lines")
+                        ctx.t("curves_title"), ctx.t("pos"), "PE", size=(8.0, 3.0), key="pe_lines")
         st.caption(ctx.t("curves_caption", N=N))
     else:
         st.info(ctx.t("no_cols"))
@@ -189,7 +189,7 @@ def render(ctx: PageContext) -> None:
         st.info(ctx.t("sum_off"))
     left, right = st.columns(2)
     with left:
-        widgets.matrix(ctx, tr.embedded, "X = embedded", key="pe_X", xlabel=ctx.t("features"),
+        widgets.matrix(ctx, tr.embedded, ctx.t("x_name"), key="pe_X", xlabel=ctx.t("features"),
                        ylabel=ctx.t("pos"))
     with right:
         widgets.matrix(ctx, tr.x0, "x0 = X + PE" if cfg.use_pe else "x0 = X", key="pe_x0",

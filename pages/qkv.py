@@ -78,7 +78,7 @@ def render(ctx: PageContext) -> None:
         terms = (dot_terms(x[i], W[:, col]) if b_W is None
                  else affine_terms(x[i], W[:, col], b_W[col]))
         low = which.lower()
-        lhs = rf"{low}^{{(\text{{head}}\,{hd + 1})}}_{{{i},{j}}}"
+        lhs = rf"{low}^{{(\text{{head}}_{{{hd + 1}}})}}_{{{i},{j}}}"  # head_h, as the paper
         plus = rf" + b_{which}[{col}]" if b_W is not None else ""
         st.latex(lhs + rf" = {xs}_{{{i}}}\cdot W_{which}[:,\, {col}]{plus} = "
                  rf"\sum_{{k=0}}^{{{d - 1}}} {xs}[{i}, k]\; W_{which}[k, {col}]{plus}")
@@ -110,7 +110,7 @@ def render(ctx: PageContext) -> None:
             W_slice = {"Q": lp.W_Q, "K": lp.W_K, "V": lp.W_V}[name][:, cols]  # [d, d_head]
             widgets.matrix(ctx, W_slice, f"W_{name}[:, {a}:{b + 1}]", key=f"qkv_W{name}",
                            where=where, xlabel=ctx.t("head_dim"), ylabel=ctx.t("in_dim"),
-                           size=(4, 3.2), highlight_col=j if name == which else None)
+                           size=(3.3, 3.0), highlight_col=j if name == which else None)
         st.caption(ctx.t("weights_caption", a=a, b=b, d=d) if ctx.model is None else
                    ctx.t("weights_caption_model", a=a, b=b, d=d, name=ctx.model.id))
 
@@ -122,7 +122,7 @@ def render(ctx: PageContext) -> None:
             xname = "x̃" if cfg.norm_first else "x"
             widgets.matrix(ctx, result, f"{name}_{hd + 1} = {xname}·W_{name}[:, {a}:{b + 1}]{plus}",
                            key=f"qkv_{name}", where=where, xlabel=ctx.t("head_dim"),
-                           size=(4, 3.2), highlight_row=i if name == which else None,
+                           size=(3.3, 3.0), highlight_row=i if name == which else None,
                            highlight_col=j if name == which else None, tokens="rows")
         st.caption(ctx.t("results_caption_vit", first=prefix_names(cfg)[0], k=cfg.n_prefix)
                    if cfg.n_prefix else ctx.t("results_caption"))

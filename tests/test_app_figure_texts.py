@@ -31,16 +31,26 @@ from tests.support.apptest_helpers import (
     upload,
 )
 
-# Whole words that are code, not English: trace fields and functions, units, symbols.
+# Whole words that are names, not English: functions and the paper's names for them, tokens
+# named so in both languages, symbols and units. A word that is part of an identifier
+# (d_model, head_h, out_k, ln_1.normed) is one WORD with a digit, '_' or '.' and is never
+# checked; a plain English word ("patches", "output", "head", "off") is prose to a 中文 reader
+# and must be translated.
 CODE_WORDS = frozenset({
-    "attn", "concat", "softmax", "scores", "patches", "embedded", "output", "cos", "sin",
-    "exp", "max", "perm", "Enc", "nats", "ReLU", "PE", "RGB", "pos", "FFN",
-    "head", "model", "out", "off",  # head_h, d_model, out_k, use_pe = off
+    "attn",  # the trace's name of the attention weights (attn = softmax(…))
+    "softmax", "concat", "cos", "sin", "exp", "tanh", "max", "ReLU", "GELU", "LN",
+    "LayerNorm", "MultiHead", "Enc",  # functions, as the paper and the note write them
+    "PE", "FFN", "RGB", "pos", "perm",  # symbols: PE(pos, 2i), FFN(x), a permutation
     "CLS", "DIST",  # a ViT's [CLS] and [DIST] tokens, named so in both languages
-    "tokens",  # a trace field: the sequence before the positions ([CLS], the patches)
-    "LN", "LayerNorm", "GELU", "tanh", "MultiHead",  # functions, as ReLU and softmax
+    "nats",  # the unit of an entropy
 })
-LATEX_TEXT = re.compile(r"\\text\{([^{}]*)\}")
+# \text{…} of a formula; not one that is a subscript (d_\text{model}, x_{\text{CLS}}) or has one
+# (\text{head}_h, \text{out}_{ik}): a part of a name, as d_model, head_h and out_ik are
+LATEX_TEXT = re.compile(r"(?<!_)(?<!_\{)\\text\{([^{}]*)\}(?!_)")
+# The trace's arrays, written as the variables of a formula by the name they have in the code
+# and the trace download (embedded[i, j] = Σ_k patches[i, k] · W_E[k, j]): allowed in formulas,
+# which are not pictures; every picture says 嵌入, 图像块, 分数 and 输出.
+FORMULA_NAMES = frozenset({"embedded", "patches", "scores", "output"})
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
 NOT_TEXT = frozenset({"fmt"})  # arguments that are not drawn as they are (a number format)
 
@@ -158,9 +168,14 @@ def test_every_figure_of_every_page_is_in_chinese(drawn, step, path, request):
     assert_clean(at)
     assert drawn, f"{step} drew no picture"
     assert not leaks(drawn), leaks(drawn)
-    words = [(t, english_words(t.replace("\\_", "_"))) for f in at.latex
-             for t in LATEX_TEXT.findall(f.value)]
-    assert not [w for w in words if w[1]], [w for w in words if w[1]]
+    assert not formula_leaks(at), formula_leaks(at)
+
+
+def formula_leaks(at) -> list[tuple[str, list[str]]]:
+    """(text, its English words) of every \\text{…} of the page's formulas with English in it."""
+    words = [(t, [w for w in english_words(t.replace("\\_", "_")) if w not in FORMULA_NAMES])
+             for f in at.latex for t in LATEX_TEXT.findall(f.value)]
+    return [w for w in words if w[1]]
 
 
 @pytest.mark.slow
@@ -184,14 +199,50 @@ def test_the_figures_of_an_upload_the_trained_model_and_the_fallback_grids_are_i
     assert not leaks(drawn), leaks(drawn)
 
 
-def test_the_check_finds_an_english_label():
-    """The check can fail: one label put back to English is found, code is not."""
+def test_the_check_finds_an_english_label(monkeypatch):
+    """The check can fail: one label put back to English is found, as an argument, as drawn
+    and as a figure function's default; names and symbols are not."""
     calls = [("heatmap", (np.ones((2, 300)), "attn，第 1 层", "特征", "词元"),
               {"mean_of": "mean of {k}"}),
              ("bars", ([np.ones(3)], ["x̂ = ln_1.normed[3]"], "特征 k", ["x"], "W_Q · x0"), {}),
-             ("image_with_grid", (np.zeros((4, 4, 1)), 2, "图像块"), {})]
+             ("pipeline", (np.zeros((4, 4, 1)), 2, ["图像", "图像块", "编码器"],
+                           ["x0 = patches · W_E + PE", "output"]), {})]
     found = leaks(calls)
     assert ("heatmap", "mean of {k}", ["mean", "of"]) in found  # the argument
     assert any(kind == "heatmap" and "(mean of 2)" in t for kind, t, _ in found)  # as drawn
-    assert any(t == "x (pixels)" for _, t, _ in found)  # the figure function's default
+    assert ("pipeline", "x0 = patches · W_E + PE", ["patches"]) in found
+    assert ("pipeline", "output", ["output"]) in found
     assert all(kind != "bars" for kind, _, _ in found)
+
+    def english_default(m, label="attention weight"):  # noqa: ANN001, ANN202
+        return b""
+
+    monkeypatch.setattr(figures, "english_default", english_default, raising=False)
+    assert leaks([("english_default", (1,), {})]) == [
+        ("english_default", "attention weight", ["attention", "weight"])]
+    at = type("At", (), {"latex": [type("L", (), {"value": r"\text{head}_h = \text{softmax "
+                                                            r"of the scores}, d_\text{model}"})]})
+    assert formula_leaks(at) == [("softmax of the scores", ["of", "the"])]
+
+
+@pytest.mark.parametrize("kind", [k for k in figures.__all__ if callable(getattr(figures, k))
+                                  and inspect.signature(getattr(figures, k)).return_annotation
+                                  in (bytes, "bytes")])
+def test_no_figure_function_has_a_default_label_in_english(kind):
+    """What a figure function draws when the page passes nothing is no English prose: the
+    page passes its words in its language ("attention weight", "x (pixels)", "mean of {k}")."""
+    params = inspect.signature(getattr(figures, kind)).parameters.values()
+    defaults = [p.default for p in params if p.default is not inspect.Parameter.empty
+                and p.name not in NOT_TEXT]
+    assert [(t, english_words(t)) for t in strings(defaults) if english_words(t)] == []
+
+
+@pytest.mark.parametrize("what", ["n_heads", "scale", "d_model"])
+def test_both_sides_of_compare_are_titled_in_chinese_for_every_setting_compared(drawn, what):
+    at = run_zh()
+    at.switch_page(page_path("compare")).run()
+    at.radio(key="cmp_what").set_value(what).run()
+    assert_clean(at)
+    titles = [args[3] for kind, args, _ in drawn if kind == "attention_grid"]
+    assert len(titles) >= 4, titles  # PE on, PE off, A, B
+    assert not leaks(drawn), leaks(drawn)

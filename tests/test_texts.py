@@ -178,6 +178,12 @@ CHANGED_SINCE_THE_MOVE: dict[tuple[str, str], str] = {
                          "(issue 22, item 6)",
     ("common", "checkpoint_caption"): "'the checkpoint <name>', whatever it holds, not "
                                       "'the pretrained Vision Transformer' (issue 22, item 6)",
+    **{("embedding", key): "中文 in every picture: the bars' titles say 图像块[i, k] and "
+       "嵌入[i, j], not the English names patches and embedded (issue 22, item 2)"
+       for key in ("terms_title", "terms_a", "terms_ab", "terms_ab_bias")},
+    **{("scores", key): "中文 in every picture: 分数, not the English name scores, in the "
+       "heatmaps' and the bars' titles (issue 22, item 2)"
+       for key in ("scores_name", "attn_name", "row_before")},
 }
 
 
