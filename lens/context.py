@@ -73,6 +73,13 @@ class PageContext:
         """The page's text for `key` (or a common one) in the current language."""
         return translate(key, self.lang, self.id, **values)
 
+    @property
+    def texts(self) -> Callable[..., str]:
+        """`t` without the context: for what a widget keeps after the run (a `format_func`,
+        a callback). Streamlit holds those until the session's next run, and through `ctx`
+        they would hold the trace (1.7 GB at the heaviest settings) as long as the tab is open."""
+        return translator(self.lang, self.id)
+
     def derived(self, name: str, compute_it: Callable[[], object]) -> object:
         """A quantity derived from this trace (rollout, head statistics, …), computed once per
         trace and name instead of on every rerun; `name` must say everything it depends on

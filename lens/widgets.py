@@ -205,7 +205,7 @@ def heads_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 8,
     learner's choice of at most `limit` (the first `limit` by default, and when none is chosen),
     with a caption saying how many there are."""
     return _chooser(ctx, count, key=key, limit=limit, default=list(range(limit)),
-                    texts=("heads_shown", "head_number", "heads_caption"), where=where)
+                    names=("heads_shown", "head_number", "heads_caption"), where=where)
 
 
 def layers_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 6,
@@ -216,21 +216,22 @@ def layers_chooser(ctx: PageContext, count: int, *, key: str, limit: int = 6,
     spread = sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)}) \
         if limit > 1 else [count - 1]
     return _chooser(ctx, count, key=key, limit=limit, default=spread,
-                    texts=("layers_shown", "layer_number", "layers_caption"), where=where)
+                    names=("layers_shown", "layer_number", "layers_caption"), where=where)
 
 
 def _chooser(ctx: PageContext, count: int, *, key: str, limit: int, default: list[int],
-             texts: tuple[str, str, str], where: Where = None) -> list[int]:
+             names: tuple[str, str, str], where: Where = None) -> list[int]:
     if count <= limit:
         return list(range(count))
     where = where or st
-    shown, item, caption = texts
+    shown, item, caption = names
+    texts = ctx.texts  # not ctx itself: the widget keeps its format_func (PageContext.texts)
     if [i for i in st.session_state.get(key, default) if not 0 <= i < count]:
         st.session_state[key] = default  # the count changed: a kept choice may name one gone
     chosen = where.multiselect(ctx.t(shown, k=limit, n=count), list(range(count)),
                                default=default if key not in st.session_state else None,
                                max_selections=limit, key=key,
-                               format_func=lambda i: ctx.t(item, n=i + 1))
+                               format_func=lambda i: texts(item, n=i + 1))
     chosen = sorted(chosen) or default
     where.caption(ctx.t(caption, n=count, k=len(chosen), limit=limit))
     return chosen

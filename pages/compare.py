@@ -139,8 +139,9 @@ def render(ctx: PageContext) -> None:
         st.caption(ctx.t("model_fixed"))
     elif ctx.weights == "trained":
         st.caption(ctx.t("trained_fixed"))
+    texts = ctx.texts  # a widget keeps its format_func: never through ctx (the trace)
     what = st.radio(ctx.t("cmp_what"), choices, horizontal=True, key="cmp_what",
-                    format_func=lambda w: ctx.t(f"what_{w}"))
+                    format_func=lambda w: texts(f"what_{w}"))
     options, defaults = CMP_OPTIONS[what], CMP_DEFAULTS[what]
     ca, cb = st.columns(2)
     values = (ca.selectbox(ctx.t("cmp_a"), options, index=options.index(defaults[0]),

@@ -102,8 +102,9 @@ def render(ctx: PageContext) -> None:
     c1, c2 = st.columns([1, 2])
     ratio = round(c1.slider(ctx.t("discard_label"), 0.0, 0.99, ROLLOUT_DISCARD, step=0.01,
                             key="vit_discard"), 2)
+    texts = ctx.texts  # a widget keeps its format_func: never through ctx (the trace)
     fusion = c1.radio(ctx.t("fusion_label"), HEAD_FUSIONS, horizontal=True, key="vit_fusion",
-                      format_func=lambda f: ctx.t(f"fusion_{f}"))
+                      format_func=lambda f: texts(f"fusion_{f}"))
     rollout = ctx.derived(f"vit/rollout/{fusion}/{ratio:.2f}", lambda: rollout_cls_map(
         attention_rollout([layer.attn for layer in tr.layers], fusion, ratio, row=0), n))  # [N]
     widgets.picture(ctx, figures.attention_table, tr.image, on_grid(rollout, G)[None, None],

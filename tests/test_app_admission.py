@@ -5,6 +5,7 @@ the settings cost before they are paid."""
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import pytest
@@ -14,6 +15,7 @@ from lens import compute
 from lens.admission import MemoryBudget, Queue
 from lens.i18n import translate
 from lens.settings import Settings
+from lens.steps import ALL_PAGES as ALL_PAGE_INFO
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 
 MB = 2**20
@@ -125,3 +127,23 @@ def test_the_sidebar_says_what_the_settings_cost():
     gb = (cost.trace_cost(cfg).bytes + cost.params_bytes(cfg)) / 1e9
     wanted = translate("cost_estimate", "en", gb=gb, s=cost.trace_cost(cfg).seconds)
     assert wanted in [c.value for c in at.sidebar.caption]
+
+
+@pytest.mark.parametrize("page", [p.id for p in ALL_PAGE_INFO if p.id != "vit"])
+def test_nothing_holds_a_trace_once_its_run_ended_and_the_caches_dropped_it(page):
+    """What a widget keeps until the session's next run (a format_func, a callback) must not
+    reach the trace: at the heaviest settings it would hold 1.7 GB for as long as the tab is
+    open, outside every budget. Settings where every chooser of heads and layers is drawn."""
+    seed = 30_000 + [p.id for p in ALL_PAGE_INFO].index(page)
+    at = new_app(seed=str(seed), image_size="64", patch_size="16", d_model="32", n_heads="16",
+                 n_layers="8")
+    at.run()
+    open_page(at, page)
+    assert_clean(at)
+    assert any(k[1].seed == seed for k in compute.held()["traces"]._refs)  # it was computed
+    compute.caches()["traces"].drop_oldest(2**40)
+    compute.caches()["derived"].clear()
+    gc.collect()
+    alive = [k for k in list(compute.held()["traces"]._refs)
+             if k[1].seed == seed and compute.held()["traces"].get(k) is not None]
+    assert not alive, alive
