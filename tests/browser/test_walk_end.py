@@ -18,8 +18,8 @@ from tests.support.browser_helpers import (
     screenshot,
     sidebar,
     title,
+    wait_for,
     wait_idle,
-    wait_url,
 )
 
 pytestmark = pytest.mark.browser
@@ -52,7 +52,9 @@ def test_the_stack_links_every_step_and_compare_and_its_label_is_centred(page, a
     expect(page.locator(f"{MAIN} h1").first).to_have_text(EXTRA_PAGES[0].title_in(lang),
                                                            timeout=60_000)
     wait_idle(page)
-    wait_url(page, f"/{EXTRA_PAGES[0].id}?")
+    # the address bar's path (Playwright's page.url may keep the old one after a page change)
+    wait_for(lambda: page.evaluate("location.pathname"), lambda p: p.endswith(
+        f"/{EXTRA_PAGES[0].id}"), "the path of Compare")
     assert_no_errors(page)
 
 
