@@ -688,3 +688,36 @@ def test_the_smallest_text_is_the_size_drawn_after_shrinking_to_fit_and_none_wit
         t.set_fontsize(20)
     fig.axes[0].set_title("small", fontsize=4.5)
     assert figures.min_text_px(figures.to_png(fig)) == pytest.approx(4.5 * 100 / 72, abs=0.051)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_picture_draws_a_text_under_10_pt(kind):
+    """10 pt (13.9 px) is the floor of every text: a picture shown at 3/4 of its width or
+    more reads at 10 px or more (tests/browser/test_figure_text_size.py measures the pages)."""
+    args, kwargs = KINDS[kind]
+    assert figures.min_text_px(getattr(figures, kind)(*args, **kwargs)) >= 10 * 100 / 72 - 0.05
+
+
+def test_long_titles_wrap_or_are_cut_short_but_never_shrink_under_10_pt(monkeypatch):
+    sizes = drawn_text_sizes(monkeypatch)
+    maps = RNG.random((3, 4, 4))
+    long = "a panel title far longer than the panel it stands over"
+    pic = figures.attention_grid_picture(RGB, maps, [long, "b", "c"], "t", ncols=3)
+    assert all(p.title_lines == 2 for p in pic.panels)  # the grid makes room for two lines
+    figures.png(pic)
+    assert min(sizes) >= round(10 * raster.PX)
+    cut, pt = raster.fitted(long, 12, 60)  # one line in 60 px: 10 pt, then cut short
+    assert pt == 10.0 and cut.endswith("…") and raster.text_width(cut, pt) <= 60
+    lines = raster.wrap_px("查询图像块的注意力权重 of every head", 10, 60, 4)
+    assert 1 < len(lines) <= 4 and all(raster.text_width(t, 10) <= 60 for t in lines[:-1])
+    assert "".join(lines).replace(" ", "") == "查询图像块的注意力权重ofeveryhead"
+
+
+@pytest.mark.parametrize("patch_size, every", [(16, 1), (14, 2), (56, 1)])
+def test_patch_numbers_are_10_pt_or_more_every_one_or_a_chequerboard(patch_size, every):
+    image = RNG.random((224, 224, 1)).astype(np.float32)
+    (panel,) = figures.image_with_grid_picture(image, patch_size, "grid").panels
+    G = 224 // patch_size
+    numbered = [int(t[2]) for t in panel.texts]
+    assert panel.text_pt >= 10
+    assert numbered == [p for p in range(G * G) if every == 1 or sum(divmod(p, G)) % 2 == 0]
