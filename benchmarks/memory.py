@@ -1,7 +1,7 @@
 """Where the memory of one heavy session goes (issue 23, item 1): each part predicted by
 `encoder_core.cost` and measured side by side.
 
-    .venv/bin/python -m benchmarks.memory                 # the heaviest settings, then the defaults
+    .venv/bin/python -m benchmarks.memory                 # the defaults, then the heaviest settings
     .venv/bin/python -m benchmarks.memory --only default  # one of them
     .venv/bin/python -m benchmarks.memory --calibrate     # the rates behind encode_seconds
 
@@ -201,7 +201,10 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
     t.add("**trace, all fields** (`trace_bytes`)", cost.trace_bytes(cfg), traced_bytes,
           "exact" if traced_bytes == cost.trace_bytes(cfg) else "DIFFERS")
     t.add("weights (`params_bytes`)", cost.params_bytes(cfg), nbytes(params),
-          f"init_params peak {params_peak / MB:,.1f} MB, {params_s:.2f} s")
+          "exact" if nbytes(params) == cost.params_bytes(cfg) else "DIFFERS")
+    t.add("weights: drawing them (`params_cost`, peak)", cost.params_cost(cfg).bytes,
+          params_peak, f"{params_s:.2f} s (predicted {cost.params_cost(cfg).seconds:.2f} s); "
+          "cached apart from the traces, shared by Compare's variants")
     t.add("encode: transient beyond the trace", cost.encode_transient_bytes(cfg),
           peak - traced_bytes, "a LayerNorm's rows at the end (2·S·d·4) + Python objects")
     del tr
@@ -318,11 +321,19 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
     other = None
 
     # --- time -----------------------------------------------------------------------------------
+    load = os.getloadavg()[0]
+    cpu = time.process_time()
     seconds = best_seconds(lambda: encode(image, cfg, params), repeat)
-    t.add("encode: time (`encode_seconds`)", cost.encode_seconds(cfg), seconds,
-          f"best of {repeat}; {cost.matmul_flops(cfg) / 1e9:,.0f} GFLOP of products; "
+    cpu = (time.process_time() - cpu) / repeat
+    t.add("encode: time (`encode_seconds`, an idle machine)", cost.encode_seconds(cfg), seconds,
+          f"best of {repeat} (CPU {cpu:.2f} s a run, both BLAS threads; load average "
+          f"{load:.1f}); {cost.matmul_flops(cfg) / 1e9:,.0f} GFLOP of products; "
           f"{error(cost.encode_seconds(cfg), seconds)}", unit="s")
     t.print()
+    print("\n`page_cost(cfg, page)` (derived work beyond the trace; Compare without its variant "
+          "traces): " + ", ".join(f"{page} {c.bytes / MB:,.0f} MB / {c.seconds:.1f} s"
+                                  for page in cost.PAGES
+                                  if (c := cost.page_cost(cfg, page)).bytes))
 
 
 def calibrate(repeat: int) -> None:
@@ -376,10 +387,12 @@ def main(argv: list[str] | None = None) -> None:
         calibrate(max(args.repeat, 5))
         return
     print(f"load average {os.getloadavg()[0]:.1f} at the start")
-    if args.only in (None, "heavy"):
-        session_table("Heaviest settings", heavy_config(), args.repeat)
+    # the defaults first: the RSS high-water mark only grows where this process has not
+    # already freed as much memory as the part needs
     if args.only in (None, "default"):
         session_table("Defaults", default_config(), args.repeat)
+    if args.only in (None, "heavy"):
+        session_table("Heaviest settings", heavy_config(), args.repeat)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from .cost import (
     encode_seconds,
     page_cost,
     params_bytes,
+    params_cost,
     trace_bytes,
     trace_cost,
 )
@@ -52,7 +53,8 @@ __all__ = [
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",
     "encode", "encode_peak_bytes", "encode_seconds", "encoder_layer", "feed_forward", "gelu",
     "gelu_tanh", "init_params", "layer_norm", "load_image", "load_params", "merge_heads",
-    "normalise_pixels", "page_cost", "params_bytes", "patch_centres",
+    "normalise_pixels", "page_cost", "params_bytes", "params_cost",
+    "patch_centres",
     "patch_positions", "patch_rows", "patchify", "position_rows", "positional_encoding",
     "prefix_names", "prefix_tokens", "token_names",
     "read_image", "relu", "save_params", "softmax", "split_heads", "to_model_input",

@@ -47,6 +47,8 @@ WRITE_BYTES_PER_S = 1.0e9  # fitted: the trace's bytes per second of encode's ot
 #                            and at the heaviest settings minus their products and softmax
 EXP_PER_S = 4.5e8  # float32 softmax (max, subtract, exp, sum, divide) of [8, 1024, 1024], /s
 GELU_PER_S = 2.3e8  # exact-erf GELU (chunked, ~25 passes) of [1024, 4096], elements/s
+PARAMS_BYTES_PER_S = 2.7e8  # init_params: bytes of weights drawn per second (577 MB in 2.1 s)
+PARAMS_TRANSIENT = 1 << 20  # and its temporaries beside them (the draw's pieces), measured
 ELEMENTWISE64_PER_S = 5.0e8  # float64 passes over 64 MB (log, ×) as the views make, elements/s
 PY_OBJECTS_BASE = 1_300  # bytes of the trace's Python objects beyond its arrays, once
 PY_OBJECTS_PER_LAYER = 4_200  # and per layer (ndarray headers, dataclasses)
@@ -200,6 +202,14 @@ def params_bytes(cfg: EncoderConfig) -> int:
 
     per_layer = sum(size(name) for name in shapes if name not in once)
     return sum(size(name) for name in once) + cfg.n_layers * per_layer
+
+
+def params_cost(cfg: EncoderConfig) -> Cost:
+    """The cost of drawing the random weights, `init_params(cfg)` (lens caches them apart from
+    the traces: one set serves every trace of the same seed, layers, patch and widths):
+    params_bytes + ~1 MB of temporaries, at PARAMS_BYTES_PER_S."""
+    size = params_bytes(cfg)
+    return Cost(size + PARAMS_TRANSIENT, size / PARAMS_BYTES_PER_S)
 
 
 def encode_peak_bytes(cfg: EncoderConfig) -> int:

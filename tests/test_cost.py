@@ -19,6 +19,7 @@ from encoder_core import (
     init_params,
     page_cost,
     params_bytes,
+    params_cost,
     trace_bytes,
     trace_cost,
 )
@@ -294,3 +295,13 @@ def test_the_explorer_payload_is_predicted_within_20_percent():
     assert abs(predicted.kept - len(blob)) <= 0.2 * len(blob)
     too_many = explorer_payload(8, 32 * 32)  # 16 MB of maps: the picker alone
     assert too_many.kept == EXPLORER_FIXED and not explorer.fits(8, 32 * 32)
+
+
+@pytest.mark.parametrize("changes", [
+    {}, {"image_size": 224, "patch_size": 14, "d_model": 256, "d_ff": 1024}])
+def test_params_cost_is_the_weights_and_a_little_within_20_percent_of_tracemalloc(changes):
+    cfg = EncoderConfig(**{**SMALL, **changes})
+    _, peak = traced_peak(lambda: init_params(cfg))
+    predicted = params_cost(cfg)
+    assert predicted.bytes > params_bytes(cfg) and predicted.seconds > 0
+    assert abs(predicted.bytes - peak) <= 0.2 * peak or peak < 2**20, (predicted, peak)
