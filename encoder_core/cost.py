@@ -21,8 +21,10 @@ h = n_heads, L = n_layers, I = image_size, C = channels. Every trace array is fl
 * `encode_seconds(cfg)`: matrix-product FLOPs at the measured float32 rate, plus the memory
   the pass writes (its trace: fresh pages) and its element-wise work (exp of the softmax,
   the GELU) at measured rates.
+* `params_cost(cfg)`: drawing the random weights (cached apart from the traces).
 * `page_cost(cfg, page)`: what a page derives on top of its trace (rollout, head statistics,
-  the scaling demo, the explorer's payload, …), for the pages that derive something sizeable.
+  the scaling demo, the explorer's payload, its pictures, …); Compare's variant traces are
+  traces of their own (`compare_variants`, each admitted with `trace_cost`).
 
 Rates were measured on these machines (2 cores, OpenBLAS with 2 threads, NumPy 2.4) by
 `python -m benchmarks.memory --calibrate`; see that module and docs/benchmarks.md.
