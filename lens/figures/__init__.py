@@ -54,6 +54,7 @@ from .pipeline import pipeline, pipeline_figure
 from .raster import ColourBar, Panel, Picture, colourise, lut, png, render
 from .style import (
     BAR_COLOUR,
+    CUT_KEY,
     DPI,
     FIGURE_KEY,
     FONTS,
@@ -88,8 +89,8 @@ __all__ = [
     # the raster pictures' parts
     "ColourBar", "Panel", "Picture", "colourise", "image_cells", "lut", "png", "render",
     # the shared look and its helpers
-    "BAR_COLOUR", "DPI", "FIGURE_KEY", "FONTS", "GRID_COLOUR", "HIGHLIGHT_COLOUR", "MAX_SIDE",
-    "MIN_TEXT_KEY",
+    "BAR_COLOUR", "CUT_KEY", "DPI", "FIGURE_KEY", "FONTS", "GRID_COLOUR", "HIGHLIGHT_COLOUR",
+    "MAX_SIDE", "MIN_TEXT_KEY",
     "OVERLAY_CMAP", "PROB_CMAP", "QUERY_COLOUR", "SIGNED_CMAP", "WINDOW_COLOUR", "bar_row",
     "block_average",
     "colour_limits", "fit_fontsize", "fixed_margins", "min_text_px", "overlay_rgb", "png_texts",

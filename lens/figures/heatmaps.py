@@ -20,11 +20,15 @@ from .raster import (
     Rect,
     colourise,
     index_ticks,
+    label_lines,
     png,
     rgb255,
     text_width,
     tick_labels,
+    title_lines,
     value_ticks,
+    xlabel_fit,
+    ylabel_fit,
 )
 from .style import (
     DPI,
@@ -56,6 +60,15 @@ def _averaged(mean_of: str, k: int) -> str:
     """What an axis label adds when its axis is block-averaged k to 1: "  (mean of 2)", worded
     by `mean_of` in the page's language (nothing without a wording)."""
     return f"  ({mean_of.format(k=k)})" if k > 1 and mean_of else ""
+
+
+def _axis_label(label: str, averaged: str, fit: float) -> str:
+    """An axis label and its block-average note: on one line when they fit `fit` px, else the
+    note on a line of its own."""
+    one = label + averaged
+    if not averaged or text_width(one, MIN_PT) <= fit:
+        return one
+    return f"{label}\n{averaged.strip()}"
 
 
 def _index_ticks(n: int, length: int, spacing: float) -> tuple[tuple[float, str], ...]:
@@ -98,9 +111,9 @@ def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
         vmin = -vmax if signed else 0.0
     cmap = SIGNED_CMAP if signed else PROB_CMAP
     W, H = _pixels(size)
-    height = H - TITLE_ROOM - XAXIS_ROOM
-    xlabel += _averaged(mean_of, kc)
-    ylabel += _averaged(mean_of, kr)
+    t_lines = title_lines(title, 11, W - 20)  # a long title on two lines
+    top = TITLE_ROOM + (t_lines - 1) * round(11 * PX * 1.2)
+    height = H - top - XAXIS_ROOM
     rects = ()
     # block averages mix CLS with patches: name the prefix only along an axis kept whole
     k_rows = len(prefix) if kr == 1 else 0
@@ -114,20 +127,28 @@ def heatmap_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
         rects += (Rect(c0 - 0.5, r0 - 0.5, min(wc, cols - c0), min(wr, rows - r0),
                        rgb255(WINDOW_COLOUR), width=2, dashed=True),)
     # the margins as wide as their texts: the row ticks and label left, the colour bar right
+    # (an axis label too long for its side takes two lines: "feature j" / "(mean of 2)")
+    step = round(MIN_PT * PX * 1.2)
+    ylabel = _axis_label(ylabel, _averaged(mean_of, kr), ylabel_fit(height, H))
+    y_lines = label_lines(ylabel, MIN_PT, ylabel_fit(height, H))
     yticks = _token_ticks(rows, height, 2.0, prefix[:k_rows])
     widest = max((text_width(label, MIN_PT) for _, label in yticks), default=0)
-    left = round(TICK + 8 + widest + MIN_PT * PX * 1.2 + 10)
+    left = round(TICK + 8 + widest + MIN_PT * PX * 1.2 + 10) + (y_lines - 1) * step
     right = _bar_room(vmin, vmax, height, colorbar_label)
-    box = (left, TITLE_ROOM, W - left - right, height)
+    xlabel = _axis_label(xlabel, _averaged(mean_of, kc), xlabel_fit(W - left - right, W))
+    x_lines = label_lines(xlabel, MIN_PT, xlabel_fit(W - left - right, W))
+    height -= (x_lines - 1) * step
+    box = (left, top, W - left - right, height)
     panel = Panel(box, colourise(shown, cmap, vmin, vmax), (cols, rows), title=title,
-                  xlabel=xlabel, ylabel=ylabel,
+                  title_lines=t_lines,
+                  xlabel=xlabel, ylabel=ylabel, label_lines=max(x_lines, y_lines),
                   xticks=_token_ticks(cols, box[2], 3.0, prefix[:k_cols]), yticks=yticks,
                   hlines=() if highlight_row is None else (highlight_row - 0.5,
                                                            highlight_row + 0.5),
                   vlines=() if highlight_col is None else (highlight_col - 0.5,
                                                            highlight_col + 0.5),
                   rects=rects)
-    bar = ColourBar((left + box[2] + GAP, TITLE_ROOM, BAR, height), cmap, vmin, vmax,
+    bar = ColourBar((left + box[2] + GAP, top, BAR, height), cmap, vmin, vmax,
                     label=colorbar_label)
     return Picture((W, H), (panel,), bar)
 

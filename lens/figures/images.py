@@ -11,7 +11,18 @@ import math
 import numpy as np
 from matplotlib.axes import Axes
 
-from .raster import PX, Panel, Picture, Rect, colourise, index_ticks, png, rgb255, text_width
+from .raster import (
+    PX,
+    Panel,
+    Picture,
+    Rect,
+    colourise,
+    index_ticks,
+    png,
+    rgb255,
+    text_width,
+    title_lines,
+)
 from .style import DPI, GRID_COLOUR, MIN_PT, QUERY_COLOUR
 
 
@@ -53,6 +64,8 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
     G = S // patch_size
     W = H = round(size * DPI)
     left, right, top, bottom = 62, 14, 35, 52
+    lines = title_lines(title, 11, W - 20)  # a long title on two lines
+    top += (lines - 1) * round(11 * PX * 1.2)
     side = min(W - left - right, H - top - bottom)
     x0 = left + (W - left - right - side) // 2
     edges = tuple(k * patch_size - 0.5 for k in range(1, G))
@@ -70,6 +83,7 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
                       rgb255(QUERY_COLOUR), width=3),)
     ticks = tuple((t, str(t)) for t in index_ticks(S, side, spacing=3.0))
     panel = Panel((x0, top, side, side), image_cells(image), (S, S), title=title,
+                  title_lines=lines,
                   xlabel=axis_labels[0], ylabel=axis_labels[1], xticks=ticks, yticks=ticks,
                   hlines=edges, vlines=edges, line_colour=rgb255(GRID_COLOUR), rects=rects,
                   texts=texts, text_pt=number_pt, text_stroke=(40, 40, 40))

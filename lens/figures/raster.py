@@ -169,7 +169,10 @@ def fitted(text: str, pt: float, fit: float | None = None) -> tuple[str, float]:
 
 def wrap_px(text: str, pt: float, width: float, max_lines: int) -> list[str]:
     """`text` in at most `max_lines` lines each at most `width` px long at `pt` points, broken
-    at spaces or between two CJK glyphs (the last line cut short with "…" if need be)."""
+    at spaces or between two CJK glyphs, or at its own line breaks (the last line cut short with
+    "…" if need be)."""
+    if "\n" in text:  # broken where the caller says
+        return text.split("\n")[:max_lines] if max_lines > 1 else [text.replace("\n", " ")]
     if max_lines <= 1 or _length(text, pt) <= width:
         return [text]
     lines, line = [], ""
@@ -232,14 +235,20 @@ def _anchor_point(runs: Runs, mask: Image.Image, origin: tuple[int, int],
     return x, y
 
 
-def draw_text(img: Image.Image, t: Text) -> float:
+class Drawn(float):
+    """The size a text was drawn at, in pixels, knowing whether it was cut short ("…")."""
+    cut: bool = False
+
+
+def draw_text(img: Image.Image, t: Text) -> Drawn:
     """One text, glyph by glyph in the first font of FONTS that has it (one run: drawn as is).
     Returns the size it was drawn at, in pixels (the em of its smallest font; `inf` for no
-    text), once fitted to `fit` (`fitted`)."""
+    text), once fitted to `fit` (`fitted`), and whether fitting cut it short."""
     if not t.text.strip():
-        return math.inf
+        return Drawn(math.inf)
     runs = text_runs(t.text, t.pt, t.fit)
-    drawn = float(min(f.size for f, _ in runs))
+    drawn = Drawn(min(f.size for f, _ in runs))
+    drawn.cut = t.fit is not None and fitted(t.text, t.pt, t.fit)[0] != t.text
     if t.rotate == 0 and len(runs) == 1:
         (f, run), = runs  # the text as fitted
         ImageDraw.Draw(img).text(t.xy, run, font=f, fill=t.colour, anchor=t.anchor,
@@ -330,6 +339,7 @@ class Panel:
     xlabel: str = ""
     ylabel: str = ""
     label_pt: float = MIN_PT
+    label_lines: int = 1  # lines an axis label may take, when it does not fit on one
     xticks: tuple[tuple[float, str], ...] = ()
     yticks: tuple[tuple[float, str], ...] = ()
     tick_pt: float = MIN_PT
@@ -434,19 +444,45 @@ def _draw_panel(img: Image.Image, p: Panel, sizes: list[float]) -> None:
             cx = min(max(bx + bw / 2, half + 10), img.width - half - 10)
             sizes.append(draw_text(img, Text((cx, by - 6 - k * step), line, p.title_pt, "md",
                                              fit=fit)))
+    step = round(p.label_pt * PX * 1.2)  # from one line of a label to the next
     if p.xlabel:  # centred under the panel, moved inwards when it would leave the picture
         below = by + bh + (TICK + 4 + p.tick_pt * PX * 1.25 if p.xticks else 4)
-        fit = max(bw + 60, min(img.width - 20, 2 * bw))
-        half = text_width(p.xlabel, p.label_pt, fit) / 2
-        cx = min(max(bx + bw / 2, half + 10), img.width - half - 10)
-        sizes.append(draw_text(img, Text((cx, below), p.xlabel, p.label_pt, "mt", fit=fit)))
-    if p.ylabel:
+        fit = xlabel_fit(bw, img.width)
+        for k, line in enumerate(wrap_px(p.xlabel, p.label_pt, fit, p.label_lines)):
+            half = text_width(line, p.label_pt, fit) / 2
+            cx = min(max(bx + bw / 2, half + 10), img.width - half - 10)
+            sizes.append(draw_text(img, Text((cx, below + k * step), line, p.label_pt, "mt",
+                                             fit=fit)))
+    if p.ylabel:  # reading upwards; a second line right of the first
         left = bx - (TICK + 8 + y_width if p.yticks else 4) - p.label_pt * PX * 0.6
-        fit = max(bh, min(img.height - 20, bh + 60))
-        half = text_width(p.ylabel, p.label_pt, fit) / 2
-        cy = min(max(by + bh / 2, half + 10), img.height - half - 10)
-        sizes.append(draw_text(img, Text((left, cy), p.ylabel, p.label_pt, rotate=90,
-                                         fit=fit)))
+        fit = ylabel_fit(bh, img.height)
+        lines = wrap_px(p.ylabel, p.label_pt, fit, p.label_lines)
+        for k, line in enumerate(lines):
+            half = text_width(line, p.label_pt, fit) / 2
+            cy = min(max(by + bh / 2, half + 10), img.height - half - 10)
+            x = left - (len(lines) - 1 - k) * step
+            sizes.append(draw_text(img, Text((x, cy), line, p.label_pt, rotate=90, fit=fit)))
+
+
+def xlabel_fit(box_w: int, width: int) -> float:
+    """The room of a panel's x label, in pixels: its width and some, within the picture."""
+    return max(box_w + 60, min(width - 20, 2 * box_w))
+
+
+def ylabel_fit(box_h: int, height: int) -> float:
+    """The room of a panel's y label (reading upwards), in pixels."""
+    return max(box_h, min(height - 20, box_h + 60))
+
+
+def title_lines(text: str, pt: float, fit: float) -> int:
+    """How many lines (1 or 2) a title takes in `fit` px: one when it fits at `pt` or, shrunk,
+    at MIN_PT; else two."""
+    return 1 if _length(text, min(pt, MIN_PT)) <= fit else len(wrap_px(text, pt, fit, 2))
+
+
+def label_lines(text: str, pt: float, fit: float) -> int:
+    """How many lines (1 or 2) an axis label takes in `fit` px at `pt` points."""
+    return len(wrap_px(text, pt, fit, 2))
 
 
 def _draw_colourbar(img: Image.Image, cb: ColourBar, sizes: list[float]) -> None:
@@ -479,10 +515,11 @@ def render(pic: Picture) -> np.ndarray:
     return render_sized(pic)[0]
 
 
-def render_sized(pic: Picture) -> tuple[np.ndarray, float]:
-    """`render`, and the size of its smallest text as drawn, in pixels (`inf`: no text)."""
+def render_sized(pic: Picture) -> tuple[np.ndarray, float, int]:
+    """`render`, the size of its smallest text as drawn, in pixels (`inf`: no text), and how
+    many texts were cut short to fit."""
     img = Image.new("RGB", pic.size, (255, 255, 255))
-    sizes: list[float] = [math.inf]
+    sizes: list[float] = [Drawn(math.inf)]
     for p in pic.panels:
         _draw_panel(img, p, sizes)
     if pic.colourbar is not None:
@@ -492,7 +529,7 @@ def render_sized(pic: Picture) -> tuple[np.ndarray, float]:
                                          fit=pic.size[0] - 20)))
     for t in pic.texts:
         sizes.append(draw_text(img, t))
-    return np.asarray(img), min(sizes)
+    return np.asarray(img), min(sizes), sum(getattr(d, "cut", False) for d in sizes)
 
 
 def _chunk(tag: bytes, data: bytes) -> bytes:
@@ -532,5 +569,5 @@ def encode_png(rgb: np.ndarray, row_filter: str = "none",
 def png(pic: Picture, figure: str = "") -> bytes:
     """PNG bytes of the picture, with tEXt chunks: its smallest text's size (`MIN_TEXT_KEY`)
     and which figure function drew it (`FIGURE_KEY`, when given)."""
-    rgb, smallest = render_sized(pic)
-    return encode_png(rgb, pic.row_filter, png_labels(smallest, figure))
+    rgb, smallest, cut = render_sized(pic)
+    return encode_png(rgb, pic.row_filter, png_labels(smallest, figure, cut))

@@ -33,6 +33,7 @@ DPI = 100
 # the PNG's own pixels (shown at w CSS px wide, a W px PNG's text is min_text_px · w / W px).
 MIN_TEXT_KEY = "min_text_px"
 FIGURE_KEY = "figure"  # and the figure function that drew it ("heatmap", "attention_grid" …)
+CUT_KEY = "texts_cut"  # and how many texts were cut short with "…" to fit (raster pictures)
 
 
 # The CJK font that ships with the app: a subset of Noto Sans CJK SC holding every glyph of the
@@ -120,11 +121,12 @@ def to_png(fig: Figure, figure: str = "") -> bytes:
     return buf.getvalue()
 
 
-def png_labels(smallest: float, figure: str = "") -> dict[str, str]:
+def png_labels(smallest: float, figure: str = "", cut: int = 0) -> dict[str, str]:
     """The tEXt chunks of a PNG of lens.figures: its smallest text in its own pixels ("12.5";
-    none for a picture without text) and the figure function that drew it ("heatmap")."""
+    none for a picture without text), the figure function that drew it ("heatmap") and how
+    many of its texts were cut short with "…" to fit (`CUT_KEY`, when any)."""
     texts = {MIN_TEXT_KEY: f"{smallest:.1f}"} if math.isfinite(smallest) else {}
-    return texts | ({FIGURE_KEY: figure} if figure else {})
+    return texts | ({FIGURE_KEY: figure} if figure else {}) | ({CUT_KEY: str(cut)} if cut else {})
 
 
 def png_texts(data: bytes) -> dict[str, str]:

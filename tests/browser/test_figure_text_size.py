@@ -127,13 +127,15 @@ def measure(page, lang: str, size: tuple[int, int], page_id: str) -> list[dict]:
         assert resp.ok, f"GET {img['src']} answered {resp.status}"
         body = resp.body()
         smallest = figures.min_text_px(body)
-        kind = figures.png_texts(body).get(figures.FIGURE_KEY, "?")
+        texts = figures.png_texts(body)
+        kind = texts.get(figures.FIGURE_KEY, "?")
         assert kind != "?", f"{page_id}: a picture not drawn by lens.figures ({img['src']})"
         if smallest is None:
             continue
         found.append(dict(lang=lang, size=f"{size[0]}×{size[1]}", page=page_id, kind=kind,
                           column=round(column), natural=img["natural"],
                           shown=round(img["shown"]), min_px=smallest,
+                          cut=int(texts.get(figures.CUT_KEY, 0)),
                           displayed=round(smallest * img["shown"] / img["natural"], 1)))
     return found
 
@@ -188,8 +190,8 @@ def write_report(found: list[dict]) -> None:
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     lines += ["", "## Every picture", "",
               "| lang | size | page | figure | column px | PNG px | shown px | min text (PNG px) "
-              "| displayed px |", "|---|---|---|---|---|---|---|---|---|"]
+              "| displayed px | texts cut with … |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['lang']} | {r['size']} | {r['page']} | {r['kind']} | {r['column']} | "
-              f"{r['natural']} | {r['shown']} | {r['min_px']} | {r['displayed']} |"
-              for r in found]
+              f"{r['natural']} | {r['shown']} | {r['min_px']} | {r['displayed']} | "
+              f"{r['cut'] or ''} |" for r in found]
     REPORT.write_text("\n".join(lines) + "\n", encoding="utf-8")
