@@ -1,9 +1,12 @@
 """Where the memory of one heavy session goes (issue 23, item 1): each part predicted by
 `encoder_core.cost` and measured side by side.
 
-    .venv/bin/python -m benchmarks.memory                 # the defaults, then the heaviest settings
-    .venv/bin/python -m benchmarks.memory --only default  # one of them
-    .venv/bin/python -m benchmarks.memory --calibrate     # the rates behind encode_seconds
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.memory     # defaults, then heaviest
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.memory --only default
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.memory --calibrate  # cost.py's rates
+
+One BLAS thread, as scripts/app and scripts/serve run the server (the times depend on it, the
+bytes do not).
 
 The heaviest settings the controls allow: 224 px, patch 7 (1,024 tokens), d_model 1024 (d_ff
 4096), 8 heads, 12 layers, FFN on (lens/settings.py: the 1 GiB attention limit allows 8 heads
@@ -326,7 +329,7 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
     seconds = best_seconds(lambda: encode(image, cfg, params), repeat)
     cpu = (time.process_time() - cpu) / repeat
     t.add("encode: time (`encode_seconds`, an idle machine)", cost.encode_seconds(cfg), seconds,
-          f"best of {repeat} (CPU {cpu:.2f} s a run, both BLAS threads; load average "
+          f"best of {repeat} (CPU {cpu:.2f} s a run, BLAS threads as set; load average "
           f"{load:.1f}); {cost.matmul_flops(cfg) / 1e9:,.0f} GFLOP of products; "
           f"{error(cost.encode_seconds(cfg), seconds)}", unit="s")
     t.print()
@@ -369,7 +372,8 @@ def calibrate(repeat: int) -> None:
     rest = (seconds - cost.matmul_flops(cfg) / (rates["MATMUL_GFLOPS"] * 1e9)
             - L * h * S * S / rates["EXP_PER_S"])
     rates["WRITE_BYTES_PER_S"] = cost.trace_bytes(cfg) / rest if rest > 0 else float("nan")
-    print(f"load average {os.getloadavg()[0]:.1f}; the best of {repeat} runs each; encode at "
+    print(f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}; "
+          f"load average {os.getloadavg()[0]:.1f}; the best of {repeat} runs each; encode at "
           f"the defaults {1e3 * seconds:.0f} ms")
     for key, value in rates.items():
         now = f"(encoder_core.cost: {getattr(cost, key):.3g})" if hasattr(cost, key) else ""
@@ -386,7 +390,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.calibrate:
         calibrate(max(args.repeat, 5))
         return
-    print(f"load average {os.getloadavg()[0]:.1f} at the start")
+    print(f"load average {os.getloadavg()[0]:.1f} at the start; OPENBLAS_NUM_THREADS="
+          f"{os.environ.get('OPENBLAS_NUM_THREADS', '(unset: all cores)')}")
     # the defaults first: the RSS high-water mark only grows where this process has not
     # already freed as much memory as the part needs
     if args.only in (None, "default"):

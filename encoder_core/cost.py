@@ -26,8 +26,9 @@ h = n_heads, L = n_layers, I = image_size, C = channels. Every trace array is fl
   the scaling demo, the explorer's payload, its pictures, …); Compare's variant traces are
   traces of their own (`compare_variants`, each admitted with `trace_cost`).
 
-Rates were measured on these machines (2 cores, OpenBLAS with 2 threads, NumPy 2.4) by
-`python -m benchmarks.memory --calibrate`; see that module and docs/benchmarks.md.
+Rates were measured on these machines (2 cores, NumPy 2.4, one OpenBLAS thread as the server
+runs) by `OPENBLAS_NUM_THREADS=1 python -m benchmarks.memory --calibrate`; see that module and
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ from .params import encoder_optional_names, expected_shapes
 F32 = 4  # bytes of a float32
 F64 = 8  # bytes of a float64
 
-# --- measured constants (python -m benchmarks.memory --calibrate; 2 cores, OpenBLAS 2 threads;
-# each the best of 15 runs, taken over several runs at load averages 0.5–7: the machine is shared)
-MATMUL_GFLOPS = 160.0  # float32 matmul 1024 × 1024 × 1024, GFLOP/s (runs gave 103–191)
-MATMUL64_GFLOPS = 58.0  # float64 matmul (the rollout), GFLOP/s (runs gave 29–98)
+# --- measured constants (OPENBLAS_NUM_THREADS=1 python -m benchmarks.memory --calibrate: one
+# BLAS thread, as scripts/app and scripts/serve run the server; 2 cores; the best of 10–15 runs
+# each, at load averages 0.5–7: the machine is shared)
+MATMUL_GFLOPS = 92.0  # float32 matmul 1024 × 1024 × 1024, GFLOP/s, one thread
+MATMUL_GFLOPS_2_THREADS = 160.0  # the same with OpenBLAS's two threads (runs gave 103–191)
+MATMUL64_GFLOPS = 47.0  # float64 matmul (the rollout), GFLOP/s, one thread
 WRITE_BYTES_PER_S = 1.0e9  # fitted: the trace's bytes per second of encode's other work (fresh
 #                            pages, residual sums, LayerNorm passes), from encode at the defaults
 #                            and at the heaviest settings minus their products and softmax
@@ -250,8 +253,11 @@ def encode_seconds(cfg: EncoderConfig, gflops: float = MATMUL_GFLOPS) -> float:
         matmul_flops / gflops + trace_bytes / WRITE_BYTES_PER_S
         + L·h·S² / EXP_PER_S (softmax) + L·S·d_ff / GELU_PER_S (GELU only)
 
-    gflops: the float32 matmul rate; the default MATMUL_GFLOPS was measured here (1024³
-    product, `python -m benchmarks.memory --calibrate`). The other rates likewise.
+    gflops: the float32 matmul rate; the default MATMUL_GFLOPS was measured here with one
+    OpenBLAS thread, as the server runs (1024³ product, `OPENBLAS_NUM_THREADS=1 python -m
+    benchmarks.memory --calibrate`); MATMUL_GFLOPS_2_THREADS for two. The other rates
+    likewise. Checked: the defaults 148 ms predicted, 143 ms measured; the heaviest settings
+    5.8 s predicted, 6.6 s measured (one thread, load average 4.4).
     """
     S, h, L = cfg.seq_len, cfg.n_heads, cfg.n_layers
     gelu = L * S * cfg.d_ff / GELU_PER_S if cfg.use_ffn and cfg.activation != "relu" else 0.0
