@@ -61,7 +61,7 @@ def pipeline_figure(image: np.ndarray, patch_size: int, captions: Sequence[str],
         ax_enc.add_patch(FancyBboxPatch((0.9, k + 0.12), 8.9, 0.76, facecolor=colour,
                                         edgecolor="#555555", lw=0.8,
                                         boxstyle="round,pad=0.02,rounding_size=0.15"))
-        ax_enc.text(5.35, k + 0.5, wrap_to(text, 4.0, TEXT_PT), ha="center", va="center",
+        ax_enc.text(5.35, k + 0.5, wrap_to(text, 4.4, TEXT_PT), ha="center", va="center",
                     fontsize=TEXT_PT, linespacing=1.1)  # a long stage on two lines
     for ax, caption in zip((ax_img, ax_seq, ax_enc), captions, strict=True):
         ax.set_xticks([])

@@ -162,9 +162,25 @@ def fit_fontsize(text: str, inches: float, base: float) -> float:
 
 
 def wrap_to(text: str, inches: float, pt: float) -> str:
-    """`text` broken into lines at most about `inches` wide at `pt` points: at spaces, or
-    between two CJK glyphs."""
+    """`text` broken into lines at most about `inches` wide at `pt` points: first where it has
+    two spaces or more ("… × 6   (h = 8)": between its parts), then at single spaces or between
+    two CJK glyphs."""
     limit = 72 * inches / pt  # ems a line
+    if _ems(text) <= limit:
+        return text
+    lines, line = [], ""
+    for part in re.split(r"\s{2,}", text):
+        if line and _ems(line + "  " + part) > limit:
+            lines.append(line)
+            line = part
+        else:
+            line = f"{line}  {part}" if line else part
+    lines.append(line)
+    return "\n".join(_wrap_words(one, limit) for one in lines)
+
+
+def _wrap_words(text: str, limit: float) -> str:
+    """`text` in lines of at most `limit` ems, broken at spaces or between two CJK glyphs."""
     lines, line, width = [], "", 0.0
     for token in re.findall(r"\s+|[\u2e80-\uffff]|[^\s\u2e80-\uffff]+", text):
         w = _ems(token)
