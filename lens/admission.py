@@ -30,6 +30,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
+MMAP_THRESHOLD = 128 * 1024  # bytes: larger blocks are mapped, and unmapped when freed
+
 MEMORY_BUDGET_MB = int(os.environ.get("ENCODER_LENS_MEMORY_BUDGET_MB", "2816"))  # 2.75 GiB
 
 
@@ -152,3 +155,25 @@ class MemoryBudget:
                 break
             ahead.append(r)
         return Queue(len(ahead), sum(r.seconds for r in ahead), waited_s)
+
+
+def return_freed_memory() -> bool:
+    """Make every freed array's memory go back to the system at once (glibc only; True when
+    set). glibc maps a large block on its own and unmaps it when freed, but it raises that
+    threshold (up to 32 MB) each time one is freed: after one trace, the [S, d] and
+    [h, S, S] arrays of the next come from the heap of the thread that computes them, which
+    keeps them when they are freed. With a page run per thread, the server's memory grew by
+    about 0.5 GB per heavy session although the budget had freed it (benchmarks/load.py
+    heavy4: 4.5 GB peak, 2.8 GB with the threshold fixed). Fixing it (as the environment
+    variable MALLOC_MMAP_THRESHOLD_ would) also stops the raising."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name)
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    except (OSError, AttributeError):  # not glibc
+        return False

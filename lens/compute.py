@@ -31,7 +31,7 @@ from encoder_core import (
 )
 from encoder_core.config import valid_patch_sizes
 
-from .admission import MEMORY_BUDGET_MB, MemoryBudget
+from .admission import MEMORY_BUDGET_MB, MemoryBudget, return_freed_memory
 from .cache import ComputeGate, Fresh, Held, LRUCache, nbytes
 from .models import Model, checkpoint_paths, load_models
 from .settings import FINAL_STEP, Settings
@@ -63,6 +63,7 @@ DISPLAY_SIDE = 512  # the original upload is shown at most this large
 
 @st.cache_resource(show_spinner=False)
 def _caches() -> dict[str, LRUCache]:
+    return_freed_memory()  # once per process, before the first trace (lens.admission)
     gate = ComputeGate(MAX_COMPUTES)  # weights and traces are leaf computations: one gate
     return {"images": LRUCache(MAX_IMAGES),
             "params": LRUCache(MAX_PARAMS, max_bytes=MEMORY_BUDGET, gate=gate),
@@ -125,7 +126,9 @@ def run_cost(image_key: str, planned: list[tuple[str, EncoderConfig]], weights: 
         pkey = params_key(cfg)
         if weights == "random" and pkey not in seen and not _is_held("params", pkey):
             seen.add(pkey)
-            total_bytes += cost.params_bytes(cfg)
+            drawn = cost.params_cost(cfg)
+            total_bytes += drawn.bytes
+            seconds += drawn.seconds
     return cost.Cost(bytes=total_bytes, seconds=seconds)
 
 

@@ -84,8 +84,8 @@ def settings_cost(s: Settings) -> dict[str, float]:
     weights, in GB, and its time in seconds."""
     cfg = s.to_config()
     trace = cost.trace_cost(cfg)
-    weights = cost.params_bytes(cfg) if s.weights == "random" else 0
-    return {"gb": (trace.bytes + weights) / 1e9, "s": trace.seconds}
+    weights = cost.params_cost(cfg) if s.weights == "random" else cost.Cost(0, 0.0)
+    return {"gb": (trace.bytes + weights.bytes) / 1e9, "s": trace.seconds + weights.seconds}
 
 
 def _image_controls(s: Settings, t: Callable[..., str], has_samples: bool) -> DeltaGenerator:

@@ -171,3 +171,9 @@ def test_what_is_held_outside_reservations_counts_and_caches_are_asked_to_make_r
         with budget.reserve(2 * GB - GB // 8):
             raise AssertionError("admitted")
     assert err.value.limit == 2 * GB - GB // 4
+
+
+def test_freed_memory_goes_back_to_the_system_on_this_machine():
+    from lens.admission import return_freed_memory
+
+    assert return_freed_memory()  # glibc's mallopt took the fixed threshold
