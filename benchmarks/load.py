@@ -476,6 +476,7 @@ class Figures:
     hwm_mb: float = float("nan")
     start_mb: float = float("nan")
     probe_s: float = float("nan")  # speed_probe() just before the burst
+    healthy_after: bool = True  # /_stcore/health answered "ok" once the burst was over
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -512,15 +513,16 @@ def measure(burst: Burst, base_url: str, pids: list[int], timeout: float) -> Fig
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(pids) - cpu0 if pids else float("nan")
     return Figures(burst, results, wall, cpu, peak, hwm, start_mb if pids else float("nan"),
-                   probe)
+                   probe, healthy(base_url))
 
 
 def table(rows: list[Figures], label: str) -> str:
     """The figures as a markdown table."""
     out = [f"**{label}**", "",
            "| burst | sessions | failures | p50 | p95 | max | p95 with images | images / session "
-           "| CPU s / session | peak RSS (sampled) | VmHWM | RSS before | wall | speed probe |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| CPU s / session | peak RSS (sampled) | VmHWM | RSS before | wall | speed probe "
+           "| healthy after |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in rows:
         finish = [r.finish_s for r in f.results]
         done = [r.done_s for r in f.results]
@@ -531,7 +533,8 @@ def table(rows: list[Figures], label: str) -> str:
             f"| {percentile(finish, 95):.2f} s | {percentile(finish, 100):.2f} s "
             f"| {percentile(done, 95):.2f} s | {statistics.mean(r.images for r in f.results):.1f} "
             f"| {f.cpu_s / n:.2f} | {f.peak_mb:.0f} MB | {f.hwm_mb:.0f} MB "
-            f"| {f.start_mb:.0f} MB | {f.wall_s:.1f} s | {f.probe_s:.2f} s |")
+            f"| {f.start_mb:.0f} MB | {f.wall_s:.1f} s | {f.probe_s:.2f} s "
+            f"| {'yes' if f.healthy_after else 'NO'} |")
     return "\n".join(out)
 
 
