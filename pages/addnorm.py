@@ -123,8 +123,8 @@ def render(ctx: PageContext) -> None:
                  % (S_, d, L))
         last = tr.layers[-1].out
         left, right = st.columns([3, 2], gap="large")
-        widgets.matrix(ctx, tr.output, "output = final_ln.out", key="final_out", where=left,
-                       highlight_row=row, tokens="rows")
+        widgets.matrix(ctx, tr.output, f"{ctx.t('word_output')} = final_ln.out", key="final_out",
+                       where=left, highlight_row=row, tokens="rows")
         widgets.picture(ctx, figures.bars, [tr.final_ln.mean, tr.final_ln.var],
                         [f"final_ln.mean = μ  [{S_}]", f"final_ln.var = σ²  [{S_}]"], row_axis,
                         ["μ", "σ²"], ctx.t("final_moments", L=L), highlight=row,

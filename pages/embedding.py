@@ -47,7 +47,7 @@ def render(ctx: PageContext) -> None:
         widgets.picture(ctx, figures.bars, [terms.a, terms.b, terms.products],
                         [ctx.t("terms_a", i=i), ctx.t("terms_b", j=j),
                          ctx.t("terms_ab_bias" if bias else "terms_ab", i=i, j=j)],
-                        "k", [ctx.t("patches_name"), "W_E", ctx.t("product_axis")],
+                        "k", [ctx.t("word_patches"), "W_E", ctx.t("product_axis")],
                         ctx.t("terms_title", i=i, j=j),
                         key="emb_terms")
 
@@ -86,7 +86,7 @@ def render(ctx: PageContext) -> None:
                                 ctx.t("dim_j"), ["CLS"], ctx.t("cls_bars", d=d), highlight=j,
                                 key="cls_vector")
         with right:
-            widgets.matrix(ctx, tr.tokens, f"tokens = [{names}; embedded]", key="tokens",
+            widgets.matrix(ctx, tr.tokens, ctx.t("tokens_name", names=names), key="tokens",
                            xlabel=ctx.t("column_j"), highlight_row=ctx.row(i), highlight_col=j,
                            tokens="rows")
             st.caption(ctx.t("tokens_caption", names=names, i=i, row=ctx.row(i)))

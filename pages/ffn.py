@@ -157,7 +157,7 @@ def render(ctx: PageContext) -> None:
         c1, c2 = st.columns(2)
         widgets.matrix(ctx, lt.resid_1, "resid_1", key="resid_1", where=c1, highlight_row=row,
                        tokens="rows")
-        widgets.matrix(ctx, lt.resid_2, "resid_2 = out", key="resid_2", where=c2,
+        widgets.matrix(ctx, lt.resid_2, ctx.t("resid_2_name"), key="resid_2", where=c2,
                        highlight_row=row, tokens="rows")
         chrome.footer(ctx)
         st.stop()

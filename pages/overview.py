@@ -20,7 +20,7 @@ def vit_stages(ctx, cfg) -> list[str]:
     """The pipeline figure's boxes for a ViT, in the order it runs."""
     S_, d = cfg.seq_len, cfg.d_model
     prefix = ", ".join(prefix_names(cfg))
-    embed = f"{ctx.t('patches_word')} · W_E" + (" + b_E" if cfg.patch_bias else "")
+    embed = f"{ctx.t('word_patches')} · W_E" + (" + b_E" if cfg.patch_bias else "")
     pos = (" + pos_embed" if cfg.position == "learned" else " + PE") if cfg.use_pe else ""
     x0 = f"x0 = [{prefix}; {embed}]{pos}" if cfg.n_prefix else f"x0 = {embed}{pos}"
     ls = ("ls_1 ⊙ ", "ls_2 ⊙ ") if cfg.layer_scale else ("", "")
@@ -84,7 +84,7 @@ def render(ctx: PageContext) -> None:
         widgets.picture(ctx, figures.pipeline, ctx.trace.image, cfg.patch_size,
                         [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
                          ctx.t("cap_patches", N=N, D=D), ctx.t("cap_encoder", L=L)],
-                        [f"x0 = {ctx.t('patches_word')} · W_E + PE   [{N} × {d}]",
+                        [f"x0 = {ctx.t('word_patches')} · W_E + PE   [{N} × {d}]",
                          f"{sublayers}  × {L}   (h = {cfg.n_heads})",
                          f"{ctx.t('stage_output')}   [{N} × {d}]"],
                         key="pipeline")
@@ -108,13 +108,13 @@ def render(ctx: PageContext) -> None:
     with right:
         st.latex(r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{%s}\;[%d \times %d]"
                  % (ctx.t("tex_image"), cfg.image_size, cfg.image_size, cfg.channels,
-                    ctx.t("patches_word"), cfg.n_tokens, cfg.patch_dim))
+                    ctx.t("word_patches"), cfg.n_tokens, cfg.patch_dim))
         if vit:
             for tex in vit_formulas(cfg, ctx.t("tex_image"), ctx.t("tex_pixels"),
-                                    ctx.t("patches_word"), ctx.t("stage_output")):
+                                    ctx.t("word_patches"), ctx.t("stage_output")):
                 st.latex(tex)
         else:
-            st.latex(r"x_0 = \text{%s}\cdot W_E + PE" % ctx.t("patches_word"))
+            st.latex(r"x_0 = \text{%s}\cdot W_E + PE" % ctx.t("word_patches"))
             st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
             if cfg.use_ffn:
                 st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")

@@ -63,7 +63,7 @@ def render(ctx: PageContext) -> None:
 
     st.subheader(ctx.t("matrix"))
     value_label = ctx.t("norm_value") if norm else ctx.t("pixel_value")
-    widgets.matrix(ctx, tr.patches, ctx.t("patches_name"), key="patches", signed=norm,
+    widgets.matrix(ctx, tr.patches, ctx.t("word_patches"), key="patches", signed=norm,
                    xlabel=ctx.t("pixels"), highlight_row=pick, colorbar_label=value_label)
 
     r, c = divmod(pick, G)

@@ -69,12 +69,12 @@ def render(ctx: PageContext) -> None:
 
         st.subheader(ctx.t("learned_sum"))
         left, right = st.columns(2)
-        widgets.matrix(ctx, tr.tokens, "tokens", key="pe_tokens", where=left,
+        widgets.matrix(ctx, tr.tokens, ctx.t("word_tokens"), key="pe_tokens", where=left,
                        highlight_row=ctx.row(query), tokens="rows", window=False)
         widgets.matrix(ctx, tr.pos, "pos", key="pe_pos", where=right,
                        highlight_row=ctx.row(query), tokens="rows", window=False)
         left, right = st.columns(2)
-        widgets.matrix(ctx, tr.x0, "x0 = tokens + pos" if cfg.use_pe else "x0 = tokens",
+        widgets.matrix(ctx, tr.x0, ctx.t("x0_sum" if cfg.use_pe else "x0_tokens"),
                        key="pe_x0", where=left, highlight_row=ctx.row(query), tokens="rows")
         right.caption(ctx.t("learned_sum_caption", names=names, q=query, row=ctx.row(query),
                             none=ctx.t("learned_sum_none") if cfg.n_registers else ""))

@@ -143,7 +143,7 @@ def render(ctx: PageContext) -> None:
     # --- 4 · the output -------------------------------------------------------------------------
     st.subheader(ctx.t("output"))
     left, right = st.columns([3, 2], gap="large")
-    widgets.matrix(ctx, tr.output, ctx.t("output_name"), key="output", where=left, highlight_row=r,
+    widgets.matrix(ctx, tr.output, ctx.t("word_output"), key="output", where=left, highlight_row=r,
                    tokens="rows")
     with right:
         if tr.final_ln is not None:  # output = LN(x_L): the final norm, its γ and β

@@ -49,8 +49,8 @@ CODE_WORDS = frozenset({
 LATEX_TEXT = re.compile(r"(?<!_)(?<!_\{)\\text\{([^{}]*)\}(?!_)")
 # The trace's arrays, written as the variables of a formula by the name they have in the code
 # and the trace download (embedded[i, j] = Σ_k patches[i, k] · W_E[k, j]): allowed in formulas,
-# which are not pictures; every picture says 嵌入, 图像块, 分数 and 输出.
-FORMULA_NAMES = frozenset({"embedded", "patches", "scores", "output"})
+# which are not pictures; every picture says 嵌入, 图像块, 分数, 输出 and 词元.
+FORMULA_NAMES = frozenset({"embedded", "patches", "scores", "output", "tokens"})
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
 NOT_TEXT = frozenset({"fmt"})  # arguments that are not drawn as they are (a number format)
 

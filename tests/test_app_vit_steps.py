@@ -262,7 +262,7 @@ def test_the_vit_pages_speak_chinese_too(with_checkpoint, page):
 def test_the_vit_pages_figures_and_formulas_are_in_chinese(with_checkpoint, page, monkeypatch):
     """Every text the ViT's own parts put in a picture or a formula's \\text{…}, in 中文."""
     from lens import widgets
-    from tests.test_app_figure_texts import LATEX_TEXT, english_words, leaks
+    from tests.test_app_figure_texts import formula_leaks, leaks
 
     calls = []
     real_render = widgets.render
@@ -274,9 +274,7 @@ def test_the_vit_pages_figures_and_formulas_are_in_chinese(with_checkpoint, page
     monkeypatch.setattr(widgets, "render", spy)
     at = vit_page(page, lang="zh")
     assert calls and not leaks(calls), leaks(calls)
-    words = [(t, english_words(t.replace("\\_", "_"))) for f in at.latex
-             for t in LATEX_TEXT.findall(f.value)]
-    assert not [w for w in words if w[1]], [w for w in words if w[1]]
+    assert not formula_leaks(at), formula_leaks(at)
 
 
 @pytest.fixture
