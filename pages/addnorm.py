@@ -70,8 +70,8 @@ def render(ctx: PageContext) -> None:
         row_axis = ctx.t("row_axis", first=names[0], k=k0) if k0 else ctx.t("position")
         widgets.picture(ctx, figures.bars, [lt.ln_1.mean, lt.ln_1.var],
                         [f"ln_1.mean = μ  [{S_}]", f"ln_1.var = σ²  [{S_}]"], row_axis,
-                        ["μ", "σ²"], ctx.t("pre_moments_title"), highlight=row, key="moments",
-                        where=right)
+                        ["μ", "σ²"], ctx.t("pre_moments_title"), highlight=row, width=3.7,
+                        key="moments", where=right)
         left, right = st.columns([3, 2], gap="large")
         widgets.matrix(ctx, lt.ln_1.out, "ln_1.out", key="ln_1_out", where=left,
                        highlight_row=row, tokens="rows")
@@ -79,7 +79,7 @@ def render(ctx: PageContext) -> None:
             st.write(ctx.t("pre_normed_text"))
             widgets.picture(ctx, figures.bars, [lp.gamma_1, lp.beta_1], [f"gamma_1 = γ  [{d}]",
                             f"beta_1 = β  [{d}]"], ctx.t("feature_k"), ["γ", "β"],
-                            ctx.t("gb_title", l=layer + 1), key="gamma_beta")
+                            ctx.t("gb_title", l=layer + 1), width=3.7, key="gamma_beta")
             st.caption(ctx.t("gb_model") if ctx.model is not None else ctx.t("gb_random"))
 
         # --- 2 · the sub-layer on the normalised copy -------------------------------------------
@@ -127,7 +127,7 @@ def render(ctx: PageContext) -> None:
                        where=left, highlight_row=row, tokens="rows")
         widgets.picture(ctx, figures.bars, [tr.final_ln.mean, tr.final_ln.var],
                         [f"final_ln.mean = μ  [{S_}]", f"final_ln.var = σ²  [{S_}]"], row_axis,
-                        ["μ", "σ²"], ctx.t("final_moments", L=L), highlight=row,
+                        ["μ", "σ²"], ctx.t("final_moments", L=L), highlight=row, width=3.7,
                         key="final_moments", where=right)
         st.markdown(f"**{ctx.t('final_by_hand', row=row, i=query)}**")
         final = layer_norm_terms(last[row], tr.params.norm_gamma, tr.params.norm_beta, cfg.ln_eps)

@@ -69,7 +69,10 @@ def render(ctx: PageContext) -> None:
     r, c = divmod(pick, G)
     st.subheader(ctx.t("one_patch", i=pick, r=r, c=c, P=P))
     one = tr.patches[pick].reshape(P, P, C)
-    cols = st.columns(C)
+    # one channel at a time at the page's width: three grids of 16 × 16 numbers side by side
+    # would be unreadable on a tablet
+    cols = (st.tabs([f"{ctx.t('channel')} {'RGB'[ch]}" for ch in range(C)]) if C == 3
+            else [st.container()])
     for ch in range(C):
         with cols[ch]:
             name = ctx.t("patch_name", i=pick) + (f", {ctx.t('channel')} {'RGB'[ch]}"

@@ -64,7 +64,7 @@ def render(ctx: PageContext) -> None:
             st.markdown(f"**{ctx.t('learned_one')}**")
             widgets.matrix(ctx, sim[query].reshape(G, G), ctx.t("learned_grid_name"),
                            key="pe_sim_grid", xlabel=ctx.t("grid_col"), ylabel=ctx.t("grid_row"),
-                           colorbar_label="cos", signed=True, size=(5.0, 4.0), window=False)
+                           colorbar_label="cos", signed=True, size=(3.8, 3.4), window=False)
             st.markdown(neighbour_facts(sim, query))
 
         st.subheader(ctx.t("learned_sum"))

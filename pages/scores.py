@@ -108,7 +108,7 @@ def render(ctx: PageContext) -> None:
                         [ctx.t("on_grid_panel", N=N)],
                         ctx.t("on_grid_title", r=i, i=query, l=l + 1, hd=head + 1), ncols=1,
                         query=query, colorbar_label=ctx.t("weight"), uniform=1 / T,
-                        key="scores_grid", where=c1)
+                        width=3.9, key="scores_grid", where=c1)
         c2.info(ctx.t("on_grid_caption", names=names, G=G, p=100 * share, q=100 * (1 - share)))
 
     # --- one row before and after the softmax -----------------------------------------------------

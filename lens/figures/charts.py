@@ -36,10 +36,11 @@ def bar_row(ax: Axes, v: np.ndarray, highlight: int | None = None,
 
 
 def bars_figure(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
-                ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> Figure:
-    """Bar charts stacked vertically (e.g. one score row before and after softmax)."""
+                ylabels: Sequence[str], suptitle: str, highlight: int | None = None,
+                width: float = BARS_WIDTH) -> Figure:
+    """Bar charts stacked vertically (e.g. one score row before and after softmax), `width`
+    inches wide (narrower for a narrower column: the text keeps its size)."""
     k = len(values)
-    width = BARS_WIDTH
     suptitle, pt = fit_title(suptitle, width - 0.2, 12)
     titles = [wrap_to(t, width - 0.7, MIN_PT) for t in titles]  # over the axes and margins
     extra = max(t.count("\n") for t in titles) if titles else 0  # a title's second line
@@ -58,9 +59,11 @@ def bars_figure(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str
 
 
 def bars(values: Sequence[np.ndarray], titles: Sequence[str], xlabel: str,
-         ylabels: Sequence[str], suptitle: str, highlight: int | None = None) -> bytes:
+         ylabels: Sequence[str], suptitle: str, highlight: int | None = None,
+         width: float = BARS_WIDTH) -> bytes:
     """PNG bytes of `bars_figure`."""
-    return to_png(bars_figure(values, titles, xlabel, ylabels, suptitle, highlight), "bars")
+    return to_png(bars_figure(values, titles, xlabel, ylabels, suptitle, highlight, width),
+                  "bars")
 
 
 def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: str,

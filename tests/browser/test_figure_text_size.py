@@ -1,7 +1,8 @@
 """No figure text under 10 px as displayed (issue 22, item 3), measured in the browser.
 
 Every page is opened at 1400 × 900 and at 820 × 1180, in English and in 中文 (the ViT page with
-the small random timm ViT of `vit_checkpoint`, its only content). For every picture of the main
+the small random timm ViT of `vit_checkpoint`, its only content), and every page with that ViT
+at 820 × 1180. For every picture of the main
 pane: the PNG behind its `src` says how large its smallest text is in its own pixels (the tEXt
 chunk `min_text_px` that every figure function writes, `lens.figures.min_text_px`) and which
 figure function drew it; shown `clientWidth` CSS px wide, that text is
@@ -140,27 +141,29 @@ def measure(page, lang: str, size: tuple[int, int], page_id: str) -> list[dict]:
     return found
 
 
-@pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_no_figure_text_is_under_10_px_as_displayed(browser, server, rows, size, lang):
+def walk(browser, server: str, rows: list[dict], size: tuple[int, int], lang: str,
+         vit_everywhere: bool = False) -> None:
+    """Every page at `size` in `lang` (the ViT page with the test ViT, every page with it when
+    `vit_everywhere`): no figure text under 10 px as displayed, no explorer hint under 12 px."""
     ctx = browser.new_context(viewport={"width": size[0], "height": size[1]})
     ctx.set_default_timeout(TIMEOUT_MS)
     page = ctx.new_page()
     small, hints, hint_pages = [], [], []
     try:
         for p in ALL_PAGES:
-            query = f"lang={lang}" + (f"&{VIT}" if p.id == "vit" else "")
+            query = f"lang={lang}" + (f"&{VIT}" if p.id == "vit" or vit_everywhere else "")
             open_app(page, server, p.id, query)
             assert_no_errors(page)
             if size[0] < 1000:
                 wide_main(page, size[0])
             main_images(page)
-            measured = measure(page, lang, size, p.id)
-            assert measured, f"{p.id}: no picture measured"
+            name = f"{p.id} (ViT)" if vit_everywhere else p.id
+            measured = measure(page, lang, size, name)
+            assert measured, f"{name}: no picture measured"
             rows.extend(measured)
             small += [r for r in measured if r["displayed"] < SMALLEST_PX]
             seen = page.locator(HINTS).evaluate_all(HINTS_JS)  # the locator pierces the
-            hints += [(p.id, h) for h in seen if h["px"] < HINT_PX]  # component's shadow root
+            hints += [(name, h) for h in seen if h["px"] < HINT_PX]  # component's shadow root
             hint_pages += [p.id] if seen else []
             if [r for r in measured if r["displayed"] < SMALLEST_PX]:
                 screenshot(page, f"small-text-{lang}-{size[0]}-{p.id}")
@@ -171,6 +174,18 @@ def test_no_figure_text_is_under_10_px_as_displayed(browser, server, rows, size,
         f"{r['natural']} px PNG shown {r['shown']} px wide)" for r in small)
     assert {"multihead", "stack"} <= set(hint_pages), f"hints seen on {hint_pages} only"
     assert not hints, f"explorer hints under {HINT_PX:g} px: {hints}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_no_figure_text_is_under_10_px_as_displayed(browser, server, rows, size, lang):
+    walk(browser, server, rows, size, lang)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_nor_with_a_vit_at_a_tablets_width(browser, server, rows, lang):
+    """A ViT's pictures (CLS rows, 197 tokens, its own steps) at 820 px, the narrower width."""
+    walk(browser, server, rows, SIZES[1], lang, vit_everywhere=True)
 
 
 def write_report(found: list[dict]) -> None:
