@@ -72,7 +72,11 @@ def test_every_page_imports_as_a_module_with_a_render_function(page):
     module = importlib.import_module(page.module)
     assert callable(module.render) and module.__file__ == str(ROOT / page.path)
     source = (ROOT / page.path).read_text(encoding="utf-8")
-    assert 'if __name__ == "__main__":' in source and "run_page(__file__, render)" in source
+    assert 'if __name__ == "__main__":' in source
+    # run_page(__file__, render), or with the plan of the variants it computes (Compare)
+    plan = getattr(module, "plan", None)
+    assert ("run_page(__file__, render, plan)" if callable(plan)
+            else "run_page(__file__, render)") in source
 
 
 def test_magic_is_off_in_the_production_config():
