@@ -174,8 +174,10 @@ def test_every_text_is_the_golden_one_in_both_languages():
 
 # Texts changed on purpose after the move: (owner, key) -> why.
 CHANGED_SINCE_THE_MOVE: dict[tuple[str, str], str] = {
-    ("addnorm", "x_is_x0"): "中文: x0 = 图像块 · W_E + PE, as the pictures say it (issue 22, item 2)",
-    ("overview", "diff_patch_bias"): "中文: X = 图像块 · W_E + b_E, as the pictures (issue 22, item 2)",
+    ("addnorm", "x_is_x0"): "中文: x0 = 图像块 · W_E + PE, as the pictures say it "
+                            "(issue 22, item 2)",
+    ("overview", "diff_patch_bias"): "中文: X = 图像块 · W_E + b_E, as the pictures "
+                                     "(issue 22, item 2)",
     ("vit", "need_vit"): "names the sidebar's 'Download a model', a hosted user's one route "
                          "(issue 22, item 6)",
     ("common", "checkpoint_caption"): "'the checkpoint <name>', whatever it holds, not "
