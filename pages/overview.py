@@ -56,6 +56,25 @@ def vit_formulas(cfg, image: str, pixels: str, patches: str, output: str) -> lis
     return tex
 
 
+# The pipeline picture side by side, or one part under the other in a phone's column: both are
+# sent, the browser shows the one that fits (the server never learns the width).
+PHONE_PX = 640
+SWAP_CSS = ("<style>"
+            f"@media (max-width: {PHONE_PX}px) {{ .st-key-pipeline_wide {{ display: none }} }}"
+            f"@media (min-width: {PHONE_PX + 1}px) {{ .st-key-pipeline_tall {{ display: none }} }}"
+            "</style>")
+
+
+def pipeline_picture(ctx: PageContext, captions: list[str], stages: list[str]) -> None:
+    """The pipeline: wide on a laptop or a tablet, tall on a phone (its text legible on both)."""
+    st.html(SWAP_CSS)
+    for layout, tall in (("wide", False), ("tall", True)):
+        where = st.container(key=f"pipeline_{layout}")
+        widgets.picture(ctx, figures.pipeline, ctx.trace.image, ctx.cfg.patch_size, captions,
+                        stages, tall=tall, where=where,
+                        key="pipeline" if not tall else "pipeline_tall")
+
+
 def pipeline_rows(cfg, t, lang: str) -> list[tuple[str, str, str, str]]:
     """The pipeline table's cells, a row per step: (step, formula, shapes, parameters), worded
     by `t` (the page's texts) in `lang`."""
@@ -73,21 +92,18 @@ def render(ctx: PageContext) -> None:
     st.markdown(ctx.t("what_to_do"))
     sublayers = ctx.t("stage_layer_ffn") if cfg.use_ffn else ctx.t("stage_layer")
     if vit:
-        widgets.picture(ctx, figures.pipeline, ctx.trace.image, cfg.patch_size,
-                        [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
-                         ctx.t("cap_patches", N=N, D=D),
-                         ctx.t("cap_vit_encoder" if cfg.norm_first else "cap_encoder", L=L)],
-                        vit_stages(ctx, cfg), key="pipeline")
+        pipeline_picture(ctx, [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
+                               ctx.t("cap_patches", N=N, D=D),
+                               ctx.t("cap_vit_encoder" if cfg.norm_first else "cap_encoder", L=L)],
+                         vit_stages(ctx, cfg))
         model = ctx.model
         st.write(ctx.t("vit_intro", name=model.name if model else "ViT", N=N, S=cfg.seq_len))
     else:
-        widgets.picture(ctx, figures.pipeline, ctx.trace.image, cfg.patch_size,
-                        [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
-                         ctx.t("cap_patches", N=N, D=D), ctx.t("cap_encoder", L=L)],
-                        [f"x0 = {ctx.t('word_patches')} · W_E + PE   [{N} × {d}]",
-                         f"{sublayers}  × {L}   (h = {cfg.n_heads})",
-                         f"{ctx.t('stage_output')}   [{N} × {d}]"],
-                        key="pipeline")
+        pipeline_picture(ctx, [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
+                               ctx.t("cap_patches", N=N, D=D), ctx.t("cap_encoder", L=L)],
+                         [f"x0 = {ctx.t('word_patches')} · W_E + PE   [{N} × {d}]",
+                          f"{sublayers}  × {L}   (h = {cfg.n_heads})",
+                          f"{ctx.t('stage_output')}   [{N} × {d}]"])
         st.write(ctx.t("intro"))
     widgets.note_original(ctx)
 

@@ -52,8 +52,8 @@ VIT = "weights=vit_tiny_test"  # the ViT page's pictures need a ViT
 REPORT = ARTIFACTS / "figure-text-sizes.md"
 HINTS = f"{MAIN} .el-hint, {MAIN} .el-note"  # the explorer's grey hints
 
-MEASURE_JS = """els => els.map(e => {
-  const r = e.getBoundingClientRect();
+MEASURE_JS = """els => els.filter(e => e.offsetParent !== null).map(e => {
+  const r = e.getBoundingClientRect();  // pictures not displayed (the other layout) left out
   return {src: e.src, natural: e.naturalWidth, shown: r.width};
 })"""
 COLUMN_JS = """() => {
