@@ -143,6 +143,8 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "analysis.head_statistics": lambda: (([attn(), attn()], G, P), {}),
     "analysis.row_entropy": lambda: ((attn(),), {}),
     "analysis.attention_entropy": lambda: ((attn(),), {}),
+    "analysis.divisor_sweep": lambda: ((N, (1, 4, 16)), {}),
+    "analysis.row_moments": lambda: ((a(N, D),), {}),
     "analysis.scaling_demo": lambda: ((a(H, N, DH), a(H, N, DH), D), {}),
     "analysis.cosine_similarity": lambda: ((a(N, D),), {}),
     "analysis.head_contributions": lambda: ((a(H, N, DH), a(D, D)), {}),

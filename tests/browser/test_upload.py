@@ -34,13 +34,13 @@ from tests.support.browser_helpers import (
 pytestmark = pytest.mark.browser
 
 
-def overview_pictures(page) -> np.ndarray | None:
-    """The overview's pipeline picture and its image pair (the upload as given) side by side,
-    as one pixel array; None when one was replaced meanwhile by a newer rerun."""
-    pictures = [fetch_png(page, info["src"]) for info in main_images(page, at_least=2)[:2]]
+def overview_pictures(page) -> list[np.ndarray] | None:
+    """The overview's pipeline pictures (wide and tall) and its image pair (the upload as
+    given); None when one was replaced meanwhile by a newer rerun."""
+    pictures = [fetch_png(page, info["src"]) for info in main_images(page, at_least=3)[:3]]
     if any(p is None for p in pictures):
         return None
-    return np.concatenate([p.reshape(-1, 3) for p in pictures])[None]
+    return pictures
 
 MAGENTA, CYAN = (255, 0, 255), (0, 255, 255)
 ERROR = f'{MAIN} [data-testid="stAlertContentError"]'
@@ -61,10 +61,11 @@ def test_upload_updates_the_patches_page(page, app_url):
     go_to_step(page, "overview")
 
     def shown() -> tuple[float, float]:
-        pair = overview_pictures(page)
-        if pair is None:  # replaced meanwhile by a newer rerun: look again
+        pictures = overview_pictures(page)
+        if pictures is None:  # replaced meanwhile by a newer rerun: look again
             return 0.0, 0.0
-        return colour_fraction(pair, MAGENTA), colour_fraction(pair, CYAN)
+        # the picture most of whose pixels are the upload's colours: the image pair
+        return max((colour_fraction(p, MAGENTA), colour_fraction(p, CYAN)) for p in pictures)
 
     wait_for(shown, lambda f: min(f) > 0.05,
              "the overview to show the uploaded picture (magenta and cyan pixel shares)")
