@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
-from tests.support import serverctl  # the one way the app is started
 from tests.support.browser_helpers import (
-    ARTIFACTS,
     CHROMIUM,
     CHROMIUM_ARGS,
     SHOTS,
     TIMEOUT_MS,
     VIEWPORT,
+    app_server,
     screenshot,
 )
 
@@ -43,19 +42,8 @@ def _fresh_screenshots() -> None:
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
     """Start `streamlit run app.py` on a free port, yield its base URL, stop it afterwards."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log_path = ARTIFACTS / "streamlit-server.log"
-    port = serverctl.free_port()
-    url = f"http://127.0.0.1:{port}"
-    with open(log_path, "wb") as log:
-        proc = serverctl.launch(REPO, port, log)
-        try:
-            why = serverctl.wait_healthy(proc, url, STARTUP_S)
-            if why:
-                pytest.fail(f"{why}; its log:\n{log_path.read_text(errors='replace')}")
-            yield url
-        finally:
-            serverctl.stop(proc)
+    with app_server("streamlit-server.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -28,13 +28,13 @@ import pytest
 from lens import figures
 from lens.models import CHECKPOINTS_ENV
 from lens.steps import ALL_PAGES
-from tests.support import serverctl  # the one way the app is started
 from tests.support.browser_helpers import (
     ARTIFACTS,
     MAIN,
     MAIN_IMAGES,
     SIDEBAR,
     TIMEOUT_MS,
+    app_server,
     assert_no_errors,
     main_images,
     open_app,
@@ -71,20 +71,8 @@ HINTS_JS = """els => els
 def server(vit_checkpoint) -> Iterator[str]:
     """A server of this repository whose registry holds the test ViT (beside the defaults);
     its log: test-artifacts/streamlit-text-size-server.log."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log_path = ARTIFACTS / "streamlit-text-size-server.log"
-    port = serverctl.free_port()
-    url = f"http://127.0.0.1:{port}"
-    with open(log_path, "wb") as log, pytest.MonkeyPatch.context() as mp:
-        mp.setenv(CHECKPOINTS_ENV, vit_checkpoint)
-        proc = serverctl.launch(ARTIFACTS.parent, port, log)  # inherits the environment
-        try:
-            why = serverctl.wait_healthy(proc, url, serverctl.STARTUP_S)
-            if why:
-                pytest.fail(f"{why}; its log:\n{log_path.read_text(errors='replace')}")
-            yield url
-        finally:
-            serverctl.stop(proc)
+    with app_server("streamlit-text-size-server.log", {CHECKPOINTS_ENV: vit_checkpoint}) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

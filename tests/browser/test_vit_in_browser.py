@@ -17,11 +17,10 @@ from playwright.sync_api import expect
 from encoder_core import encode, load_checkpoint
 from lens import compute
 from lens.models import CHECKPOINTS_ENV
-from tests.support import serverctl  # the one way the app is started
 from tests.support.browser_helpers import (
     ALL_PAGES,
-    ARTIFACTS,
     MAIN,
+    app_server,
     assert_no_errors,
     main_images,
     open_app,
@@ -44,20 +43,8 @@ PICKER = f"{EXPLORER} .el-pick canvas"
 def vit_url(vit_checkpoint) -> Iterator[str]:
     """A server of this repository whose environment names the test checkpoint; stopped at
     the end. Its log: test-artifacts/streamlit-vit-server.log."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log_path = ARTIFACTS / "streamlit-vit-server.log"
-    port = serverctl.free_port()
-    url = f"http://127.0.0.1:{port}"
-    with open(log_path, "wb") as log, pytest.MonkeyPatch.context() as mp:
-        mp.setenv(CHECKPOINTS_ENV, vit_checkpoint)
-        proc = serverctl.launch(ARTIFACTS.parent, port, log)  # inherits the environment
-        try:
-            why = serverctl.wait_healthy(proc, url, serverctl.STARTUP_S)
-            if why:
-                pytest.fail(f"{why}; its log:\n{log_path.read_text(errors='replace')}")
-            yield url
-        finally:
-            serverctl.stop(proc)
+    with app_server("streamlit-vit-server.log", {CHECKPOINTS_ENV: vit_checkpoint}) as url:
+        yield url
 
 
 @cache

@@ -5,16 +5,19 @@ from __future__ import annotations
 import io
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
+import pytest
 from PIL import Image
 from playwright.sync_api import Locator, Page, expect
 
 from lens import steps as _steps
 from lens.i18n import translate
+from tests.support import serverctl  # the one way the app is started
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -291,3 +294,25 @@ def go_to_step(page: Page, step: str) -> None:
     assert_no_errors(page, expect_error=True)  # a traceback: say so, not "no title"
     expect(heading.first).to_be_visible()
     wait_idle(page)
+
+
+@contextmanager
+def app_server(log_name: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """This repository's app on a free loopback port for a browser test, with `env` added to
+    its environment; yields its base URL, always stops it. Its log: test-artifacts/<log_name>;
+    a server that never gets healthy fails the test with that log."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log_path = ARTIFACTS / log_name
+    port = serverctl.free_port()
+    url = f"http://127.0.0.1:{port}"
+    with open(log_path, "wb") as log, pytest.MonkeyPatch.context() as mp:
+        for key, value in (env or {}).items():
+            mp.setenv(key, value)
+        proc = serverctl.launch(REPO, port, log)  # inherits the environment
+        try:
+            why = serverctl.wait_healthy(proc, url, serverctl.STARTUP_S)
+            if why:
+                pytest.fail(f"{why}; its log:\n{log_path.read_text(errors='replace')}")
+            yield url
+        finally:
+            serverctl.stop(proc)
