@@ -126,7 +126,7 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
         render(page(info.id, hold, plan))
 
 
-def page(page_id: str, hold: ExitStack | None = None, plan: Plan | None = None) -> PageContext:
+def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext:
     """Set up a page: settings, sidebar, image, the memory its run needs (held by `hold`
     until the run ends), trace; the header with the step's navigation."""
     if page_id not in PAGES:
@@ -142,7 +142,7 @@ def page(page_id: str, hold: ExitStack | None = None, plan: Plan | None = None) 
     if settings.source == "upload" and st.session_state.get(keys.IMAGE_BYTES):
         sidebar.show_upload(upload_slot, t, name, compute.thumbnail_png(image_key, original))
     planned = [("", settings), *(plan(settings) if plan is not None else [])]
-    admit(hold if hold is not None else ExitStack(), t, page_id, image_key, planned)
+    admit(hold, t, page_id, image_key, planned)
     params, head = compute.weights_for(settings.weights, cfg, settings.train_step)
     weights = compute.weights_id(settings.weights, settings.train_step)
     with st.spinner(t("computing")):
