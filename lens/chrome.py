@@ -81,6 +81,10 @@ def header(ctx: PageContext) -> None:
     st.caption(ctx.t("app_title"))
     st.title(info.title_in(ctx.lang))
     _step_navigation(ctx, keys.NAV_PREV, keys.NAV_NEXT)
+    if ctx.settings.lesson:
+        from . import lesson  # noqa: PLC0415 (lens.lesson imports what imports this module)
+
+        lesson.progress_caption(ctx)
     st.markdown(f"**{info.takeaway_in(ctx.lang)}**")
     weights_caption(ctx)
 

@@ -41,6 +41,12 @@ class PageContext:
     image_name: str
     image_key: str  # content hash of the image (cache key)
     head_model: object | None = None  # the classifier head of a trained model
+    withheld: frozenset[str] = frozenset()  # element keys a lesson's open task withholds
+
+    def shows(self, key: str) -> bool:
+        """Whether the page draws its element `key`: not while a task of the lesson that
+        withholds it is open (`lens.lesson`)."""
+        return key not in self.withheld
 
     @property
     def lang(self) -> str:
@@ -123,7 +129,12 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
         return
     st.session_state[keys.ENTRY] = False  # the router sets it again on each run
     with ExitStack() as hold:
-        render(page(info.id, hold, plan))
+        ctx = page(info.id, hold, plan)
+        if ctx.settings.lesson:  # the task cards, then the page without what they withhold
+            from . import lesson  # noqa: PLC0415 (lens.lesson draws with this module's types)
+
+            ctx.withheld = lesson.ask(ctx)
+        render(ctx)
 
 
 def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext:
@@ -148,6 +159,9 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     with st.spinner(t("computing")):
         trace = compute.trace_for(image_key, model_input, cfg, params, weights)
     session.sync_url()
+    from . import lesson  # noqa: PLC0415 (see run_page)
+
+    lesson.sync_url(settings.lesson)
     chrome.export(t, trace, image_key, weights)
     layout_behaviours()  # wide formulas fitted, a new page at its top, a tablet's sidebar
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,

@@ -107,15 +107,16 @@ def _pad4(b: bytes, fill: bytes = b"\0") -> bytes:
 
 
 def payload(image: np.ndarray, grid: int, query: int, text: dict[str, str],
-            maps: Maps | None = None) -> bytes:
-    """The blob the component reads: uint32 header length, JSON header, then the sections."""
+            maps: Maps | None = None, mark: int = -1) -> bytes:
+    """The blob the component reads: uint32 header length, JSON header, then the sections.
+    `mark`: a patch framed in its own colour (the patch a lesson's question names), or -1."""
     pixels = picture_pixels(image, grid)
     lut = _pad4(_lut().tobytes())
     pic = _pad4(pixels.tobytes())
     head: dict[str, object] = {"G": grid, "N": grid * grid, "side": pixels.shape[0],
                                "query": int(query), "scale": SCALE, "alpha": ALPHA,
                                "lut_at": 0, "image_at": len(lut), "rows": 0, "cols": 0,
-                               "text": text}
+                               "text": text, "mark": int(mark)}
     body = [lut, pic]
     if maps is not None:
         rows, cols, n, _ = maps.attn.shape

@@ -84,6 +84,7 @@ class Settings:
     layer: int = 0  # selected layer, 0-based (shown 1…L)
     head: int = 0  # selected head, 0-based (shown 1…h)
     query: int = CENTRE  # selected query patch, row-major; CENTRE: the centre patch
+    lesson: bool = False  # lesson mode: each step asks its predictions before it shows them
     # The configuration of a model that fixes the architecture; not in links.
     architecture: EncoderConfig | None = None
 
@@ -239,7 +240,7 @@ DEFAULTS = Settings()
 # How each link key is read: a choice among texts, a switch, a number among options, or a
 # whole number in a range.
 CHOICES: dict[str, tuple[str, ...]] = {"lang": LANGS, "source": SOURCES, "scale": SCALES}
-SWITCHES = ("use_ffn", "use_pe")
+SWITCHES = ("use_ffn", "use_pe", "lesson")
 OPTIONS: dict[str, tuple[int, ...]] = {"channels": CHANNELS, "image_size": IMAGE_SIZES,
                                        "d_model": D_MODELS}
 # Whole numbers; train_step and the last five are checked against the combination later

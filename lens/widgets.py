@@ -47,10 +47,29 @@ def picture(ctx: PageContext, draw: Figure, *args: object, key: str, caption: st
     the button is pressed (its data is a callable): Streamlit would otherwise hash and store
     every picture a second time, as a download, on every run of every session."""
     where = where or st
+    if not ctx.shows(key):
+        withheld_note(ctx, where)
+        return
     png = render(draw, *args, **kwargs)
     where.image(png, caption=caption, width="stretch", output_format="PNG")
     where.download_button(ctx.t("download_png"), lambda: png, file_name=f"{key}.png",
                           mime="image/png", key=f"dl_{key}", on_click="ignore")
+
+
+def withheld_note(ctx: PageContext, where: Where = None) -> None:
+    """The line in place of what a lesson's open task withholds."""
+    (where or st).caption(ctx.t("withheld"))
+
+
+def section(ctx: PageContext, key: str, draw: Callable[[], None], where: Where = None) -> None:
+    """`draw()` in a container keyed `shown_<key>`; while an open task of the lesson withholds
+    `key`, one line that says it follows the answer instead — nothing of it is drawn or sent."""
+    where = where or st
+    if not ctx.shows(key):
+        withheld_note(ctx, where)
+        return
+    with where.container(key=f"shown_{key}"):
+        draw()
 
 
 def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool = True,

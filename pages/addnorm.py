@@ -72,15 +72,20 @@ def render(ctx: PageContext) -> None:
                         [f"ln_1.mean = μ  [{S_}]", f"ln_1.var = σ²  [{S_}]"], row_axis,
                         ["μ", "σ²"], ctx.t("pre_moments_title"), highlight=row, width=3.7,
                         key="moments", where=right)
-        left, right = st.columns([3, 2], gap="large")
-        widgets.matrix(ctx, lt.ln_1.out, "ln_1.out", key="ln_1_out", where=left,
-                       highlight_row=row, tokens="rows")
-        with right:
-            st.write(ctx.t("pre_normed_text"))
-            widgets.picture(ctx, figures.bars, [lp.gamma_1, lp.beta_1], [f"gamma_1 = γ  [{d}]",
-                            f"beta_1 = β  [{d}]"], ctx.t("feature_k"), ["γ", "β"],
-                            ctx.t("gb_title", l=layer + 1), width=3.7, key="gamma_beta")
-            st.caption(ctx.t("gb_model") if ctx.model is not None else ctx.t("gb_random"))
+
+        def normalised() -> None:
+            left, right = st.columns([3, 2], gap="large")
+            widgets.matrix(ctx, lt.ln_1.out, "ln_1.out", key="ln_1_out", where=left,
+                           highlight_row=row, tokens="rows")
+            with right:
+                st.write(ctx.t("pre_normed_text"))
+                widgets.picture(ctx, figures.bars, [lp.gamma_1, lp.beta_1],
+                                [f"gamma_1 = γ  [{d}]", f"beta_1 = β  [{d}]"],
+                                ctx.t("feature_k"), ["γ", "β"], ctx.t("gb_title", l=layer + 1),
+                                width=3.7, key="gamma_beta")
+                st.caption(ctx.t("gb_model") if ctx.model is not None else ctx.t("gb_random"))
+
+        widgets.section(ctx, "normalise", normalised)
 
         # --- 2 · the sub-layer on the normalised copy -------------------------------------------
         st.subheader(ctx.t("pre_sublayer"))
@@ -108,8 +113,11 @@ def render(ctx: PageContext) -> None:
                                 f"layers[{layer}].resid_1[{row}, {k}]")
 
         # --- 4 · one row of LN_1 by hand ----------------------------------------------------------
-        st.subheader(ctx.t("pre_by_hand", i=query, row=row, l=layer + 1))
-        ln_1_by_hand(x[row], "x", row, k, ctx.t("pre_row_title", row=row), layer)
+        def by_hand() -> None:
+            st.subheader(ctx.t("pre_by_hand", i=query, row=row, l=layer + 1))
+            ln_1_by_hand(x[row], "x", row, k, ctx.t("pre_row_title", row=row), layer)
+
+        widgets.section(ctx, "by_hand", by_hand)
 
         # --- 5 · the final LayerNorm --------------------------------------------------------------
         st.subheader(ctx.t("final_title"))
@@ -190,26 +198,30 @@ def render(ctx: PageContext) -> None:
              % (d - 1, d))
 
     # --- 3 · normalise --------------------------------------------------------------------------
-    st.subheader(ctx.t("normalise"))
-    left, right = st.columns([3, 2], gap="large")
-    widgets.matrix(ctx, lt.ln_1.normed, "ln_1.normed", key="normed", where=left,
-                   highlight_row=query)
-    with right:
-        st.latex(r"\hat{x}_{ik} = \frac{x_{ik} - \mu_i}{\sqrt{\sigma_i^2 + \varepsilon}}")
-        st.write(ctx.t("normalise_text", eps=cfg.ln_eps))
-    # the heatmaps alone hide the change when resid_1's rows are near mean 0, variance 1: the
-    # rows' moments before and after, on one axis
-    (mean_0, var_0), (mean_1, var_1) = ctx.derived(
-        f"addnorm/moments/{layer}", lambda: (row_moments(lt.resid_1), row_moments(lt.ln_1.normed)))
-    st.write(ctx.t("moments_both_text", m0=float(np.min(mean_0)), m1=float(np.max(mean_0)),
-                   v0=float(np.min(var_0)), v1=float(np.max(var_0))))
-    widgets.picture(ctx, figures.lines, np.arange(N), [mean_0, var_0, mean_1, var_1],
-                    [ctx.t("line_mean_before"), ctx.t("line_var_before"),
-                     ctx.t("line_mean_after"), ctx.t("line_var_after")],
-                    ctx.t("moments_both_title"), ctx.t("position"), ctx.t("moment_value"),
-                    key="moments_both")  # the full width: its legend stays legible
-    if ctx.weights == "random":
-        st.caption(ctx.t("moments_both_random"))
+    def normalise() -> None:
+        st.subheader(ctx.t("normalise"))
+        left, right = st.columns([3, 2], gap="large")
+        widgets.matrix(ctx, lt.ln_1.normed, "ln_1.normed", key="normed", where=left,
+                       highlight_row=query)
+        with right:
+            st.latex(r"\hat{x}_{ik} = \frac{x_{ik} - \mu_i}{\sqrt{\sigma_i^2 + \varepsilon}}")
+            st.write(ctx.t("normalise_text", eps=cfg.ln_eps))
+        # the heatmaps alone hide the change when resid_1's rows are near mean 0, variance 1: the
+        # rows' moments before and after, on one axis
+        (mean_0, var_0), (mean_1, var_1) = ctx.derived(
+            f"addnorm/moments/{layer}",
+            lambda: (row_moments(lt.resid_1), row_moments(lt.ln_1.normed)))
+        st.write(ctx.t("moments_both_text", m0=float(np.min(mean_0)), m1=float(np.max(mean_0)),
+                       v0=float(np.min(var_0)), v1=float(np.max(var_0))))
+        widgets.picture(ctx, figures.lines, np.arange(N), [mean_0, var_0, mean_1, var_1],
+                        [ctx.t("line_mean_before"), ctx.t("line_var_before"),
+                         ctx.t("line_mean_after"), ctx.t("line_var_after")],
+                        ctx.t("moments_both_title"), ctx.t("position"), ctx.t("moment_value"),
+                        key="moments_both")  # the full width: its legend stays legible
+        if ctx.weights == "random":
+            st.caption(ctx.t("moments_both_random"))
+
+    widgets.section(ctx, "normalise", normalise)
 
     # --- 4 · scale and shift --------------------------------------------------------------------
     st.subheader(ctx.t("scale_shift"))
@@ -246,10 +258,13 @@ def render(ctx: PageContext) -> None:
         st.write(ctx.t("next_ffn") if cfg.use_ffn else ctx.t("next_layer"))
 
     # --- 5 · one position by hand ---------------------------------------------------------------
-    st.subheader(ctx.t("by_hand", i=query, l=layer + 1))
-    left, _ = st.columns([1, 1])
-    k = int(left.number_input(ctx.t("pick_k"), 0, d - 1, 0, step=1, key="ln_feature"))
-    ln_1_by_hand(lt.resid_1[query], "resid_1", query, k, ctx.t("row_title", i=query), layer)
+    def by_hand() -> None:
+        st.subheader(ctx.t("by_hand", i=query, l=layer + 1))
+        left, _ = st.columns([1, 1])
+        k = int(left.number_input(ctx.t("pick_k"), 0, d - 1, 0, step=1, key="ln_feature"))
+        ln_1_by_hand(lt.resid_1[query], "resid_1", query, k, ctx.t("row_title", i=query), layer)
+
+    widgets.section(ctx, "by_hand", by_hand)
 
     chrome.footer(ctx)
 

@@ -23,7 +23,6 @@ def render(ctx: PageContext) -> None:
         sum."""
         S_, n_pos = cfg.seq_len, cfg.n_pos
         first = n_pos - N  # pos_embed's row of patch 0
-        names = ", ".join(prefix_names(cfg))
         prefix = (ctx.t("learned_prefix", names=", ".join(prefix_names(cfg)[:first])) if first
                   else "")
         if cfg.n_registers:
@@ -31,23 +30,34 @@ def render(ctx: PageContext) -> None:
         st.write(ctx.t("learned_intro", n=n_pos, d=d, first=first, prefix=prefix))
         if not cfg.use_pe:
             st.warning(ctx.t("pe_off"))
-        st.latex(rf"\underbrace{{x_0}}_{{{S_} \times {d}}} = "
-                 rf"\underbrace{{\text{{tokens}}}}_{{{S_} \times {d}}} + "
-                 rf"\underbrace{{\text{{pos}}}}_{{{S_} \times {d}}},\qquad "
-                 rf"\text{{pos}}[n_{{prefix}} + i] = \text{{pos\_embed}}[{first} + i]"
-                 rf"\quad (i = 0 \ldots {N - 1})")
+        widgets.section(ctx, "pe_formula", lambda: st.latex(
+            rf"\underbrace{{x_0}}_{{{S_} \times {d}}} = "
+            rf"\underbrace{{\text{{tokens}}}}_{{{S_} \times {d}}} + "
+            rf"\underbrace{{\text{{pos}}}}_{{{S_} \times {d}}},\qquad "
+            rf"\text{{pos}}[n_{{prefix}} + i] = \text{{pos\_embed}}[{first} + i]"
+            rf"\quad (i = 0 \ldots {N - 1})"))
         widgets.note_original(ctx)
 
         st.subheader(ctx.t("learned_matrix"))
         left, right = st.columns([2, 3])
         with left:
             query = widgets.query_picker(ctx)
-        with right:
+
+        def table() -> None:
             widgets.matrix(ctx, tr.params.pos_embed, "pos_embed", key="pos_embed",
                            xlabel=ctx.t("features"), ylabel=ctx.t("tokens"),
                            highlight_row=first + query, tokens="rows" if n_pos == S_ else "")
             st.caption(ctx.t("learned_caption", row=first + query, q=query))
 
+        widgets.section(ctx, "pe_matrix", table, where=right)
+        widgets.section(ctx, "pe_similarity", lambda: learned_similarity(query))
+        widgets.section(ctx, "pe_sum", lambda: learned_sum(query))
+
+
+    def learned_similarity(query: int) -> None:
+        """The learned positions' similarity on the grid: the mosaic, the query's tile."""
+        first = cfg.n_pos - N  # pos_embed's row of patch 0
+        names = ", ".join(prefix_names(cfg))
         st.subheader(ctx.t("learned_sim_title"))
         sim = ctx.derived("positions/cos", lambda: position_similarity(  # [N, N] patches only
             tr.params.pos_embed, first))
@@ -67,6 +77,10 @@ def render(ctx: PageContext) -> None:
                            colorbar_label="cos", signed=True, size=(3.8, 3.4), window=False)
             st.markdown(neighbour_facts(sim, query))
 
+
+    def learned_sum(query: int) -> None:
+        """tokens + pos = x0."""
+        names = ", ".join(prefix_names(cfg))
         st.subheader(ctx.t("learned_sum"))
         left, right = st.columns(2)
         widgets.matrix(ctx, tr.tokens, ctx.t("word_tokens"), key="pe_tokens", where=left,
@@ -105,8 +119,9 @@ def render(ctx: PageContext) -> None:
         st.warning(ctx.t("pe_off"))
     st.latex(r"PE(pos, 2i) = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\qquad "
              r"PE(pos, 2i+1) = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
-    st.latex(rf"pos = 0 \ldots {N - 1},\quad i = 0 \ldots d_{{model}}/2 - 1 = {d // 2 - 1},\quad "
-             rf"PE\;[{N} \times {d}]")
+    widgets.section(ctx, "pe_formula", lambda: st.latex(
+        rf"pos = 0 \ldots {N - 1},\quad i = 0 \ldots d_{{model}}/2 - 1 = {d // 2 - 1},\quad "
+        rf"PE\;[{N} \times {d}]"))
     widgets.note_original(ctx)
 
     # --- the matrix, one value worked out, the columns as curves ---------------------------------
@@ -129,13 +144,17 @@ def render(ctx: PageContext) -> None:
                  r"\end{aligned}")
         blocks.stored_check(ctx, ex.value, tr.pe[pos, col], f"pe[{pos}, {col}]")
         st.caption(ctx.t("ex_caption"))
-    with matrix_box:
+
+
+    def pe_matrix() -> None:
+        """The table, its sines and cosines, and a window of its numbers."""
         st.subheader(ctx.t("pe_matrix"))
-        sin_col, cos_col = st.columns(2)  # the whole width: each panel is read at a tablet's width
+        sin_col, cos_col = st.columns(2)  # the whole width: each is read at a tablet's width
         for name, offset, where in (("sin_name", 0, sin_col), ("cos_name", 1, cos_col)):
             widgets.matrix(ctx, tr.pe[:, offset::2], ctx.t(name), key=f"pe_{offset}",
                            xlabel=ctx.t("pair_i"), ylabel=ctx.t("pos"), where=where,
-                           highlight_row=pos, highlight_col=col // 2 if col % 2 == offset else None,
+                           highlight_row=pos,
+                           highlight_col=col // 2 if col % 2 == offset else None,
                            size=(3.6, 3.6), window=False)
         below, _ = st.columns([3, 2])
         widgets.number_window(ctx, tr.pe, "PE", key="pe", where=below)
@@ -143,60 +162,73 @@ def render(ctx: PageContext) -> None:
         if d // 2 > figures.MAX_SIDE:
             below.caption(ctx.t("pe_avg"))
 
-    st.subheader(ctx.t("curves"))
-    defaults = sorted({0, 1, 2 * (d // 16), 2 * (d // 8)})
-    cols = st.multiselect(ctx.t("pick_cols"), list(range(d)), default=defaults, key="pe_cols",
-                          max_selections=8)
-    if cols:
-        labels = []
-        for c in cols:
-            f = "sin" if c % 2 == 0 else "cos"
-            labels.append(ctx.t("curve_label", c=c, f=f, i=c // 2))
-        widgets.picture(ctx, figures.lines, list(range(N)), [tr.pe[:, c] for c in cols], labels,
-                        ctx.t("curves_title"), ctx.t("pos"), "PE", size=(8.0, 3.0), key="pe_lines")
-        st.caption(ctx.t("curves_caption", N=N))
-    else:
-        st.info(ctx.t("no_cols"))
 
-    # --- similarity: in the sequence, and on the image -------------------------------------------
-    st.subheader(ctx.t("similarity"))
-    sim = cosine_similarity(tr.pe)  # [N, N]
-    left, right = st.columns(2)
-    with left:
-        widgets.matrix(ctx, sim, ctx.t("sim_name"), key="pe_sim", xlabel=ctx.t("pos_b"),
-                       ylabel=ctx.t("pos_a"), colorbar_label="cos", signed=False)
-    with right:
-        st.write(ctx.t("sim_intro"))
-        st.markdown(f"**{ctx.t('grid_title')}.** " + ctx.t("grid_intro", G=G))
+    def curves() -> None:
+        """Columns of PE as curves over the positions."""
+        st.subheader(ctx.t("curves"))
+        defaults = sorted({0, 1, 2 * (d // 16), 2 * (d // 8)})
+        cols = st.multiselect(ctx.t("pick_cols"), list(range(d)), default=defaults,
+                              key="pe_cols", max_selections=8)
+        if cols:
+            labels = []
+            for c in cols:
+                f = "sin" if c % 2 == 0 else "cos"
+                labels.append(ctx.t("curve_label", c=c, f=f, i=c // 2))
+            widgets.picture(ctx, figures.lines, list(range(N)), [tr.pe[:, c] for c in cols],
+                            labels, ctx.t("curves_title"), ctx.t("pos"), "PE", size=(8.0, 3.0),
+                            key="pe_lines")
+            st.caption(ctx.t("curves_caption", N=N))
+        else:
+            st.info(ctx.t("no_cols"))
 
-    left, right = st.columns([2, 3])
-    with left:
-        query = widgets.query_picker(ctx)
-    with right:
-        widgets.matrix(ctx, sim[query].reshape(G, G), ctx.t("grid_name"), key="pe_sim_grid",
-                       xlabel=ctx.t("grid_col"), ylabel=ctx.t("grid_row"), colorbar_label="cos",
-                       signed=False, size=(5.0, 4.0))
-        st.markdown(neighbour_facts(sim, query))
 
-    # --- the sum ----------------------------------------------------------------------------------
-    st.subheader(ctx.t("sum"))
-    if cfg.use_pe:
-        st.latex(rf"\underbrace{{x_0}}_{{{N} \times {d}}} = \underbrace{{X}}_{{{N} \times {d}}}"
-                 rf" + \underbrace{{PE}}_{{{N} \times {d}}}")
-    else:
-        st.latex(rf"\underbrace{{x_0}}_{{{N} \times {d}}} = \underbrace{{X}}_{{{N} \times {d}}}"
-                 r"\quad(\text{use\_pe} = \text{off})")
-        st.info(ctx.t("sum_off"))
-    left, right = st.columns(2)
-    with left:
-        widgets.matrix(ctx, tr.embedded, ctx.t("x_name"), key="pe_X", xlabel=ctx.t("features"),
-                       ylabel=ctx.t("pos"))
-    with right:
-        widgets.matrix(ctx, tr.x0, "x0 = X + PE" if cfg.use_pe else "x0 = X", key="pe_x0",
-                       xlabel=ctx.t("features"), ylabel=ctx.t("pos"))
-    if cfg.use_pe:
-        st.caption(ctx.t("sum_caption"))
+    def similarity() -> None:
+        """Similarity: in the sequence, and on the image."""
+        st.subheader(ctx.t("similarity"))
+        sim = cosine_similarity(tr.pe)  # [N, N]
+        left, right = st.columns(2)
+        with left:
+            widgets.matrix(ctx, sim, ctx.t("sim_name"), key="pe_sim", xlabel=ctx.t("pos_b"),
+                           ylabel=ctx.t("pos_a"), colorbar_label="cos", signed=False)
+        with right:
+            st.write(ctx.t("sim_intro"))
+            st.markdown(f"**{ctx.t('grid_title')}.** " + ctx.t("grid_intro", G=G))
 
+        left, right = st.columns([2, 3])
+        with left:
+            query = widgets.query_picker(ctx)
+        with right:
+            widgets.matrix(ctx, sim[query].reshape(G, G), ctx.t("grid_name"),
+                           key="pe_sim_grid", xlabel=ctx.t("grid_col"), ylabel=ctx.t("grid_row"),
+                           colorbar_label="cos", signed=False, size=(5.0, 4.0))
+            st.markdown(neighbour_facts(sim, query))
+
+
+    def pe_sum() -> None:
+        """x0 = X + PE."""
+        st.subheader(ctx.t("sum"))
+        if cfg.use_pe:
+            st.latex(rf"\underbrace{{x_0}}_{{{N} \times {d}}} = "
+                     rf"\underbrace{{X}}_{{{N} \times {d}}} + \underbrace{{PE}}_{{{N} \times {d}}}")
+        else:
+            st.latex(rf"\underbrace{{x_0}}_{{{N} \times {d}}} = "
+                     rf"\underbrace{{X}}_{{{N} \times {d}}}\quad(\text{{use\_pe}} = \text{{off}})")
+            st.info(ctx.t("sum_off"))
+        left, right = st.columns(2)
+        with left:
+            widgets.matrix(ctx, tr.embedded, ctx.t("x_name"), key="pe_X",
+                           xlabel=ctx.t("features"), ylabel=ctx.t("pos"))
+        with right:
+            widgets.matrix(ctx, tr.x0, "x0 = X + PE" if cfg.use_pe else "x0 = X", key="pe_x0",
+                           xlabel=ctx.t("features"), ylabel=ctx.t("pos"))
+        if cfg.use_pe:
+            st.caption(ctx.t("sum_caption"))
+
+
+    widgets.section(ctx, "pe_matrix", pe_matrix, where=matrix_box)
+    widgets.section(ctx, "pe_curves", curves)
+    widgets.section(ctx, "pe_similarity", similarity)
+    widgets.section(ctx, "pe_sum", pe_sum)
     chrome.footer(ctx)
 
 

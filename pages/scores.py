@@ -67,10 +67,15 @@ def render(ctx: PageContext) -> None:
         c1, c2 = st.columns(2)
         l = widgets.layer_selector(ctx, c1)
         head = widgets.head_selector(ctx, c2)
-        layer = tr.layers[l]
-        row_attn = layer.attn[head, i]  # [T]
-        key_label = (ctx.t("key_j_vit", first=prefix_names(cfg)[0], k=kp) if kp
-                     else ctx.t("key_j"))
+    layer = tr.layers[l]
+    row_attn = layer.attn[head, i]  # [T]
+    key_label = (ctx.t("key_j_vit", first=prefix_names(cfg)[0], k=kp) if kp
+                 else ctx.t("key_j"))
+    j = int(st.session_state.get("scores_key_j", 0)) % T  # its input is drawn with the formulas
+
+
+    def formulas() -> None:
+        nonlocal j  # the key starts at the row's largest weight: drawn with the answers
         j = widgets.index_input(key_label, T, key="scores_key_j",
                                 start=int(np.argmax(row_attn)), help=ctx.t("key_j_help"))
         st.markdown("**" + ctx.t("where", l=l + 1, hd=head + 1, h=h, N=T) + "**")
@@ -85,21 +90,25 @@ def render(ctx: PageContext) -> None:
         st.caption(ctx.t(f"divisor_{cfg.scale}", dk=dk) + " "
                    + ctx.t("divisor_now", which=divisor))
 
-    # --- the two matrices -------------------------------------------------------------------------
-    st.subheader(ctx.t("matrices", hd=head + 1))
-    c1, c2 = st.columns(2)
-    widgets.matrix(ctx, layer.scores[head], ctx.t("scores_name", l=l + 1, hd=head + 1),
-                   key="scores",
-                   signed=True, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"), where=c1,
-                   colorbar_label=ctx.t("score"), highlight_row=i, highlight_col=j,
-                   size=(5.0, 4.4), tokens="both")
-    widgets.matrix(ctx, layer.attn[head], ctx.t("attn_name", l=l + 1, hd=head + 1), key="attn",
-                   signed=False, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"), where=c2,
-                   colorbar_label=ctx.t("weight"), highlight_row=i, highlight_col=j,
-                   size=(5.0, 4.4), tokens="both")
-    st.caption(ctx.t("matrices_caption", i=i, j=j))
 
-    if kp:  # the query's row on the image: the patch keys only, the prefix's share said
+    def matrices() -> None:
+        """The two matrices."""
+        st.subheader(ctx.t("matrices", hd=head + 1))
+        c1, c2 = st.columns(2)
+        widgets.matrix(ctx, layer.scores[head], ctx.t("scores_name", l=l + 1, hd=head + 1),
+                       key="scores",
+                       signed=True, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"), where=c1,
+                       colorbar_label=ctx.t("score"), highlight_row=i, highlight_col=j,
+                       size=(5.0, 4.4), tokens="both")
+        widgets.matrix(ctx, layer.attn[head], ctx.t("attn_name", l=l + 1, hd=head + 1),
+                       key="attn", signed=False, xlabel=ctx.t("keys"), ylabel=ctx.t("queries"),
+                       where=c2, colorbar_label=ctx.t("weight"), highlight_row=i,
+                       highlight_col=j, size=(5.0, 4.4), tokens="both")
+        st.caption(ctx.t("matrices_caption", i=i, j=j))
+
+
+    def on_grid() -> None:
+        """The query's row on the image: the patch keys only, the prefix's share said."""
         st.subheader(ctx.t("on_grid", r=i))
         c1, c2 = st.columns([2, 3])
         share = float(prefix_share(row_attn, kp))
@@ -111,84 +120,104 @@ def render(ctx: PageContext) -> None:
                         width=3.9, key="scores_grid", where=c1)
         c2.info(ctx.t("on_grid_caption", names=names, G=G, p=100 * share, q=100 * (1 - share)))
 
-    # --- one row before and after the softmax -----------------------------------------------------
-    st.subheader(ctx.t("row"))
-    c1, c2 = st.columns([3, 2])
+
+    def one_row() -> None:
+        """One row before and after the softmax."""
+        st.subheader(ctx.t("row"))
+        c1, c2 = st.columns([3, 2])
+        widgets.picture(ctx, figures.bars, [layer.scores[head, i], row_attn],
+                        [ctx.t("row_before", i=i), ctx.t("row_after", i=i)],
+                        key_axis, [ctx.t("score"), ctx.t("weight")],
+                        ctx.t("row_suptitle", i=i, l=l + 1, hd=head + 1),
+                        highlight=i, key="row_bars", where=c1)
+        with c2:
+            st.write(ctx.t("row_caption", i=i))
+
+
+    def arithmetic() -> None:
+        """The arithmetic of one score and of one softmax row."""
+        st.subheader(ctx.t("arith"))
+        st.markdown("**" + ctx.t("arith_score", i=i, j=j) + "**")
+        c1, c2 = st.columns([3, 2])
+        q_i, k_j = layer.q[head, i], layer.k[head, j]  # [d_k] each
+        blocks.dot_listing(ctx, f"q_{i} · k_{j} = Σ_k q_{i}[k] · k_{j}[k]",
+                           dot_terms(q_i, k_j, divisor=s), layer.scores[head, i, j],
+                           f"scores[{i}, {j}]", size="d_k", divisor=divisor,
+                           where=c1)
+        with c2:
+            st.latex(r"\text{scores}[i, j] = \frac{1}{s}\sum_{k=0}^{d_k - 1} q_i[k]\,k_j[k]")
+            st.caption(ctx.t("arith_score_note", h=head + 1, c0=head * dk,
+                             c1=(head + 1) * dk - 1))
+
+        st.markdown("**" + ctx.t("arith_softmax", i=i) + "**")
+        c1, c2 = st.columns([3, 2])
+        blocks_rows.softmax_row(ctx, softmax_terms(layer.scores[head, i]), layer.attn[head, i],
+                                i, j, where=c1)
+        with c2:
+            st.latex(r"\text{attn}[i, j] = \frac{e^{\,s_{ij} - m}}{\sum_k e^{\,s_{ik} - m}},"
+                     r"\quad m = \max_k s_{ik}")
+            st.caption(ctx.t("softmax_why_max"))
+
+
+    def scaling() -> None:
+        """Scaling: √d_k vs √d_model vs 1."""
+        st.subheader(ctx.t("scaling"))
+        cases = ctx.derived(f"scaling/{l}/{head}",  # this head only
+                            lambda: scaling_demo(layer.q[head:head + 1], layer.k[head:head + 1],
+                                                 d))
+        head_entropy = [float(attention_entropy(c.attn)[0]) for c in cases]
+        titles = [ctx.t(f"case_{c.name}", s=c.divisor) + "\n"
+                  + ctx.t("entropy_line", e=float(c.entropy[0, i])) for c in cases]
+        widgets.picture(ctx, figures.bar_panels, np.stack([c.attn[0, i] for c in cases]),
+                        titles, key_axis, ctx.t("weight"),
+                        ctx.t("scaling_suptitle", i=i, l=l + 1, hd=head + 1), highlight=i,
+                        uniform_line=True, size=(10.0, 3.4), key="scaling")
+        rows = [{ctx.t("col_scaling"): ctx.t(f"case_{c.name}", s=c.divisor),
+                 ctx.t("col_s"): round(c.divisor, 4),
+                 ctx.t("col_row_h"): round(float(c.entropy[0, i]), 3),
+                 ctx.t("col_head_h"): round(e, 3),
+                 ctx.t("col_now"): ctx.t("yes") if c.name == cfg.scale else ""}
+                for c, e in zip(cases, head_entropy, strict=True)]
+        st.dataframe(rows, hide_index=True, width="stretch")
+        st.caption(ctx.t("entropy_caption", lnN=ln_N, N=T) + " "
+                   + ctx.t("scaling_shared_y", N=T))
+        st.markdown(ctx.t("scaling_why", dk=dk))
+        # why divide at all, at any width: random q, k of variance 1 (the argument's assumption)
+        sweep = ctx.derived(f"scores/sweep/{T}/{dk}",
+                            lambda: divisor_sweep(T, (*SWEEP_D_HEADS, dk)))
+        at = int(np.searchsorted(sweep.d_head, dk))  # this model's d_k among the widths
+        widgets.picture(ctx, figures.bar_panels,
+                        np.stack([sweep.entropy_none, sweep.entropy_d_k]),
+                        [ctx.t("sweep_none"), ctx.t("sweep_d_k")], ctx.t("sweep_x", dk=dk),
+                        ctx.t("sweep_y"), ctx.t("sweep_title", N=T), highlight=at,
+                        tick_labels=[str(w) for w in sweep.d_head], size=(8.0, 3.4),
+                        key="scaling_sweep")
+        st.markdown(ctx.t("sweep_text", s0=float(sweep.score_std[0]),
+                          s1=float(sweep.score_std[-1]), dmax=int(sweep.d_head[-1]), dk=dk,
+                          top=100 * float(sweep.top_none[at]), e=float(sweep.entropy_none[at]),
+                          top2=100 * float(sweep.top_d_k[at]),
+                          e2=float(sweep.entropy_d_k[at]), lnN=ln_N))
+        st.markdown(ctx.t("scaling_note", d=d, dk=dk, h=h))
+        if h == 1:
+            st.info(ctx.t("scaling_one_head"))
+        if ctx.weights == "random":
+            st.caption(ctx.t("scaling_random"))
+            beside = meaning.trained_beside(ctx)  # where √d_k and √d_model differ: trained
+            if beside is not None:
+                widgets.section(ctx, "scaling_trained",
+                                lambda: trained_scaling(beside, head_entropy))
+
+
     key_axis = (ctx.t("key_axis_vit", first=prefix_names(cfg)[0], k=kp) if kp
                 else ctx.t("key_axis"))
-    widgets.picture(ctx, figures.bars, [layer.scores[head, i], row_attn],
-                    [ctx.t("row_before", i=i), ctx.t("row_after", i=i)],
-                    key_axis, [ctx.t("score"), ctx.t("weight")],
-                    ctx.t("row_suptitle", i=i, l=l + 1, hd=head + 1),
-                    highlight=i, key="row_bars", where=c1)
-    with c2:
-        st.write(ctx.t("row_caption", i=i))
-
-    # --- the arithmetic of one score and of one softmax row ---------------------------------------
-    st.subheader(ctx.t("arith"))
-    st.markdown("**" + ctx.t("arith_score", i=i, j=j) + "**")
-    c1, c2 = st.columns([3, 2])
-    q_i, k_j = layer.q[head, i], layer.k[head, j]  # [d_k] each
-    blocks.dot_listing(ctx, f"q_{i} · k_{j} = Σ_k q_{i}[k] · k_{j}[k]",
-                       dot_terms(q_i, k_j, divisor=s), layer.scores[head, i, j],
-                       f"scores[{i}, {j}]", size="d_k", divisor=divisor,
-                       where=c1)
-    with c2:
-        st.latex(r"\text{scores}[i, j] = \frac{1}{s}\sum_{k=0}^{d_k - 1} q_i[k]\,k_j[k]")
-        st.caption(ctx.t("arith_score_note", h=head + 1, c0=head * dk, c1=(head + 1) * dk - 1))
-
-    st.markdown("**" + ctx.t("arith_softmax", i=i) + "**")
-    c1, c2 = st.columns([3, 2])
-    blocks_rows.softmax_row(ctx, softmax_terms(layer.scores[head, i]), layer.attn[head, i],
-                            i, j, where=c1)
-    with c2:
-        st.latex(r"\text{attn}[i, j] = \frac{e^{\,s_{ij} - m}}{\sum_k e^{\,s_{ik} - m}},"
-                 r"\quad m = \max_k s_{ik}")
-        st.caption(ctx.t("softmax_why_max"))
-
-    # --- scaling: √d_k vs √d_model vs 1 -----------------------------------------------------------
-    st.subheader(ctx.t("scaling"))
-    cases = ctx.derived(f"scaling/{l}/{head}",  # this head only
-                        lambda: scaling_demo(layer.q[head:head + 1], layer.k[head:head + 1], d))
-    head_entropy = [float(attention_entropy(c.attn)[0]) for c in cases]
     ln_N = uniform_attention_reference(G, cfg.patch_size, kp)[1]  # ln T
-    titles = [ctx.t(f"case_{c.name}", s=c.divisor) + "\n"
-              + ctx.t("entropy_line", e=float(c.entropy[0, i])) for c in cases]
-    widgets.picture(ctx, figures.bar_panels, np.stack([c.attn[0, i] for c in cases]), titles,
-                    key_axis, ctx.t("weight"),
-                    ctx.t("scaling_suptitle", i=i, l=l + 1, hd=head + 1), highlight=i,
-                    uniform_line=True, size=(10.0, 3.4), key="scaling")
-    rows = [{ctx.t("col_scaling"): ctx.t(f"case_{c.name}", s=c.divisor),
-             ctx.t("col_s"): round(c.divisor, 4),
-             ctx.t("col_row_h"): round(float(c.entropy[0, i]), 3),
-             ctx.t("col_head_h"): round(e, 3),
-             ctx.t("col_now"): ctx.t("yes") if c.name == cfg.scale else ""}
-            for c, e in zip(cases, head_entropy, strict=True)]
-    st.dataframe(rows, hide_index=True, width="stretch")
-    st.caption(ctx.t("entropy_caption", lnN=ln_N, N=T) + " " + ctx.t("scaling_shared_y", N=T))
-    st.markdown(ctx.t("scaling_why", dk=dk))
-    # why divide at all, at any width: random q, k of variance 1 (the argument's assumption)
-    sweep = ctx.derived(f"scores/sweep/{T}/{dk}",
-                        lambda: divisor_sweep(T, (*SWEEP_D_HEADS, dk)))
-    at = int(np.searchsorted(sweep.d_head, dk))  # this model's d_k among the widths
-    widgets.picture(ctx, figures.bar_panels, np.stack([sweep.entropy_none, sweep.entropy_d_k]),
-                    [ctx.t("sweep_none"), ctx.t("sweep_d_k")], ctx.t("sweep_x", dk=dk),
-                    ctx.t("sweep_y"), ctx.t("sweep_title", N=T), highlight=at,
-                    tick_labels=[str(w) for w in sweep.d_head], size=(8.0, 3.4),
-                    key="scaling_sweep")
-    st.markdown(ctx.t("sweep_text", s0=float(sweep.score_std[0]),
-                      s1=float(sweep.score_std[-1]), dmax=int(sweep.d_head[-1]), dk=dk,
-                      top=100 * float(sweep.top_none[at]), e=float(sweep.entropy_none[at]),
-                      top2=100 * float(sweep.top_d_k[at]), e2=float(sweep.entropy_d_k[at]),
-                      lnN=ln_N))
-    st.markdown(ctx.t("scaling_note", d=d, dk=dk, h=h))
-    if h == 1:
-        st.info(ctx.t("scaling_one_head"))
-    if ctx.weights == "random":
-        st.caption(ctx.t("scaling_random"))
-        beside = meaning.trained_beside(ctx)  # where √d_k and √d_model differ: trained scores
-        if beside is not None:
-            trained_scaling(beside, head_entropy)
+    widgets.section(ctx, "scores_formulas", formulas, where=right)
+    widgets.section(ctx, "matrices", matrices)
+    if kp:
+        widgets.section(ctx, "grid", on_grid)
+    widgets.section(ctx, "row", one_row)
+    widgets.section(ctx, "arith", arithmetic)
+    widgets.section(ctx, "scaling", scaling)
 
     chrome.footer(ctx)
 

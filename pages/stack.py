@@ -12,7 +12,7 @@ from encoder_core.views.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.views.rollout import attention_rollout
-from lens import chrome, explorer, figures, meaning, widgets
+from lens import chrome, explorer, figures, lesson, meaning, widgets
 from lens.context import PageContext, run_page
 from lens.steps import EXTRA_PAGES, STEPS
 
@@ -162,15 +162,18 @@ def render(ctx: PageContext) -> None:
         if ctx.weights == "trained" and ctx.head_model is not None:
             st.info(ctx.t("trained_note"))
 
-    recap(ctx)
+    if ctx.settings.lesson:  # the lesson's summary: each answer beside the right one
+        lesson.summary(ctx)
+    recap(ctx, lesson_mode=ctx.settings.lesson)
     chrome.footer(ctx)
 
 
-def recap(ctx: PageContext) -> None:
+def recap(ctx: PageContext, lesson_mode: bool = False) -> None:
     """The end of the walk: the ten steps in one line each, a link to each, and where to go
-    next (the pages after the walk)."""
-    st.header(ctx.t("recap_title"))
-    st.write(ctx.t("recap_text", n=len(STEPS)))
+    next (the pages after the walk). After a lesson's summary, the links alone."""
+    if not lesson_mode:
+        st.header(ctx.t("recap_title"))
+        st.write(ctx.t("recap_text", n=len(STEPS)))
     with st.container(border=True):
         for info in STEPS:
             st.page_link(info.path, label=chrome.nav_label(info, ctx.lang))

@@ -110,6 +110,12 @@ export default function (component) {
     };
     if (hover !== query) box(hover, "rgba(255, 255, 255, 0.9)", Math.max(1, k / 8));
     box(query, "#00e5ff", Math.max(2, k / 6));  // QUERY_COLOUR
+    // a lesson's question names a patch: framed in magenta, dashed, over the rest
+    if (H.mark >= 0 && H.mark < G * G) {
+      pctx.setLineDash([Math.max(2, k / 5), Math.max(2, k / 8)]);
+      box(H.mark, "#ff3df5", Math.max(2, k / 6));  // MARK_COLOUR
+      pctx.setLineDash([]);
+    }
   }
 
   // --- the maps: one canvas per head (and layer); each map its own colour scale (its top

@@ -1,0 +1,308 @@
+"""The prediction tasks of the lesson, step by step: each asked from the live trace.
+
+A `Spec` names a task, the page that asks it, its kind and where it applies; its `build` makes
+the `Task` as asked now — the question's values and the right answer computed from the trace
+(`encoder_core.views.predictions`), never written down — from the layer, head and query it was
+first asked with (`Fixed`: kept inside the task, so moving a selector does not change it).
+A task declares the page elements it withholds (their keys) until it is answered or shown.
+
+Kinds: a number (one value or several, e.g. a shape: checked exactly or within a stated
+tolerance), a patch chosen on the image (judged by the chosen patch's place among all), a
+choice between outcomes, an estimate on a slider (a share in %, within a tolerance).
+Its texts are the lesson's (`lens/texts/<lang>/lesson.toml`): "<id>.q" the question, "<id>.why"
+the reveal's reason, "<id>.short" its line in the summary (a task id "scores.look" is written
+"scores_look" there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from encoder_core import EncoderConfig, EncoderTrace, patch_rows
+from encoder_core.views.analysis import cosine_similarity, row_moments, scaling_demo
+from encoder_core.views.predictions import (
+    choice_quality,
+    compare_sharpness,
+    most_similar_other,
+    share_within,
+    top_patch,
+)
+from encoder_core.views.vit_views import position_similarity
+from lens import compute
+
+if TYPE_CHECKING:
+    from lens.context import PageContext
+
+Kind = Literal["number", "patch", "choice", "estimate"]
+PATCH_TOLERANCE = 0.05  # a chosen patch within 5 % of the range below the best counts as right
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """What a task names, fixed when it is first asked."""
+
+    layer: int = 0
+    head: int = 0
+    query: int = 0  # a patch index (row-major), not a sequence row
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task as asked on the current trace."""
+
+    id: str  # "scores.look": page id, then the task's name
+    kind: Kind
+    answer: tuple[float, ...] | int | str  # number: its parts; patch: index; choice: option
+    #                                        id; estimate: the share in %
+    values: dict[str, object]  # what the question's and the reveal's texts are filled with
+    withholds: tuple[str, ...]  # element keys of the page, drawn only once answered or shown
+    fixed: Fixed = Fixed()
+    tolerance: float = 0.0  # number / estimate: |given − right| ≤ tolerance is right
+    decimals: int = 0  # number: how the parts are entered and shown
+    options: tuple[str, ...] = ()  # choice: the option ids, in order
+    scores: tuple[float, ...] = ()  # patch: each candidate patch's true value (a weight, …)
+    exclude: int | None = None  # patch: a patch that is no candidate (the one compared from)
+    grid: int = 0  # patch: the grid's side
+    trace: EncoderTrace | None = field(default=None, compare=False, repr=False)  # patch: the
+    #                                         trace the picture and the true map come from
+    source: str = ""  # "", or "trained": asked on the model trained on shapes (the page's
+    #                   own weights are random)
+    variant: str = ""  # "_vit": the question and its reason in a ViT's words
+
+    @property
+    def text_id(self) -> str:
+        return self.id.replace(".", "_")
+
+    def text(self, name: str) -> str:
+        """The key of one of its texts: "q", "why" (in its variant), "short", "p0", …"""
+        variant = self.variant if name in ("q", "why") else ""
+        return f"{self.text_id}_{name}{variant}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    right: bool
+    detail: dict[str, object]  # patch: value, best, share, rank, of
+
+
+def judge(task: Task, given: object) -> Verdict:
+    """Whether `given` (the learner's answer, as its input returns it) is right."""
+    if task.kind == "number":
+        parts = tuple(float(g) for g in given)  # type: ignore[union-attr]
+        answer = task.answer
+        right = len(parts) == len(answer) and all(  # type: ignore[arg-type]
+            abs(g - a) <= task.tolerance + 1e-9
+            for g, a in zip(parts, answer, strict=True))  # type: ignore[arg-type]
+        return Verdict(right, {})
+    if task.kind == "estimate":
+        off = abs(float(given) - float(task.answer))  # type: ignore[arg-type]
+        return Verdict(off <= task.tolerance, {})
+    if task.kind == "choice":
+        return Verdict(given == task.answer, {})
+    q = choice_quality(np.asarray(task.scores), int(given), task.exclude)  # type: ignore[arg-type]
+    return Verdict(q.share >= 1 - PATCH_TOLERANCE,
+                   {"value": q.value, "best": q.best, "share": q.share, "rank": q.rank,
+                    "of": q.of})
+
+
+# --- where a task applies -------------------------------------------------------------------
+
+def everywhere(cfg: EncoderConfig) -> bool:
+    return True
+
+
+def always(ctx: PageContext) -> bool:
+    return True
+
+
+def adds_positions(cfg: EncoderConfig) -> bool:
+    """x0 = X + PE: not with the positional encoding switched off (then x0 = X)."""
+    return cfg.use_pe
+
+
+def divides_by_d_k(cfg: EncoderConfig) -> bool:
+    """The question compares √d_model with the page's √d_k: asked when the page divides so."""
+    return cfg.scale == "d_k"
+
+
+@dataclass(frozen=True)
+class Spec:
+    id: str
+    kind: Kind
+    build: Callable[[PageContext, Fixed], Task | None]  # None: not possible here and now
+    applies: Callable[[EncoderConfig], bool] = everywhere
+    possible: Callable[[PageContext], bool] = always  # whether it can be asked here and now
+    options: tuple[str, ...] = ()  # choice: its option ids
+
+    @property
+    def page(self) -> str:
+        return self.id.split(".", 1)[0]
+
+
+def fixed_now(ctx: PageContext) -> Fixed:
+    """The layer, head and query the page's selectors hold."""
+    s = ctx.settings
+    return Fixed(layer=s.layer, head=s.head, query=s.query)
+
+
+# --- step 4 · positional encoding -----------------------------------------------------------
+
+POSITIONAL_SHAPE = ("pe_formula", "pe_matrix", "pe_curves", "pe_sum")
+POSITIONAL_SIMILAR = ("pe_similarity", "pe_sum")
+
+
+def positional_shape(ctx: PageContext, fixed: Fixed) -> Task:
+    """PE is added to X entry by entry: [N × d_model] (a ViT's pos: [T × d], T = N + prefix)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    learned = cfg.position == "learned"
+    rows, cols = (tr.pos if learned else tr.pe).shape
+    return Task("positional.shape", "number", (float(rows), float(cols)),
+                {"N": cfg.n_tokens, "S": cfg.image_size, "P": cfg.patch_size, "d": cfg.d_model,
+                 "G": cfg.grid_size, "T": cfg.seq_len, "k": cfg.n_prefix},
+                POSITIONAL_SHAPE, fixed, variant="_vit" if learned else "")
+
+
+def positional_similar(ctx: PageContext, fixed: Fixed) -> Task:
+    """The patch whose position vector is most like patch i's (cosine, i itself left out)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    i = min(fixed.query, cfg.n_tokens - 1)
+    if cfg.position == "learned":
+        sim = position_similarity(tr.params.pos_embed, cfg.n_pos - cfg.n_tokens)
+    else:
+        sim = cosine_similarity(tr.pe)
+    row = sim[i]
+    best = most_similar_other(row, i)
+    G = cfg.grid_size
+    return Task("positional.similar", "patch", best,
+                {"i": i, "r": i // G, "c": i % G, "G": G, "best": best, "br": best // G,
+                 "bc": best % G, "cos": float(row[best])},
+                POSITIONAL_SIMILAR, Fixed(query=i), scores=tuple(map(float, row)), exclude=i,
+                grid=G, trace=tr, variant="_vit" if cfg.position == "learned" else "")
+
+
+# --- step 6 · scores and softmax ------------------------------------------------------------
+
+SCORES_SHAPE = ("scores_formulas", "matrices", "row", "arith")
+SCORES_LOOK = ("matrices", "grid", "row", "arith", "scaling", "scaling_trained")
+SCORES_DIVISOR = ("scaling", "scaling_trained")
+SHARPNESS = ("sharper", "flatter", "same")
+
+
+def scores_shape(ctx: PageContext, fixed: Fixed) -> Task:
+    """scores_h = Q_h · K_hᵀ: [T × d_k] · [d_k × T] = [T × T]."""
+    cfg = ctx.cfg
+    _, rows, cols = ctx.trace.layers[0].scores.shape  # [h, T, T]
+    return Task("scores.shape", "number", (float(rows), float(cols)),
+                {"T": cfg.seq_len, "dk": cfg.d_head, "h": cfg.n_heads, "d": cfg.d_model},
+                SCORES_SHAPE, fixed)
+
+
+def attention_model(ctx: PageContext) -> tuple[EncoderTrace, str] | None:
+    """The trace a where-will-it-look task runs on: the page's own when its weights are trained
+    (the shapes model, a checkpoint), else the model trained on shapes (random heads look
+    almost evenly everywhere: any guess would be as good); None without a trained model."""
+    if ctx.weights != "random":
+        return ctx.trace, ""
+    from lens.meaning import trained_beside  # noqa: PLC0415 (lens.meaning imports the context)
+
+    trained = trained_beside(ctx)
+    return (trained, "trained") if trained is not None else None
+
+
+def has_trained_attention(ctx: PageContext) -> bool:
+    """Whether a where-will-it-look task can be asked: trained weights, or a trained model to
+    ask it on."""
+    return ctx.weights != "random" or (
+        "trained" in compute.model_architectures() and ctx.model is None)
+
+
+def scores_look(ctx: PageContext, fixed: Fixed) -> Task | None:
+    """From patch i, the patch head h of layer l gives its largest weight (patch keys only)."""
+    model = attention_model(ctx)
+    if model is None:
+        return None
+    tr, source = model
+    cfg = tr.config
+    l, hd = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
+    i = min(fixed.query, cfg.n_tokens - 1)
+    row = patch_rows(tr.layers[l].attn[hd, cfg.n_prefix + i], cfg)  # [N]: patch keys
+    best = top_patch(row)
+    G = cfg.grid_size
+    return Task("scores.look", "patch", best,
+                {"i": i, "r": i // G, "c": i % G, "l": l + 1, "hd": hd + 1, "G": G,
+                 "best": best, "br": best // G, "bc": best % G, "w": float(row[best]),
+                 "uniform": 1 / cfg.seq_len, "N": cfg.n_tokens},
+                SCORES_LOOK, Fixed(l, hd, i), scores=tuple(map(float, row)), grid=G, trace=tr,
+                source=source)
+
+
+def scores_divisor(ctx: PageContext, fixed: Fixed) -> Task:
+    """Dividing by √d_model instead of √d_k: row i of head h sharper, flatter or the same."""
+    cfg = ctx.cfg
+    l, hd = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
+    r = ctx.row(min(fixed.query, cfg.n_tokens - 1))
+    layer = ctx.trace.layers[l]
+    cases = ctx.derived(f"scaling/{l}/{hd}",  # the page's own scaling demo, shared
+                        lambda: scaling_demo(layer.q[hd:hd + 1], layer.k[hd:hd + 1], cfg.d_model))
+    by_name = {c.name: float(c.entropy[0, r]) for c in cases}
+    outcome = compare_sharpness(by_name["d_k"], by_name["d_model"])
+    return Task("scores.divisor", "choice", outcome,
+                {"i": r, "l": l + 1, "hd": hd + 1, "dk": cfg.d_head, "d": cfg.d_model,
+                 "sdk": cfg.d_head ** 0.5, "sd": cfg.d_model ** 0.5, "e_dk": by_name["d_k"],
+                 "e_d": by_name["d_model"], "lnT": float(np.log(cfg.seq_len))},
+                SCORES_DIVISOR, Fixed(l, hd, r - cfg.n_prefix),
+                options=SHARPNESS)
+
+
+# --- step 8 · Add & Norm --------------------------------------------------------------------
+
+ADDNORM = ("normalise", "by_hand")
+
+
+def _normed_row(ctx: PageContext, fixed: Fixed) -> tuple[np.ndarray, int, int]:
+    cfg = ctx.cfg
+    l = min(fixed.layer, cfg.n_layers - 1)
+    r = ctx.row(min(fixed.query, cfg.n_tokens - 1))
+    return ctx.trace.layers[l].ln_1.normed[r], l, r
+
+
+def addnorm_moments(ctx: PageContext, fixed: Fixed) -> Task:
+    """The normalised row x̂_i: its mean (0) and variance (σ²/(σ² + ε) ≈ 1)."""
+    x_hat, l, r = _normed_row(ctx, fixed)
+    mean, var = row_moments(x_hat[None, :])
+    return Task("addnorm.moments", "number", (float(mean[0]), float(var[0])),
+                {"i": r, "l": l + 1, "d": ctx.cfg.d_model, "eps": ctx.cfg.ln_eps,
+                 "m": float(mean[0]), "v": float(var[0])},
+                ADDNORM, Fixed(layer=l, query=r - ctx.cfg.n_prefix), tolerance=0.01,
+                decimals=2)
+
+
+def addnorm_within(ctx: PageContext, fixed: Fixed) -> Task:
+    """The share of x̂_i's d values between −1 and 1, in % (a normal distribution: 68 %)."""
+    x_hat, l, r = _normed_row(ctx, fixed)
+    share = 100 * share_within(x_hat, 1.0)
+    return Task("addnorm.within", "estimate", round(share, 1),
+                {"i": r, "l": l + 1, "d": ctx.cfg.d_model, "share": share,
+                 "n": int(round(share * ctx.cfg.d_model / 100))},
+                ADDNORM, Fixed(layer=l, query=r - ctx.cfg.n_prefix), tolerance=10.0)
+
+
+SPECS: tuple[Spec, ...] = (
+    Spec("positional.shape", "number", positional_shape, applies=adds_positions),
+    Spec("positional.similar", "patch", positional_similar),
+    Spec("scores.shape", "number", scores_shape),
+    Spec("scores.look", "patch", scores_look, possible=has_trained_attention),
+    Spec("scores.divisor", "choice", scores_divisor, applies=divides_by_d_k, options=SHARPNESS),
+    Spec("addnorm.moments", "number", addnorm_moments),
+    Spec("addnorm.within", "estimate", addnorm_within),
+)
+BY_ID: dict[str, Spec] = {s.id: s for s in SPECS}
+
+
+def specs_for(page_id: str, cfg: EncoderConfig) -> list[Spec]:
+    """The tasks a page asks for this model, in order."""
+    return [s for s in SPECS if s.page == page_id and s.applies(cfg)]

@@ -1,0 +1,244 @@
+"""Lesson mode in the app (AppTest): what a task withholds is not in the page until it is
+answered or shown, and is in it in free mode; answers are judged right and wrong; "Show me"
+reveals and counts as unanswered; Next, a reload and the link keep the lesson and its progress;
+a task is asked afresh when its trace changes before it is answered."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.elements.lib.utils import user_key_from_element_id
+
+from lens.i18n import translate
+from lens.lesson import RECORDS
+from lens.lesson.progress import URL_KEY
+from tests.support.apptest_helpers import assert_clean, new_app, open_page
+
+LESSON_PAGES = {"positional": ["positional.shape", "positional.similar"],
+                "scores": ["scores.shape", "scores.look", "scores.divisor"],
+                "addnorm": ["addnorm.moments", "addnorm.within"]}
+
+
+def keyed(at) -> set[str]:
+    """The user keys of every element and container in the page."""
+    found: set[str] = set()
+
+    def walk(node) -> None:
+        proto = getattr(node, "proto", None)
+        element_id = getattr(proto, "id", "") if proto is not None else ""
+        if element_id and (key := user_key_from_element_id(element_id)):
+            found.add(key)
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return found
+
+
+def shown_sections(at) -> set[str]:
+    return {k.removeprefix("shown_") for k in keyed(at) if k.startswith("shown_")}
+
+
+def lesson_page(page: str, **query: str):
+    at = new_app(lesson="1", **query)
+    at.run()
+    return open_page(at, page)
+
+
+def open_tasks(at) -> list[str]:
+    """The task ids whose Check button the page shows, in order."""
+    ids = [b.key.removeprefix("lesson_check_") for b in at.button
+           if b.key and b.key.startswith("lesson_check_")]
+    return [i.replace("_", ".", 1) for i in ids]
+
+
+def records(at) -> dict:
+    return at.session_state[RECORDS]
+
+
+def kind_of(task_id: str) -> str:
+    from lens.lesson.tasks import BY_ID  # noqa: PLC0415
+
+    return BY_ID[task_id].kind
+
+
+def answer_with(at, task_id: str, right: bool) -> None:
+    """Answer a task through its inputs: the right answer, or a wrong one."""
+    text_id = task_id.replace(".", "_")
+    truth = at.session_state["_lesson_truth"][task_id]
+    kind = kind_of(task_id)
+    if kind == "number":
+        inputs = [n for n in at.number_input if n.key and n.key.startswith(
+            f"lesson_in_{text_id}_")]
+        values = truth if right else tuple(v + 7 for v in truth)
+        for box, value in zip(inputs, values, strict=True):
+            box.set_value(value)
+    elif kind == "choice":
+        radio = next(r for r in at.radio if r.key and r.key.startswith(f"lesson_in_{text_id}_"))
+        radio.set_value(truth if right else next(o for o in radio.options if o != truth))
+    elif kind == "estimate":
+        slider = next(s for s in at.slider if s.key and s.key.startswith(
+            f"lesson_in_{text_id}_"))
+        slider.set_value(round(truth) if right else (round(truth) + 40) % 100)
+    else:
+        key = next(k for k in keyed(at) if k.startswith(f"lesson_pick_{text_id}_"))
+        j = truth if right else at.session_state["_lesson_worst"][task_id]
+        at.session_state[key] = {"commit": {"query": int(j), "nonce": f"t{j}"}}
+        at.run()
+    at.button(key=f"lesson_check_{text_id}").click().run()
+
+
+@pytest.fixture(autouse=True)
+def expose_truth(monkeypatch):
+    """Keep each asked task's right answer (and a poor patch) in the session, for the test to
+    answer with — read from the Task the page built, never computed here."""
+    import lens.lesson as lesson  # noqa: PLC0415
+
+    real = lesson.question
+
+    def question(ctx, task, bound, n, total):
+        import numpy as np  # noqa: PLC0415
+        import streamlit as st  # noqa: PLC0415
+
+        st.session_state.setdefault("_lesson_truth", {})[task.id] = task.answer
+        st.session_state.setdefault("_lesson_withholds", {})[task.id] = set(task.withholds)
+        if task.kind == "patch":
+            st.session_state.setdefault("_lesson_worst", {})[task.id] = int(
+                np.argmin(task.scores))
+        return real(ctx, task, bound, n, total)
+
+    monkeypatch.setattr(lesson, "question", question)
+
+
+@pytest.mark.parametrize("page", list(LESSON_PAGES))
+def test_withheld_sections_are_absent_until_answered_and_present_in_free_mode(page):
+    at = lesson_page(page)
+    assert_clean(at)
+    assert open_tasks(at) == LESSON_PAGES[page]
+    withholds = at.session_state["_lesson_withholds"]
+    everything = set().union(*withholds.values())
+
+    free = new_app_free(page)
+    assert_clean(free)
+    expected = everything & shown_sections(free)  # the sections these settings draw
+    assert len(expected) >= len(LESSON_PAGES[page]), (page, expected)
+
+    assert not (shown_sections(at) & expected), "a withheld section was drawn"
+    remaining = list(LESSON_PAGES[page])
+    while remaining:
+        answer_with(at, remaining.pop(0), right=True)
+        assert_clean(at)
+        still = set().union(*(withholds[t] for t in remaining))
+        assert shown_sections(at) & expected == expected - still, remaining
+    assert open_tasks(at) == []
+    assert all(r.right for r in records(at).values())
+
+
+def test_a_wrong_and_a_right_answer_are_judged_so():
+    at = lesson_page("positional")
+    answer_with(at, "positional.shape", right=False)
+    answer_with(at, "positional.similar", right=True)
+    rec = records(at)
+    assert rec["positional.shape"].right is False and rec["positional.shape"].answered
+    assert rec["positional.similar"].right is True
+    words = [m.value for m in at.markdown]
+    assert f"**{translate('wrong', 'en', 'lesson')}**" in words
+    assert f"**{translate('right', 'en', 'lesson')}**" in words
+    progress = translate("progress", "en", "lesson", done=1, steps=3, right=1, answered=2,
+                         tasks=7)
+    assert progress in [c.value for c in at.caption]
+
+
+def test_a_patch_answer_is_judged_by_its_place_among_the_patches():
+    at = lesson_page("scores")
+    answer_with(at, "scores.look", right=False)
+    record = records(at)["scores.look"]
+    assert not record.right and record.given == at.session_state["_lesson_worst"]["scores.look"]
+    captions = [c.value for c in at.caption]
+    assert any(f"Your patch {record.given} got weight" in c for c in captions), captions
+    assert "dl_lesson_scores_look" in [b.key for b in at.get("download_button")]  # true map
+
+
+def test_show_me_reveals_and_counts_as_not_answered():
+    at = lesson_page("addnorm")
+    at.button(key="lesson_show_addnorm_moments").click().run()
+    record = records(at)["addnorm.moments"]
+    assert record.given is None and not record.right
+    assert f"**{translate('shown', 'en', 'lesson')}**" in [m.value for m in at.markdown]
+    assert "normalise" not in shown_sections(at)  # the other task still withholds it
+    at.button(key="lesson_show_addnorm_within").click().run()
+    assert {"normalise", "by_hand"} <= shown_sections(at)
+
+
+def test_next_and_a_reload_keep_the_lesson_and_its_progress():
+    at = lesson_page("positional")
+    answer_with(at, "positional.shape", right=True)
+    assert at.query_params["lesson"] == "1"
+    link = at.query_params[URL_KEY]
+    open_page(at, "qkv")  # Next (AppTest does not follow st.switch_page)
+    open_page(at, "scores")
+    assert open_tasks(at) == LESSON_PAGES["scores"]
+    assert at.query_params[URL_KEY] == link
+
+    reloaded = new_app(lesson="1", **{URL_KEY: link})  # a new session from the link
+    reloaded.run()
+    open_page(reloaded, "positional")
+    assert open_tasks(reloaded) == ["positional.similar"]
+    assert records(reloaded)["positional.shape"].right
+    assert "pe_formula" in shown_sections(reloaded)  # withheld by the shape task alone
+
+
+def new_app_free(page: str):
+    at = new_app()
+    at.run()
+    return open_page(at, page)
+
+
+def test_free_mode_has_no_cards_and_no_progress():
+    at = new_app_free("scores")
+    assert open_tasks(at) == []
+    assert not any(c.value.startswith("Lesson:") for c in at.caption)
+    assert URL_KEY not in at.query_params
+
+
+def test_a_task_is_asked_afresh_when_the_weights_change_before_it_is_answered():
+    at = lesson_page("scores")
+    before = at.session_state["_lesson_truth"]["scores.divisor"]
+    question = [m.value for m in at.markdown if "row 105" in m.value]
+    at.session_state["seed"] = 7  # new weights before an answer
+    at.run()
+    assert open_tasks(at) == LESSON_PAGES["scores"]
+    keys_now = {k for k in keyed(at) if k.startswith("lesson_in_scores_divisor_")}
+    assert keys_now and question
+    assert before == "flatter"
+    # answered, then the weights change: the answer stays, said as given on other settings
+    answer_with(at, "scores.divisor", right=True)
+    at.session_state["seed"] = 8
+    at.run()
+    assert "scores.divisor" not in open_tasks(at)
+    assert any("Answered on other settings" in m.value for m in at.markdown)
+    at.button(key="lesson_again_scores_divisor").click().run()
+    assert "scores.divisor" in open_tasks(at)
+
+
+def test_moving_a_selector_keeps_the_asked_question():
+    at = lesson_page("scores")
+    asked = [m.value for m in at.markdown if "where will" in m.value]
+    at.session_state["head"] = 5
+    at.session_state["query"] = 20
+    at.run()
+    assert [m.value for m in at.markdown if "where will" in m.value] == asked
+
+
+def test_the_stack_ends_with_the_lessons_summary_in_lesson_mode():
+    at = lesson_page("positional")
+    answer_with(at, "positional.shape", right=False)
+    open_page(at, "stack")
+    assert_clean(at)
+    table = at.table[0].value
+    assert len(table) == 7
+    assert translate("summary_title", "en", "lesson") in [h.value for h in at.header]
+    assert translate("recap_title", "en", "stack") not in [h.value for h in at.header]
+    at.button(key="lesson_retry_seed").click().run()
+    assert_clean(at)
+    assert "positional.shape" not in records(at)
+    assert at.session_state["seed"] == 1
