@@ -54,3 +54,24 @@ def with_checkpoint(serve_checkpoints, vit_checkpoint) -> str:
     """The app with the small random ViT (`vit_checkpoint`, id "vit_tiny_test") loaded."""
     serve_checkpoints(vit_checkpoint)
     return vit_checkpoint
+
+
+# --- failures that stay readable in CI's log --------------------------------------------------
+
+LONG_BYTES = 200  # a comparison of longer byte strings is summed up, not dumped
+
+
+def pytest_assertrepr_compare(op: str, left: object, right: object) -> list[str] | None:
+    """`a == b` of two long byte strings (a PNG, a font): their lengths and where they first
+    differ, not a dump of both — in CI (where pytest prints every diff in full) a dump of two
+    pictures buried the name of the failing test under 150 lines of bytes."""
+    if not (op == "==" and isinstance(left, bytes | bytearray) and isinstance(right,
+                                                                            bytes | bytearray)):
+        return None
+    if max(len(left), len(right)) <= LONG_BYTES:
+        return None
+    at = next((i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b),
+              min(len(left), len(right)))
+    return [f"two byte strings differ: {len(left):,} bytes == {len(right):,} bytes",
+            f"first difference at byte {at:,}: {left[at:at + 16]!r} vs {right[at:at + 16]!r}"]
+
