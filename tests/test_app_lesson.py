@@ -55,6 +55,12 @@ def records(at) -> dict:
     return at.session_state[RECORDS]
 
 
+def verdict_label(verdict: str, task_id: str) -> str:
+    """The reveal's label: "✓ Right · the shape of …"."""
+    return translate("reveal_label", "en", "lesson", verdict=translate(verdict, "en", "lesson"),
+                     task=translate(f"{task_id.replace('.', '_')}_short", "en", "lesson"))
+
+
 def kind_of(task_id: str) -> str:
     from lens.lesson.tasks import BY_ID  # noqa: PLC0415
 
@@ -140,9 +146,9 @@ def test_a_wrong_and_a_right_answer_are_judged_so():
     rec = records(at)
     assert rec["positional.shape"].right is False and rec["positional.shape"].answered
     assert rec["positional.similar"].right is True
-    words = [m.value for m in at.markdown]
-    assert f"**{translate('wrong', 'en', 'lesson')}**" in words
-    assert f"**{translate('right', 'en', 'lesson')}**" in words
+    labels = [e.label for e in at.expander]
+    assert verdict_label("wrong", "positional.shape") in labels
+    assert verdict_label("right", "positional.similar") in labels
     progress = translate("progress", "en", "lesson", done=1, steps=3, right=1, answered=2,
                          tasks=7)
     assert progress in [c.value for c in at.caption]
@@ -163,7 +169,7 @@ def test_show_me_reveals_and_counts_as_not_answered():
     at.button(key="lesson_show_addnorm_moments").click().run()
     record = records(at)["addnorm.moments"]
     assert record.given is None and not record.right
-    assert f"**{translate('shown', 'en', 'lesson')}**" in [m.value for m in at.markdown]
+    assert verdict_label("shown", "addnorm.moments") in [e.label for e in at.expander]
     assert "normalise" not in shown_sections(at)  # the other task still withholds it
     at.button(key="lesson_show_addnorm_within").click().run()
     assert {"normalise", "by_hand"} <= shown_sections(at)
@@ -242,3 +248,22 @@ def test_the_stack_ends_with_the_lessons_summary_in_lesson_mode():
     assert_clean(at)
     assert "positional.shape" not in records(at)
     assert at.session_state["seed"] == 1
+
+
+@pytest.mark.parametrize("page", list(LESSON_PAGES))
+def test_a_vits_lesson_asks_in_its_own_terms_and_reveals_without_an_error(page,
+                                                                         with_checkpoint):
+    at = lesson_page(page, weights="vit_tiny_test")
+    assert_clean(at)
+    assert at.session_state["weights"] == "vit_tiny_test"
+    asked = open_tasks(at)
+    assert asked == LESSON_PAGES[page]
+    truth = at.session_state["_lesson_truth"]
+    if page == "positional":  # pos: the CLS row and one per patch (197 × d)
+        assert truth["positional.shape"][0] == 197
+    if page == "scores":  # the ViT's own attention, over its 196 patch keys (CLS left out)
+        assert truth["scores.shape"] == (197.0, 197.0)
+    for task_id in asked:
+        at.button(key=f"lesson_show_{task_id.replace('.', '_')}").click().run()
+        assert_clean(at)
+    assert open_tasks(at) == []

@@ -36,6 +36,7 @@ OWNER = "lesson"  # lens/texts/<lang>/lesson.toml
 RECORDS = "_lesson_records"  # task id -> Record (answered or shown)
 ASKED = "_lesson_asked"  # task id -> (binding, Fixed) of a task asked, not yet answered
 MISSING = "_lesson_missing"  # the task whose Check was pressed without an answer
+LAST = "_lesson_last"  # the task answered (or shown) last: its reveal is open
 PICK = "lesson_pick_"  # + task: the patch picker's state (the explorer component, no maps)
 
 
@@ -104,7 +105,7 @@ def ask(ctx: PageContext) -> frozenset[str]:
     asked = [a for a in (current(ctx, s) for s in specs) if a is not None]
     for n, (task, bound) in enumerate(asked, 1):
         record = records().get(task.id)
-        box = st.container(border=True, key=f"lesson_card_{task.text_id}")
+        box = st.container(border=record is None, key=f"lesson_card_{task.text_id}")
         with box:
             if record is None:
                 question(ctx, task, bound, n, len(asked))
@@ -210,12 +211,14 @@ def submit(task: Task, bound: str, names: list[str]) -> None:
     st.session_state.pop(MISSING, None)
     verdict = judge(task, given)
     records()[task.id] = Record(task.id, bound, task.fixed, given, verdict.right, task.answer)
+    st.session_state[LAST] = task.id
 
 
 def show_me(task: Task, bound: str) -> None:
     """Show me: the answer without one of the learner's (counted as not answered)."""
     st.session_state.pop(MISSING, None)
     records()[task.id] = Record(task.id, bound, task.fixed, None, False, task.answer)
+    st.session_state[LAST] = task.id
 
 
 def shown_answer(lang: str, task_id: str, value: object) -> str:
@@ -235,27 +238,32 @@ def shown_answer(lang: str, task_id: str, value: object) -> str:
 
 
 def reveal(ctx: PageContext, task: Task, record: Record) -> None:
+    """The answer beside the right one, why, and (a patch) the true map; folded once another
+    task was answered since (the page below is what the learner reads on)."""
     lang = ctx.lang
-    if not record.answered:
-        st.markdown(f"**{say(lang, 'shown')}**")
-    else:
-        st.markdown(f"**{say(lang, 'right' if record.right else 'wrong')}**")
-    st.markdown(say(lang, task.text("q"), **task.values))
-    st.markdown(say(lang, "yours_and_right",
-                    yours=shown_answer(lang, task.id, record.given),
-                    right=shown_answer(lang, task.id, task.answer)))
-    detail: dict[str, object] = {}
-    if task.kind == "patch" and record.given is not None:
-        detail = judge(task, record.given).detail
-        st.caption(say(lang, f"{task.text_id}_quality", j=record.given, **detail))
-    st.markdown(say(lang, task.text("why"), **task.values))
-    if task.kind == "patch" and task.trace is not None:
-        true_map(ctx, task, record)
-    st.button(say(lang, "ask_again"), key=f"lesson_again_{task.text_id}", on_click=forget,
-              args=(task.id,))
+    verdict = ("shown" if not record.answered else "right" if record.right else "wrong")
+    label = say(lang, "reveal_label", verdict=say(lang, verdict),
+                task=say(lang, task.text("short")))
+    with st.expander(label, expanded=st.session_state.get(LAST) == task.id):
+        st.markdown(say(lang, task.text("q"), **task.values))
+        st.markdown(say(lang, "yours_and_right",
+                        yours=shown_answer(lang, task.id, record.given),
+                        right=shown_answer(lang, task.id, task.answer)))
+        if task.kind == "patch" and record.given is not None:
+            detail = judge(task, record.given).detail
+            st.caption(say(lang, f"{task.text_id}_quality", j=record.given, **detail))
+        if task.kind == "patch" and task.trace is not None:
+            left, right = st.columns([2, 3], gap="large")
+            with left:
+                true_map(ctx, task)
+            right.markdown(say(lang, task.text("why"), **task.values))
+        else:
+            st.markdown(say(lang, task.text("why"), **task.values))
+        st.button(say(lang, "ask_again"), key=f"lesson_again_{task.text_id}", on_click=forget,
+                  args=(task.id,))
 
 
-def true_map(ctx: PageContext, task: Task, record: Record) -> None:
+def true_map(ctx: PageContext, task: Task) -> None:
     """The true values of every patch, on the image: where the model looked, or how alike."""
     from ..widgets import picture  # noqa: PLC0415 (lens.widgets imports the context)
 
@@ -300,7 +308,7 @@ def progress_caption(ctx: PageContext) -> None:
     rec = records()
     pages = sorted({s.page for s in specs}, key=[p.id for p in STEPS].index)
     done = sum(all(s.id in rec for s in specs if s.page == p) for p in pages)
-    answered = [rec[s.id] for s in specs if s.id in rec]
+    answered = [rec[s.id] for s in specs if s.id in rec and rec[s.id].answered]
     st.caption(say(ctx.lang, "progress", done=done, steps=len(pages),
                    right=sum(r.right for r in answered), answered=len(answered),
                    tasks=len(specs)))
