@@ -25,7 +25,7 @@ from .i18n import translate, translator
 from .layout_js import layout_behaviours
 from .models import Model
 from .settings import Settings
-from .steps import PAGES, page_for_script
+from .steps import PAGES, STEPS, page_for_script
 
 Where = DeltaGenerator | None  # the container a block is drawn in; None: the page itself
 
@@ -130,11 +130,19 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
     st.session_state[keys.ENTRY] = False  # the router sets it again on each run
     with ExitStack() as hold:
         ctx = page(info.id, hold, plan)
+        if info.id == STEPS[0].id:  # the walk's first page offers the lesson or free walk
+            from . import lesson  # noqa: PLC0415 (lens.lesson draws with this module's types)
+
+            lesson.choose(ctx)
         if ctx.settings.lesson:  # the task cards, then the page without what they withhold
             from . import lesson  # noqa: PLC0415 (lens.lesson draws with this module's types)
 
             ctx.withheld = lesson.ask(ctx)
-        render(ctx)
+        if ctx.shows("page"):
+            render(ctx)
+        else:  # an open task withholds the whole page: its navigation only
+            st.caption(ctx.t("withheld"))
+            chrome.footer(ctx)
 
 
 def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext:

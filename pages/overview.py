@@ -10,7 +10,7 @@ from encoder_core.views.analysis import (
     score_divisor,
 )
 from encoder_core.views.vit_steps import pixel_stats_guess, vit_differences
-from lens import chrome, figures, lesson, widgets
+from lens import chrome, figures, widgets
 from lens.context import PageContext, run_page
 from lens.i18n import worded
 from lens.session import set_settings
@@ -89,7 +89,6 @@ def render(ctx: PageContext) -> None:
     cfg = ctx.cfg
     N, D, d, L = cfg.n_tokens, cfg.patch_dim, cfg.d_model, cfg.n_layers
     vit = bool(vit_differences(cfg))  # a real ViT's steps (the note's encoder: none)
-    lesson.choose(ctx)
     st.markdown(ctx.t("what_to_do"))
     sublayers = ctx.t("stage_layer_ffn") if cfg.use_ffn else ctx.t("stage_layer")
     if vit:

@@ -179,6 +179,10 @@ def test_every_task_withholds_something_and_has_a_known_kind():
         assert task.kind == spec.kind and task.withholds
     kinds = {s.kind for s in SPECS}
     assert kinds == {"number", "patch", "choice", "estimate"}
+    from lens.steps import STEPS  # noqa: PLC0415
+
+    for info in STEPS:  # at least two on every step, for the note's encoder
+        assert len(specs_for(info.id, Settings().to_config())) >= 2, info.id
 
 
 def test_a_task_that_does_not_apply_is_not_offered():
@@ -198,3 +202,82 @@ def test_a_moved_selector_does_not_change_an_asked_task():
     ctx.settings = ctx.settings.replace(layer=3, head=0, query=100)
     again = BY_ID["scores.divisor"].build(ctx, first.fixed)
     assert again.values == first.values and again.answer == first.answer
+
+
+# --- the other steps ------------------------------------------------------------------------
+
+def test_the_counting_tasks_are_the_references_shapes_and_sizes(case):
+    settings, ctx, ref = case
+    cfg = ctx.cfg
+    S, P, C, d, h = cfg.image_size, cfg.patch_size, cfg.channels, cfg.d_model, cfg.n_heads
+    N, D = (S // P) ** 2, P * P * C
+    expected = {
+        "overview.tokens": (N,), "overview.output": ref.output.shape,
+        "patches.shape": ref.patches.shape, "embedding.shape": (D, d),
+        "embedding.params": (D * d,), "qkv.d_head": (d // h,), "qkv.params": (d * d,),
+        "multihead.concat": ref.layers[0].concat.shape, "ffn.hidden": (N, 4 * d),
+        "stack.output": ref.layers[-1].out.shape,
+    }
+    assert ref.output.shape == (N, d) and ref.patches.shape == (N, D)
+    for task_id, answer in expected.items():
+        task = build(task_id, settings)
+        assert task.answer == tuple(float(a) for a in answer), task_id
+        assert judge(task, answer).right and not judge(task, (*answer[:-1], answer[-1] + 1)).right
+
+
+def test_patch_numbers_run_row_by_row(case):
+    settings, ctx, _ = case
+    task = build("patches.number", settings)
+    G = ctx.cfg.image_size // ctx.cfg.patch_size
+    k = FIXED.query
+    assert task.answer == k and divmod(k, G) == (task.values["r"], task.values["c"])
+    assert judge(task, k).right
+    assert not judge(task, k + 1).right and not judge(task, k + G).right  # its neighbours
+
+
+def test_the_relu_share_is_the_references(case):
+    settings, ctx, ref = case
+    task = build("ffn.relu", settings)
+    hidden = ref.layers[FIXED.layer].ffn_hidden
+    assert task.answer == pytest.approx(100 * np.mean(hidden <= 0), abs=0.1)
+
+
+def test_two_heads_and_the_last_layer_are_read_off_the_trained_reference(case):
+    settings, _, _ = case
+    trained = trained_beside(context("multihead", **settings))
+    ref = reference_encode(trained.image, trained.config, trained.params)
+    tc = trained.config
+    same = build("multihead.same", settings)
+    l, a = min(FIXED.layer, tc.n_layers - 1), min(FIXED.head, tc.n_heads - 1)
+    b = (a + 1) % tc.n_heads
+    ja = int(np.argmax(ref.layers[l].attn[a, FIXED.query]))
+    jb = int(np.argmax(ref.layers[l].attn[b, FIXED.query]))
+    assert same.answer == ("yes" if ja == jb else "no")
+    assert (same.values["ja"], same.values["jb"]) == (ja, jb)
+    last = build("stack.look", settings)
+    row = ref.layers[-1].attn[a, FIXED.query]
+    assert last.values["l"] == tc.n_layers
+    assert row[last.answer] == pytest.approx(row.max(), abs=1e-6)
+
+
+def test_a_vits_tasks_follow_its_architecture(with_checkpoint):
+    ctx = context("overview", weights="vit_tiny_test")
+    cfg = ctx.cfg
+    assert cfg.n_prefix == 1 and cfg.activation == "gelu"
+    assert BY_ID["overview.tokens"].build(ctx, FIXED).answer == (float(cfg.n_tokens + 1),)
+    assert BY_ID["overview.tokens"].build(ctx, FIXED).text("q") == "overview_tokens_q_vit"
+    params = ctx.trace.params
+    assert BY_ID["embedding.params"].build(ctx, FIXED).answer == (
+        float(params.W_E.size + params.b_E.size),)
+    assert BY_ID["qkv.params"].build(ctx, FIXED).answer == (
+        float(params.layers[0].W_Q.size + params.layers[0].b_Q.size),)
+    assert [s.id for s in specs_for("ffn", cfg)] == ["ffn.hidden"]  # GELU: no zeros to count
+    look = BY_ID["stack.look"].build(ctx, FIXED)
+    assert look.source == "" and look.trace is ctx.trace  # its own (trained) attention
+    assert look.fixed.head == min(FIXED.head, cfg.n_heads - 1)
+    row = ctx.trace.layers[-1].attn[look.fixed.head, 1 + FIXED.query, 1:]  # CLS key left out
+    assert look.answer == int(np.argmax(row))
+
+
+def test_without_the_ffn_its_tasks_are_not_offered():
+    assert specs_for("ffn", Settings(use_ffn=False).to_config()) == []

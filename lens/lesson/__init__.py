@@ -171,7 +171,7 @@ def patch_picker(ctx: PageContext, task: Task, key: str) -> None:
     t = translator(ctx.lang, OWNER)
     tr = task.trace if task.trace is not None else ctx.trace
     G = task.grid
-    marked = task.exclude if task.exclude is not None else int(task.values["i"])
+    marked = task.exclude if task.exclude is not None else int(task.values["i"])  # -1: none
     chosen = chosen_patch(key)
     text = {"hint": t("pick_hint"), "aria": t("pick_aria"),
             "patch": translate("patch_tip", ctx.lang, i="{i}", r="{r}", c="{c}"),
@@ -184,7 +184,7 @@ def patch_picker(ctx: PageContext, task: Task, key: str) -> None:
     explorer.show(blob, key=key, where=left)
     with right:
         if chosen is None:
-            st.info(t("pick_none", i=marked))
+            st.info(t("pick_none", i=marked) if marked >= 0 else t("pick_none_plain"))
         else:
             st.success(t("pick_chosen", j=chosen, r=chosen // G, c=chosen % G))
 
@@ -252,7 +252,7 @@ def reveal(ctx: PageContext, task: Task, record: Record) -> None:
         if task.kind == "patch" and record.given is not None:
             detail = judge(task, record.given).detail
             st.caption(say(lang, f"{task.text_id}_quality", j=record.given, **detail))
-        if task.kind == "patch" and task.trace is not None:
+        if task.kind == "patch" and task.trace is not None and task.true_map:
             left, right = st.columns([2, 3], gap="large")
             with left:
                 true_map(ctx, task)

@@ -23,7 +23,12 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from encoder_core import EncoderConfig, EncoderTrace, patch_rows
-from encoder_core.views.analysis import cosine_similarity, row_moments, scaling_demo
+from encoder_core.views.analysis import (
+    cosine_similarity,
+    relu_zero_share,
+    row_moments,
+    scaling_demo,
+)
 from encoder_core.views.predictions import (
     choice_quality,
     compare_sharpness,
@@ -72,6 +77,7 @@ class Task:
     source: str = ""  # "", or "trained": asked on the model trained on shapes (the page's
     #                   own weights are random)
     variant: str = ""  # "_vit": the question and its reason in a ViT's words
+    true_map: bool = True  # patch: the reveal draws each patch's true value on the image
 
     @property
     def text_id(self) -> str:
@@ -222,21 +228,29 @@ def has_trained_attention(ctx: PageContext) -> bool:
 
 def scores_look(ctx: PageContext, fixed: Fixed) -> Task | None:
     """From patch i, the patch head h of layer l gives its largest weight (patch keys only)."""
+    return looks_most(ctx, fixed, "scores.look", SCORES_LOOK)
+
+
+def looks_most(ctx: PageContext, fixed: Fixed, task_id: str, withholds: tuple[str, ...],
+               last_layer: bool = False) -> Task | None:
+    """Where a head looks most from patch i: on the trace of `attention_model`, in layer
+    `fixed.layer` (or the last layer)."""
     model = attention_model(ctx)
     if model is None:
         return None
     tr, source = model
     cfg = tr.config
-    l, hd = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
+    l = cfg.n_layers - 1 if last_layer else min(fixed.layer, cfg.n_layers - 1)
+    hd = min(fixed.head, cfg.n_heads - 1)
     i = min(fixed.query, cfg.n_tokens - 1)
     row = patch_rows(tr.layers[l].attn[hd, cfg.n_prefix + i], cfg)  # [N]: patch keys
     best = top_patch(row)
     G = cfg.grid_size
-    return Task("scores.look", "patch", best,
+    return Task(task_id, "patch", best,
                 {"i": i, "r": i // G, "c": i % G, "l": l + 1, "hd": hd + 1, "G": G,
                  "best": best, "br": best // G, "bc": best % G, "w": float(row[best]),
-                 "uniform": 1 / cfg.seq_len, "N": cfg.n_tokens},
-                SCORES_LOOK, Fixed(l, hd, i), scores=tuple(map(float, row)), grid=G, trace=tr,
+                 "uniform": 1 / cfg.seq_len, "N": cfg.n_tokens, "L": cfg.n_layers},
+                withholds, Fixed(l, hd, i), scores=tuple(map(float, row)), grid=G, trace=tr,
                 source=source)
 
 
@@ -291,14 +305,185 @@ def addnorm_within(ctx: PageContext, fixed: Fixed) -> Task:
                 ADDNORM, Fixed(layer=l, query=r - ctx.cfg.n_prefix), tolerance=10.0)
 
 
-SPECS: tuple[Spec, ...] = (
+# --- the other steps: their tasks withhold the whole page until answered -------------------
+
+PAGE = ("page",)  # the page below the cards (`lens.context.run_page`)
+
+
+def prefix_variant(cfg: EncoderConfig) -> str:
+    return "_vit" if cfg.n_prefix else ""
+
+
+def overview_tokens(ctx: PageContext, fixed: Fixed) -> Task:
+    """How many tokens the encoder reads: (S/P)² patches (and a ViT's prefix tokens)."""
+    cfg = ctx.cfg
+    return Task("overview.tokens", "number", (float(ctx.trace.x0.shape[0]),),
+                {"S": cfg.image_size, "P": cfg.patch_size, "G": cfg.grid_size,
+                 "N": cfg.n_tokens, "T": cfg.seq_len, "k": cfg.n_prefix},
+                PAGE, fixed, variant=prefix_variant(cfg))
+
+
+def overview_output(ctx: PageContext, fixed: Fixed) -> Task:
+    """The encoder's output: one row per token, d_model wide, whatever the layers."""
+    cfg = ctx.cfg
+    rows, cols = ctx.trace.output.shape
+    return Task("overview.output", "number", (float(rows), float(cols)),
+                {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers}, PAGE, fixed)
+
+
+def patches_shape(ctx: PageContext, fixed: Fixed) -> Task:
+    """The patch matrix: one row per patch, P·P·C values each."""
+    cfg = ctx.cfg
+    rows, cols = ctx.trace.patches.shape
+    return Task("patches.shape", "number", (float(rows), float(cols)),
+                {"S": cfg.image_size, "P": cfg.patch_size, "C": cfg.channels,
+                 "G": cfg.grid_size, "N": cfg.n_tokens, "D": cfg.patch_dim}, PAGE, fixed)
+
+
+def patches_number(ctx: PageContext, fixed: Fixed) -> Task:
+    """Row-major numbering: patch k is at row k // G, column k % G."""
+    cfg = ctx.cfg
+    G, k = cfg.grid_size, min(fixed.query, cfg.n_tokens - 1)
+    hit = np.zeros(cfg.n_tokens)
+    hit[k] = 1.0  # the one right patch
+    return Task("patches.number", "patch", k, {"k": k, "r": k // G, "c": k % G, "G": G,
+                                                "N": cfg.n_tokens, "i": -1},
+                PAGE, Fixed(query=k), scores=tuple(hit), grid=G, trace=ctx.trace,
+                true_map=False)  # the page's numbered grid is its map
+
+
+def embedding_shape(ctx: PageContext, fixed: Fixed) -> Task:
+    """W_E maps a patch's P·P·C values to d_model: [P·P·C × d_model]."""
+    cfg = ctx.cfg
+    rows, cols = ctx.trace.params.W_E.shape
+    return Task("embedding.shape", "number", (float(rows), float(cols)),
+                {"P": cfg.patch_size, "C": cfg.channels, "D": cfg.patch_dim, "d": cfg.d_model,
+                 "N": cfg.n_tokens}, PAGE, fixed)
+
+
+def embedding_params(ctx: PageContext, fixed: Fixed) -> Task:
+    """The trainable numbers of the embedding: W_E, and b_E when the model has it."""
+    cfg, params = ctx.cfg, ctx.trace.params
+    bias = params.b_E.size if cfg.patch_bias and params.b_E is not None else 0
+    return Task("embedding.params", "number", (float(params.W_E.size + bias),),
+                {"D": cfg.patch_dim, "d": cfg.d_model, "w": int(params.W_E.size), "b": bias},
+                PAGE, fixed, variant="_bias" if bias else "")
+
+
+def qkv_d_head(ctx: PageContext, fixed: Fixed) -> Task:
+    """Each head's queries, keys and values are d_model / h wide."""
+    cfg = ctx.cfg
+    return Task("qkv.d_head", "number", (float(ctx.trace.layers[0].q.shape[-1]),),
+                {"d": cfg.d_model, "h": cfg.n_heads, "dk": cfg.d_head}, PAGE, fixed)
+
+
+def qkv_params(ctx: PageContext, fixed: Fixed) -> Task:
+    """W_Q: d_model × d_model numbers (all heads side by side), and b_Q when present."""
+    cfg = ctx.cfg
+    lp = ctx.trace.params.layers[0]
+    bias = lp.b_Q.size if cfg.qkv_bias and lp.b_Q is not None else 0
+    return Task("qkv.params", "number", (float(lp.W_Q.size + bias),),
+                {"d": cfg.d_model, "h": cfg.n_heads, "dk": cfg.d_head, "w": int(lp.W_Q.size),
+                 "b": bias}, PAGE, fixed, variant="_bias" if bias else "")
+
+
+def multihead_concat(ctx: PageContext, fixed: Fixed) -> Task:
+    """The h heads side by side: [T × h·d_k] = [T × d_model]."""
+    cfg = ctx.cfg
+    rows, cols = ctx.trace.layers[0].concat.shape
+    return Task("multihead.concat", "number", (float(rows), float(cols)),
+                {"T": cfg.seq_len, "h": cfg.n_heads, "dk": cfg.d_head, "d": cfg.d_model},
+                PAGE, fixed)
+
+
+def multihead_same(ctx: PageContext, fixed: Fixed) -> Task | None:
+    """Do two heads of one layer look most at the same patch from patch i?"""
+    model = attention_model(ctx)
+    if model is None:
+        return None
+    tr, source = model
+    cfg = tr.config
+    if cfg.n_heads < 2:
+        return None
+    l = min(fixed.layer, cfg.n_layers - 1)
+    a = min(fixed.head, cfg.n_heads - 1)
+    b = (a + 1) % cfg.n_heads
+    i = min(fixed.query, cfg.n_tokens - 1)
+    rows = [patch_rows(tr.layers[l].attn[h, cfg.n_prefix + i], cfg) for h in (a, b)]
+    ja, jb = top_patch(rows[0]), top_patch(rows[1])
+    G = cfg.grid_size
+    return Task("multihead.same", "choice", "yes" if ja == jb else "no",
+                {"i": i, "r": i // G, "c": i % G, "l": l + 1, "ha": a + 1, "hb": b + 1,
+                 "ja": ja, "jb": jb, "wa": float(rows[0][ja]), "wb": float(rows[1][jb])},
+                PAGE, Fixed(l, a, i), options=YES_NO, source=source)
+
+
+def ffn_hidden(ctx: PageContext, fixed: Fixed) -> Task:
+    """The FFN widens every token: [T × d_ff]."""
+    cfg = ctx.cfg
+    rows, cols = ctx.trace.layers[0].ffn_hidden.shape
+    return Task("ffn.hidden", "number", (float(rows), float(cols)),
+                {"T": cfg.seq_len, "d": cfg.d_model, "dff": cfg.d_ff}, PAGE, fixed)
+
+
+def ffn_relu(ctx: PageContext, fixed: Fixed) -> Task:
+    """The share of layer l's hidden activations that ReLU sets to 0, in %."""
+    cfg = ctx.cfg
+    l = min(fixed.layer, cfg.n_layers - 1)
+    share = 100 * relu_zero_share(ctx.trace.layers[l].ffn_hidden)
+    return Task("ffn.relu", "estimate", round(share, 1),
+                {"l": l + 1, "share": share, "T": cfg.seq_len, "dff": cfg.d_ff,
+                 "n": cfg.seq_len * cfg.d_ff}, PAGE, Fixed(layer=l), tolerance=10.0)
+
+
+def stack_output(ctx: PageContext, fixed: Fixed) -> Task:
+    """After L layers the sequence keeps its shape: [T × d_model]."""
+    cfg = ctx.cfg
+    rows, cols = ctx.trace.output.shape
+    return Task("stack.output", "number", (float(rows), float(cols)),
+                {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers}, PAGE, fixed)
+
+
+def stack_look(ctx: PageContext, fixed: Fixed) -> Task | None:
+    """Where a head of the last layer looks most from patch i."""
+    return looks_most(ctx, fixed, "stack.look", PAGE, last_layer=True)
+
+
+def uses_ffn(cfg: EncoderConfig) -> bool:
+    return cfg.use_ffn
+
+
+def uses_relu(cfg: EncoderConfig) -> bool:
+    """ReLU's zeros: not a ViT's GELU, which is seldom exactly 0."""
+    return cfg.use_ffn and cfg.activation == "relu"
+
+
+YES_NO = ("yes", "no")
+
+
+SPECS: tuple[Spec, ...] = (  # in the walk's order
+    Spec("overview.tokens", "number", overview_tokens),
+    Spec("overview.output", "number", overview_output),
+    Spec("patches.shape", "number", patches_shape),
+    Spec("patches.number", "patch", patches_number),
+    Spec("embedding.shape", "number", embedding_shape),
+    Spec("embedding.params", "number", embedding_params),
     Spec("positional.shape", "number", positional_shape, applies=adds_positions),
     Spec("positional.similar", "patch", positional_similar),
+    Spec("qkv.d_head", "number", qkv_d_head),
+    Spec("qkv.params", "number", qkv_params),
     Spec("scores.shape", "number", scores_shape),
     Spec("scores.look", "patch", scores_look, possible=has_trained_attention),
     Spec("scores.divisor", "choice", scores_divisor, applies=divides_by_d_k, options=SHARPNESS),
+    Spec("multihead.concat", "number", multihead_concat),
+    Spec("multihead.same", "choice", multihead_same, possible=has_trained_attention,
+         options=YES_NO),
     Spec("addnorm.moments", "number", addnorm_moments),
     Spec("addnorm.within", "estimate", addnorm_within),
+    Spec("ffn.hidden", "number", ffn_hidden, applies=uses_ffn),
+    Spec("ffn.relu", "estimate", ffn_relu, applies=uses_relu),
+    Spec("stack.output", "number", stack_output),
+    Spec("stack.look", "patch", stack_look, possible=has_trained_attention),
 )
 BY_ID: dict[str, Spec] = {s.id: s for s in SPECS}
 
