@@ -35,7 +35,8 @@ OTHER_VALUES = {"lang": "zh", "source": "sample", "weights": "trained", "train_s
                 "channels": 3,
                 "image_size": 256, "patch_size": 32, "d_model": 256, "n_heads": 4,
                 "n_layers": 3, "use_ffn": False, "scale": "d_model", "use_pe": False,
-                "seed": 12345, "sample_seed": 9, "layer": 1, "head": 2, "query": 17}
+                "seed": 12345, "sample_seed": 9, "layer": 1, "head": 2, "query": 17,
+                "lesson": True}
 
 
 def test_the_defaults_are_the_notes_and_give_the_default_encoder_config():
