@@ -144,6 +144,8 @@ def question(ctx: PageContext, task: Task, bound: str, n: int, total: int) -> No
             else:
                 row.number_input(label, min_value=0, value=None, step=1, key=key, width=180)
     elif task.kind == "choice":
+        if task.trace is not None:  # the image the question is asked on, its patch framed
+            patch_in_context(ctx, task)
         st.radio(t(f"{task.text_id}_label"), task.options, index=None, key=names[0],
                  format_func=lambda o: t(f"{task.text_id}_{o}"), horizontal=True)
     elif task.kind == "estimate":
@@ -159,6 +161,19 @@ def question(ctx: PageContext, task: Task, bound: str, n: int, total: int) -> No
     buttons.button(t("show_me"), key=f"lesson_show_{task.text_id}", on_click=show_me,
                    args=(light, bound))
     buttons.caption(t("show_me_help"))
+
+
+def patch_in_context(ctx: PageContext, task: Task) -> None:
+    """The image a choice is asked on, with its grid and the question's patch outlined."""
+    from ..widgets import picture  # noqa: PLC0415 (lens.widgets imports the context)
+
+    tr = task.trace
+    left, _ = st.columns([2, 3])
+    picture(ctx, figures.image_with_grid, tr.image, tr.config.patch_size,
+            say(ctx.lang, "context_title", i=task.values["i"]), numbers=False,
+            highlight=int(task.values["i"]), size=3.9,
+            axis_labels=(translate("pixels_x", ctx.lang), translate("pixels_y", ctx.lang)),
+            key=f"lesson_image_{task.text_id}", where=left)
 
 
 def chosen_patch(key: str) -> int | None:

@@ -415,7 +415,7 @@ def multihead_same(ctx: PageContext, fixed: Fixed) -> Task | None:
     return Task("multihead.same", "choice", "yes" if ja == jb else "no",
                 {"i": i, "r": i // G, "c": i % G, "l": l + 1, "ha": a + 1, "hb": b + 1,
                  "ja": ja, "jb": jb, "wa": float(rows[0][ja]), "wb": float(rows[1][jb])},
-                PAGE, Fixed(l, a, i), options=YES_NO, source=source)
+                PAGE, Fixed(l, a, i), options=YES_NO, grid=G, trace=tr, source=source)
 
 
 def ffn_hidden(ctx: PageContext, fixed: Fixed) -> Task:
