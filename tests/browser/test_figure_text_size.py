@@ -105,11 +105,25 @@ def wide_main(page, width: int) -> None:
     page.wait_for_timeout(300)  # the pictures follow the column
 
 
+def settled(page, polls: int = 20) -> list[dict]:
+    """The pictures' sizes once the layout has settled: the same over two reads 250 ms apart
+    (a sidebar folding, a scroll bar appearing or a late picture still move the columns)."""
+    before = page.locator(MAIN_IMAGES).evaluate_all(MEASURE_JS)
+    for _ in range(polls):
+        page.wait_for_timeout(250)
+        now = page.locator(MAIN_IMAGES).evaluate_all(MEASURE_JS)
+        if now == before:
+            return now
+        before = now
+    return before
+
+
 def measure(page, lang: str, size: tuple[int, int], page_id: str) -> list[dict]:
     """The pictures of the page that is open: one row each, with its displayed text size."""
+    images = settled(page)
     column = column_width(page)
     found = []
-    for img in page.locator(MAIN_IMAGES).evaluate_all(MEASURE_JS):
+    for img in images:
         if img["shown"] <= 0:  # folded away (an expander): not seen as it is
             continue
         resp = page.context.request.get(img["src"])

@@ -14,7 +14,9 @@ from playwright.sync_api import expect
 from encoder_core import encode
 from lens import compute
 from lens.i18n import translate
-from lens.settings import FINAL_STEP
+from lens.lesson.tasks import specs_for
+from lens.settings import FINAL_STEP, Settings
+from lens.steps import STEPS
 from tests.support.browser_helpers import (
     MAIN,
     assert_no_errors,
@@ -96,7 +98,9 @@ def test_tap_the_predicted_patch_and_see_the_reveal_and_the_maps(page, app_url, 
     expect(maps.locator('[data-testid="stImage"] img').first).to_be_visible(timeout=60_000)
     wait_for(lambda: maps.locator('[data-testid="stImage"] img').count(), lambda n: n == 2,
              "the scores and the attention matrix")
-    progress = say("progress", lang, done=1, steps=3, right=2, answered=2, tasks=7)
+    specs = [s for info in STEPS for s in specs_for(info.id, Settings().to_config())]
+    progress = say("progress", lang, done=1, steps=len(STEPS), right=2, answered=2,
+                   tasks=len(specs))
     expect(main.get_by_text(progress, exact=True)).to_be_visible()
     screenshot(page, f"lesson_scores_after_{size}_{lang}")
     assert_no_errors(page)
