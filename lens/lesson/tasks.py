@@ -155,6 +155,14 @@ def fixed_now(ctx: PageContext) -> Fixed:
     return Fixed(layer=s.layer, head=s.head, query=s.query)
 
 
+def shape_task(task_id: str, array: np.ndarray, values: dict[str, object],
+               withholds: tuple[str, ...], fixed: Fixed, variant: str = "") -> Task:
+    """A number task whose answer is the shape of one of the trace's matrices [rows, cols]."""
+    rows, cols = array.shape[-2:]
+    return Task(task_id, "number", (float(rows), float(cols)), values, withholds, fixed,
+                variant=variant)
+
+
 # --- step 4 · positional encoding -----------------------------------------------------------
 
 POSITIONAL_SHAPE = ("pe_formula", "pe_matrix", "pe_curves", "pe_sum")
@@ -165,11 +173,11 @@ def positional_shape(ctx: PageContext, fixed: Fixed) -> Task:
     """PE is added to X entry by entry: [N × d_model] (a ViT's pos: [T × d], T = N + prefix)."""
     cfg, tr = ctx.cfg, ctx.trace
     learned = cfg.position == "learned"
-    rows, cols = (tr.pos if learned else tr.pe).shape
-    return Task("positional.shape", "number", (float(rows), float(cols)),
-                {"N": cfg.n_tokens, "S": cfg.image_size, "P": cfg.patch_size, "d": cfg.d_model,
-                 "G": cfg.grid_size, "T": cfg.seq_len, "k": cfg.n_prefix},
-                POSITIONAL_SHAPE, fixed, variant="_vit" if learned else "")
+    return shape_task("positional.shape", tr.pos if learned else tr.pe,
+                      {"N": cfg.n_tokens, "S": cfg.image_size, "P": cfg.patch_size,
+                       "d": cfg.d_model, "G": cfg.grid_size, "T": cfg.seq_len,
+                       "k": cfg.n_prefix},
+                      POSITIONAL_SHAPE, fixed, variant="_vit" if learned else "")
 
 
 def positional_similar(ctx: PageContext, fixed: Fixed) -> Task:
@@ -201,10 +209,9 @@ SHARPNESS = ("sharper", "flatter", "same")
 def scores_shape(ctx: PageContext, fixed: Fixed) -> Task:
     """scores_h = Q_h · K_hᵀ: [T × d_k] · [d_k × T] = [T × T]."""
     cfg = ctx.cfg
-    _, rows, cols = ctx.trace.layers[0].scores.shape  # [h, T, T]
-    return Task("scores.shape", "number", (float(rows), float(cols)),
-                {"T": cfg.seq_len, "dk": cfg.d_head, "h": cfg.n_heads, "d": cfg.d_model},
-                SCORES_SHAPE, fixed)
+    return shape_task("scores.shape", ctx.trace.layers[0].scores,  # [h, T, T]
+                      {"T": cfg.seq_len, "dk": cfg.d_head, "h": cfg.n_heads,
+                       "d": cfg.d_model}, SCORES_SHAPE, fixed)
 
 
 def attention_model(ctx: PageContext) -> tuple[EncoderTrace, str] | None:
@@ -326,18 +333,16 @@ def overview_tokens(ctx: PageContext, fixed: Fixed) -> Task:
 def overview_output(ctx: PageContext, fixed: Fixed) -> Task:
     """The encoder's output: one row per token, d_model wide, whatever the layers."""
     cfg = ctx.cfg
-    rows, cols = ctx.trace.output.shape
-    return Task("overview.output", "number", (float(rows), float(cols)),
-                {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers}, PAGE, fixed)
+    return shape_task("overview.output", ctx.trace.output,
+                      {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers}, PAGE, fixed)
 
 
 def patches_shape(ctx: PageContext, fixed: Fixed) -> Task:
     """The patch matrix: one row per patch, P·P·C values each."""
     cfg = ctx.cfg
-    rows, cols = ctx.trace.patches.shape
-    return Task("patches.shape", "number", (float(rows), float(cols)),
-                {"S": cfg.image_size, "P": cfg.patch_size, "C": cfg.channels,
-                 "G": cfg.grid_size, "N": cfg.n_tokens, "D": cfg.patch_dim}, PAGE, fixed)
+    return shape_task("patches.shape", ctx.trace.patches,
+                      {"S": cfg.image_size, "P": cfg.patch_size, "C": cfg.channels,
+                       "G": cfg.grid_size, "N": cfg.n_tokens, "D": cfg.patch_dim}, PAGE, fixed)
 
 
 def patches_number(ctx: PageContext, fixed: Fixed) -> Task:
@@ -355,10 +360,9 @@ def patches_number(ctx: PageContext, fixed: Fixed) -> Task:
 def embedding_shape(ctx: PageContext, fixed: Fixed) -> Task:
     """W_E maps a patch's P·P·C values to d_model: [P·P·C × d_model]."""
     cfg = ctx.cfg
-    rows, cols = ctx.trace.params.W_E.shape
-    return Task("embedding.shape", "number", (float(rows), float(cols)),
-                {"P": cfg.patch_size, "C": cfg.channels, "D": cfg.patch_dim, "d": cfg.d_model,
-                 "N": cfg.n_tokens}, PAGE, fixed)
+    return shape_task("embedding.shape", ctx.trace.params.W_E,
+                      {"P": cfg.patch_size, "C": cfg.channels, "D": cfg.patch_dim,
+                       "d": cfg.d_model, "N": cfg.n_tokens}, PAGE, fixed)
 
 
 def embedding_params(ctx: PageContext, fixed: Fixed) -> Task:
@@ -390,10 +394,9 @@ def qkv_params(ctx: PageContext, fixed: Fixed) -> Task:
 def multihead_concat(ctx: PageContext, fixed: Fixed) -> Task:
     """The h heads side by side: [T × h·d_k] = [T × d_model]."""
     cfg = ctx.cfg
-    rows, cols = ctx.trace.layers[0].concat.shape
-    return Task("multihead.concat", "number", (float(rows), float(cols)),
-                {"T": cfg.seq_len, "h": cfg.n_heads, "dk": cfg.d_head, "d": cfg.d_model},
-                PAGE, fixed)
+    return shape_task("multihead.concat", ctx.trace.layers[0].concat,
+                      {"T": cfg.seq_len, "h": cfg.n_heads, "dk": cfg.d_head,
+                       "d": cfg.d_model}, PAGE, fixed)
 
 
 def multihead_same(ctx: PageContext, fixed: Fixed) -> Task | None:
@@ -421,9 +424,8 @@ def multihead_same(ctx: PageContext, fixed: Fixed) -> Task | None:
 def ffn_hidden(ctx: PageContext, fixed: Fixed) -> Task:
     """The FFN widens every token: [T × d_ff]."""
     cfg = ctx.cfg
-    rows, cols = ctx.trace.layers[0].ffn_hidden.shape
-    return Task("ffn.hidden", "number", (float(rows), float(cols)),
-                {"T": cfg.seq_len, "d": cfg.d_model, "dff": cfg.d_ff}, PAGE, fixed)
+    return shape_task("ffn.hidden", ctx.trace.layers[0].ffn_hidden,
+                      {"T": cfg.seq_len, "d": cfg.d_model, "dff": cfg.d_ff}, PAGE, fixed)
 
 
 def ffn_relu(ctx: PageContext, fixed: Fixed) -> Task:
@@ -439,9 +441,8 @@ def ffn_relu(ctx: PageContext, fixed: Fixed) -> Task:
 def stack_output(ctx: PageContext, fixed: Fixed) -> Task:
     """After L layers the sequence keeps its shape: [T × d_model]."""
     cfg = ctx.cfg
-    rows, cols = ctx.trace.output.shape
-    return Task("stack.output", "number", (float(rows), float(cols)),
-                {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers}, PAGE, fixed)
+    return shape_task("stack.output", ctx.trace.output,
+                      {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers}, PAGE, fixed)
 
 
 def stack_look(ctx: PageContext, fixed: Fixed) -> Task | None:
