@@ -337,9 +337,10 @@ def summary(ctx: PageContext) -> None:
     specs = lesson_specs(ctx)
     st.header(say(lang, "summary_title"))
     rows = []
-    for s in specs:
+    for n, s in enumerate(specs):
         r = rec.get(s.id)
-        rows.append({say(lang, "col_step"): PAGES[s.page].title_in(lang),
+        first = n == 0 or specs[n - 1].page != s.page  # a step's name once, on its first row
+        rows.append({say(lang, "col_step"): PAGES[s.page].title_in(lang) if first else "",
                      say(lang, "col_task"): say(lang, f"{s.id.replace('.', '_')}_short"),
                      say(lang, "col_yours"): shown_answer(lang, s.id, r.given) if r else "—",
                      say(lang, "col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
@@ -347,7 +348,7 @@ def summary(ctx: PageContext) -> None:
     st.table(rows)
     right = sum(1 for s in specs if s.id in rec and rec[s.id].right)
     st.write(say(lang, "summary_text", right=right, n=len(specs)))
-    again = [s for s in specs if not (s.id in rec and rec[s.id].right)]
+    again = [s for s in specs if s.id in rec and not rec[s.id].right]  # wrong, or shown
     if again:
         st.markdown(say(lang, "retry_text", n=len(again)))
         row = st.container(horizontal=True)
