@@ -1,0 +1,402 @@
+"""A class's shared state — classes, students, open tasks, answers — in a real database that
+every server process of the class opens (the replicas behind HAProxy each serve some of the
+students: nothing of a class lives in one process's memory).
+
+One code path, SQLAlchemy Core, for both backends:
+- SQLite by default (`default_url()`: a file in the data folder every replica on one machine
+  opens): WAL, a busy timeout, `BEGIN IMMEDIATE` for every transaction (a writer never upgrades
+  a read lock halfway), `synchronous=FULL`, connections from a pool, one per thread at a time;
+- PostgreSQL for several machines, named by a URL (`postgresql+psycopg://…`).
+
+Rules the store keeps itself, whatever a page asks:
+- teacher actions need the teacher key (only its SHA-256 is stored; compared in constant time);
+- join codes carry 40 bits (8 characters of an alphabet of 32); wrong codes are counted per
+  client in the store (`MAX_WRONG` in `WRONG_WINDOW_S`), and a client over the limit is refused
+  even the right code until its window has passed;
+- one answer per student per task and settings, changeable until the task is revealed; an
+  answer of the wrong kind, out of range, over-long, for an unknown, closed or revealed task, or
+  from an unknown student is refused with `RefusedError` and nothing is stored;
+- an answer is committed before `answer` returns (what the student is then told was sent is
+  in the store);
+- a class expires (`CLASS_HOURS`) and is deleted with its students, tasks and answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import (
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    and_,
+    create_engine,
+    delete,
+    event,
+    func,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
+
+URL_ENV = "ENCODER_LENS_CLASS_DB"  # a database URL; unset: SQLite in the data folder
+DATA_ENV = "ENCODER_LENS_DATA"  # the data folder (default: data/ in the repository)
+ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # 32 symbols, none mistaken for another
+CODE_LENGTH = 8  # 8 × 5 = 40 bits
+CLASS_HOURS = 12.0
+MAX_WRONG = 10  # wrong join codes a client may try …
+WRONG_WINDOW_S = 300.0  # … in this many seconds
+MAX_NICKNAME = 24
+MAX_ANSWER_CHARS = 200  # an answer's JSON
+
+metadata = MetaData()
+classes = Table(
+    "classes", metadata,
+    Column("code", String(16), primary_key=True),
+    Column("key_hash", String(64), nullable=False),
+    Column("settings", Text, nullable=False),  # the class's link settings, JSON
+    Column("step", String(32), nullable=False),
+    Column("created", Float, nullable=False),
+    Column("expires", Float, nullable=False),
+)
+students = Table(
+    "students", metadata,
+    Column("code", String(16), primary_key=True),
+    Column("token", String(64), primary_key=True),
+    Column("nickname", String(MAX_NICKNAME), nullable=False),
+    Column("joined", Float, nullable=False),
+)
+tasks = Table(
+    "tasks", metadata,
+    Column("code", String(16), primary_key=True),
+    Column("task", String(64), primary_key=True),
+    Column("settings_key", String(64), primary_key=True),  # answers never mix two settings
+    Column("rule", Text, nullable=False),  # what an answer may be (`Rule`), JSON
+    Column("state", String(8), nullable=False),  # open, revealed, closed
+    Column("opened", Float, nullable=False),
+)
+answers = Table(
+    "answers", metadata,
+    Column("code", String(16), primary_key=True),
+    Column("task", String(64), primary_key=True),
+    Column("settings_key", String(64), primary_key=True),
+    Column("token", String(64), primary_key=True),
+    Column("value", Text, nullable=False),  # JSON
+    Column("at", Float, nullable=False),
+)
+wrong_codes = Table(
+    "wrong_codes", metadata,
+    Column("client", String(128), primary_key=True),
+    Column("since", Float, nullable=False),
+    Column("count", Integer, nullable=False),
+)
+
+
+class RefusedError(Exception):
+    """What was asked is not allowed; its message says why (shown to the one who asked)."""
+
+
+class RateLimitedError(RefusedError):
+    """Too many wrong join codes from this client: wait, then try again."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What an answer to a task may be: a patch index below `n`, one of `options`, `parts`
+    finite numbers, or one number in [lo, hi]."""
+
+    kind: str  # "patch", "choice", "number", "estimate"
+    n: int = 0
+    options: tuple[str, ...] = ()
+    parts: int = 0
+    lo: float = 0.0
+    hi: float = 100.0
+
+    def check(self, value: object) -> object:
+        """The value as stored, or RefusedError."""
+        def finite(v: object) -> bool:
+            return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+        if self.kind == "patch":
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < self.n:
+                return value
+            raise RefusedError(f"a patch is a whole number from 0 to {self.n - 1}")
+        if self.kind == "choice":
+            if isinstance(value, str) and value in self.options:
+                return value
+            raise RefusedError("not one of the task's choices")
+        if self.kind == "number":
+            if (isinstance(value, list | tuple) and len(value) == self.parts
+                    and all(finite(v) and abs(v) < 1e12 for v in value)):
+                return [float(v) for v in value]
+            raise RefusedError(f"the answer is {self.parts} finite number(s)")
+        if self.kind == "estimate" and finite(value) and self.lo <= value <= self.hi:
+            return float(value)
+        raise RefusedError(f"the answer is a number from {self.lo:g} to {self.hi:g}")
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": self.kind, "n": self.n, "options": list(self.options),
+                           "parts": self.parts, "lo": self.lo, "hi": self.hi})
+
+    @classmethod
+    def from_json(cls, text: str) -> Rule:
+        d = json.loads(text)
+        return cls(d["kind"], d["n"], tuple(d["options"]), d["parts"], d["lo"], d["hi"])
+
+
+def default_url() -> str:
+    """The store's URL: `ENCODER_LENS_CLASS_DB`, else SQLite in the data folder."""
+    url = os.environ.get(URL_ENV)
+    if url:
+        return url
+    folder = Path(os.environ.get(DATA_ENV) or Path(__file__).resolve().parents[2] / "data")
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder / 'classes.sqlite'}"
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`; SQLite set up for several processes writing at once."""
+    if not url.startswith("sqlite"):
+        return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn, _record) -> None:  # noqa: ANN001 (the driver's own objects)
+        dbapi_conn.isolation_level = None  # the driver begins nothing: `_begin` does
+        cur = dbapi_conn.cursor()
+        for pragma in ("journal_mode=WAL", "busy_timeout=30000", "synchronous=FULL",
+                       "foreign_keys=ON"):
+            cur.execute(f"PRAGMA {pragma}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn) -> None:  # noqa: ANN001
+        conn.exec_driver_sql("BEGIN IMMEDIATE")  # take the write lock at once: no deadlock
+
+    return engine
+
+
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _code() -> str:
+    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normal_code(text: str) -> str:
+    """A join code as typed: upper case, spaces and dashes left out."""
+    return "".join(ch for ch in str(text).upper() if ch not in " -")[:16]
+
+
+class Store:
+    """The classes of every process that opens the same URL."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_url()
+        self.engine = make_engine(self.url)
+        metadata.create_all(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _upsert(self, table: Table, values: Mapping[str, object], keys: Sequence[str],
+                conn: Connection) -> None:
+        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+        stmt = dialect.insert(table).values(**values)
+        conn.execute(stmt.on_conflict_do_update(
+            index_elements=list(keys),
+            set_={k: v for k, v in values.items() if k not in keys}))
+
+    # --- the teacher ------------------------------------------------------------------------
+    def create_class(self, settings: Mapping[str, str], step: str,
+                     now: float | None = None) -> tuple[str, str]:
+        """A new class: (join code, teacher key). The key is shown once; only its hash stays."""
+        now = time.time() if now is None else now
+        self.expire(now)
+        key = secrets.token_urlsafe(24)
+        with self.engine.begin() as conn:
+            while True:
+                code = _code()
+                if conn.execute(select(classes.c.code).where(classes.c.code == code)).first():
+                    continue
+                conn.execute(classes.insert().values(
+                    code=code, key_hash=_hash(key), settings=json.dumps(dict(settings)),
+                    step=step, created=now, expires=now + CLASS_HOURS * 3600))
+                return code, key
+
+    def _teacher(self, conn: Connection, code: str, key: str) -> None:
+        row = conn.execute(select(classes.c.key_hash).where(classes.c.code == code)).first()
+        if row is None or not hmac.compare_digest(row.key_hash, _hash(str(key))):
+            raise RefusedError("this is not the teacher's key of that class")
+
+    def is_teacher(self, code: str, key: str) -> bool:
+        with self.engine.connect() as conn:
+            try:
+                self._teacher(conn, code, key)
+            except RefusedError:
+                return False
+        return True
+
+    def move(self, code: str, key: str, step: str) -> None:
+        """Bring everyone to `step`."""
+        with self.engine.begin() as conn:
+            self._teacher(conn, code, key)
+            conn.execute(update(classes).where(classes.c.code == code).values(step=step))
+
+    def change_settings(self, code: str, key: str, settings: Mapping[str, str]) -> None:
+        """New settings for the class; its open tasks close (their answers were given for the
+        old settings and stay under them)."""
+        with self.engine.begin() as conn:
+            self._teacher(conn, code, key)
+            conn.execute(update(classes).where(classes.c.code == code)
+                         .values(settings=json.dumps(dict(settings))))
+            conn.execute(update(tasks).where(and_(tasks.c.code == code,
+                                                  tasks.c.state == "open"))
+                         .values(state="closed"))
+
+    def open_task(self, code: str, key: str, task: str, settings_key: str, rule: Rule,
+                  now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self.engine.begin() as conn:
+            self._teacher(conn, code, key)
+            self._upsert(tasks, {"code": code, "task": task, "settings_key": settings_key,
+                                 "rule": rule.to_json(), "state": "open", "opened": now},
+                         ("code", "task", "settings_key"), conn)
+
+    def reveal(self, code: str, key: str, task: str, settings_key: str) -> None:
+        with self.engine.begin() as conn:
+            self._teacher(conn, code, key)
+            done = conn.execute(update(tasks).where(and_(
+                tasks.c.code == code, tasks.c.task == task,
+                tasks.c.settings_key == settings_key)).values(state="revealed"))
+            if done.rowcount == 0:
+                raise RefusedError("no such task in this class")
+
+    def end_class(self, code: str, key: str) -> None:
+        with self.engine.begin() as conn:
+            self._teacher(conn, code, key)
+            self._delete(conn, [code])
+
+    # --- the students -----------------------------------------------------------------------
+    def join(self, code: str, client: str, nickname: str = "",
+             now: float | None = None) -> str:
+        """A student token for the class of `code`; a wrong code counts against `client`."""
+        now = time.time() if now is None else now
+        code = normal_code(code)
+        nickname = str(nickname).strip()[:MAX_NICKNAME]
+        with self.engine.begin() as conn:
+            tried = conn.execute(select(wrong_codes).where(
+                wrong_codes.c.client == client)).first()
+            if tried is not None and now - tried.since >= WRONG_WINDOW_S:
+                conn.execute(delete(wrong_codes).where(wrong_codes.c.client == client))
+                tried = None
+            if tried is not None and tried.count >= MAX_WRONG:
+                raise RateLimitedError(f"too many wrong codes: try again in "
+                                  f"{WRONG_WINDOW_S - (now - tried.since):.0f} s")
+            found = conn.execute(select(classes.c.code).where(and_(
+                classes.c.code == code, classes.c.expires > now))).first()
+            if found is None:
+                if tried is None:
+                    conn.execute(wrong_codes.insert().values(client=client, since=now,
+                                                             count=1))
+                else:
+                    conn.execute(update(wrong_codes).where(wrong_codes.c.client == client)
+                                 .values(count=wrong_codes.c.count + 1))
+        if found is None:  # the count is committed; now say no
+            raise RefusedError("no class has that code")
+        token = secrets.token_urlsafe(18)
+        with self.engine.begin() as conn:
+            conn.execute(students.insert().values(code=code, token=token, nickname=nickname,
+                                                  joined=now))
+        return token
+
+    def is_student(self, code: str, token: str) -> bool:
+        with self.engine.connect() as conn:
+            return conn.execute(select(students.c.token).where(and_(
+                students.c.code == code, students.c.token == token))).first() is not None
+
+    def answer(self, code: str, token: str, task: str, settings_key: str, value: object,
+               now: float | None = None) -> None:
+        """Store a student's answer (replacing an earlier one) once it is committed; RefusedError
+        when it may not be stored."""
+        now = time.time() if now is None else now
+        with self.engine.begin() as conn:
+            if conn.execute(select(students.c.token).where(and_(
+                    students.c.code == code, students.c.token == token))).first() is None:
+                raise RefusedError("not a student of this class")
+            row = conn.execute(select(tasks.c.rule, tasks.c.state).where(and_(
+                tasks.c.code == code, tasks.c.task == task,
+                tasks.c.settings_key == settings_key))).first()
+            if row is None:
+                raise RefusedError("no such task in this class")
+            if row.state != "open":
+                raise RefusedError("this task is no longer open")
+            text = json.dumps(Rule.from_json(row.rule).check(value))
+            if len(text) > MAX_ANSWER_CHARS:
+                raise RefusedError("the answer is too long")
+            self._upsert(answers, {"code": code, "task": task, "settings_key": settings_key,
+                                   "token": token, "value": text, "at": now},
+                         ("code", "task", "settings_key", "token"), conn)
+
+    # --- what the class sees ----------------------------------------------------------------
+    def state(self, code: str) -> dict | None:
+        """The class's step and settings, and its tasks (state per task and settings)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(classes).where(classes.c.code == code)).first()
+            if row is None:
+                return None
+            rows = conn.execute(select(tasks.c.task, tasks.c.settings_key, tasks.c.state)
+                                .where(tasks.c.code == code)).all()
+            n = conn.execute(select(func.count()).select_from(students)
+                             .where(students.c.code == code)).scalar_one()
+        return {"step": row.step, "settings": json.loads(row.settings), "students": n,
+                "tasks": {(r.task, r.settings_key): r.state for r in rows}}
+
+    def answers_to(self, code: str, task: str, settings_key: str) -> list[object]:
+        """Every answer to a task under these settings (no student named)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(answers.c.value).where(and_(
+                answers.c.code == code, answers.c.task == task,
+                answers.c.settings_key == settings_key))).all()
+        return [json.loads(r.value) for r in rows]
+
+    def nicknames(self, code: str, key: str) -> list[str]:
+        """The students' nicknames, for the teacher only."""
+        with self.engine.connect() as conn:
+            self._teacher(conn, code, key)
+            rows = conn.execute(select(students.c.nickname).where(students.c.code == code)
+                                .order_by(students.c.joined)).all()
+        return [r.nickname for r in rows]
+
+    # --- expiry -----------------------------------------------------------------------------
+    def expire(self, now: float | None = None) -> int:
+        """Delete the classes past their time, with everything of theirs; how many."""
+        now = time.time() if now is None else now
+        with self.engine.begin() as conn:
+            old = [r.code for r in conn.execute(select(classes.c.code)
+                                                .where(classes.c.expires <= now))]
+            self._delete(conn, old)
+            conn.execute(delete(wrong_codes).where(wrong_codes.c.since < now - WRONG_WINDOW_S))
+        return len(old)
+
+    @staticmethod
+    def _delete(conn: Connection, codes: list[str]) -> None:
+        if not codes:
+            return
+        for table in (answers, tasks, students, classes):
+            conn.execute(delete(table).where(table.c.code.in_(codes)))
