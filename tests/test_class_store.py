@@ -7,7 +7,6 @@ again that loses no answer it had acknowledged."""
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
@@ -234,8 +233,7 @@ for n in range(first, first + count):
 
 def writer(url: str, code: str, first: int, count: int) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", WRITER, url, code, str(first),
-                             str(count)], cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+                             str(count)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
 
 
 @pytest.mark.slow  # processes of their own
