@@ -13,7 +13,7 @@ import streamlit as st
 from encoder_core import EncoderTrace
 from encoder_core.export import trace_npz_bytes
 
-from . import compute, keys, session
+from . import compute, keys, lesson, session
 from .i18n import LANG_NAMES
 from .settings import Notice
 from .steps import ALL_PAGES, PAGES, STEPS, PageInfo, neighbours, step_number
@@ -82,8 +82,6 @@ def header(ctx: PageContext) -> None:
     st.title(info.title_in(ctx.lang))
     _step_navigation(ctx, keys.NAV_PREV, keys.NAV_NEXT)
     if ctx.settings.lesson:
-        from . import lesson  # noqa: PLC0415 (lens.lesson imports what imports this module)
-
         lesson.progress_caption(ctx)
     st.markdown(f"**{info.takeaway_in(ctx.lang)}**")
     weights_caption(ctx)

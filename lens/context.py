@@ -19,7 +19,7 @@ from streamlit.delta_generator import DeltaGenerator
 from encoder_core import ConfigError, EncoderConfig, EncoderTrace, ImageError
 from encoder_core.cost import Cost
 
-from . import chrome, compute, keys, session, sidebar
+from . import chrome, compute, keys, lesson, session, sidebar
 from .admission import Queue, TooHeavyError
 from .i18n import translate, translator
 from .layout_js import layout_behaviours
@@ -131,12 +131,8 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
     with ExitStack() as hold:
         ctx = page(info.id, hold, plan)
         if info.id == STEPS[0].id:  # the walk's first page offers the lesson or free walk
-            from . import lesson  # noqa: PLC0415 (lens.lesson draws with this module's types)
-
             lesson.choose(ctx)
         if ctx.settings.lesson:  # the task cards, then the page without what they withhold
-            from . import lesson  # noqa: PLC0415 (lens.lesson draws with this module's types)
-
             ctx.withheld = lesson.ask(ctx)
         if ctx.shows("page"):
             render(ctx)
@@ -167,8 +163,6 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     with st.spinner(t("computing")):
         trace = compute.trace_for(image_key, model_input, cfg, params, weights)
     session.sync_url()
-    from . import lesson  # noqa: PLC0415 (see run_page)
-
     lesson.sync_url(settings.lesson)
     chrome.export(t, trace, image_key, weights)
     layout_behaviours()  # wide formulas fitted, a new page at its top, a tablet's sidebar

@@ -26,13 +26,16 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
+from typing import TYPE_CHECKING
 
 import matplotlib
 import numpy as np
 import streamlit as st
 
-from .context import Where
 from .figures.style import OVERLAY_CMAP
+
+if TYPE_CHECKING:  # a type only: lens.context draws with this module's neighbours
+    from .context import Where
 
 WEB = files("lens") / "explorer_web"  # the component's browser side, as package data
 HTML = (WEB / "explorer.html").read_text(encoding="utf-8")

@@ -3,10 +3,9 @@
 import streamlit as st
 
 from encoder_core import prefix_names
-from encoder_core.views.analysis import cosine_similarity
 from encoder_core.views.explain import pe_terms
 from encoder_core.views.vit_steps import similarity_mosaic
-from encoder_core.views.vit_views import position_similarity
+from encoder_core.views.vit_views import position_cosines
 from lens import blocks, chrome, figures, widgets
 from lens.context import PageContext, run_page
 
@@ -56,11 +55,9 @@ def render(ctx: PageContext) -> None:
 
     def learned_similarity(query: int) -> None:
         """The learned positions' similarity on the grid: the mosaic, the query's tile."""
-        first = cfg.n_pos - N  # pos_embed's row of patch 0
         names = ", ".join(prefix_names(cfg))
         st.subheader(ctx.t("learned_sim_title"))
-        sim = ctx.derived("positions/cos", lambda: position_similarity(  # [N, N] patches only
-            tr.params.pos_embed, first))
+        sim = ctx.derived("positions/cos", lambda: position_cosines(tr))  # [N, N] patches
         mosaic = ctx.derived("positions/mosaic", lambda: similarity_mosaic(sim, G))
         if cfg.n_prefix:
             st.write(ctx.t("learned_sim_intro", N=N, G=G, names=names))
@@ -185,7 +182,7 @@ def render(ctx: PageContext) -> None:
     def similarity() -> None:
         """Similarity: in the sequence, and on the image."""
         st.subheader(ctx.t("similarity"))
-        sim = cosine_similarity(tr.pe)  # [N, N]
+        sim = ctx.derived("positions/cos", lambda: position_cosines(tr))  # [N, N], once
         left, right = st.columns(2)
         with left:
             widgets.matrix(ctx, sim, ctx.t("sim_name"), key="pe_sim", xlabel=ctx.t("pos_b"),

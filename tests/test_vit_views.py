@@ -27,6 +27,7 @@ from encoder_core.views.vit_views import (
     on_grid,
     patch_attention,
     patch_values,
+    position_cosines,
     position_similarity,
     rollout_cls_map,
     scale_to_max,
@@ -376,3 +377,12 @@ def test_the_rollout_row_alone_is_that_row_of_r(head_fusion):
         np.testing.assert_allclose(r, R[row], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(rollout_cls_map(attention_rollout(attns, head_fusion, 0.6, row=0),
                                                2), rollout_cls_map(R, 2), rtol=1e-12)
+
+
+def test_position_cosines_reads_a_vits_learned_rows_and_the_notes_sinusoids(vit_trace, trace):
+    np.testing.assert_array_equal(position_cosines(vit_trace), position_similarity(
+        vit_trace.params.pos_embed, vit_trace.config.n_pos - vit_trace.config.n_tokens))
+    pe = trace.pe.astype(np.float64)  # the note's encoder: the rows of the sinusoidal table
+    unit = pe / np.linalg.norm(pe, axis=1, keepdims=True)
+    np.testing.assert_allclose(position_cosines(trace), unit @ unit.T, atol=1e-12)
+    assert position_cosines(trace).shape == (trace.config.n_tokens,) * 2

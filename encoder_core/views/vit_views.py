@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..trace import EncoderTrace
 from .analysis import cosine_similarity
 
 DINO_KEEP = 0.6  # DINO's example threshold: keep 60 % of each map's mass
@@ -168,6 +169,16 @@ def position_similarity(pos: np.ndarray, n_prefix_pos: int) -> np.ndarray:
         [N, N] float64; row i laid on the grid (`similarity_on_grid`) is the paper's tile i.
     """
     return cosine_similarity(np.asarray(pos)[n_prefix_pos:])
+
+
+def position_cosines(trace: EncoderTrace) -> np.ndarray:
+    """cos(position i, position j) for every pair of patches: the rows of the sinusoidal PE,
+    or a ViT's learned pos_embed rows of its patches (`position_similarity`, the prefix's rows
+    left out). [N, N] float64"""
+    cfg = trace.config
+    if cfg.position == "learned":
+        return position_similarity(trace.params.pos_embed, cfg.n_pos - cfg.n_tokens)
+    return cosine_similarity(trace.pe)
 
 
 def similarity_on_grid(similarity: np.ndarray, patch: int, grid_size: int) -> np.ndarray:

@@ -22,6 +22,7 @@ import numpy as np
 import streamlit as st
 
 from .. import compute, explorer, figures
+from ..cache import array_digest
 from ..i18n import translate, translator
 from ..session import set_settings
 from ..steps import PAGES, STEPS
@@ -67,9 +68,8 @@ def trace_binding(ctx: PageContext, task: Task) -> str:
     """The binding of the trace a task was computed on (its own, or the page's)."""
     if task.trace is None or task.trace is ctx.trace:
         return binding(ctx.image_key, ctx.weights_id, ctx.cfg)
-    tr = task.trace
-    image = compute.content_key(np.ascontiguousarray(tr.image).tobytes())
-    return binding(image, task.source or "trained", tr.config)
+    tr = task.trace  # its image's digest is remembered: a rerun pays a look-up
+    return binding(array_digest(tr.image).hex(), task.source or "trained", tr.config)
 
 
 def current(ctx: PageContext, spec: Spec) -> tuple[Task, str] | None:

@@ -24,7 +24,6 @@ import numpy as np
 
 from encoder_core import EncoderConfig, EncoderTrace, patch_rows
 from encoder_core.views.analysis import (
-    cosine_similarity,
     relu_zero_share,
     row_moments,
     scaling_demo,
@@ -36,7 +35,7 @@ from encoder_core.views.predictions import (
     share_within,
     top_patch,
 )
-from encoder_core.views.vit_views import position_similarity
+from encoder_core.views.vit_views import position_cosines
 from lens import compute
 
 if TYPE_CHECKING:
@@ -99,11 +98,10 @@ def judge(task: Task, given: object) -> Verdict:
     """Whether `given` (the learner's answer, as its input returns it) is right."""
     if task.kind == "number":
         parts = tuple(float(g) for g in given)  # type: ignore[union-attr]
-        answer = task.answer
-        right = len(parts) == len(answer) and all(  # type: ignore[arg-type]
-            abs(g - a) <= task.tolerance + 1e-9
-            for g, a in zip(parts, answer, strict=True))  # type: ignore[arg-type]
-        return Verdict(right, {})
+        if len(parts) != len(task.answer):  # type: ignore[arg-type]
+            return Verdict(False, {})
+        return Verdict(all(abs(g - a) <= task.tolerance + 1e-9  # type: ignore[arg-type]
+                           for g, a in zip(parts, task.answer, strict=True)), {})
     if task.kind == "estimate":
         off = abs(float(given) - float(task.answer))  # type: ignore[arg-type]
         return Verdict(off <= task.tolerance, {})
@@ -184,10 +182,7 @@ def positional_similar(ctx: PageContext, fixed: Fixed) -> Task:
     """The patch whose position vector is most like patch i's (cosine, i itself left out)."""
     cfg, tr = ctx.cfg, ctx.trace
     i = min(fixed.query, cfg.n_tokens - 1)
-    if cfg.position == "learned":
-        sim = position_similarity(tr.params.pos_embed, cfg.n_pos - cfg.n_tokens)
-    else:
-        sim = cosine_similarity(tr.pe)
+    sim = ctx.derived("positions/cos", lambda: position_cosines(tr))  # shared with the page
     row = sim[i]
     best = most_similar_other(row, i)
     G = cfg.grid_size
