@@ -192,7 +192,7 @@ def patch_picker(ctx: PageContext, task: Task, key: str) -> None:
             "patch": translate("patch_tip", ctx.lang, i="{i}", r="{r}", c="{c}"),
             "weight": ""}
     blob = compute.payload(
-        ("lesson", task.id, trace_binding(ctx, task), marked, chosen, ctx.lang),
+        ("lesson", key, marked, chosen, ctx.lang),  # its key names the task and binding
         lambda: explorer.payload(tr.image, G, marked if chosen is None else chosen, text,
                                  mark=marked))
     left, right = st.columns([3, 2])
