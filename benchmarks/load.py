@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import re
 import shlex
@@ -113,6 +114,21 @@ class Burst:
     in_a_row: bool = False  # one after another instead of all at once
 
 
+@functools.cache
+def shown_progress(page: str) -> str:
+    """The link's lesson progress (`lp`) of a learner who pressed "Show me" on every question
+    of `page` at the defaults: read from the app itself (AppTest), so it stays bound to what
+    the server computes."""
+    from tests.support.apptest_helpers import new_app, open_page  # noqa: PLC0415
+
+    at = new_app(lesson="1")
+    at.run()
+    open_page(at, page)
+    for button in [b.key for b in at.button if b.key and b.key.startswith("lesson_show_")]:
+        at.button(key=button).click().run()
+    return at.query_params["lp"]
+
+
 def bursts() -> dict[str, Burst]:
     same = Visit("multihead")
     own = [Visit("stack", own_settings_query(i)) for i in range(20)]
@@ -125,6 +141,13 @@ def bursts() -> dict[str, Burst]:
               (same,) * 20 + tuple(own[:10])),
         Burst("row100", "100 in a row, one link (Multi-head, defaults)", (same,) * 100,
               in_a_row=True),
+        Burst("scores30", "30 at once, one link (Scores & softmax, defaults)",
+              (Visit("scores"),) * 30),
+        Burst("lesson30", "30 at once, one link in the lesson (Scores & softmax, its 3 "
+              "questions open)", (Visit("scores", "lesson=1"),) * 30),
+        Burst("shown30", "30 at once, one link in the lesson (Scores & softmax, its 3 "
+              "questions shown: the whole page and the reveals)",
+              (Visit("scores", f"lesson=1&lp={shown_progress('scores')}"),) * 30),
         Burst("heavy4", "4 at once, the heaviest settings, each its own seed (The stack)",
               tuple(Visit("stack", heaviest_query(i)) for i in range(4))),
         Burst("heavy8", "8 at once, the heaviest settings, each its own seed (The stack)",
