@@ -22,6 +22,10 @@ DINO, DeiT, Hugging Face ViT, DINOv2) are switches of `EncoderConfig`, each off 
 `activation` ("relu", "gelu", "gelu_tanh"), `final_norm`, `layer_scale`, and `pixel_mean` /
 `pixel_std` (applied inside `encode`: callers pass an image in [0, 1]). Their parameters are
 optional fields of `EncoderParams` / `LayerParams`, None when the variant is off.
+
+A model's prediction (issue 26) is `predict(trace, params)`: the logits of its classification
+head (`params.head`, a `HeadParams`: a checkpoint's head, the shapes model's), pooled as its
+family does (`pipeline/head.py`).
 """
 
 from .checkpoints.load import CheckpointInfo, load_checkpoint
@@ -37,11 +41,20 @@ from .cost import (
     trace_cost,
 )
 from .image import ImageError, load_image, read_image, to_model_input
-from .params import EncoderParams, LayerParams, ParamsError, init_params, load_params, save_params
+from .params import (
+    EncoderParams,
+    HeadParams,
+    LayerParams,
+    ParamsError,
+    init_params,
+    load_params,
+    save_params,
+)
 from .pipeline.attention import attention_scores, merge_heads, softmax, split_heads
 from .pipeline.embedding import embed, patch_rows, prefix_names, prefix_tokens, token_names
 from .pipeline.encoder import encode, encoder_layer
 from .pipeline.ffn import feed_forward, gelu, gelu_tanh, relu
+from .pipeline.head import predict, top_classes
 from .pipeline.norm import layer_norm
 from .pipeline.patches import normalise_pixels, patch_centres, patchify, unpatchify
 from .pipeline.positional import patch_positions, position_rows, positional_encoding
@@ -49,14 +62,15 @@ from .trace import EncoderTrace, LayerNormTrace, LayerTrace, trace_arrays
 
 __all__ = [
     "CheckpointInfo", "load_checkpoint",
-    "ConfigError", "Cost", "EncoderConfig", "EncoderParams", "EncoderTrace", "ImageError",
+    "ConfigError", "Cost", "EncoderConfig", "EncoderParams", "EncoderTrace", "HeadParams",
+    "ImageError",
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",
     "encode", "encode_peak_bytes", "encode_seconds", "encoder_layer", "feed_forward", "gelu",
     "gelu_tanh", "init_params", "layer_norm", "load_image", "load_params", "merge_heads",
     "normalise_pixels", "page_cost", "params_bytes", "params_cost",
     "patch_centres",
     "patch_positions", "patch_rows", "patchify", "position_rows", "positional_encoding",
-    "prefix_names", "prefix_tokens", "token_names",
+    "predict", "prefix_names", "prefix_tokens", "token_names", "top_classes",
     "read_image", "relu", "save_params", "softmax", "split_heads", "to_model_input",
     "trace_arrays", "trace_bytes", "trace_cost", "unpatchify",
 ]

@@ -11,6 +11,11 @@ leaves their variant off (so the note's files keep exactly their key set): on th
 `params/{name}`), on each layer `b_Q`, `b_K`, `b_V`, `b_O`, `ls_1`, `ls_2` (keys
 `params/layer{l}/{name}`). When the variant is on they are required and shape-checked; when it
 is off, giving them is an error (a weight is never silently ignored).
+
+A model that predicts classes (a checkpoint's classification head, the shapes model's) also has
+`head`, a `HeadParams` (issue 26): how the output rows are pooled and the weights that turn the
+pooled row into logits (`encoder_core.pipeline.head.predict`). Keys `params/head/{name}`, the
+pooling as a 0-d string `params/head/pool`. Random weights have none.
 """
 
 from __future__ import annotations
@@ -41,6 +46,83 @@ LAYER_SCALE_INIT = 0.1  # ls_1, ls_2 of random weights (CaiT's 0.1; timm's defau
 
 class ParamsError(ValueError):
     """Parameters that do not fit the configuration, or a file that holds none."""
+
+
+POOLS = ("token", "token_dist", "avg", "token_avg")
+"""How a head reads the encoder's output rows (S = seq_len, n = n_prefix, d = d_model):
+token       the [CLS] row, output[0]                                  (timm, HF ViT, torchvision)
+token_dist  output[0]·W_head and output[1]·W_dist, averaged           (DeiT distilled, eval)
+avg         the mean of the patch rows, output[n:]                    (timm global_pool="avg")
+token_avg   [output[0] ‖ mean of output[n:]], 2·d wide                (HF DINOv2's classifier)"""
+HEAD_ARRAYS = ("W_head", "b_head", "W_dist", "b_dist", "fc_norm_gamma", "fc_norm_beta", "W_pre",
+               "b_pre")
+
+
+@dataclass(frozen=True)
+class HeadParams:
+    """A classification head: pooled = pool(output); with fc_norm, pooled = LN(pooled); with
+    pre-logits, pooled = tanh(pooled · W_pre + b_pre); logits = pooled · W_head + b_head."""
+
+    pool: str  # one of POOLS
+    W_head: np.ndarray  # [d_in, n_classes]; d_in = d_model (2·d_model: token_avg; d_rep: W_pre)
+    b_head: np.ndarray  # [n_classes]
+    W_dist: np.ndarray | None = None  # [d_in, n_classes] DeiT's [DIST]-row head (token_dist)
+    b_dist: np.ndarray | None = None  # [n_classes]
+    fc_norm_gamma: np.ndarray | None = None  # [d_pool] LayerNorm of the pooled row (timm fc_norm)
+    fc_norm_beta: np.ndarray | None = None  # [d_pool]
+    W_pre: np.ndarray | None = None  # [d_pool, d_rep] pre-logits, then tanh (torchvision, Google)
+    b_pre: np.ndarray | None = None  # [d_rep]
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.W_head.shape[-1])
+
+
+def head_problems(head: HeadParams, cfg: EncoderConfig) -> list[str]:
+    """What does not fit: the pooling against cfg's prefix tokens, every shape, the pairs that
+    go together. [] when the head fits."""
+    if head.pool not in POOLS:
+        return [f"head pooling {head.pool!r} is not one of {', '.join(POOLS)}"]
+    d = cfg.d_model
+    problems = []
+    if head.pool != "avg" and not cfg.cls_token:
+        problems.append(f"head pooling {head.pool!r} reads the [CLS] row, which this model lacks")
+    if head.pool == "token_dist" and not cfg.dist_token:
+        problems.append("a second (distillation) head needs the distillation token")
+    pairs = (("W_dist", "b_dist"), ("fc_norm_gamma", "fc_norm_beta"), ("W_pre", "b_pre"))
+    for a, b in pairs:
+        if (getattr(head, a) is None) != (getattr(head, b) is None):
+            problems.append(f"head {a} and {b} go together: one is missing")
+    if (head.W_dist is not None) != (head.pool == "token_dist"):
+        problems.append("W_dist is the head of the [DIST] row: it comes with pooling token_dist "
+                        "and only with it")
+    d_pool = 2 * d if head.pool == "token_avg" else d
+    W_head = np.asarray(head.W_head)
+    n = W_head.shape[-1] if W_head.ndim == 2 else 0
+    d_in = d_pool if head.W_pre is None else np.shape(head.W_pre)[-1]
+    want = {"W_head": (d_in, n), "b_head": (n,), "W_dist": (d_in, n), "b_dist": (n,),
+            "fc_norm_gamma": (d_pool,), "fc_norm_beta": (d_pool,), "W_pre": (d_pool, d_in),
+            "b_pre": (d_in,)}
+    if W_head.ndim != 2 or n < 1:
+        problems.append(f"W_head has shape {W_head.shape}: it must be [d_in, n_classes], "
+                        "n_classes ≥ 1")
+    for name in HEAD_ARRAYS:
+        a = getattr(head, name)
+        if a is not None and np.shape(a) != want[name]:
+            problems.append(f"head {name} has shape {np.shape(a)}, expected {want[name]}")
+    return problems
+
+
+def freeze_head(head: HeadParams) -> HeadParams:
+    """The head with every array a float32, C-contiguous, read-only private copy."""
+    def ro(a: np.ndarray | None) -> np.ndarray | None:
+        if a is None:
+            return None
+        a = np.array(a, dtype=np.float32, order="C")
+        a.flags.writeable = False
+        return a
+
+    return HeadParams(pool=head.pool, **{name: ro(getattr(head, name)) for name in HEAD_ARRAYS})
 
 
 @dataclass(frozen=True)
@@ -78,6 +160,7 @@ class EncoderParams:
     pos_embed: np.ndarray | None = None  # [n_pos, d_model] learned positions (position="learned")
     norm_gamma: np.ndarray | None = None  # [d_model] scale of the final LayerNorm (final_norm)
     norm_beta: np.ndarray | None = None  # [d_model] shift of the final LayerNorm (final_norm)
+    head: HeadParams | None = None  # the classification head (issue 26), None without one
 
 
 def encoder_optional_names(cfg: EncoderConfig) -> tuple[str, ...]:
@@ -226,8 +309,10 @@ def freeze_params(params: EncoderParams) -> EncoderParams:
 
     layers = tuple(LayerParams(**{f.name: ro(getattr(lp, f.name)) for f in fields(LayerParams)})
                    for lp in params.layers)
-    top = {f.name: ro(getattr(params, f.name)) for f in fields(EncoderParams) if f.name != "layers"}
-    return EncoderParams(layers=layers, **top)
+    top = {f.name: ro(getattr(params, f.name)) for f in fields(EncoderParams)
+           if f.name not in ("layers", "head")}
+    head = None if params.head is None else freeze_head(params.head)
+    return EncoderParams(layers=layers, head=head, **top)
 
 
 def check_params(params: EncoderParams, cfg: EncoderConfig) -> EncoderParams:
@@ -241,7 +326,8 @@ def check_params(params: EncoderParams, cfg: EncoderConfig) -> EncoderParams:
                           f"the configuration has n_layers = {cfg.n_layers}.")
     arrays = params_to_arrays(params)
     params_from_arrays(arrays, cfg, freeze=False)  # raises ParamsError on a shape mismatch
-    if all(a.dtype == np.float32 and not a.flags.writeable for a in arrays.values()):
+    if all(a.dtype == np.float32 and not a.flags.writeable for k, a in arrays.items()
+           if k != HEAD_POOL_KEY):
         return params
     return freeze_params(params)
 
@@ -257,7 +343,36 @@ def params_to_arrays(params: EncoderParams) -> dict[str, np.ndarray]:
     for name in ENCODER_OPTIONAL:
         if getattr(params, name) is not None:
             arrays[f"params/{name}"] = getattr(params, name)
+    if params.head is not None:
+        arrays[HEAD_POOL_KEY] = np.array(params.head.pool)  # 0-d unicode
+        for name in HEAD_ARRAYS:
+            if getattr(params.head, name) is not None:
+                arrays[f"params/head/{name}"] = getattr(params.head, name)
     return arrays
+
+
+HEAD_POOL_KEY = "params/head/pool"
+
+
+def head_from_arrays(arrays: dict[str, np.ndarray] | np.lib.npyio.NpzFile,
+                     cfg: EncoderConfig) -> HeadParams | None:
+    """The head under `params/head/…`, checked against cfg; None when there is none."""
+    if HEAD_POOL_KEY not in arrays:
+        if any(k.startswith("params/head/") for k in arrays):
+            raise ParamsError(f"These parameters have head weights but no {HEAD_POOL_KEY}.")
+        return None
+    pool = np.asarray(arrays[HEAD_POOL_KEY])
+    if pool.ndim != 0 or pool.dtype.kind != "U":
+        raise ParamsError(f"{HEAD_POOL_KEY} must be a 0-d string, got {pool.dtype} {pool.shape}.")
+    if "params/head/W_head" not in arrays or "params/head/b_head" not in arrays:
+        raise ParamsError("These parameters have a head without params/head/W_head and b_head.")
+    head = HeadParams(pool=str(pool), **{
+        name: (np.asarray(arrays[f"params/head/{name}"]) if f"params/head/{name}" in arrays
+               else None) for name in HEAD_ARRAYS})
+    problems = head_problems(head, cfg)
+    if problems:
+        raise ParamsError(f"The head does not fit the configuration: {'; '.join(problems)}.")
+    return head
 
 
 def params_from_arrays(arrays: dict[str, np.ndarray] | np.lib.npyio.NpzFile,
@@ -301,7 +416,8 @@ def params_from_arrays(arrays: dict[str, np.ndarray] | np.lib.npyio.NpzFile,
     if problems:
         shown = "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "")
         raise ParamsError(f"These parameters do not fit the configuration: {shown}.")
-    params = EncoderParams(W_E=W_E, layers=tuple(layers), **extra)
+    params = EncoderParams(W_E=W_E, layers=tuple(layers), head=head_from_arrays(arrays, cfg),
+                           **extra)
     return freeze_params(params) if freeze else params
 
 

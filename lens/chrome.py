@@ -120,9 +120,9 @@ def weights_caption(ctx: PageContext) -> None:
     """Random weights: say so. A trained model: its prediction, with what it was trained on.
     A checkpoint: which, and that its classification head is not used."""
     if ctx.weights == "trained":
-        from encoder_core.shapes_model.classifier import classify
+        from encoder_core import predict, softmax
 
-        _, probs = classify(ctx.trace, ctx.head_model)
+        probs = softmax(predict(ctx.trace, ctx.trace.params))  # the head is in the weights
         names = [ctx.t(f"class_{c}") for c in ctx.head_model.class_names]
         ranked = sorted(zip(names, probs, strict=True), key=lambda cp: -cp[1])
         listed = " · ".join(f"{c} {100 * p:.1f} %" for c, p in ranked)

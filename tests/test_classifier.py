@@ -11,14 +11,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from encoder_core import EncoderConfig, encode, init_params, save_params
+from encoder_core import EncoderConfig, encode, init_params, predict, save_params, softmax
 from encoder_core.params import ParamsError
 from encoder_core.shapes_model.classifier import (
     DEFAULT_CHECKPOINTS,
     DEFAULT_WEIGHTS,
     Checkpoint,
     ClassifierHead,
-    classify,
     load_checkpoints,
     load_trained,
     localisation_ratio,
@@ -67,18 +66,31 @@ def test_load_trained_gives_a_valid_config_and_params_encode_accepts(trained, fr
 @pytest.mark.slow
 def test_shipped_weights_classify_at_least_95_percent_of_300_fresh_images(trained, fresh,
                                                                            trained_traces):
-    _, _, head = trained
-    predicted = np.array([classify(t, head)[1].argmax() for t in trained_traces])
+    _, params, _ = trained
+    predicted = np.array([predict(t, params).argmax() for t in trained_traces])
     accuracy = np.mean(predicted == fresh[1])
     assert accuracy >= 0.95, f"accuracy {accuracy:.3f}"
 
 
-def test_classify_gives_probabilities_that_follow_the_logits(trained, fresh):
+def test_the_head_is_part_of_the_weights_and_predict_is_mean_pool_times_W_cls(trained, fresh):
     cfg, params, head = trained
-    logits, probs = classify(encode(fresh[0][0], cfg, params), head)  # one trace, not 300
-    assert logits.shape == probs.shape == (len(CLASS_NAMES),)
-    assert np.isclose(probs.sum(), 1.0, atol=1e-6)
-    assert probs.argmax() == logits.argmax()
+    assert params.head is not None and params.head.pool == "avg"
+    assert np.array_equal(params.head.W_head, head.W_cls)
+    trace = encode(fresh[0][0], cfg, params)  # one trace, not 300
+    logits = predict(trace, params)
+    assert logits.dtype == np.float32 and logits.shape == (len(CLASS_NAMES),)
+    by_hand = np.float64(trace.output).mean(axis=0) @ head.W_cls + head.b_cls  # [d] · [d, 4]
+    np.testing.assert_allclose(logits, by_hand, rtol=1e-5, atol=1e-5)
+    probs = softmax(logits)
+    assert np.isclose(probs.sum(), 1.0, atol=1e-6) and probs.argmax() == logits.argmax()
+
+
+def test_every_shipped_checkpoint_carries_its_own_head(trained):
+    _, checkpoints = load_checkpoints()
+    for c in checkpoints:
+        assert c.params.head is not None
+        assert np.array_equal(c.params.head.W_head, c.head.W_cls)
+        assert np.array_equal(c.params.head.b_head, c.head.b_cls)
 
 
 def mean_ratio(traces, masks) -> float:

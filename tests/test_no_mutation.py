@@ -20,7 +20,16 @@ import pytest
 from PIL import Image
 
 from encoder_core import config, export, image, params, trace
-from encoder_core.pipeline import attention, embedding, encoder, ffn, norm, patches, positional
+from encoder_core.pipeline import (
+    attention,
+    embedding,
+    encoder,
+    ffn,
+    head,
+    norm,
+    patches,
+    positional,
+)
 from encoder_core.shapes_model import classifier
 from encoder_core.shapes_model import dataset as shapes
 from encoder_core.views import analysis, explain, rollout, vit_steps
@@ -28,7 +37,8 @@ from encoder_core.views import analysis, explain, rollout, vit_steps
 # the core's modules by the short names the cases use (not the CLIs)
 CORE_MODULES = {"analysis": analysis, "attention": attention, "classifier": classifier,
                 "config": config, "embedding": embedding, "encoder": encoder, "explain": explain,
-                "export": export, "ffn": ffn, "image": image, "norm": norm, "params": params,
+                "export": export, "ffn": ffn, "head": head, "image": image, "norm": norm,
+                "params": params,
                 "patches": patches, "positional": positional, "rollout": rollout,
                 "shapes": shapes, "trace": trace, "vit_steps": vit_steps}
 CFG = config.EncoderConfig(image_size=16, patch_size=4, d_model=8, n_heads=2, n_layers=2, d_ff=16)
@@ -74,6 +84,17 @@ def a_trace() -> trace.EncoderTrace:
 
 def a_head() -> classifier.ClassifierHead:
     return classifier.ClassifierHead(a(D, 3), a(3), ("a", "b", "c"))
+
+
+def a_vit_head() -> params.HeadParams:
+    """A head with every optional part: DeiT's two heads, fc_norm, pre-logits (fresh arrays)."""
+    return params.HeadParams("token_dist", W_head=a(D, 3), b_head=a(3), W_dist=a(D, 3),
+                             b_dist=a(3), fc_norm_gamma=a(D), fc_norm_beta=a(D), W_pre=a(D, D),
+                             b_pre=a(D))
+
+
+def with_a_head() -> params.EncoderParams:
+    return dataclasses.replace(writable_params(), head=params.HeadParams("avg", a(D, 3), a(3)))
 
 
 def png() -> bytes:
@@ -185,9 +206,15 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "vit_steps.residual_entry": lambda: ((0.5, -1.0, 0.1), {}),
     "vit_steps.pixel_stats_guess": lambda: ((None,), {}),
     # classifier.py
-    "classifier.mean_pool": lambda: ((a(2, N, D),), {}),
-    "classifier.class_logits": lambda: ((a(2, D), a(D, 3), a(3)), {}),
-    "classifier.classify": lambda: ((a_trace(), a_head()), {}),
+    "classifier.with_head": lambda: ((writable_params(), a_head(), CFG), {}),
+    # head.py
+    "head.mean_pool": lambda: ((a(2, N, D),), {}),
+    "head.linear_head": lambda: ((a(2, D), a(D, 3), a(3)), {}),
+    "head.pooled_rows": lambda: ((a(VIT.seq_len, D), "token_avg", VIT.n_prefix), {}),
+    "head.head_rows": lambda: ((a(VIT.seq_len, D), a_vit_head(), VIT.n_prefix, 1e-6), {}),
+    "head.head_logits": lambda: ((a(2, D), a_vit_head()), {}),
+    "head.predict": lambda: ((a_trace(), with_a_head()), {}),
+    "head.top_classes": lambda: ((a(10),), {}),
     "classifier.save_trained": lambda: ((io.BytesIO(), CFG, writable_params(), a_head()), {}),
     "classifier.load_trained": lambda: ((), {}),
     "classifier.save_checkpoints": lambda: ((io.BytesIO(), CFG, [classifier.Checkpoint(
@@ -204,6 +231,10 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "params.encoder_optional_names": lambda: ((CFG,), {}),
     "params.layer_optional_names": lambda: ((CFG,), {}),
     "params.freeze_params": lambda: ((writable_params(),), {}),
+    "params.head_problems": lambda: ((a_vit_head(), VIT), {}),
+    "params.freeze_head": lambda: ((a_vit_head(),), {}),
+    "params.head_from_arrays": lambda: ((params.params_to_arrays(dataclasses.replace(
+        writable_params(VIT), head=a_vit_head())), VIT), {}),
     "params.read_only": lambda: ((a(N, D)[1:],), {}),
     "params.check_params": lambda: ((writable_params(), CFG), {}),
     "params.params_to_arrays": lambda: ((writable_params(),), {}),

@@ -4,7 +4,7 @@
    The forward is the core's own (`encoder_layer` on [B, N, d], …), so the check runs through
    the functions the app shows, and float64 stays float64 in every cached array.
 2. The batched training forward gives the same attention, output and logits as
-   `encoder_core.encode` + `encoder_core.shapes_model.classifier.classify` per image: the
+   `encoder_core.encode` + `encoder_core.predict` per image (the head in the weights): the
    trained math is the shown math."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import zlib
 import numpy as np
 import pytest
 
-from encoder_core import EncoderConfig, encode, init_params
-from encoder_core.shapes_model.classifier import ClassifierHead, classify
+from encoder_core import EncoderConfig, encode, init_params, predict, softmax
+from encoder_core.shapes_model.classifier import ClassifierHead
 from encoder_core.shapes_model.dataset import make_batch
 from training.backward import backward, cross_entropy, forward, params_from, theta_from
 from training.train import initial_theta, model_config
@@ -104,7 +104,7 @@ def test_gradient_is_not_trivially_zero(analytic_grads):
 
 
 @pytest.mark.parametrize("which", ["tiny", "shipped_architecture"])
-def test_training_forward_equals_encode_and_classify(which):
+def test_training_forward_equals_encode_and_predict(which):
     if which == "tiny":
         cfg = TINY
         rng = np.random.default_rng(5)
@@ -121,7 +121,8 @@ def test_training_forward_equals_encode_and_classify(which):
     logits, cache = forward(images, theta, cfg)
     for b, image in enumerate(images):
         trace = encode(image, cfg, params)
-        ref_logits, probs = classify(trace, head)
+        ref_logits = predict(trace, params)
+        probs = softmax(ref_logits)
         scale = np.abs(ref_logits).max()
         assert np.abs(logits[b] - ref_logits).max() <= 1e-5 * scale
         assert np.allclose(cache.pooled[b], trace.output.mean(axis=0), rtol=1e-5, atol=1e-6)

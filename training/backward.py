@@ -1,7 +1,8 @@
 """The encoder + classifier on a batch, forward and hand-written backward, in NumPy.
 
 The forward *is* `encoder_core`'s: `patchify`, `embed`, `positional_encoding`, `encoder_layer`
-and the classifier's `mean_pool`, `class_logits`, called on a leading batch axis B. It keeps
+and the head's `mean_pool`, `linear_head` (`encoder_core.pipeline.head`), called on a leading
+batch axis B. It keeps
 each layer's input and LayerTrace, which hold everything the backward needs. The backward is
 written out here, one formula per step, and uses the core's `split_heads` / `merge_heads`.
 The dtype follows the inputs: float32 for training, float64 for the gradient check.
@@ -31,7 +32,8 @@ from encoder_core import (
     split_heads,
 )
 from encoder_core.params import freeze_params
-from encoder_core.shapes_model.classifier import ClassifierHead, class_logits, mean_pool
+from encoder_core.pipeline.head import linear_head, mean_pool
+from encoder_core.shapes_model.classifier import ClassifierHead
 from encoder_core.shapes_model.dataset import CLASS_NAMES
 
 # the note's layer (no optional ViT parameters: the trainer's encoder is post-norm, no biases on
@@ -62,10 +64,12 @@ def layer_params(theta: dict[str, np.ndarray], l: int) -> LayerParams:
 def params_from(theta: dict[str, np.ndarray], n_layers: int,
                 class_names: tuple[str, ...] = CLASS_NAMES,
                 ) -> tuple[EncoderParams, ClassifierHead]:
-    """The inverse of `theta_from`: frozen float32 EncoderParams and ClassifierHead."""
+    """The inverse of `theta_from`: frozen float32 EncoderParams (with the head as
+    `params.head`) and the ClassifierHead with its class names."""
     layers = tuple(layer_params(theta, l) for l in range(n_layers))
-    params = freeze_params(EncoderParams(W_E=theta["W_E"], layers=layers))
-    return params, ClassifierHead(theta["W_cls"], theta["b_cls"], class_names)
+    head = ClassifierHead(theta["W_cls"], theta["b_cls"], class_names)
+    params = freeze_params(EncoderParams(W_E=theta["W_E"], layers=layers, head=head.params()))
+    return params, head
 
 
 # --- small helpers of the backward --------------------------------------------------------
@@ -108,7 +112,7 @@ class Cache:
 
 def forward(images: np.ndarray, theta: dict[str, np.ndarray],
             cfg: EncoderConfig) -> tuple[np.ndarray, Cache]:
-    """Encoder + head on a batch, with the core's functions: `encode` + `classify` per image.
+    """Encoder + head on a batch, with the core's functions: `encode` + `predict` per image.
 
     Args:
         images: [B, S, S, C] in [0, 1], the dtype of the computation (float32 or float64).
@@ -128,7 +132,7 @@ def forward(images: np.ndarray, theta: dict[str, np.ndarray],
         layers.append(layer)
         x = layer.out  # [B, N, d]
     pooled = mean_pool(x)  # [B, N, d] -> [B, d]
-    logits = class_logits(pooled, theta["W_cls"], theta["b_cls"])  # [B, d] -> [B, K]
+    logits = linear_head(pooled, theta["W_cls"], theta["b_cls"])  # [B, d] -> [B, K]
     return logits, Cache(patches=patches, inputs=inputs, layers=layers, pooled=pooled)
 
 

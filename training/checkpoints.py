@@ -21,11 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from encoder_core import encode
+from encoder_core import encode, predict
 from encoder_core.shapes_model.classifier import (
     DEFAULT_CHECKPOINTS,
     Checkpoint,
-    classify,
     load_trained,
     localisation_ratio,
     save_checkpoints,
@@ -53,7 +52,7 @@ def measure(cfg, checkpoint: Checkpoint, shapes) -> dict[str, float]:
     ratios, correct = [], 0
     for image, label, mask in shapes:
         trace = encode(image, cfg, checkpoint.params)
-        correct += int(classify(trace, checkpoint.head)[1].argmax()) == label
+        correct += int(predict(trace, checkpoint.params).argmax()) == label
         ratios.append(localisation_ratio(trace, mask))
     return {"fresh_accuracy": correct / len(shapes), "localisation_ratio": float(np.mean(ratios))}
 

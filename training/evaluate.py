@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from encoder_core import encode, init_params
+from encoder_core import encode, init_params, predict
 from encoder_core.shapes_model.classifier import (
     DEFAULT_WEIGHTS,
-    classify,
     load_trained,
     localisation_ratio,
 )
@@ -39,7 +38,7 @@ def evaluate(weights: Path, n_images: int, n_localisation: int) -> dict[str, flo
         images, labels, masks = make_batch(seed, min(100, n_images - seen))
         for image, label, mask in zip(images, labels, masks, strict=True):
             trace = encode(image, cfg, params)
-            predicted = int(classify(trace, head)[1].argmax())
+            predicted = int(predict(trace, params).argmax())
             correct += predicted == label
             confusion[label, predicted] += 1
             if seen < n_localisation:

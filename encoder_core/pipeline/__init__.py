@@ -8,6 +8,7 @@
     norm.py        layer_norm                                          (Add & Norm)
     ffn.py         feed_forward; relu, gelu, gelu_tanh                 (the paper's sub-layer 2)
     encoder.py     encoder_layer, encode                               (the stack)
+    head.py        predict: the classification head on the output      (the prediction)
 
 Nothing here reads a checkpoint file or derives a view (tests/test_layering.py).
 """

@@ -5,6 +5,12 @@ well their attention sits on the object.
     logits = pooled · W_cls + b_cls                           [d_model] -> [n_classes]
     probs  = softmax(logits)
 
+The head is part of the weights: `load_trained` and `load_checkpoints` give EncoderParams whose
+`head` is it (`HeadParams`, pooling "avg": the note's encoder has no prefix rows, so the mean
+over the patch rows is the mean over all tokens), and `encoder_core.predict(trace, params)` is
+the one prediction path. `ClassifierHead` is the head as the training and the files know it,
+with its class names.
+
 The trained weights (`assets/shapes_encoder.npz`, made by `python -m training.train`) are one
 `.npz` read with `allow_pickle=False`: the configuration as JSON in a 0-d string array under
 `config`, the encoder under `params/W_E` and `params/layer{l}/{name}` (as `load_params` reads
@@ -20,7 +26,7 @@ The same model at several points of its training (`assets/shapes_checkpoints.npz
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from os import PathLike
 from pathlib import Path
@@ -29,8 +35,14 @@ from typing import IO
 import numpy as np
 
 from ..config import EncoderConfig
-from ..params import EncoderParams, ParamsError, params_from_arrays, params_to_arrays
-from ..pipeline.attention import softmax
+from ..params import (
+    EncoderParams,
+    HeadParams,
+    ParamsError,
+    check_params,
+    params_from_arrays,
+    params_to_arrays,
+)
 from ..trace import EncoderTrace
 from ..views.analysis import rollout_mean_over_queries
 from ..views.rollout import attention_rollout
@@ -63,26 +75,16 @@ class ClassifierHead:
         object.__setattr__(self, "b_cls", b_cls)
         object.__setattr__(self, "class_names", tuple(str(c) for c in self.class_names))
 
-
-def mean_pool(x: np.ndarray) -> np.ndarray:
-    """pooled = (1/N) Σ_pos x_pos, the mean over tokens. [..., N, d_model] -> [..., d_model]."""
-    return x.mean(axis=-2)
-
-
-def class_logits(pooled: np.ndarray, W_cls: np.ndarray, b_cls: np.ndarray) -> np.ndarray:
-    """logits = pooled · W_cls + b_cls. [..., d_model] -> [..., n_classes]."""
-    return pooled @ W_cls + b_cls  # [..., d] @ [d, n_classes] -> [..., n_classes]
+    def params(self) -> HeadParams:
+        """The head as part of the weights: the mean of the output rows, then W_cls, b_cls."""
+        return HeadParams(pool="avg", W_head=self.W_cls, b_head=self.b_cls)
 
 
-def classify(trace: EncoderTrace, head: ClassifierHead) -> tuple[np.ndarray, np.ndarray]:
-    """The head on one encoder pass.
-
-    Returns:
-        (logits [n_classes], probs [n_classes]) float32; probs = softmax(logits) sums to 1.
-    """
-    pooled = mean_pool(trace.output)  # [N, d] -> [d]
-    logits = class_logits(pooled, head.W_cls, head.b_cls)  # [n_classes]
-    return logits, softmax(logits)
+def with_head(params: EncoderParams, head: ClassifierHead, cfg: EncoderConfig) -> EncoderParams:
+    """The encoder's parameters with `head` as their classification head, checked against cfg."""
+    if head.W_cls.shape[0] != cfg.d_model:
+        raise ParamsError(f"W_cls has {head.W_cls.shape[0]} rows, d_model is {cfg.d_model}.")
+    return check_params(replace(params, head=head.params()), cfg)
 
 
 def save_trained(path: str | PathLike | IO[bytes], cfg: EncoderConfig, params: EncoderParams,
@@ -90,7 +92,7 @@ def save_trained(path: str | PathLike | IO[bytes], cfg: EncoderConfig, params: E
     """Write configuration, encoder parameters and head to one `.npz` (plain arrays, no pickle)."""
     if head.W_cls.shape[0] != cfg.d_model:
         raise ParamsError(f"W_cls has {head.W_cls.shape[0]} rows, d_model is {cfg.d_model}.")
-    arrays = params_to_arrays(params)
+    arrays = params_to_arrays(replace(params, head=None))  # the head: W_cls, b_cls below
     arrays["config"] = np.array(json.dumps(cfg.to_dict(), sort_keys=True))  # 0-d unicode
     arrays["W_cls"] = head.W_cls
     arrays["b_cls"] = head.b_cls
@@ -100,7 +102,8 @@ def save_trained(path: str | PathLike | IO[bytes], cfg: EncoderConfig, params: E
 
 def load_trained(path: str | PathLike | IO[bytes] = DEFAULT_WEIGHTS,
                  ) -> tuple[EncoderConfig, EncoderParams, ClassifierHead]:
-    """Read what `save_trained` wrote: (config, encoder parameters, head), all checked."""
+    """Read what `save_trained` wrote: (config, encoder parameters with their head, the head
+    with its class names), all checked."""
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
@@ -113,9 +116,7 @@ def load_trained(path: str | PathLike | IO[bytes] = DEFAULT_WEIGHTS,
     params = params_from_arrays({k: v for k, v in arrays.items() if k.startswith("params/")}, cfg)
     head = ClassifierHead(W_cls=arrays["W_cls"], b_cls=arrays["b_cls"],
                           class_names=tuple(arrays["class_names"].tolist()))
-    if head.W_cls.shape[0] != cfg.d_model:
-        raise ParamsError(f"W_cls has {head.W_cls.shape[0]} rows, d_model is {cfg.d_model}.")
-    return cfg, params, head
+    return cfg, with_head(params, head, cfg), head
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class Checkpoint:
     """The trained model as it was after `step` training steps."""
 
     step: int  # Adam updates done (0 = the initialisation)
-    params: EncoderParams  # the encoder at that step
+    params: EncoderParams  # the encoder at that step, with its head (params.head)
     head: ClassifierHead  # the classification head at that step
     accuracy: float  # held-out accuracy at that step (training's held-out set)
 
@@ -146,7 +147,7 @@ def save_checkpoints(path: str | PathLike | IO[bytes], cfg: EncoderConfig,
     for c in checkpoints:
         if c.head.class_names != names or c.head.W_cls.shape[0] != cfg.d_model:
             raise ParamsError(f"the head of step {c.step} does not fit the others.")
-        for key, a in params_to_arrays(c.params).items():
+        for key, a in params_to_arrays(replace(c.params, head=None)).items():
             arrays[f"step{c.step}/{key}"] = a
         arrays[f"step{c.step}/W_cls"] = c.head.W_cls
         arrays[f"step{c.step}/b_cls"] = c.head.b_cls
@@ -179,8 +180,7 @@ def load_checkpoints(path: str | PathLike | IO[bytes] = DEFAULT_CHECKPOINTS,
         params = params_from_arrays({k: v for k, v in mine.items() if k.startswith("params/")},
                                     cfg)
         head = ClassifierHead(W_cls=mine["W_cls"], b_cls=mine["b_cls"], class_names=names)
-        if head.W_cls.shape[0] != cfg.d_model:
-            raise ParamsError(f"W_cls has {head.W_cls.shape[0]} rows, d_model is {cfg.d_model}.")
+        params = with_head(params, head, cfg)
         out.append(Checkpoint(step=int(step), params=params, head=head, accuracy=float(accuracy)))
     return cfg, tuple(out)
 
