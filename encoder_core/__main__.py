@@ -4,8 +4,10 @@
     python -m encoder_core IMAGE --checkpoint vit.safetensors [--image-size 224] --out trace.npz
 
 Prints the steps with their shapes (and, for a checkpoint, what was loaded and the source of
-every setting). Bad input: one line on stderr and exit code 2. With --checkpoint the model's
-settings come from the checkpoint; of the architecture options only --image-size may be given.
+every setting, and with a classification head its top-5 classes). Bad input: one line on stderr
+and exit code 2. With --checkpoint the model's settings come from the checkpoint; of the
+architecture options only --image-size may be given, and --n-heads for a file that does not say
+(a torchvision ViT of no standard size).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .export import save_trace
 from .image import ImageError, load_image
 from .params import ParamsError, load_params
 from .pipeline.encoder import encode
+from .pipeline.head import predict, top_classes
 from .views.analysis import Text, Word, parameter_count, pipeline_steps, words
 
 # The command line's own English for the steps and the words of their formulas and shapes
@@ -103,12 +106,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         given = given_settings(args)
         if args.checkpoint:
-            extra = sorted(set(given) - {"image_size"}) + (["params"] if args.params else [])
+            extra = (sorted(set(given) - {"image_size", "n_heads"})
+                     + (["params"] if args.params else []))
             if extra:
                 raise ParamsError("the checkpoint sets the model; drop "
                                   + ", ".join(f"--{n.replace('_', '-')}" for n in extra)
-                                  + " (only --image-size may be given with --checkpoint).")
-            cfg, params, info = load_checkpoint(args.checkpoint, given.get("image_size"))
+                                  + " (only --image-size and --n-heads, for a file that does "
+                                  "not say, may be given with --checkpoint).")
+            cfg, params, info = load_checkpoint(args.checkpoint, given.get("image_size"),
+                                                given.get("n_heads"))
         else:
             cfg = EncoderConfig(**given)
             params = load_params(args.params, cfg) if args.params else None
@@ -123,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if info is not None:
         print("\n".join(info.describe()) + "\n")
+        if trace.params.head is not None:
+            classes, probs = top_classes(predict(trace, trace.params), 5)
+            print("prediction (top 5): " + "; ".join(
+                f"{info.labels[c]} {100 * p:.1f} %" for c, p in zip(classes, probs, strict=True))
+                + "\n")
     steps = pipeline_steps(cfg)
     w = max(len(STEP_NAMES[s.id]) for s in steps)
     print(f"{'step':<{w}}  {'shapes':<58}  parameters")

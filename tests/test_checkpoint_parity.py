@@ -1,16 +1,19 @@
-"""Parity: real timm / Hugging Face ViTs, randomly initialised then EVERY parameter perturbed
-(so a zero bias or a unit LayerNorm cannot hide a missing term), saved by the test itself,
-loaded with `load_checkpoint` and run with `encode` on the built-in photo: every layer's
-attention probabilities and the final output equal PyTorch's,
-max|ours − theirs| / max|theirs| ≤ 1e-4 per tensor.
+"""Parity: real timm / Hugging Face / torchvision ViTs, randomly initialised then EVERY
+parameter perturbed (so a zero bias or a unit LayerNorm cannot hide a missing term), saved by
+the test itself, loaded with `load_checkpoint` and run with `encode` on the built-in photo: every
+layer's attention probabilities, the final output and the classification head's logits
+(`encoder_core.predict`, issue 26) equal PyTorch's, max|ours − theirs| / max|theirs| ≤ 1e-4 per
+tensor.
 
-torch, timm and transformers are test dependencies (requirements-dev.txt): if they are
-missing this file fails; it is never skipped.
+torch, timm, torchvision and transformers are test dependencies (requirements-dev.txt): if they
+are missing this file fails; it is never skipped. torchvision imports after the operator shim
+(tests/support/torch_shim.py), as timm does.
 """
 
 from __future__ import annotations
 
 import collections
+import os
 from pathlib import Path
 
 import numpy as np
@@ -18,10 +21,10 @@ import pytest
 import transformers
 from safetensors.torch import save_file
 
-from encoder_core import encode, load_image
+from encoder_core import encode, load_image, predict
 from encoder_core.__main__ import main as cli_main
 from encoder_core.checkpoints.load import load_checkpoint
-from tests.support.torch_shim import timm, torch
+from tests.support.torch_shim import timm, torch, torchvision
 
 pytestmark = pytest.mark.parity  # imports torch: not in the fast lane
 
@@ -74,8 +77,10 @@ def hf_reference(model, x: torch.Tensor) -> tuple[list[np.ndarray], np.ndarray]:
     return [a[0].numpy() for a in o.attentions], o.last_hidden_state[0].numpy()
 
 
-def assert_parity(path, reference, image_size=None) -> object:
-    cfg, params, info = load_checkpoint(path, image_size=image_size)
+def assert_parity(path, reference, image_size=None, logits=None, n_heads=None) -> object:
+    """Every layer's attention and the output equal `reference(x)`'s; with `logits` (a function
+    of x), predict equals the model's logits too."""
+    cfg, params, info = load_checkpoint(path, image_size=image_size, n_heads=n_heads)
     image, x = pixels(cfg)
     probs, out = reference(x)
     trace = encode(image, cfg, params)
@@ -83,7 +88,31 @@ def assert_parity(path, reference, image_size=None) -> object:
     errors = [relative_error(layer.attn, p) for layer, p in zip(trace.layers, probs, strict=True)]
     errors.append(relative_error(trace.output, out))
     assert max(errors) <= TOLERANCE, errors
+    if logits is not None:
+        assert_logits(trace, params, logits(x), Path(path).name)
     return info
+
+
+def assert_logits(trace, params, theirs: np.ndarray, name: str) -> float:
+    """predict(trace, params) equals the model's logits [n_classes]; returns the error (printed,
+    `pytest -s` shows each family's)."""
+    ours = predict(trace, params)
+    assert ours.dtype == np.float32
+    error = relative_error(ours, theirs)
+    test = os.environ.get("PYTEST_CURRENT_TEST", name).split(" ")[0]
+    print(f"\nlogits parity {test}: max relative error {error:.2e}")
+    assert error <= TOLERANCE, error
+    assert int(ours.argmax()) == int(theirs.argmax())
+    return error
+
+
+def torch_logits(model):
+    """The model's logits on x ([1, 3, S, S]) as a NumPy [n_classes]."""
+    def run(x: torch.Tensor) -> np.ndarray:
+        with torch.no_grad():
+            out = model(x)
+        return (out.logits if hasattr(out, "logits") else out)[0].numpy()
+    return run
 
 
 def sd_of(model) -> dict[str, torch.Tensor]:
@@ -99,16 +128,26 @@ TIMM = {
         img_size=64, patch_size=16, embed_dim=192, depth=2, num_heads=3, reg_tokens=4,
         no_embed_class=True),
     "deit_distilled": lambda: timm.models.deit.VisionTransformerDistilled(
-        img_size=64, patch_size=16, embed_dim=192, depth=2, num_heads=3),
+        img_size=64, patch_size=16, embed_dim=192, depth=2, num_heads=3, num_classes=37),
+    "avg_pool_fc_norm": lambda: timm.models.vision_transformer.VisionTransformer(
+        img_size=64, patch_size=16, embed_dim=192, depth=2, num_heads=3, global_pool="avg",
+        fc_norm=True, num_classes=21),
 }
+POOLING = {"vit": "token", "layer_scale": "token", "registers": "token",
+           "deit_distilled": "token_dist", "avg_pool_fc_norm": "avg"}
 
 
 @pytest.mark.parametrize("name", sorted(TIMM))
 def test_timm_safetensors(tmp_path, name):
+    """The encoder and the head: token pool, avg pool + fc_norm (its final norm an identity),
+    DeiT distilled at evaluation (the mean of its two heads)."""
     model = perturbed(TIMM[name](), seed=len(name))
     save_file(sd_of(model), str(tmp_path / f"{name}.safetensors"))
-    info = assert_parity(tmp_path / f"{name}.safetensors", lambda x: timm_reference(model, x))
-    assert "head.weight" in info.set_aside
+    info = assert_parity(tmp_path / f"{name}.safetensors", lambda x: timm_reference(model, x),
+                         logits=torch_logits(model))
+    _, params, _ = load_checkpoint(tmp_path / f"{name}.safetensors")
+    assert info.set_aside == () and params.head.pool == POOLING[name]
+    assert (params.head.fc_norm_gamma is not None) == (name == "avg_pool_fc_norm")
 
 
 def test_timm_npz(tmp_path):
@@ -156,15 +195,43 @@ def test_google_npz_layout(tmp_path):
     again.load_pretrained(str(tmp_path / "ViT-Ti_16.npz"))
     for k, v in model.state_dict().items():
         assert torch.equal(again.state_dict()[k], v), k
-    info = assert_parity(tmp_path / "ViT-Ti_16.npz", lambda x: timm_reference(model, x))
+    info = assert_parity(tmp_path / "ViT-Ti_16.npz", lambda x: timm_reference(model, x),
+                         logits=torch_logits(model))
     assert info.layout == "google" and info.source("n_heads") == "weights"
-    assert info.set_aside == ("head/bias", "head/kernel")
+    assert info.set_aside == () and "head/kernel" in info.head
+
+
+def test_google_npz_with_pre_logits_and_tanh(tmp_path):
+    """Google's representation layer: logits = tanh(out[CLS] · pre_logits + b) · head + b,
+    computed here in torch from timm's forward_features (timm itself dropped the layer)."""
+    model = perturbed(timm.models.vision_transformer.VisionTransformer(
+        img_size=64, patch_size=16, embed_dim=192, depth=2, num_heads=4, num_classes=0), seed=13)
+    model.head = torch.nn.Linear(192, 11)  # google_npz writes head/kernel from it
+    google_npz(model, tmp_path / "ViT-rep.npz")
+    g = torch.Generator().manual_seed(14)
+    pre_w, pre_b = torch.randn(192, 40, generator=g) * 0.1, torch.randn(40, generator=g) * 0.1
+    head_w, head_b = torch.randn(40, 11, generator=g) * 0.1, torch.randn(11, generator=g) * 0.1
+    with np.load(tmp_path / "ViT-rep.npz") as npz:
+        w = dict(npz)
+    w |= {"pre_logits/kernel": pre_w.numpy(), "pre_logits/bias": pre_b.numpy(),
+          "head/kernel": head_w.numpy(), "head/bias": head_b.numpy()}  # Flax: [in, out]
+    np.savez(tmp_path / "ViT-rep.npz", **w)
+
+    def logits(x):
+        with torch.no_grad():
+            cls = model.forward_features(x)[:, 0]
+            return (torch.tanh(cls @ pre_w + pre_b) @ head_w + head_b)[0].numpy()
+
+    info = assert_parity(tmp_path / "ViT-rep.npz", lambda x: timm_reference(model, x),
+                         logits=logits)
+    assert "pre-logits 192 → 40 + tanh" in info.head
 
 
 def test_deit_pth_under_model_via_the_whitelist_unpickler(tmp_path):
     model = perturbed(TIMM["deit_distilled"](), seed=2)
     torch.save({"model": model.state_dict(), "epoch": 300}, tmp_path / "deit.pth")
-    info = assert_parity(tmp_path / "deit.pth", lambda x: timm_reference(model, x))
+    info = assert_parity(tmp_path / "deit.pth", lambda x: timm_reference(model, x),
+                         logits=torch_logits(model))
     assert info.format == "torch-zip" and info.containers == ("model",)
     assert info.left_out == ("epoch",) and "DeiT" in info.family
 
@@ -258,3 +325,116 @@ def test_cli_runs_a_checkpoint_and_exports_the_trace(tmp_path, capsys):
     assert cli_main([str(PHOTO), "--checkpoint", str(tmp_path / "reg.safetensors"),
                      "--d-model", "64"]) == 2
     assert "drop --d-model" in capsys.readouterr().err
+
+
+# --- the classification heads of Hugging Face models (issue 26) --------------------------------
+
+def hf_classifier(model, path, seed: int, n_logits_from=None):
+    model = perturbed(model, seed=seed)
+    model.config._attn_implementation = "eager"
+    model.save_pretrained(path)
+    return model
+
+
+def hf_base_reference(base):
+    """The encoder part of an HF task model: attentions and last_hidden_state."""
+    return lambda x: hf_reference(base, x)
+
+
+def test_hugging_face_vit_for_image_classification(tmp_path):
+    config = transformers.ViTConfig(
+        hidden_size=192, num_hidden_layers=2, num_attention_heads=4, intermediate_size=384,
+        image_size=64, patch_size=16, num_labels=12,
+        id2label={i: f"kind {i}" for i in range(12)}, label2id={f"kind {i}": i for i in range(12)})
+    model = hf_classifier(transformers.ViTForImageClassification(config), tmp_path, seed=21)
+    info = assert_parity(tmp_path / "model.safetensors", hf_base_reference(model.vit),
+                         logits=torch_logits(model))
+    assert info.labels[11] == "kind 11" and info.labels_source == "config.json id2label"
+
+
+def test_hugging_face_deit_with_teacher_averages_its_two_heads(tmp_path):
+    config = transformers.DeiTConfig(
+        hidden_size=192, num_hidden_layers=2, num_attention_heads=3, intermediate_size=768,
+        image_size=64, patch_size=16, num_labels=9)
+    model = hf_classifier(transformers.DeiTForImageClassificationWithTeacher(config), tmp_path,
+                          seed=22)
+    assert_parity(tmp_path / "model.safetensors", hf_base_reference(model.deit),
+                  logits=torch_logits(model))
+
+
+@pytest.mark.parametrize("registers", [0, 4])
+def test_hugging_face_dinov2_classifier_reads_cls_and_the_mean_of_the_patches(tmp_path,
+                                                                             registers):
+    kwargs = dict(hidden_size=192, num_hidden_layers=2, num_attention_heads=3, mlp_ratio=4,
+                  image_size=64, patch_size=16, layerscale_value=0.1, num_labels=7)
+    if registers:
+        model = transformers.Dinov2WithRegistersForImageClassification(
+            transformers.Dinov2WithRegistersConfig(num_register_tokens=registers, **kwargs))
+        base = model.dinov2_with_registers
+    else:
+        model = transformers.Dinov2ForImageClassification(transformers.Dinov2Config(**kwargs))
+        base = model.dinov2
+    model = hf_classifier(model, tmp_path, seed=23 + registers)
+    _, params, _ = load_checkpoint(tmp_path / "model.safetensors")
+    assert params.head.pool == "token_avg" and params.head.W_head.shape == (2 * 192, 7)
+    assert_parity(tmp_path / "model.safetensors", hf_base_reference(base),
+                  logits=torch_logits(model))
+
+
+# --- torchvision's VisionTransformer (issue 26, item 2) ----------------------------------------
+
+def torchvision_reference(model, x: torch.Tensor) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every block's attention probabilities ([h, T, T]) and the encoder's output ([T, d]).
+
+    torchvision calls its attention with need_weights=False: each block's forward is wrapped
+    here to ask for the per-head weights (average_attn_weights=False) and keep them."""
+    probs: list[np.ndarray] = []
+    originals = []
+    for block in model.encoder.layers:
+        mha = block.self_attention
+        originals.append((mha, mha.forward))
+
+        def forward(q, k, v, _forward=mha.forward, **kwargs):
+            kwargs |= {"need_weights": True, "average_attn_weights": False}
+            out, weights = _forward(q, k, v, **kwargs)
+            probs.append(weights[0].detach().numpy().copy())
+            return out, weights
+
+        mha.forward = forward
+    try:
+        with torch.no_grad():
+            tokens = model._process_input(x)
+            tokens = torch.cat([model.class_token.expand(1, -1, -1), tokens], dim=1)
+            out = model.encoder(tokens)[0].numpy()
+    finally:
+        for mha, forward in originals:
+            mha.forward = forward
+    return probs, out
+
+
+@pytest.mark.parametrize("representation_size", [None, 48])
+def test_torchvision_vision_transformer(tmp_path, representation_size):
+    model = perturbed(torchvision.models.vision_transformer.VisionTransformer(
+        image_size=64, patch_size=16, num_layers=3, num_heads=4, hidden_dim=192, mlp_dim=384,
+        num_classes=15, representation_size=representation_size), seed=31)
+    path = tmp_path / "vit_tv.safetensors"
+    save_file(sd_of(model), str(path))
+    # a torchvision file never says its heads: the argument here, a config.json below
+    info = assert_parity(path, lambda x: torchvision_reference(model, x),
+                         logits=torch_logits(model), n_heads=4)
+    assert info.layout == "torchvision" and info.source("n_heads") == "argument"
+    assert ("pre-logits" in info.head) == (representation_size is not None)
+    (tmp_path / "config.json").write_text('{"num_heads": 4}')
+    assert_parity(path, lambda x: torchvision_reference(model, x), logits=torch_logits(model))
+
+
+def test_the_torchvision_reference_sees_every_layer(tmp_path):
+    """The patched reference can fail: its per-head weights are the model's, not uniform, and
+    one layer short is noticed."""
+    model = perturbed(torchvision.models.vision_transformer.VisionTransformer(
+        image_size=32, patch_size=16, num_layers=2, num_heads=2, hidden_dim=64, mlp_dim=128),
+        seed=32)
+    probs, out = torchvision_reference(model, torch.randn(1, 3, 32, 32))
+    assert len(probs) == 2 and probs[0].shape == (2, 5, 5) and out.shape == (5, 64)
+    assert not np.allclose(probs[0][0], probs[0][1])  # two heads, two maps
+    np.testing.assert_allclose(probs[1].sum(-1), 1, atol=1e-5)

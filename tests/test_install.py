@@ -1,7 +1,8 @@
 """A real, non-editable install: `pip install .` into a scratch virtual environment, run from an
 empty folder where the source tree is not importable, loads the shipped trained weights through
 the API the README names (`encoder_core.shapes_model.classifier.load_trained()`, no path given)
-and classifies a generated shape with them. The weights are package data of
+and classifies a generated shape with them (`encoder_core.predict`: the head is in the weights),
+and reads ImageNet-1k's class names. The weights and the names are package data of
 encoder_core.assets (pyproject.toml maps it from assets/); nothing finds them through the
 checkout."""
 
@@ -21,14 +22,17 @@ pytestmark = pytest.mark.slow
 PROBE = """
 import encoder_core, numpy as np
 from encoder_core import encode
-from encoder_core.shapes_model.classifier import DEFAULT_WEIGHTS, classify, load_trained
+from encoder_core import predict, softmax
+from encoder_core.checkpoints.labels import imagenet_labels
+from encoder_core.shapes_model.classifier import DEFAULT_WEIGHTS, load_trained
 from encoder_core.shapes_model.dataset import make_sample
 cfg, params, head = load_trained()
 sample = make_sample(np.random.default_rng(3), cfg.image_size)
-logits, probs = classify(encode(sample.image, cfg, params), head)
+probs = softmax(predict(encode(sample.image, cfg, params), params))
 print(encoder_core.__file__)
 print(DEFAULT_WEIGHTS)
-print(cfg.d_model, cfg.n_layers, round(float(probs.sum()), 6), int(probs.argmax()) == sample.label)
+print(cfg.d_model, cfg.n_layers, round(float(probs.sum()), 6), int(probs.argmax()) == sample.label,
+      len(imagenet_labels()))
 """
 
 
@@ -47,8 +51,9 @@ def test_a_non_editable_install_loads_the_shipped_weights_from_anywhere(tmp_path
     site = str(env_dir)
     assert module.startswith(site) and weights.startswith(site), (module, weights)
     assert str(ROOT) not in module + weights
-    d_model, n_layers, total, right = figures.split()
+    d_model, n_layers, total, right, n_imagenet = figures.split()
     assert (d_model, n_layers, total, right) == ("64", "2", "1.0", "True")
+    assert n_imagenet == "1000"  # ImageNet-1k's class names ship as package data too
 
 
 def test_the_probe_would_see_the_checkout(tmp_path):

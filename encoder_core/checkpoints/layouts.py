@@ -1,28 +1,39 @@
 """The key names of ViT checkpoints, mapped to one neutral vocabulary.
 
-Three layouts are recognised from the keys (after stripping wrapper prefixes):
+Five layouts are recognised from the keys (after stripping wrapper prefixes):
 
 * **timm** `VisionTransformer` — also DINO's and DeiT's own checkpoints (same names):
   `patch_embed.proj.*`, `cls_token`, `dist_token`, `reg_token`, `pos_embed`,
   `blocks.{i}.{norm1, attn.qkv, attn.proj, ls1.gamma, norm2, mlp.fc1, mlp.fc2, ls2.gamma}`,
-  `norm.*`; qkv is one fused `[3D, D]` Linear (rows q, k, v).
+  `norm.*`; qkv is one fused `[3D, D]` Linear (rows q, k, v). Head: `head`, DeiT's `head_dist`,
+  `fc_norm` (global_pool="avg"; its final `norm` is then an identity, absent from the file).
 * **Hugging Face ViT / DeiT** (`ViTModel`, `DeiTModel`): `embeddings.{patch_embeddings.
   projection, cls_token, distillation_token, position_embeddings}`, `encoder.layer.{i}.
   {layernorm_before, attention.attention.{query,key,value}, attention.output.dense,
-  layernorm_after, intermediate.dense, output.dense}`, final `layernorm`.
+  layernorm_after, intermediate.dense, output.dense}`, final `layernorm`. Head: `classifier`,
+  or DeiT-with-teacher's `cls_classifier` + `distillation_classifier`.
 * **Hugging Face DINOv2** (`Dinov2Model`, with registers): as HF ViT but `norm1`, `norm2`,
-  `mlp.fc1`, `mlp.fc2`, `layer_scale{1,2}.lambda1`, `embeddings.register_tokens`.
+  `mlp.fc1`, `mlp.fc2`, `layer_scale{1,2}.lambda1`, `embeddings.register_tokens`. Head:
+  `classifier`, over [CLS ‖ mean of the patch rows] (2·d wide).
+* **torchvision** `VisionTransformer` (`vit_b_16` …): `conv_proj`, `class_token`,
+  `encoder.pos_embedding`, `encoder.layers.encoder_layer_{i}.{ln_1, self_attention.
+  {in_proj_weight, in_proj_bias, out_proj}, ln_2, mlp.0, mlp.3}` (older files: `mlp.linear_1`,
+  `mlp.linear_2`), `encoder.ln`; `in_proj` is one fused `[3D, D]` (rows q, k, v), as timm's qkv.
+  Head: `heads.head`, with `representation_size` also `heads.pre_logits` (then tanh).
 * **Google's original `.npz`** (vit_jax / AugReg, as timm's `_load_weights` reads them):
   `embedding/kernel` `[P, P, C, D]`, `cls`, `Transformer/posembed_input/pos_embedding`,
   `Transformer/encoderblock_{i}/{LayerNorm_0, MultiHeadDotProductAttention_1/{query,key,value,
   out}, LayerNorm_2, MlpBlock_3/Dense_{0,1}}`, `Transformer/encoder_norm`; Flax kernels are
   `[in, out]` (attention: `[D, h, d_head]` and `[h, d_head, D]`, so the heads are in the file).
+  Head: `head/kernel`, and `pre_logits/kernel` (then tanh) when the model has one.
 
 The neutral names keep PyTorch's orientation (`[out, in]`); `checkpoint.py` turns them into
 `EncoderParams`. Per layer: `{i}.{ln1,ln2}.{weight,bias}`, `{i}.{query,key,value,proj,fc1,fc2}.
 {weight,bias}`, `{i}.{ls1,ls2}`; and `patch.{weight,bias}`, `cls`, `dist`, `registers`, `pos`,
-`norm.{weight,bias}`. Only classification-head keys (and the mask token of masked-image
-pre-training) may be set aside; every other unknown key is refused by the caller.
+`norm.{weight,bias}`; the head's: `head.`, `head_dist.`, `fc_norm.`, `pre_logits.{weight,bias}`
+(HEAD_PARTS). Set aside, never used: a DINO projection head (`head.mlp.…`), Hugging Face's
+`pooler` (ViTForImageClassification does not use it) and the mask token of masked-image
+pre-training; every other unknown key is refused by the caller.
 """
 
 from __future__ import annotations
@@ -33,8 +44,8 @@ import numpy as np
 
 from .shared import CheckpointError
 
-WRAPPER_PREFIXES = ("module.", "backbone.", "model.", "vit.", "deit.", "dinov2.", "opt/target/",
-                    "params/")
+WRAPPER_PREFIXES = ("module.", "backbone.", "model.", "vit.", "deit.", "dinov2.",
+                    "dinov2_with_registers.", "opt/target/", "params/")
 """Stripped when most keys carry them (DDP's `module.`, DINO's `backbone.`, HF task models)."""
 
 CONTAINER_KEYS = ("teacher", "model", "state_dict", "model_ema", "module", "student")
@@ -54,8 +65,12 @@ TIMM = (
     (rf"blocks\.(\d+)\.mlp\.fc1\.{_W}", r"\1.fc1.\2"),
     (rf"blocks\.(\d+)\.mlp\.fc2\.{_W}", r"\1.fc2.\2"),
     (r"blocks\.(\d+)\.ls2\.gamma", r"\1.ls2"),
+    (rf"head\.{_W}", r"head.\1"), (rf"head_dist\.{_W}", r"head_dist.\1"),
+    (rf"fc_norm\.{_W}", r"fc_norm.\1"),
 )  # fmt: skip
-TIMM_ASIDE = (r"head\..*", r"head_dist\..*")
+TIMM_ASIDE = (r"head\..*",)  # a DINO projection head (head.mlp.…, head.last_layer.…)
+HEAD_PARTS = ("head", "head_dist", "fc_norm", "pre_logits")
+"""The neutral names' first part for the classification head's tensors."""
 
 _HF_COMMON = (
     (rf"embeddings\.patch_embeddings\.projection\.{_W}", r"patch.\1"),
@@ -64,6 +79,8 @@ _HF_COMMON = (
     (r"embeddings\.position_embeddings", "pos"), (rf"layernorm\.{_W}", r"norm.\1"),
     (rf"encoder\.layer\.(\d+)\.attention\.attention\.(query|key|value)\.{_W}", r"\1.\2.\3"),
     (rf"encoder\.layer\.(\d+)\.attention\.output\.dense\.{_W}", r"\1.proj.\2"),
+    (rf"classifier\.{_W}", r"head.\1"), (rf"cls_classifier\.{_W}", r"head.\1"),
+    (rf"distillation_classifier\.{_W}", r"head_dist.\1"),
 )  # fmt: skip
 HF_VIT = _HF_COMMON + (
     (rf"encoder\.layer\.(\d+)\.layernorm_before\.{_W}", r"\1.ln1.\2"),
@@ -79,8 +96,7 @@ HF_DINOV2 = _HF_COMMON + (
     (r"encoder\.layer\.(\d+)\.layer_scale1\.lambda1", r"\1.ls1"),
     (r"encoder\.layer\.(\d+)\.layer_scale2\.lambda1", r"\1.ls2"),
 )  # fmt: skip
-HF_ASIDE = (r"classifier\..*", r"pooler\..*", r"cls_classifier\..*",
-            r"distillation_classifier\..*", r"embeddings\.mask_token")
+HF_ASIDE = (r"pooler\..*", r"embeddings\.mask_token")
 
 _B = r"Transformer/encoderblock_(\d+)/"
 _MHA = _B + r"MultiHeadDotProductAttention_1/"
@@ -94,11 +110,26 @@ GOOGLE = (
     (_MHA + r"out/(kernel|bias)", r"\1.proj.\2"),
     (_B + r"MlpBlock_3/Dense_0/(kernel|bias)", r"\1.fc1.\2"),
     (_B + r"MlpBlock_3/Dense_1/(kernel|bias)", r"\1.fc2.\2"),
+    (r"head/(kernel|bias)", r"head.\1"), (r"pre_logits/(kernel|bias)", r"pre_logits.\1"),
 )  # fmt: skip
-GOOGLE_ASIDE = (r"head/.*", r"pre_logits/.*")
+GOOGLE_ASIDE = ()
+
+_TV = r"encoder\.layers\.encoder_layer_(\d+)\."
+TORCHVISION = (
+    (rf"conv_proj\.{_W}", r"patch.\1"), (r"class_token", "cls"),
+    (r"encoder\.pos_embedding", "pos"), (rf"encoder\.ln\.{_W}", r"norm.\1"),
+    (_TV + rf"ln_1\.{_W}", r"\1.ln1.\2"),
+    (_TV + r"self_attention\.in_proj_(weight|bias)", r"\1.qkv.\2"),
+    (_TV + rf"self_attention\.out_proj\.{_W}", r"\1.proj.\2"),
+    (_TV + rf"ln_2\.{_W}", r"\1.ln2.\2"),
+    (_TV + rf"mlp\.(?:0|linear_1)\.{_W}", r"\1.fc1.\2"),
+    (_TV + rf"mlp\.(?:3|linear_2)\.{_W}", r"\1.fc2.\2"),
+    (rf"heads\.head\.{_W}", r"head.\1"), (rf"heads\.pre_logits\.{_W}", r"pre_logits.\1"),
+)  # fmt: skip
 
 LAYOUTS = {"timm": (TIMM, TIMM_ASIDE), "hf-vit": (HF_VIT, HF_ASIDE),
-           "hf-dinov2": (HF_DINOV2, HF_ASIDE), "google": (GOOGLE, GOOGLE_ASIDE)}
+           "hf-dinov2": (HF_DINOV2, HF_ASIDE), "google": (GOOGLE, GOOGLE_ASIDE),
+           "torchvision": (TORCHVISION, ())}
 
 
 def is_array(value: object) -> bool:
@@ -152,9 +183,12 @@ def strip_prefixes(sd: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], tu
 
 
 def detect_layout(keys: set[str]) -> str:
-    """'timm', 'hf-vit', 'hf-dinov2' or 'google' from the keys; else ParamsError naming some."""
+    """'timm', 'hf-vit', 'hf-dinov2', 'google' or 'torchvision' from the keys; else ParamsError
+    naming some."""
     if "patch_embed.proj.weight" in keys:
         return "timm"
+    if "conv_proj.weight" in keys and "encoder.pos_embedding" in keys:
+        return "torchvision"
     if "embedding/kernel" in keys and any(k.startswith("Transformer/encoderblock_") for k in keys):
         return "google"
     if "embeddings.patch_embeddings.projection.weight" in keys:
@@ -164,8 +198,9 @@ def detect_layout(keys: set[str]) -> str:
     raise CheckpointError(
         "Unknown checkpoint layout: these keys are not a timm / DINO / DeiT VisionTransformer "
         "(patch_embed.proj.weight, blocks.0.attn.qkv.weight, …), a Hugging Face ViT / DeiT / "
-        "DINOv2 model (embeddings.patch_embeddings.projection.weight, encoder.layer.0.…) nor "
-        "Google's ViT .npz (embedding/kernel, Transformer/encoderblock_0/…). "
+        "DINOv2 model (embeddings.patch_embeddings.projection.weight, encoder.layer.0.…), "
+        "a torchvision VisionTransformer (conv_proj.weight, encoder.layers.encoder_layer_0.…) "
+        "nor Google's ViT .npz (embedding/kernel, Transformer/encoderblock_0/…). "
         f"Its keys: {shown}. Save the state dict of one of those models.")
 
 
@@ -193,9 +228,9 @@ def to_neutral(sd: dict[str, np.ndarray], layout: str
         shown = ", ".join(sorted(unknown)[:10]) + (", …" if len(unknown) > 10 else "")
         raise CheckpointError(
             f"This checkpoint has {len(unknown)} encoder key(s) the NumPy encoder does not "
-            f"implement: {shown}. They change the computation (e.g. q_norm / k_norm, fc_norm, "
-            "norm_pre, attn_pool, SwiGLU), so the model cannot be shown exactly; only "
-            "classification-head keys are set aside.")
+            f"implement: {shown}. They change the computation (e.g. q_norm / k_norm, "
+            "norm_pre, attn_pool, SwiGLU), so the model cannot be shown exactly (the "
+            "classification head's keys are read, a DINO projection head set aside).")
     if layout == "google":
         neutral = flax_to_torch(neutral)
         origin = {flax_name(n): k for n, k in origin.items()}
@@ -232,14 +267,16 @@ def flax_to_torch(neutral: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             w = w.reshape(-1)
         elif part == "proj" and name.endswith("weight") and w.ndim == 3:
             w = w.reshape(-1, w.shape[-1]).T
-        elif part in ("fc1", "fc2") and name.endswith("weight") and w.ndim == 2:
+        elif (part in ("fc1", "fc2", "head", "pre_logits") and name.endswith("weight")
+              and w.ndim == 2):
             w = w.T
         out[name] = w
     return out
 
 
 def split_fused_qkv(neutral: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """`{i}.qkv.weight [3D, D]` → query / key / value `[D, D]` (rows 0:D, D:2D, 2D:3D)."""
+    """`{i}.qkv.weight [3D, D]` → query / key / value `[D, D]` (rows 0:D, D:2D, 2D:3D): timm's
+    `attn.qkv`, torchvision's `self_attention.in_proj_weight`."""
     out = {}
     for name, value in neutral.items():
         m = re.fullmatch(r"(\d+)\.qkv\.(weight|bias)", name)
@@ -247,8 +284,8 @@ def split_fused_qkv(neutral: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             out[name] = value
             continue
         if value.shape[0] % 3:
-            raise CheckpointError(f"blocks.{m[1]}.attn.qkv.{m[2]} has shape {value.shape}: its "
-                              "first axis should be 3·d_model (q, k, v stacked).")
+            raise CheckpointError(f"layer {m[1]}'s fused q/k/v {m[2]} has shape {value.shape}: "
+                              "its first axis should be 3·d_model (q, k, v stacked).")
         for part, rows in zip(("query", "key", "value"), np.split(value, 3), strict=True):
             out[f"{m[1]}.{part}.{m[2]}"] = rows
     return out

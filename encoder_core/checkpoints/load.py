@@ -1,4 +1,5 @@
-"""Load a real ViT checkpoint (timm, DINO, DeiT, Hugging Face ViT / DeiT / DINOv2) safely.
+"""Load a real ViT checkpoint (timm, DINO, DeiT, Hugging Face ViT / DeiT / DINOv2, Google,
+torchvision) safely, with its classification head when it has one.
 
     cfg, params, info = load_checkpoint("vit_small.safetensors")
     trace = encode(load_image(photo, cfg), cfg, params)  # the image in [0, 1]
@@ -6,13 +7,16 @@
 1. **Read** the tensors without running code from the file (`tensorfile.read_tensors`).
 2. **Find** the state dict (a training checkpoint's `teacher` / `model` entry), strip wrapper
    prefixes (`module.`, `backbone.`, `vit.`, …), recognise the layout from the keys and rename
-   them (`layouts.py`); unknown encoder keys are refused, head keys set aside.
+   them (`layouts.py`); unknown encoder keys are refused.
 3. **Settle every setting** from the weights' shapes, `config.json` / `preprocessor_config.json`
    beside the file, or a stated default / inference rule — each with its source in `info`.
 4. **Convert** to `EncoderParams` in our conventions: `X · W` (PyTorch's `[out, in]`
    transposed), W_E rows in our patch order (p1, p2, c): timm's conv weight `[d, C, P, P]` →
    `w.transpose(2, 3, 1, 0).reshape(P·P·C, d)`. Another image size resamples the position grid
    bicubically (`resample.py`, as timm or Hugging Face do for their own layouts).
+5. **The head** (issue 26), when the file has one: its pooling from the family (`head_params`),
+   `[out, in]` transposed to `W_head [d_in, n_classes]`, shapes checked; its class names from
+   `config.json`, else ImageNet-1k's for 1,000 classes, else "class k" (`labels.py`).
 """
 
 from __future__ import annotations
@@ -20,14 +24,15 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..config import ConfigError, EncoderConfig
-from ..params import EncoderParams, LayerParams, check_params
-from .layouts import detect_layout, find_state_dict, strip_prefixes, to_neutral
+from ..params import EncoderParams, HeadParams, LayerParams, check_params, head_problems
+from .labels import class_labels
+from .layouts import HEAD_PARTS, detect_layout, find_state_dict, strip_prefixes, to_neutral
 from .resample import resample_pos_embed
 from .shared import CheckpointError
 from .tensorfile import read_tensors
@@ -38,7 +43,14 @@ HALF = (0.5, 0.5, 0.5)  # Google's / timm augreg / HF ViT: (x − 0.5) / 0.5
 MAX_CONFIG_BYTES = 1 << 20
 HF_ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh",
                   "gelu_fast": "gelu_tanh", "relu": "relu"}
-FAMILY_EPS = {"timm": 1e-6, "hf-vit": 1e-12, "hf-dinov2": 1e-6, "google": 1e-6}
+FAMILY_EPS = {"timm": 1e-6, "hf-vit": 1e-12, "hf-dinov2": 1e-6, "google": 1e-6,
+              "torchvision": 1e-6}
+STANDARD_HEADS = {(192, 12): ("Ti", 3), (384, 12): ("S", 6), (768, 12): ("B", 12),
+                  (1024, 24): ("L", 16), (1280, 32): ("H", 16), (1408, 40): ("g", 16),
+                  (1536, 40): ("giant2 (DINOv2)", 24), (1664, 48): ("G", 16)}
+"""(d_model, layers) -> (the ViT size, its heads): ViT-B/16, B/32, L/16, L/32, H/14 of the ViT
+paper and torchvision, Ti / S of DeiT, g / G of Zhai et al. 2022, DINOv2's giant2 (timm's
+vision_transformer.py). d_head = 64 would give ViT-H 20 heads: it has 16 of 80."""
 
 
 @dataclass(frozen=True)
@@ -57,15 +69,18 @@ class CheckpointInfo:
 
     path: str
     format: str  # "safetensors", "npz" or "torch-zip"
-    layout: str  # "timm", "hf-vit" or "hf-dinov2"
+    layout: str  # "timm", "hf-vit", "hf-dinov2", "google" or "torchvision"
     family: str  # e.g. "DINO (timm layout)", "Hugging Face DINOv2 with registers"
     settings: tuple[Setting, ...]
     set_aside: tuple[str, ...]  # head keys (and the mask token) not used by the encoder
     prefixes_stripped: tuple[str, ...]  # e.g. ("module.", "backbone.")
     containers: tuple[str, ...]  # entries walked into, e.g. ("teacher",)
     left_out: tuple[str, ...]  # sibling entries of those, e.g. ("student", "epoch")
-    n_params: int  # parameters used by the encoder
+    n_params: int  # parameters used by the encoder (the head's not counted)
     notes: tuple[str, ...]
+    head: str = ""  # the classification head in words, "" without one
+    labels: tuple[str, ...] = ()  # [n_classes] class names in logit order, () without a head
+    labels_source: str = ""  # e.g. "config.json id2label", "ImageNet-1k (1,000 classes)"
 
     def source(self, name: str) -> str:
         """The source of setting `name` ("weights", "config", …)."""
@@ -82,6 +97,9 @@ class CheckpointInfo:
             lines.append(f"prefixes stripped: {', '.join(self.prefixes_stripped)}")
         if self.set_aside:
             lines.append(f"set aside (not the encoder): {', '.join(self.set_aside)}")
+        if self.head:
+            lines.append(f"classification head: {self.head}; class names: "
+                         f"{self.labels_source}")
         for s in self.settings:
             lines.append(f"  {s.name:<12} = {s.value!s:<28} [{s.source}]"
                          + (f" {s.why}" if s.why else ""))
@@ -89,7 +107,8 @@ class CheckpointInfo:
         return lines
 
 
-def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
+def load_checkpoint(path: str | os.PathLike, image_size: int | None = None,
+                    n_heads: int | None = None,
                     ) -> tuple[EncoderConfig, EncoderParams, CheckpointInfo]:
     """Read a ViT checkpoint into (cfg, params, info); see the module docstring.
 
@@ -98,6 +117,8 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
             holding one (a Hugging Face `save_pretrained` folder: model.safetensors first).
         image_size: run at this image size (a multiple of the patch size); the learned
             position grid is resampled. None: the checkpoint's own size.
+        n_heads: the number of attention heads, for a file that does not say (a torchvision
+            ViT of no standard size). None: from the file, its config.json or its size.
     Raises:
         CheckpointError (a ParamsError): with a message that says what is wrong and what to
             do.
@@ -109,9 +130,11 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
     layout = detect_layout(set(sd))
     tensors, aside, origin = to_neutral(sd, layout)
     check_tensors(tensors, origin)
+    head_tensors = {k: v for k, v in tensors.items() if k.split(".")[0] in HEAD_PARTS}
+    tensors = {k: v for k, v in tensors.items() if k not in head_tensors}
     configs = read_configs(Path(path).parent)
     settings, notes = settle(tensors, layout, configs, image_size, Path(path).name, containers,
-                             stripped, heads_in_file(sd, layout))
+                             stripped, heads_in_file(sd, layout), n_heads)
     values = {s.name: s.value for s in settings}
     family = values.pop("family")
     try:
@@ -121,12 +144,20 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None
                           "For too many tokens, run it at a smaller size: image_size= "
                           "(command line: --image-size), e.g. 224.") from None
     check_shapes(tensors, cfg, origin)
-    params = check_params(to_params(tensors, cfg, antialias=not layout.startswith("hf")), cfg)
+    params = to_params(tensors, cfg, antialias=not layout.startswith("hf"))
+    config = configs.get("config.json", {})
+    head, head_text = head_params(head_tensors, cfg, layout, config, origin)
+    labels, labels_source = (), ""
+    if head is not None:
+        labels, labels_source, note = class_labels(config, head.n_classes)
+        notes += [note] if note else []
+    params = check_params(replace(params, head=head), cfg)
     info = CheckpointInfo(
         path=os.fspath(path), format=fmt, layout=layout, family=str(family),
         settings=tuple(s for s in settings if s.name != "family"), set_aside=aside,
         prefixes_stripped=stripped, containers=containers, left_out=left_out,
-        n_params=count_params(params), notes=tuple(notes))
+        n_params=count_params(params), notes=tuple(notes), head=head_text, labels=labels,
+        labels_source=labels_source)
     return cfg, params, info
 
 
@@ -223,13 +254,14 @@ def heads_in_file(sd: dict[str, np.ndarray], layout: str) -> int | None:
 
 def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
            image_size: int | None, file_name: str, containers: tuple[str, ...],
-           stripped: tuple[str, ...], weights_heads: int | None = None
-           ) -> tuple[list[Setting], list[str]]:
+           stripped: tuple[str, ...], weights_heads: int | None = None,
+           given_heads: int | None = None) -> tuple[list[Setting], list[str]]:
     """Every EncoderConfig value (plus "family") with its source; and notes for `info`."""
     notes: list[str] = []
     S: list[Setting] = []
     hf = configs.get("config.json", {}) if layout in ("hf-vit", "hf-dinov2") else {}
-    timm_cfg = configs.get("config.json", {}) if layout in ("timm", "google") else {}
+    timm_cfg = (configs.get("config.json", {}) if layout in ("timm", "google", "torchvision")
+                else {})
     pre = configs.get("preprocessor_config.json", {})
 
     w = T.get("patch.weight")
@@ -276,7 +308,8 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
     S += biases_and_norms(T, len(layers))
     S.append(Setting("norm_first", True, "weights", "ViT blocks are pre-norm"))
     timm_heads = timm_cfg.get("num_heads", section(timm_cfg, "model_args").get("num_heads"))
-    S.append(heads_setting(d, hf.get("num_attention_heads", timm_heads), weights_heads))
+    S.append(heads_setting(d, hf.get("num_attention_heads", timm_heads), weights_heads,
+                           n_layers=len(layers), layout=layout, given=given_heads))
     S.append(eps_setting(layout, hf))
     S.append(activation_setting(hf, layout))
     arch = timm_cfg.get("architecture")
@@ -337,8 +370,16 @@ def biases_and_norms(T: dict[str, np.ndarray], n_layers: int) -> list[Setting]:
             Setting("final_norm", "norm.weight" in T, "weights")]
 
 
-def heads_setting(d: int, from_config: object, from_weights: int | None = None) -> Setting:
-    """n_heads from the weights or the config, else d_head = 64 (every ViT from Ti to H)."""
+def heads_setting(d: int, from_config: object, from_weights: int | None = None,
+                  n_layers: int = 0, layout: str = "timm", given: int | None = None) -> Setting:
+    """n_heads: the argument, the weights (Google's kernels), config.json, the standard size by
+    width and depth (STANDARD_HEADS); else d_head = 64 for timm / Hugging Face files, and for a
+    torchvision file (which never says) a CheckpointError asking for the count."""
+    if given is not None:
+        if type(given) is not int or given <= 0 or d % given:
+            raise CheckpointError(f"n_heads {given!r} does not divide d_model {d}: give a "
+                                  "divisor of it.")
+        return Setting("n_heads", given, "argument")
     if from_weights is not None and from_weights > 0 and d % from_weights == 0:
         return Setting("n_heads", from_weights, "weights", "query kernel [D, h, d_head]")
     if from_config is not None:
@@ -346,10 +387,22 @@ def heads_setting(d: int, from_config: object, from_weights: int | None = None) 
             raise CheckpointError(
                 f"config.json gives {from_config!r} heads for d_model {d}: fix it.")
         return Setting("n_heads", from_config, "config")
+    if (d, n_layers) in STANDARD_HEADS:
+        size, h = STANDARD_HEADS[(d, n_layers)]
+        return Setting("n_heads", h, "inferred",
+                       f"the standard ViT-{size}: d_model {d}, {n_layers} layers, {h} heads")
+    if layout == "torchvision":
+        raise CheckpointError(
+            f"A torchvision ViT file does not say its number of heads, and d_model {d} with "
+            f"{n_layers} layers is not one of its standard sizes (B/16, B/32: 768 × 12; L/16, "
+            "L/32: 1024 × 24; H/14: 1280 × 32): give the head count, --n-heads H on the "
+            "command line (load_checkpoint(path, n_heads=H)), or put a config.json with "
+            "num_heads beside the file.")
     if d % 64:
         raise CheckpointError(f"the number of heads is not in the weights and d_model {d} is not a "
                           "multiple of 64 (the usual d_head): put a config.json with "
-                          "num_attention_heads (or num_heads) beside the checkpoint.")
+                          "num_attention_heads (or num_heads) beside the checkpoint, or give "
+                          "--n-heads.")
     return Setting("n_heads", d // 64, "inferred", "d_head = 64 (the ViT convention)")
 
 
@@ -361,7 +414,7 @@ def eps_setting(layout: str, hf: dict) -> Setting:
         return Setting("ln_eps", float(eps), "config")
     return Setting("ln_eps", FAMILY_EPS[layout], "default",
                    {"timm": "timm ViT", "hf-vit": "ViTConfig", "hf-dinov2": "Dinov2Config",
-                    "google": "Flax LayerNorm"}[layout])
+                    "google": "Flax LayerNorm", "torchvision": "torchvision ViT"}[layout])
 
 
 def activation_setting(hf: dict, layout: str) -> Setting:
@@ -384,6 +437,8 @@ def family_name(layout: str, hf: dict, hint: str, dist: bool, n_reg: int,
     name = hint.lower()
     if layout == "google":
         return "Google ViT (.npz)"
+    if layout == "torchvision":
+        return "torchvision ViT"
     if layout == "hf-dinov2":
         return "Hugging Face DINOv2" + (" with registers" if n_reg else "")
     if layout == "hf-vit":
@@ -413,9 +468,9 @@ def normalisation(layout: str, family: str, pretrained: dict, pre: dict, C: int
                                   f"need {C} numbers each.")
             return [Setting("pixel_mean", tuple(map(float, mean)), "config", file),
                     Setting("pixel_std", tuple(map(float, std)), "config", file)]
-    imagenet = any(k in family for k in ("DINO", "DeiT"))
+    imagenet = any(k in family for k in ("DINO", "DeiT", "torchvision"))
     mean, std = (IMAGENET_MEAN, IMAGENET_STD) if imagenet else (HALF, HALF)
-    why = ("ImageNet mean/std (DINO, DeiT, DINOv2)" if imagenet
+    why = ("ImageNet mean/std (DINO, DeiT, DINOv2, torchvision)" if imagenet
            else "0.5/0.5 (Google / timm augreg / HF ViT); check if your model differs")
     if C != 3:
         mean, std, why = (0.5,) * C, (0.5,) * C, f"0.5 for {C} channel(s)"
@@ -460,6 +515,76 @@ def to_params(T: dict[str, np.ndarray], cfg: EncoderConfig, antialias: bool = Tr
         dist=None if "dist" not in T else T["dist"].reshape(1, d),
         registers=None if "registers" not in T else T["registers"].reshape(-1, d),
         pos_embed=pos, norm_gamma=vec("norm.weight"), norm_beta=vec("norm.bias"))
+
+
+POOL_WORDS = {"token": "the [CLS] row",
+              "token_dist": "the [CLS] and [DIST] rows, two heads averaged",
+              "avg": "the mean of the patch rows", "token_avg": "[CLS ‖ mean of the patch rows]"}
+
+
+def head_pool(H: dict[str, np.ndarray], cfg: EncoderConfig, layout: str, config: dict) -> str:
+    """How the family pools the output for its head (see `params.POOLS`)."""
+    if "head_dist.weight" in H:
+        return "token_dist"  # DeiT distilled: timm head + head_dist, HF cls_ + distillation_
+    if layout == "hf-dinov2":
+        return "token_avg"  # Dinov2ForImageClassification: [CLS ‖ mean of the patch tokens]
+    pool = config.get("global_pool", section(config, "model_args").get("global_pool"))
+    if "fc_norm.weight" in H or pool == "avg" or not cfg.cls_token:
+        return "avg"
+    return "token"
+
+
+def head_params(H: dict[str, np.ndarray], cfg: EncoderConfig, layout: str, config: dict,
+                origin: dict[str, str]) -> tuple[HeadParams | None, str]:
+    """The classification head in our conventions (X · W), and its description; (None, "")
+    when the file has none. Every shape is checked: CheckpointError naming the file's keys."""
+    if not H:
+        return None, ""
+    if "head.weight" not in H:
+        parts = ", ".join(sorted(origin[k] for k in H))
+        raise CheckpointError(f"the checkpoint has head parts ({parts}) but no classification "
+                              "head weight: save the whole model.")
+    pool = head_pool(H, cfg, layout, config)
+    d = cfg.d_model
+    d_pool = 2 * d if pool == "token_avg" else d
+    w = H["head.weight"]
+    n = w.shape[0] if w.ndim == 2 else -1
+    d_in = H["pre_logits.weight"].shape[0] if "pre_logits.weight" in H else d_pool
+    want = {"head.weight": (n, d_in), "head.bias": (n,), "head_dist.weight": (n, d_in),
+            "head_dist.bias": (n,), "fc_norm.weight": (d_pool,), "fc_norm.bias": (d_pool,),
+            "pre_logits.weight": (d_in, d_pool), "pre_logits.bias": (d_in,)}
+    problems = [f"{origin[k]} has shape {tuple(v.shape)}, expected {want[k]}"
+                for k, v in H.items() if k in want and tuple(v.shape) != want[k]]
+    problems += [f"{origin[k]} is not a head tensor" for k in H if k not in want]
+    problems += [f"{origin[f'{part}.weight']} has no bias ({part}.bias)"
+                 for part in HEAD_PARTS if f"{part}.weight" in H and f"{part}.bias" not in H]
+    problems += [f"{origin[f'{part}.bias']} has no weight" for part in HEAD_PARTS
+                 if f"{part}.bias" in H and f"{part}.weight" not in H]
+    if n < 1:
+        problems.insert(0, f"{origin['head.weight']} has shape {tuple(w.shape)}: a classification "
+                           "head's weight is [n_classes, d_in]")
+    if problems:
+        raise CheckpointError("The checkpoint's classification head does not fit its encoder "
+                              f"(d_model {d}, pooling {POOL_WORDS[pool]}): "
+                              + "; ".join(problems[:6]) + ".")
+
+    def t(name: str) -> np.ndarray | None:
+        return None if name not in H else (H[name].T if H[name].ndim == 2 else H[name])
+
+    head = HeadParams(pool=pool, W_head=t("head.weight"), b_head=t("head.bias"),
+                      W_dist=t("head_dist.weight"), b_dist=t("head_dist.bias"),
+                      fc_norm_gamma=t("fc_norm.weight"), fc_norm_beta=t("fc_norm.bias"),
+                      W_pre=t("pre_logits.weight"), b_pre=t("pre_logits.bias"))
+    problems = head_problems(head, cfg)
+    if problems:
+        raise CheckpointError("The checkpoint's classification head does not fit its encoder: "
+                              + "; ".join(problems) + ".")
+    parts = [f"{n} classes from {POOL_WORDS[pool]}"]
+    if head.fc_norm_gamma is not None:
+        parts.append("LayerNorm (fc_norm)")
+    if head.W_pre is not None:
+        parts.append(f"pre-logits {d_pool} → {d_in} + tanh")
+    return head, ", then ".join(parts) + f" ({origin['head.weight']})"
 
 
 def count_params(params: EncoderParams) -> int:

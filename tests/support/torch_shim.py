@@ -1,4 +1,4 @@
-"""Test-only: import timm beside the CPU build of torch.
+"""Test-only: import timm and torchvision beside the CPU build of torch.
 
 `import timm` imports torchvision. The PyPI torchvision wheel is linked against CUDA and cannot
 load its compiled operators beside the CPU torch these machines carry (torch 2.13.0+cpu), and its
@@ -17,5 +17,6 @@ TORCHVISION_OPS.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> 
 TORCHVISION_OPS.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
 
 import timm  # noqa: E402  (must follow the definitions above)
+import torchvision  # noqa: E402  (the same: timm has imported it already)
 
-__all__ = ["TORCHVISION_OPS", "timm", "torch"]
+__all__ = ["TORCHVISION_OPS", "timm", "torch", "torchvision"]

@@ -78,6 +78,39 @@ def hf_state_dict(d: int = 64, C: int = 3, P: int = 8, grid: int = 4, L: int = 2
     return sd
 
 
+def torchvision_state_dict(d: int = 64, C: int = 3, P: int = 8, grid: int = 4, L: int = 2,
+                           d_ff: int = 128, n_classes: int = 10, representation: int = 0,
+                           old_mlp_names: bool = False, seed: int = 0) -> dict[str, np.ndarray]:
+    """A torchvision VisionTransformer state dict (`vit_b_16`'s key names; old_mlp_names: the
+    `mlp.linear_1` / `linear_2` of files saved before torchvision 0.12)."""
+    rng = np.random.default_rng(seed)
+
+    def r(*shape):
+        return rng.standard_normal(shape).astype(np.float32) * 0.1
+
+    sd = {"class_token": r(1, 1, d), "conv_proj.weight": r(d, C, P, P), "conv_proj.bias": r(d),
+          "encoder.pos_embedding": r(1, grid * grid + 1, d),
+          "encoder.ln.weight": 1 + r(d), "encoder.ln.bias": r(d)}
+    fc1, fc2 = ("linear_1", "linear_2") if old_mlp_names else ("0", "3")
+    for i in range(L):
+        b = f"encoder.layers.encoder_layer_{i}."
+        sd |= {b + "ln_1.weight": 1 + r(d), b + "ln_1.bias": r(d),
+               b + "self_attention.in_proj_weight": r(3 * d, d),
+               b + "self_attention.in_proj_bias": r(3 * d),
+               b + "self_attention.out_proj.weight": r(d, d),
+               b + "self_attention.out_proj.bias": r(d),
+               b + "ln_2.weight": 1 + r(d), b + "ln_2.bias": r(d),
+               b + f"mlp.{fc1}.weight": r(d_ff, d), b + f"mlp.{fc1}.bias": r(d_ff),
+               b + f"mlp.{fc2}.weight": r(d, d_ff), b + f"mlp.{fc2}.bias": r(d)}
+    if representation:
+        sd |= {"heads.pre_logits.weight": r(representation, d),
+               "heads.pre_logits.bias": r(representation)}
+    if n_classes:
+        d_in = representation or d
+        sd |= {"heads.head.weight": r(n_classes, d_in), "heads.head.bias": r(n_classes)}
+    return sd
+
+
 def write_timm_checkpoint(path, **kwargs) -> str:
     """Save `timm_state_dict(**kwargs)` as a .safetensors file at `path`; returns the path."""
     from safetensors.numpy import save_file
