@@ -14,6 +14,7 @@ from encoder_core import EncoderTrace
 from encoder_core.export import trace_npz_bytes
 
 from . import compute, keys, lesson, session
+from .classroom import student
 from .i18n import LANG_NAMES
 from .settings import Notice
 from .steps import ALL_PAGES, PAGES, STEPS, PageInfo, neighbours, step_number
@@ -81,7 +82,9 @@ def header(ctx: PageContext) -> None:
     st.caption(ctx.t("app_title"))
     st.title(info.title_in(ctx.lang))
     _step_navigation(ctx, keys.NAV_PREV, keys.NAV_NEXT)
-    if ctx.settings.lesson:
+    if ctx.student is not None:
+        student.caption(ctx, ctx.student)
+    elif ctx.settings.lesson:
         lesson.progress_caption(ctx)
     st.markdown(f"**{info.takeaway_in(ctx.lang)}**")
     weights_caption(ctx)

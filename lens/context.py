@@ -21,6 +21,9 @@ from encoder_core.cost import Cost
 
 from . import chrome, compute, keys, lesson, session, sidebar
 from .admission import Queue, TooHeavyError
+from .classroom import member as classroom
+from .classroom import student
+from .classroom.member import Member
 from .i18n import translate, translator
 from .layout_js import layout_behaviours
 from .models import Model
@@ -42,6 +45,12 @@ class PageContext:
     image_key: str  # content hash of the image (cache key)
     head_model: object | None = None  # the classifier head of a trained model
     withheld: frozenset[str] = frozenset()  # element keys a lesson's open task withholds
+    member: Member | None = None  # this browser in a live class: its teacher, a student
+
+    @property
+    def student(self) -> Member | None:
+        """The class this session is a student of (its settings imposed), or None."""
+        return self.member if self.member is not None and not self.member.teacher else None
 
     def shows(self, key: str) -> bool:
         """Whether the page draws its element `key`: not while a task of the lesson that
@@ -130,10 +139,14 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
     st.session_state[keys.ENTRY] = False  # the router sets it again on each run
     with ExitStack() as hold:
         ctx = page(info.id, hold, plan)
-        if info.id == STEPS[0].id:  # the walk's first page offers the lesson or free walk
-            lesson.choose(ctx)
-        if ctx.settings.lesson:  # the task cards, then the page without what they withhold
-            ctx.withheld = lesson.ask(ctx)
+        if ctx.student is not None:  # a class's cards: answered when the teacher asks
+            ctx.withheld = student.ask(ctx, ctx.student)
+            student.follow(ctx.student.code, info.id, ctx.lang)
+        else:
+            if info.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
+                lesson.choose(ctx)
+            if ctx.settings.lesson:  # the task cards, then the page without what they withhold
+                ctx.withheld = lesson.ask(ctx)
         if ctx.shows("page"):
             render(ctx)
         else:  # an open task withholds the whole page: its navigation only
@@ -148,9 +161,15 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
         raise LookupError(f"no page {page_id!r} in lens.steps")
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
     models = compute.model_architectures()
+    member = classroom.current()
     settings = session.current_settings(models, compute.checkpoint_steps())
+    if member is not None and not member.teacher:  # the class's image and model, locked
+        settings = session.impose(student.class_settings_for(
+            member, settings, models, compute.checkpoint_steps()))
     t = translator(settings.lang)  # common texts only: the same on every page
-    upload_slot = sidebar.controls(settings, t, models)
+    upload_slot = sidebar.controls(settings, t, models,
+                                   class_code=member.code if member and not member.teacher
+                                   else "")
     chrome.notices(t)
     cfg = settings.to_config()
     image_key, model_input, original, name = current_image(settings, t)
@@ -163,11 +182,13 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     with st.spinner(t("computing")):
         trace = compute.trace_for(image_key, model_input, cfg, params, weights)
     session.sync_url()
-    lesson.sync_url(settings.lesson)
+    lesson.sync_url(settings.lesson and member is None)
+    classroom.sync_url(member)
+    classroom.keep_teacher(member)
     chrome.export(t, trace, image_key, weights)
     layout_behaviours()  # wide formulas fitted, a new page at its top, a tablet's sidebar
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
-                      image_name=name, image_key=image_key, head_model=head)
+                      image_name=name, image_key=image_key, head_model=head, member=member)
     chrome.header(ctx)
     return ctx
 

@@ -57,6 +57,13 @@ def _write(settings: Settings) -> None:
             st.session_state[key] = value
 
 
+def impose(settings: Settings) -> Settings:
+    """Settings decided elsewhere (a live class's, for its students), written over the
+    session's before any widget is drawn."""
+    _write(settings)
+    return settings
+
+
 def take_notices() -> tuple[list[Notice], list[Notice]]:
     """(from the link, from the last change): the link's stay until a setting changes; those
     of a change are shown once."""

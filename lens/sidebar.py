@@ -26,12 +26,16 @@ UPLOAD_TYPES = ["png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif"]
 
 
 def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderConfig],
-             ) -> DeltaGenerator:
+             class_code: str = "") -> DeltaGenerator:
     """Draw every control for the settings `s` (already normalised). Returns the place under
-    the uploader where the page shows the upload in use (`show_upload`)."""
+    the uploader where the page shows the upload in use (`show_upload`). A student of a live
+    class (`class_code`) gets the language alone: the image and the model are the class's."""
     sb = st.sidebar
     sb.radio(t("language"), options=list(LANG_NAMES), key="lang", format_func=LANG_NAMES.get,
              horizontal=True)
+    if class_code:
+        sb.info(t("class_locked", code=class_code))
+        return sb.empty()
     upload_slot = _image_controls(s, t, has_samples="trained" in models)
     sb.subheader(t("model"))
     checkpoints = compute.checkpoint_models()

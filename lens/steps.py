@@ -11,6 +11,10 @@ files of `pages/` by their pages-folder names (file stems). Found, it runs that 
 and the page hands over to app.py, which opens it with the app's own navigation
 (`lens.context.run_page`). Not found (a file named otherwise, e.g. `multihead_page.py`), the
 learner gets Streamlit's "Page not found" dialog over the page.
+
+One page cannot be named so: /class, whose module name would be a Python keyword. Its file is
+`pages/_class.py` (`PageInfo.stem`): Streamlit's pages-folder name leaves out a leading number
+and underscores (`source_util.page_icon_and_name`), so that file's pages-folder name is "class".
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ PAGES_PACKAGE = "pages"
 class PageInfo:
     id: str  # the page's id and URL path, e.g. "multihead"
     in_note: bool = True  # one of the note's steps (numbered, with Previous / Next)
+    stem: str = ""  # its file's stem when the id cannot be one ("class": "_class")
 
     @property
     def module(self) -> str:
         """Its module, e.g. "pages.multihead"."""
-        return f"{PAGES_PACKAGE}.{self.id}"
+        return f"{PAGES_PACKAGE}.{self.stem or self.id}"
 
     @property
     def path(self) -> str:
@@ -49,7 +54,8 @@ STEPS: tuple[PageInfo, ...] = tuple(PageInfo(i) for i in (
     "overview", "patches", "embedding", "positional", "qkv", "scores", "multihead", "addnorm",
     "ffn", "stack"))
 EXTRA_PAGES: tuple[PageInfo, ...] = (PageInfo("compare", in_note=False),
-                                     PageInfo("vit", in_note=False))
+                                     PageInfo("vit", in_note=False),
+                                     PageInfo("class", in_note=False, stem="_class"))
 ALL_PAGES = STEPS + EXTRA_PAGES
 PAGES: dict[str, PageInfo] = {p.id: p for p in ALL_PAGES}
 

@@ -162,9 +162,10 @@ def render(ctx: PageContext) -> None:
         if ctx.weights == "trained" and ctx.head_model is not None:
             st.info(ctx.t("trained_note"))
 
-    if ctx.settings.lesson:  # the lesson's summary: each answer beside the right one
+    in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's
+    if in_lesson:  # the lesson's summary: each answer beside the right one
         lesson.summary(ctx)
-    recap(ctx, lesson_mode=ctx.settings.lesson)
+    recap(ctx, lesson_mode=in_lesson)
     chrome.footer(ctx)
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import ast
 import importlib
-import re
 import tomllib
 from pathlib import Path
 
 import pytest
+from streamlit.source_util import page_icon_and_name
 
 from lens.steps import ALL_PAGES, STEPS, page_for_script
 
@@ -50,9 +50,10 @@ def test_every_page_module_is_listed_in_lens_steps():
 
 
 def pages_folder_name(path: Path) -> str:
-    """The URL path Streamlit's pages-folder mode gives a file: its stem without a number
-    prefix ("07_multihead.py" -> "multihead")."""
-    return re.sub(r"^\d+_?", "", path.stem)
+    """The URL path Streamlit's pages-folder mode gives a file, by Streamlit's own rule: its
+    stem without a leading number and underscores ("07_multihead.py" -> "multihead",
+    "_class.py" -> "class")."""
+    return page_icon_and_name(path)[1]
 
 
 def test_every_pages_url_path_is_its_files_pages_folder_name():
@@ -65,6 +66,7 @@ def test_every_pages_url_path_is_its_files_pages_folder_name():
         p.id: p.id for p in ALL_PAGES}
     assert pages_folder_name(Path("pages/multihead_page.py")) != "multihead"  # it can fail
     assert pages_folder_name(Path("pages/07_multihead.py")) == "multihead"
+    assert pages_folder_name(Path("pages/_class.py")) == "class"  # /class: not a keyword stem
 
 
 @pytest.mark.parametrize("page", ALL_PAGES, ids=lambda p: p.id)

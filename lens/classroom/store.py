@@ -86,6 +86,7 @@ tasks = Table(
     Column("task", String(64), primary_key=True),
     Column("settings_key", String(64), primary_key=True),  # answers never mix two settings
     Column("rule", Text, nullable=False),  # what an answer may be (`Rule`), JSON
+    Column("fixed", Text, nullable=False),  # the teacher's layer, head and query, JSON
     Column("state", String(8), nullable=False),  # open, revealed, closed
     Column("opened", Float, nullable=False),
 )
@@ -107,7 +108,13 @@ wrong_codes = Table(
 
 
 class RefusedError(Exception):
-    """What was asked is not allowed; its message says why (shown to the one who asked)."""
+    """What was asked is not allowed; its message says why, `reason` names it for the page to
+    say in the asker's language: bad_answer, not_teacher, no_task, no_class, not_student,
+    closed, too_long, rate_limited."""
+
+    def __init__(self, message: str, reason: str = "bad_answer") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class RateLimitedError(RefusedError):
@@ -242,7 +249,7 @@ class Store:
     def _teacher(self, conn: Connection, code: str, key: str) -> None:
         row = conn.execute(select(classes.c.key_hash).where(classes.c.code == code)).first()
         if row is None or not hmac.compare_digest(row.key_hash, _hash(str(key))):
-            raise RefusedError("this is not the teacher's key of that class")
+            raise RefusedError("this is not the teacher's key of that class", "not_teacher")
 
     def is_teacher(self, code: str, key: str) -> bool:
         with self.engine.connect() as conn:
@@ -270,12 +277,16 @@ class Store:
                          .values(state="closed"))
 
     def open_task(self, code: str, key: str, task: str, settings_key: str, rule: Rule,
-                  now: float | None = None) -> None:
+                  fixed: Sequence[int] = (0, 0, 0), now: float | None = None) -> None:
+        """Open a task for the class's answers, asked with the teacher's `fixed` (layer, head,
+        query): every student is asked exactly the teacher's question."""
         now = time.time() if now is None else now
         with self.engine.begin() as conn:
             self._teacher(conn, code, key)
             self._upsert(tasks, {"code": code, "task": task, "settings_key": settings_key,
-                                 "rule": rule.to_json(), "state": "open", "opened": now},
+                                 "rule": rule.to_json(),
+                                 "fixed": json.dumps([int(x) for x in fixed]),
+                                 "state": "open", "opened": now},
                          ("code", "task", "settings_key"), conn)
 
     def reveal(self, code: str, key: str, task: str, settings_key: str) -> None:
@@ -285,7 +296,7 @@ class Store:
                 tasks.c.code == code, tasks.c.task == task,
                 tasks.c.settings_key == settings_key)).values(state="revealed"))
             if done.rowcount == 0:
-                raise RefusedError("no such task in this class")
+                raise RefusedError("no such task in this class", "no_task")
 
     def end_class(self, code: str, key: str) -> None:
         with self.engine.begin() as conn:
@@ -307,7 +318,8 @@ class Store:
                 tried = None
             if tried is not None and tried.count >= MAX_WRONG:
                 raise RateLimitedError(f"too many wrong codes: try again in "
-                                  f"{WRONG_WINDOW_S - (now - tried.since):.0f} s")
+                                       f"{WRONG_WINDOW_S - (now - tried.since):.0f} s",
+                                       "rate_limited")
             found = conn.execute(select(classes.c.code).where(and_(
                 classes.c.code == code, classes.c.expires > now))).first()
             if found is None:
@@ -318,7 +330,7 @@ class Store:
                     conn.execute(update(wrong_codes).where(wrong_codes.c.client == client)
                                  .values(count=wrong_codes.c.count + 1))
         if found is None:  # the count is committed; now say no
-            raise RefusedError("no class has that code")
+            raise RefusedError("no class has that code", "no_class")
         token = secrets.token_urlsafe(18)
         with self.engine.begin() as conn:
             conn.execute(students.insert().values(code=code, token=token, nickname=nickname,
@@ -338,17 +350,17 @@ class Store:
         with self.engine.begin() as conn:
             if conn.execute(select(students.c.token).where(and_(
                     students.c.code == code, students.c.token == token))).first() is None:
-                raise RefusedError("not a student of this class")
+                raise RefusedError("not a student of this class", "not_student")
             row = conn.execute(select(tasks.c.rule, tasks.c.state).where(and_(
                 tasks.c.code == code, tasks.c.task == task,
                 tasks.c.settings_key == settings_key))).first()
             if row is None:
-                raise RefusedError("no such task in this class")
+                raise RefusedError("no such task in this class", "no_task")
             if row.state != "open":
-                raise RefusedError("this task is no longer open")
+                raise RefusedError("this task is no longer open", "closed")
             text = json.dumps(Rule.from_json(row.rule).check(value))
             if len(text) > MAX_ANSWER_CHARS:
-                raise RefusedError("the answer is too long")
+                raise RefusedError("the answer is too long", "too_long")
             self._upsert(answers, {"code": code, "task": task, "settings_key": settings_key,
                                    "token": token, "value": text, "at": now},
                          ("code", "task", "settings_key", "token"), conn)
@@ -360,12 +372,13 @@ class Store:
             row = conn.execute(select(classes).where(classes.c.code == code)).first()
             if row is None:
                 return None
-            rows = conn.execute(select(tasks.c.task, tasks.c.settings_key, tasks.c.state)
-                                .where(tasks.c.code == code)).all()
+            rows = conn.execute(select(tasks.c.task, tasks.c.settings_key, tasks.c.state,
+                                       tasks.c.fixed).where(tasks.c.code == code)).all()
             n = conn.execute(select(func.count()).select_from(students)
                              .where(students.c.code == code)).scalar_one()
         return {"step": row.step, "settings": json.loads(row.settings), "students": n,
-                "tasks": {(r.task, r.settings_key): r.state for r in rows}}
+                "tasks": {(r.task, r.settings_key): r.state for r in rows},
+                "fixed": {(r.task, r.settings_key): tuple(json.loads(r.fixed)) for r in rows}}
 
     def answers_to(self, code: str, task: str, settings_key: str) -> list[object]:
         """Every answer to a task under these settings (no student named)."""
@@ -374,6 +387,15 @@ class Store:
                 answers.c.code == code, answers.c.task == task,
                 answers.c.settings_key == settings_key))).all()
         return [json.loads(r.value) for r in rows]
+
+    def answers_of(self, code: str, token: str) -> dict[tuple[str, str], object]:
+        """One student's own answers: (task, settings key) -> value (a student who reloads
+        sees what they sent)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(answers.c.task, answers.c.settings_key, answers.c.value)
+                                .where(and_(answers.c.code == code,
+                                            answers.c.token == token))).all()
+        return {(r.task, r.settings_key): json.loads(r.value) for r in rows}
 
     def nicknames(self, code: str, key: str) -> list[str]:
         """The students' nicknames, for the teacher only."""

@@ -24,7 +24,17 @@ free text keep matplotlib: `<kind>` is `to_png(<kind>_figure(...))` and tests in
 Figure. Both are exported here.
 """
 
-from .charts import bar_panels, bar_panels_figure, bar_row, bars, bars_figure, lines, lines_figure
+from .charts import (
+    answer_counts,
+    answer_counts_figure,
+    bar_panels,
+    bar_panels_figure,
+    bar_row,
+    bars,
+    bars_figure,
+    lines,
+    lines_figure,
+)
 from .heatmaps import (
     heatmap,
     heatmap_picture,
@@ -79,7 +89,8 @@ from .style import (
 __all__ = [
     # the pictures, as PNG bytes and as Figures
     "attention_grid", "attention_grid_picture", "attention_table", "attention_table_picture",
-    "bar_panels", "bar_panels_figure", "bars", "bars_figure",
+    "answer_counts", "answer_counts_figure", "bar_panels", "bar_panels_figure", "bars",
+    "bars_figure",
     "heatmap", "heatmap_picture", "image_pair", "image_pair_picture",
     "image_with_grid", "image_with_grid_picture", "lines", "lines_figure",
     "patch_gallery", "patch_gallery_picture", "pipeline", "pipeline_figure",

@@ -144,3 +144,40 @@ def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title:
           xlabel: str, ylabel: str, size: tuple[float, float] = (5.6, 3.0)) -> bytes:
     """PNG bytes of `lines_figure`."""
     return to_png(lines_figure(x, ys, labels, title, xlabel, ylabel, size), "lines")
+
+
+def answer_counts_figure(labels: Sequence[str], counts: Sequence[int], title: str,
+                         xlabel: str, right: Sequence[bool] = (), width: float = BARS_WIDTH,
+                         ) -> Figure:
+    """A class's answers as a histogram: one horizontal bar per answer given (its label at
+    the left, its count at the bar's end), the right ones in the highlight colour once they
+    may be shown (`right`, one flag per label; empty: none marked)."""
+    n = max(len(labels), 1)
+    title, pt = fit_title(title, width - 0.2, 12)
+    lines = title.count("\n") + 1
+    fig = Figure(figsize=(width, 0.9 + 0.38 * n + 0.2 * (lines - 1)))
+    fig.suptitle(title, fontsize=pt)
+    ax = fig.subplots()
+    names = [wrap_to(str(s), 1.6, MIN_PT) for s in labels]
+    fig.subplots_adjust(left=0.36, right=0.94, top=1 - (0.25 + 0.2 * lines) / fig.get_figheight(),
+                        bottom=0.55 / fig.get_figheight())
+    y = np.arange(len(labels))
+    marks = list(right) or [False] * len(labels)
+    colours = [HIGHLIGHT_COLOUR if r else BAR_COLOUR for r in marks]
+    ax.barh(y, counts, color=colours, height=0.7)
+    ax.set_yticks(y, names, fontsize=MIN_PT)
+    ax.invert_yaxis()  # the first answer on top
+    top = max([int(c) for c in counts] + [1])
+    ax.set_xlim(0, top * 1.15 + 0.5)
+    for yi, c in zip(y, counts, strict=True):
+        ax.text(c + top * 0.02, yi, str(int(c)), va="center", fontsize=MIN_PT)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel(xlabel)
+    return fig
+
+
+def answer_counts(labels: Sequence[str], counts: Sequence[int], title: str, xlabel: str,
+                  right: Sequence[bool] = (), width: float = BARS_WIDTH) -> bytes:
+    """PNG bytes of `answer_counts_figure`."""
+    return to_png(answer_counts_figure(labels, counts, title, xlabel, right, width),
+                  "answer_counts")

@@ -128,7 +128,25 @@ def input_keys(task: Task, bound: str) -> list[str]:
 
 
 def question(ctx: PageContext, task: Task, bound: str, n: int, total: int) -> None:
+    """The card of an open task: the question, its inputs, Check and Show me."""
     t = translator(ctx.lang, OWNER)  # not ctx: what the widgets keep must not hold the trace
+    names = question_inputs(ctx, task, bound, n, total)
+    if st.session_state.get(MISSING) == task.id:
+        st.warning(t("answer_first"))
+    light = replace(task, trace=None)  # what a callback keeps: never a trace
+    buttons = st.container(horizontal=True)
+    buttons.button(t("check"), type="primary", key=f"lesson_check_{task.text_id}",
+                   on_click=submit, args=(light, bound, names))
+    buttons.button(t("show_me"), key=f"lesson_show_{task.text_id}", on_click=show_me,
+                   args=(light, bound))
+    buttons.caption(t("show_me_help"))
+
+
+def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int,
+                    ) -> list[str]:
+    """The question k of n and its answer inputs (a live class's card has them too); the
+    inputs' session-state keys."""
+    t = translator(ctx.lang, OWNER)
     st.markdown(f"**{t('predict_first', k=n, n=total)}**")
     if task.source == "trained":
         st.caption(t("on_trained"))
@@ -152,15 +170,7 @@ def question(ctx: PageContext, task: Task, bound: str, n: int, total: int) -> No
         st.slider(t(f"{task.text_id}_label"), 0, 100, 50, step=1, format="%d %%", key=names[0])
     else:
         patch_picker(ctx, task, names[0])
-    if st.session_state.get(MISSING) == task.id:
-        st.warning(t("answer_first"))
-    light = replace(task, trace=None)  # what a callback keeps: never a trace
-    buttons = st.container(horizontal=True)
-    buttons.button(t("check"), type="primary", key=f"lesson_check_{task.text_id}",
-                   on_click=submit, args=(light, bound, names))
-    buttons.button(t("show_me"), key=f"lesson_show_{task.text_id}", on_click=show_me,
-                   args=(light, bound))
-    buttons.caption(t("show_me_help"))
+    return names
 
 
 def patch_in_context(ctx: PageContext, task: Task) -> None:

@@ -1,8 +1,8 @@
-// ESLint's flat config for the app's browser code (lens/explorer_web/*.js, lens/layout_web/*.js):
+// ESLint's flat config for the app's browser code (lens/{explorer,layout,classroom}_web/*.js):
 // ESLint's recommended rules, the browser's globals, an ES module (the component's js is one,
 // its default export the function Streamlit calls). scripts/test runs it from the repo root:
 //   tools/eslint/node_modules/.bin/eslint -c tools/eslint/eslint.config.mjs \
-//     lens/explorer_web lens/layout_web
+//     lens/explorer_web lens/layout_web lens/classroom_web
 import js from "@eslint/js";
 import globals from "globals";
 

@@ -1,0 +1,109 @@
+"""Starting and joining a live class: the class page's first view, the join link and its QR
+code. A class starts with the teacher's image and settings; an upload cannot travel (every
+student's server would need the file), so a class runs on the built-in photo, a generated
+shape or a loaded model.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import numpy as np
+import qrcode
+import streamlit as st
+from PIL import Image
+
+from ..i18n import translate, translator
+from ..settings import Settings
+from .asking import class_settings
+from .member import CLASS_PARAM, Member, become, client_key, shared_store
+from .store import MAX_NICKNAME, RefusedError, normal_code
+
+if TYPE_CHECKING:
+    from ..context import PageContext
+
+OWNER = "class"
+JOIN_ERROR = "_class_join_error"  # the last join's refusal, in words
+CODE_INPUT = "class_code_input"
+NICK_INPUT = "class_nickname_input"
+QR_MODULE_PX = 8  # one module of the QR code, in pixels
+QR_BORDER = 4  # modules of white around it (the standard's quiet zone)
+
+
+def join_link(code: str) -> str:
+    """The link students open: this app's /class with the code (the address the teacher's
+    browser used, so it works from the students' browsers on the same network)."""
+    parts = urlsplit(st.context.url or "http://localhost:8501/")
+    return f"{parts.scheme}://{parts.netloc}/class?{CLASS_PARAM}={code}"
+
+
+@functools.lru_cache(maxsize=64)
+def qr_png(text: str) -> bytes:
+    """A QR code of `text` as PNG: black modules on white, `QR_MODULE_PX` each."""
+    qr = qrcode.QRCode(border=QR_BORDER, error_correction=qrcode.constants.ERROR_CORRECT_M)
+    qr.add_data(text)
+    qr.make(fit=True)
+    dark = np.asarray(qr.get_matrix(), dtype=bool)
+    pixels = np.where(dark, 0, 255).astype(np.uint8)
+    pixels = np.repeat(np.repeat(pixels, QR_MODULE_PX, axis=0), QR_MODULE_PX, axis=1)
+    out = io.BytesIO()
+    Image.fromarray(pixels, mode="L").save(out, format="PNG")
+    return out.getvalue()
+
+
+def start_or_join(ctx: PageContext) -> None:
+    """Start a class (the teacher) or join one (a student): the class page for nobody yet."""
+    t = translator(ctx.lang, OWNER)
+    left, right = st.columns(2, gap="large")
+    with left.container(border=True, key="class_start"):
+        st.subheader(t("start_title"))
+        st.markdown(t("start_text"))
+        upload = ctx.settings.source == "upload"
+        if upload:
+            st.warning(t("no_upload"))
+        st.button(t("start_button"), type="primary", key="class_start_button",
+                  disabled=upload, on_click=start, args=(ctx.settings,))
+    with right.container(border=True, key="class_join"):
+        st.subheader(t("join_title"))
+        st.markdown(t("join_text"))
+        if CODE_INPUT not in st.session_state:
+            st.session_state[CODE_INPUT] = st.query_params.get(CLASS_PARAM, "")
+        st.text_input(t("code_label"), key=CODE_INPUT, max_chars=16)
+        st.text_input(t("nickname_label"), key=NICK_INPUT, max_chars=MAX_NICKNAME,
+                      help=t("nickname_help"))
+        st.button(t("join_button"), type="primary", key="class_join_button", on_click=join_class,
+                  args=(ctx.lang,))
+        error = st.session_state.get(JOIN_ERROR)
+        if error:
+            st.error(error)
+
+
+def start(settings: Settings) -> None:
+    """Start a class on these settings (a callback): this session becomes its teacher."""
+    code, key = shared_store().create_class(class_settings(settings), step="overview")
+    become(Member(code, "teacher", key))
+
+
+def join_class(lang: str) -> None:
+    """Join the class of the typed code (a callback): this session becomes its student."""
+    state = st.session_state
+    code = str(state.get(CODE_INPUT) or "")
+    if not code.strip():
+        state[JOIN_ERROR] = translate("join_empty", lang, OWNER)
+        return
+    try:
+        token = shared_store().join(code, client_key(), str(state.get(NICK_INPUT) or ""))
+    except RefusedError as err:
+        state[JOIN_ERROR] = translate(f"join_{err.reason}", lang, OWNER)
+        return
+    state.pop(JOIN_ERROR, None)
+    become(Member(normal_code(code), "student", token))
+
+
+def class_step(member: Member) -> str:
+    """The step the class is on (the first step once the class is gone)."""
+    class_state = shared_store().state(member.code)
+    return class_state["step"] if class_state else "overview"

@@ -1,0 +1,142 @@
+"""Who this browser is in a live class: its teacher, one of its students, or nobody.
+
+- **The teacher** holds the class's key. The teacher link carries it once (`?teacher=KEY`): the
+  first run reads it into the session and takes it out of the address bar (the teacher's
+  screen is projected), and the browser keeps it in a cookie (`keep.js`, the class's life
+  long), so a reload, a laptop waking up or a replica restart — a new session, maybe on another
+  replica — finds it again (`st.context.cookies`). The server checks it on every action.
+- **A student** holds a token the store gave at joining, kept in the link (`?student=TOKEN`,
+  beside `?class=CODE`) and not only in the Streamlit session: a reload, a phone waking up or
+  a replica restart opens the same link, so the same student.
+
+`client_key()` is whom the store counts wrong join codes against: behind the balancer
+(`scripts/serve` sets `PROXY_ENV`), the last entry of X-Forwarded-For — the address HAProxy's
+`option forwardfor` appended (every student reaches Streamlit from 127.0.0.1 there); under
+plain `scripts/app`, the connection's own address (a header would then be the client's to
+forge).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Literal
+
+import streamlit as st
+
+from .store import CLASS_HOURS, Store, normal_code
+
+CLASS_PARAM = "class"  # ?class=CODE: the join link, and every page of a class's member
+STUDENT_PARAM = "student"  # ?student=TOKEN: a student's pages
+TEACHER_PARAM = "teacher"  # ?teacher=KEY: the teacher link, read once and removed
+COOKIE = "encoder_lens_teacher"  # "CODE.KEY" in the teacher's browser
+MEMBER = "_class_member"  # this session's Member
+PROXY_ENV = "ENCODER_LENS_BEHIND_PROXY"  # "1": the replicas are reached through HAProxy
+
+JS = (files("lens") / "classroom_web" / "keep.js").read_text(encoding="utf-8")
+_keep = st.components.v2.component("encoder_lens_keep_teacher", html="<span></span>", js=JS)
+
+
+@dataclass(frozen=True)
+class Member:
+    code: str  # the class's join code
+    role: Literal["teacher", "student"]
+    secret: str  # the teacher's key or the student's token
+
+    @property
+    def teacher(self) -> bool:
+        return self.role == "teacher"
+
+
+@functools.cache
+def shared_store() -> Store:
+    """The store of this process (one engine and its pool; the data are the database's)."""
+    return Store()
+
+
+def client_key() -> str:
+    """Whom wrong join codes are counted against (see the module's docstring)."""
+    if os.environ.get(PROXY_ENV) == "1":
+        forwarded = st.context.headers.get("X-Forwarded-For")
+        last = forwarded.split(",")[-1].strip() if isinstance(forwarded, str) else ""
+        if last:
+            return last
+    address = st.context.ip_address
+    return address if isinstance(address, str) and address else "unknown"
+
+
+def current(store: Store | None = None) -> Member | None:
+    """This session's membership: kept in the session once known, else from the link (a
+    teacher key is read once and removed from it; a student token stays), else the teacher's
+    cookie. A class that ended (or expired) ends the membership."""
+    store = store or shared_store()
+    state = st.session_state
+    member = state.get(MEMBER)
+    if member is None:
+        member = _from_link(store) or _from_cookie(store)
+    if member is not None and store.state(member.code) is None:
+        member = None  # the class is over
+    if member is None:
+        state.pop(MEMBER, None)
+    else:
+        state[MEMBER] = member
+    return member
+
+
+def _from_link(store: Store) -> Member | None:
+    q = st.query_params
+    code = normal_code(q.get(CLASS_PARAM, ""))
+    key = q.get(TEACHER_PARAM)
+    if key is not None:
+        del q[TEACHER_PARAM]  # out of the address bar before anything is drawn
+        return Member(code, "teacher", key) if store.is_teacher(code, key) else None
+    token = q.get(STUDENT_PARAM)
+    if token and store.is_student(code, token):
+        return Member(code, "student", token)
+    return None
+
+
+def _from_cookie(store: Store) -> Member | None:
+    text = st.context.cookies.get(COOKIE)
+    if not isinstance(text, str):  # no cookie (or no browser: AppTest)
+        return None
+    code, _, key = text.partition(".")
+    wanted = normal_code(st.query_params.get(CLASS_PARAM, ""))
+    if not key or (wanted and wanted != code) or not store.is_teacher(code, key):
+        return None
+    return Member(code, "teacher", key)
+
+
+def become(member: Member | None) -> None:
+    """This session is now `member` (None: it left, or the class ended)."""
+    if member is None:
+        st.session_state.pop(MEMBER, None)
+    else:
+        st.session_state[MEMBER] = member
+
+
+def sync_url(member: Member | None) -> None:
+    """A member's link keeps the class (and a student's token) on every page."""
+    want = {}
+    if member is not None:
+        want[CLASS_PARAM] = member.code
+        if not member.teacher:
+            want[STUDENT_PARAM] = member.secret
+    q = st.query_params
+    for name in (CLASS_PARAM, STUDENT_PARAM):
+        if name in want and q.get(name) != want[name]:
+            q[name] = want[name]
+        elif name not in want and name in q and member is not None:
+            del q[name]
+
+
+def keep_teacher(member: Member | None, forget: bool = False) -> None:
+    """Mount the component that keeps (or forgets) the teacher's key in this browser."""
+    if member is None or not member.teacher:
+        return
+    value = "" if forget else f"{member.code}.{member.secret}"
+    with st.sidebar:
+        _keep(data={"cookie": COOKIE, "value": value, "max_age": int(CLASS_HOURS * 3600)},
+              key="class_keep_teacher")

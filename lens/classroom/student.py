@@ -1,0 +1,172 @@
+"""A student's side of a live class: the class's settings imposed, its step followed, its
+questions answered on every step's cards, and each revealed with the class's answers.
+
+On a step, every task of the lesson is a card (`ask`): waiting until the teacher opens it; then
+the lesson's question and inputs with "Send" (no "Show me": the class answers first); once sent,
+what was sent (changeable until the reveal); once revealed, the student's answer beside the
+right one, why, and how the class answered (never another student's answer or nickname). What
+a task withholds stays withheld until it is revealed.
+
+`follow` is a fragment that runs every `FOLLOW_S` seconds in the browser: when the teacher
+brings the class to another step the student's page follows; when the teacher opens or reveals
+a task or changes the settings, the page runs again. Its timer is the browser's: a tab in the
+background is throttled by the browser (Chromium: about once a minute after five minutes
+hidden), so it catches up when it is shown again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from encoder_core import EncoderConfig
+
+from ..i18n import translate, translator
+from ..lesson import given_answer, question_inputs, shown_answer, true_map
+from ..lesson.tasks import judge
+from ..settings import Settings
+from ..steps import PAGES
+from . import view
+from .asking import OWN, Asked, asked_on, given_value, stored_value
+from .member import Member, shared_store
+from .store import RefusedError
+
+if TYPE_CHECKING:
+    from ..context import PageContext
+
+OWNER = "class"  # lens/texts/<lang>/class.toml
+FOLLOW_S = 2.0  # how often a student's page looks at the class (seconds)
+SEEN = "_class_seen"  # the class as this session's last full run saw it
+SENT = "_class_sent"  # (task, key) -> the message of the last send (refused: why)
+
+
+def say(lang: str, key: str, **values: object) -> str:
+    return translate(key, lang, OWNER, **values)
+
+
+def class_settings_for(member: Member, own: Settings, models: Mapping[str, EncoderConfig],
+                       checkpoints: Sequence[int]) -> Settings:
+    """A student's settings: the class's image and model, the student's own language and
+    selectors, the lesson on."""
+    class_state = shared_store().state(member.code)
+    if class_state is None:
+        return own
+    mine = own.to_url()
+    query = {**class_state["settings"], **{k: mine[k] for k in OWN}, "lesson": "1"}
+    return Settings.from_url(query, models, checkpoints)[0]
+
+
+def signature(class_state: dict | None) -> tuple | None:
+    """What, when it changes, makes a student's page run again."""
+    if class_state is None:
+        return None
+    return (class_state["step"], tuple(sorted(class_state["settings"].items())),
+            tuple(sorted(class_state["tasks"].items())))
+
+
+def ask(ctx: PageContext, member: Member) -> frozenset[str]:
+    """The class's cards on this step; the element keys still withheld."""
+    store = shared_store()
+    class_state = store.state(member.code)
+    remember(class_state)  # the follower runs the page again when the class changes
+    class_state = class_state or {"tasks": {}, "fixed": {}}
+    mine = store.answers_of(member.code, member.secret)
+    withheld: set[str] = set()
+    asked = asked_on(ctx, ctx.id, class_state)
+    for n, a in enumerate(asked, 1):
+        with st.container(border=a.state != "revealed", key=f"class_card_{a.task.text_id}"):
+            if a.state == "revealed":
+                revealed(ctx, member, a, mine.get((a.spec.id, a.key)))
+                continue
+            withheld.update(a.task.withholds)
+            if a.state == "open":
+                answer_card(ctx, member, a, n, len(asked), mine.get((a.spec.id, a.key)))
+            else:
+                st.markdown(f"**{say(ctx.lang, 'waiting_title', k=n, n=len(asked))}**")
+                st.caption(say(ctx.lang, "waiting"))
+    return frozenset(withheld)
+
+
+def answer_card(ctx: PageContext, member: Member, a: Asked, n: int, total: int,
+                sent: object | None) -> None:
+    t = translator(ctx.lang, OWNER)
+    names = question_inputs(ctx, a.task, a.key, n, total)
+    light = replace(a.task, trace=None)  # what a callback keeps: never a trace
+    st.button(t("send"), type="primary", key=f"class_send_{a.task.text_id}", on_click=send,
+              args=(member, light, a.key, names, ctx.lang))
+    message = st.session_state.get(SENT, {}).get((a.spec.id, a.key))
+    if message:
+        st.warning(message)
+    elif sent is not None:
+        st.success(t("sent", answer=shown_answer(ctx.lang, a.spec.id,
+                                                 given_value(a.task, sent))))
+
+
+def send(member: Member, task, key: str, names: list[str], lang: str) -> None:  # noqa: ANN001
+    """Send: store the answer (a callback). Committed before the page says "sent"."""
+    messages = st.session_state.setdefault(SENT, {})
+    given = given_answer(task, names)
+    if given is None:
+        messages[(task.id, key)] = say(lang, "answer_first")
+        return
+    try:
+        shared_store().answer(member.code, member.secret, task.id, key,
+                              stored_value(task, given))
+        messages.pop((task.id, key), None)
+    except RefusedError as err:
+        messages[(task.id, key)] = say(lang, f"refused_{err.reason}")
+
+
+def revealed(ctx: PageContext, member: Member, a: Asked, sent: object | None) -> None:
+    """The student's answer beside the right one, why, and the class's answers."""
+    lang, task = ctx.lang, a.task
+    given = None if sent is None else given_value(task, sent)
+    verdict = ("none" if given is None else "right" if judge(task, given).right else "wrong")
+    label = say(lang, "revealed_label", verdict=say(lang, f"verdict_{verdict}"),
+                task=translate(task.text("short"), lang, "lesson"))
+    with st.expander(label, expanded=True):
+        st.markdown(translate(task.text("q"), lang, "lesson", **task.values))
+        st.markdown(translate("yours_and_right", lang, "lesson",
+                              yours=shown_answer(lang, task.id, given),
+                              right=shown_answer(lang, task.id, task.answer)))
+        values = shared_store().answers_to(member.code, task.id, a.key)
+        left, right = st.columns(2, gap="large")
+        with left:
+            if task.kind == "patch" and task.trace is not None and task.true_map:
+                true_map(ctx, task)
+            else:
+                st.markdown(translate(task.text("why"), lang, "lesson", **task.values))
+        with right:
+            view.class_answers(lang, task, values, revealed=True,
+                               image=task.trace.image if task.trace is not None else None)
+        if task.kind == "patch" and task.trace is not None and task.true_map:
+            st.markdown(translate(task.text("why"), lang, "lesson", **task.values))
+
+
+def caption(ctx: PageContext, member: Member) -> None:
+    """The header's line for a student: in which class, and that its settings are locked."""
+    st.caption(say(ctx.lang, "student_caption", code=member.code))
+
+
+def remember(class_state: dict | None) -> None:
+    """What this full run saw of the class (the follower compares against it)."""
+    st.session_state[SEEN] = signature(class_state)
+
+
+@st.fragment(run_every=FOLLOW_S)
+def follow(code: str, page_id: str, lang: str) -> None:
+    """Look at the class every FOLLOW_S s: follow the teacher to another step, run the page
+    again when a task opened, was revealed or the settings changed. Arguments only: a
+    fragment's are kept by Streamlit, and a trace must not be."""
+    now = signature(shared_store().state(code))
+    seen = st.session_state.get(SEEN)
+    if now == seen:
+        return
+    if now is None:  # the class ended: the page runs again outside it
+        st.rerun()
+    if seen is not None and now[0] != seen[0] and now[0] != page_id and now[0] in PAGES:
+        st.switch_page(PAGES[now[0]].path)  # the teacher moved the class: follow
+    st.rerun()  # a task opened or revealed, new settings: the page runs again

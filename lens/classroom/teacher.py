@@ -1,0 +1,213 @@
+"""The teacher's side of a live class, on the class page: how to join (the code large, the
+link, its QR code), the students, the class's step and settings, the questions of that step —
+asked, answered live, revealed — and the end of the class.
+
+Every action goes through the store with the teacher's key (checked there). The counts and
+histograms of an open question are a fragment that looks at the store every `LIVE_S` seconds;
+a question revealed no longer changes and is drawn once. Nicknames are shown to the teacher
+only, as plain text (`st.text`: never markdown or HTML).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import streamlit as st
+
+from .. import widgets
+from ..i18n import translate, translator
+from ..lesson import true_map
+from ..lesson.tasks import Task
+from ..steps import PAGES, STEPS, step_number
+from . import view
+from .asking import Asked, asked_on, class_settings, rule_for, same_settings
+from .join import join_link, qr_png
+from .member import Member, become, keep_teacher, shared_store
+from .store import RefusedError
+
+if TYPE_CHECKING:
+    from ..context import PageContext
+
+OWNER = "class"
+LIVE_S = 2.0  # how often the teacher's counts look at the store (seconds)
+ERROR = "_class_teacher_error"  # the last refused action, in words
+STEP_CHOICE = "class_step_choice"
+
+
+def say(lang: str, key: str, **values: object) -> str:
+    return translate(key, lang, OWNER, **values)
+
+
+def step_label(lang: str, page_id: str) -> str:
+    return f"{step_number(page_id)}. {PAGES[page_id].title_in(lang)}"
+
+
+def panel(ctx: PageContext, member: Member) -> None:
+    """The class page of the class's teacher."""
+    store = shared_store()
+    class_state = store.state(member.code)
+    if class_state is None:
+        return
+    t = translator(ctx.lang, OWNER)
+    error = st.session_state.pop(ERROR, None)
+    if error:
+        st.error(error)
+    joining(ctx, member)
+    roster(member.code, member.secret, ctx.lang)
+    st.subheader(t("step_title"))
+    step = class_state["step"]
+    st.markdown(t("class_on", step=step_label(ctx.lang, step)))
+    ids = [p.id for p in STEPS]
+    if st.session_state.get(STEP_CHOICE) not in ids:
+        st.session_state[STEP_CHOICE] = step
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    lang = ctx.lang  # what the widget keeps must not hold the context
+    chosen = row.selectbox(t("step_choose"), ids, key=STEP_CHOICE, width=320,
+                           format_func=lambda i: step_label(lang, i))
+    row.button(t("bring"), key="class_bring", type="primary", disabled=chosen == step,
+               on_click=act, args=(member, ctx.lang, "move", chosen))
+    if not same_settings(ctx.settings, class_state["settings"]):
+        st.warning(t("settings_differ"))
+        if ctx.settings.source == "upload":
+            st.info(t("no_upload"))
+        else:
+            st.button(t("settings_apply"), key="class_settings_apply", on_click=act,
+                      args=(member, ctx.lang, "settings", ctx.settings))
+        st.caption(t("settings_first"))
+    else:
+        st.caption(t("settings_same"))
+        questions(ctx, member, class_state)
+    ending(ctx, member)
+
+
+def joining(ctx: PageContext, member: Member) -> None:
+    """The code large, the link and its QR code: what the projector shows first."""
+    t = translator(ctx.lang, OWNER)
+    link = join_link(member.code)
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        st.markdown(t("join_how"))
+        st.html(f"<div data-testid='el-class-code' style='font-size:3.2rem;font-weight:700;"
+                f"letter-spacing:0.12em;font-family:monospace'>{html.escape(member.code)}</div>")
+        st.code(link, language=None, wrap_lines=True)
+        st.caption(t("teacher_kept"))
+    right.image(qr_png(link), caption=t("qr_caption"), width=260, output_format="PNG")
+
+
+@st.fragment(run_every=LIVE_S)
+def roster(code: str, key: str, lang: str) -> None:
+    """How many joined, and their nicknames (the teacher's eyes only), live."""
+    try:
+        names = shared_store().nicknames(code, key)
+    except RefusedError:
+        return
+    st.markdown(f"**{say(lang, 'students_count', n=len(names))}**")
+    given = [n for n in names if n]
+    if given:
+        with st.expander(say(lang, "nicknames", n=len(given))):
+            st.text(", ".join(given))  # plain text: a nickname is never markup
+
+
+def questions(ctx: PageContext, member: Member, class_state: dict) -> None:
+    """The questions of the class's step: ask, watch the answers come, reveal."""
+    t = translator(ctx.lang, OWNER)
+    step = class_state["step"]
+    st.subheader(t("questions_title", step=step_label(ctx.lang, step)))
+    asked = asked_on(ctx, step, class_state)
+    if not asked:
+        st.info(t("no_questions"))
+        return
+    with st.expander(t("selectors_title")):
+        st.caption(t("selectors_help"))
+        widgets.layer_selector(ctx)
+        widgets.head_selector(ctx)
+        widgets.query_inputs(ctx)
+    for a in asked:
+        with st.container(border=True, key=f"class_question_{a.task.text_id}"):
+            question(ctx, member, a, class_state["students"])
+
+
+def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
+    lang, task = ctx.lang, a.task
+    t = translator(lang, OWNER)
+    st.markdown(f"**{translate(task.text('short'), lang, 'lesson')}** · "
+                f"{t('state_' + (a.state or 'new'))}")
+    st.markdown(translate(task.text("q"), lang, "lesson", **task.values))
+    row = st.container(horizontal=True)
+    if a.state in ("", "closed"):  # a revealed question stays as it was answered
+        row.button(t("open_button"), key=f"class_open_{task.text_id}", type="primary",
+                   on_click=act, args=(member, lang, "open", (replace(task, trace=None), a.key)))
+    if a.state == "open":
+        row.button(t("reveal_button"), key=f"class_reveal_{task.text_id}", type="primary",
+                   on_click=act, args=(member, lang, "reveal", (task.id, a.key)))
+    if a.state == "open":
+        live(member.code, lang, replace(task, trace=None), a.key, image_of(task))
+    elif a.state == "revealed":
+        values = shared_store().answers_to(member.code, task.id, a.key)
+        left, right = st.columns(2, gap="large")
+        with left:
+            view.class_answers(lang, task, values, revealed=True, image=image_of(task),
+                               students=students)
+        with right:
+            if task.kind == "patch" and task.trace is not None and task.true_map:
+                true_map(ctx, task)
+            st.markdown(translate(task.text("why"), lang, "lesson", **task.values))
+
+
+def image_of(task: Task) -> np.ndarray | None:
+    return task.trace.image if task.trace is not None else None
+
+
+@st.fragment(run_every=LIVE_S)
+def live(code: str, lang: str, task: Task, key: str, image: np.ndarray | None) -> None:
+    """An open question's answers as they come (no right answer marked before the reveal)."""
+    store = shared_store()
+    class_state = store.state(code)
+    if class_state is None:
+        return
+    view.class_answers(lang, task, store.answers_to(code, task.id, key), revealed=False,
+                       image=image, students=class_state["students"])
+
+
+def act(member: Member, lang: str, action: str, arg: object) -> None:
+    """A teacher's action (a callback), checked by the store with the teacher's key."""
+    store = shared_store()
+    try:
+        if action == "move":
+            store.move(member.code, member.secret, str(arg))
+        elif action == "settings":
+            store.change_settings(member.code, member.secret,
+                                  class_settings(arg))  # type: ignore[arg-type]
+        elif action == "open":
+            task, key = arg  # type: ignore[misc]
+            f = task.fixed
+            store.open_task(member.code, member.secret, task.id, key, rule_for(task),
+                            (f.layer, f.head, f.query))
+        elif action == "reveal":
+            task_id, key = arg  # type: ignore[misc]
+            store.reveal(member.code, member.secret, task_id, key)
+        elif action == "end":
+            store.end_class(member.code, member.secret)
+            become(None)
+            st.session_state["_class_forget"] = True
+    except RefusedError as err:
+        st.session_state[ERROR] = say(lang, f"refused_{err.reason}")
+
+
+def ending(ctx: PageContext, member: Member) -> None:
+    t = translator(ctx.lang, OWNER)
+    st.divider()
+    with st.expander(t("end_title")):
+        sure = st.checkbox(t("end_sure"), key="class_end_sure")
+        st.button(t("end_button"), key="class_end", disabled=not sure, on_click=act,
+                  args=(member, ctx.lang, "end", None))
+
+
+def forget_if_ended(member: Member | None) -> None:
+    """After the teacher ended the class: the browser forgets the key."""
+    if st.session_state.pop("_class_forget", False):
+        keep_teacher(Member("", "teacher", ""), forget=True)
+

@@ -1,0 +1,77 @@
+"""How a class answered one task, drawn for the teacher (live) and for each student (once
+revealed): how many answered; a histogram of the answers for a number, a choice or an
+estimate; for a patch task, a map over the image of how many chose each patch. No nickname and
+no single student's answer is ever drawn. Takes the stored answers and the task without its
+trace (a fragment keeps what it is given).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from .. import figures
+from ..i18n import translate
+from ..lesson import shown_answer
+from ..lesson.tasks import Task
+from .tally import Tally, tally
+
+OWNER = "class"
+
+
+def say(lang: str, key: str, **values: object) -> str:
+    return translate(key, lang, OWNER, **values)
+
+
+def labels_of(lang: str, task: Task, counted: Tally) -> list[str]:
+    """The histogram's labels in words: "196 × 512", "flatter", "60–70 %"."""
+    if task.kind == "choice":
+        return [shown_answer(lang, task.id, o) for o in counted.counts]
+    if task.kind == "estimate":
+        return [f"{k} %" for k in counted.counts]
+    return list(counted.counts)
+
+
+def right_flags(task: Task, counted: Tally) -> list[bool]:
+    """Which histogram bars hold right answers."""
+    if task.kind == "choice":
+        return [o == task.answer for o in counted.counts]
+    if task.kind == "estimate":
+        a = float(task.answer)  # type: ignore[arg-type]
+        return [float(k.split("–")[0]) <= a <= float(k.split("–")[1]) for k in counted.counts]
+    right = " × ".join(f"{x:g}" for x in task.answer)  # type: ignore[union-attr]
+    return [k == right for k in counted.counts]
+
+
+def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool,
+                  image: np.ndarray | None = None, students: int | None = None,
+                  width: float = 4.8) -> Tally:
+    """Draw how the class answered `task`; its tally."""
+    from ..widgets import render  # noqa: PLC0415 (lens.widgets imports the context)
+
+    counted = tally(task, values)
+    n = counted.n
+    head = (say(lang, "answered_of", n=n, of=students) if students is not None
+            else say(lang, "answered", n=n))
+    st.markdown(f"**{head}**")
+    if n and revealed:
+        st.markdown(say(lang, "share_right", right=counted.right, n=n,
+                        p=100 * counted.right / n))
+    if not n:
+        st.caption(say(lang, "no_answers"))
+        return counted
+    title = say(lang, "chart_title", task=translate(task.text("short"), lang, "lesson"))
+    if task.kind == "patch" and image is not None:
+        G = task.grid
+        maps = counted.patches.astype(np.float32).reshape(1, G, G)
+        marked = task.exclude if task.exclude is not None else int(task.values.get("i", -1))
+        png = render(figures.attention_grid, image, maps, [say(lang, "map_panel")], title,
+                     ncols=1, query=marked if marked >= 0 else None,
+                     colorbar_label=say(lang, "students"), vmax=float(max(1, maps.max())),
+                     width=3.9)
+    else:
+        png = render(figures.answer_counts, labels_of(lang, task, counted),
+                     list(counted.counts.values()), title, say(lang, "students"),
+                     right_flags(task, counted) if revealed else [], width)
+    st.image(png, width="stretch", output_format="PNG")
+    return counted
