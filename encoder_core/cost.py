@@ -74,7 +74,7 @@ PICTURE_PNG_PER_MAP = 24_000
 PICTURE_SECONDS = 0.05  # one picture's drawing, a map table ~0.2–0.3 s
 
 PAGES = ("overview", "patches", "embedding", "positional", "qkv", "scores", "multihead",
-         "addnorm", "ffn", "stack", "compare", "vit")
+         "addnorm", "ffn", "stack", "compare", "vit", "class")
 
 
 @dataclass(frozen=True)

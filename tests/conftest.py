@@ -4,11 +4,17 @@ each of the small configurations of `configs.TRACE_CONFIGS`."""
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
 from encoder_core import EncoderConfig, encode
 from tests.support.configs import SMALL, TRACE_CONFIGS, make_test_image  # tests/ is on the path
+
+# A live class's store (lens/classroom/store.py) in a folder of this test run, not the
+# repository's data/: the app's pages and every server a test starts (it inherits the
+# environment) open it there.
+os.environ.setdefault("ENCODER_LENS_DATA", tempfile.mkdtemp(prefix="encoder-lens-data-"))
 
 
 @pytest.fixture(scope="session")

@@ -86,6 +86,38 @@ def test_a_class_from_its_start_to_a_revealed_task(store):
     assert store.nicknames(code, key) == ["Ann", ""]
 
 
+def test_a_task_keeps_the_teachers_layer_head_and_query_and_a_student_their_answers(store):
+    code, key = store.create_class(SETTINGS, "scores")
+    store.open_task(code, key, "scores.look", "s1", PATCH, fixed=(2, 3, 105))
+    store.open_task(code, key, "scores.shape", "s1", Rule("number", parts=2))
+    assert store.state(code)["fixed"] == {("scores.look", "s1"): (2, 3, 105),
+                                          ("scores.shape", "s1"): (0, 0, 0)}
+    a, b = store.join(code, "c1"), store.join(code, "c2")
+    store.answer(code, a, "scores.look", "s1", 7)
+    store.answer(code, a, "scores.shape", "s1", [196, 64])
+    store.answer(code, b, "scores.look", "s1", 8)
+    assert store.answers_of(code, a) == {("scores.look", "s1"): 7,
+                                         ("scores.shape", "s1"): [196.0, 64.0]}
+    assert store.answers_of(code, "nobody") == {}
+
+
+@pytest.mark.parametrize("act, reason", [
+    (lambda s, c, k, t: s.answer(c, t, "scores.look", "s1", -1), "bad_answer"),
+    (lambda s, c, k, t: s.answer(c, "nobody", "scores.look", "s1", 1), "not_student"),
+    (lambda s, c, k, t: s.answer(c, t, "qkv.d_head", "s1", [64]), "no_task"),
+    (lambda s, c, k, t: s.move(c, k + "x", "qkv"), "not_teacher"),
+    (lambda s, c, k, t: s.join("NOSUCHCL", "c9"), "no_class"),
+    (lambda s, c, k, t: (s.reveal(c, k, "scores.look", "s1"),
+                         s.answer(c, t, "scores.look", "s1", 1)), "closed"),
+])
+def test_a_refusal_names_its_reason_for_the_page_to_say(store, act, reason):
+    code, key = new_class(store)
+    token = store.join(code, "c1")
+    with pytest.raises(RefusedError) as err:
+        act(store, code, key, token)
+    assert err.value.reason == reason
+
+
 def test_every_process_that_opens_the_url_sees_the_class(url):
     one, two = Store(url), Store(url)
     try:

@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 
 OWNER = "class"  # lens/texts/<lang>/class.toml
 FOLLOW_S = 2.0  # how often a student's page looks at the class (seconds)
-SEEN = "_class_seen"  # the class as this session's last full run saw it
+SEEN = "_class_seen"  # the class's settings and tasks as this session's last full run saw them
+FOLLOWED = "_class_followed"  # the class's step this session last followed
 SENT = "_class_sent"  # (task, key) -> the message of the last send (refused: why)
 
 
@@ -60,10 +61,11 @@ def class_settings_for(member: Member, own: Settings, models: Mapping[str, Encod
 
 
 def signature(class_state: dict | None) -> tuple | None:
-    """What, when it changes, makes a student's page run again."""
+    """What, when it changes, makes a student's page run again (the step is followed apart:
+    `FOLLOWED`)."""
     if class_state is None:
         return None
-    return (class_state["step"], tuple(sorted(class_state["settings"].items())),
+    return (tuple(sorted(class_state["settings"].items())),
             tuple(sorted(class_state["tasks"].items())))
 
 
@@ -152,8 +154,11 @@ def caption(ctx: PageContext, member: Member) -> None:
 
 
 def remember(class_state: dict | None) -> None:
-    """What this full run saw of the class (the follower compares against it)."""
+    """What this full run saw of the class (the follower compares against it); the class's
+    step counts as followed from the first look on (a student may then walk elsewhere)."""
     st.session_state[SEEN] = signature(class_state)
+    if class_state is not None:
+        st.session_state.setdefault(FOLLOWED, class_state["step"])
 
 
 @st.fragment(run_every=FOLLOW_S)
@@ -161,12 +166,14 @@ def follow(code: str, page_id: str, lang: str) -> None:
     """Look at the class every FOLLOW_S s: follow the teacher to another step, run the page
     again when a task opened, was revealed or the settings changed. Arguments only: a
     fragment's are kept by Streamlit, and a trace must not be."""
-    now = signature(shared_store().state(code))
-    seen = st.session_state.get(SEEN)
-    if now == seen:
-        return
-    if now is None:  # the class ended: the page runs again outside it
+    class_state = shared_store().state(code)
+    if class_state is None:  # the class ended: the page runs again outside it
         st.rerun()
-    if seen is not None and now[0] != seen[0] and now[0] != page_id and now[0] in PAGES:
-        st.switch_page(PAGES[now[0]].path)  # the teacher moved the class: follow
-    st.rerun()  # a task opened or revealed, new settings: the page runs again
+    state = st.session_state
+    step = class_state["step"]
+    if state.get(FOLLOWED, step) != step:  # the teacher moved the class: follow
+        state[FOLLOWED] = step
+        if step != page_id and step in PAGES:
+            st.switch_page(PAGES[step].path)
+    if signature(class_state) != state.get(SEEN):
+        st.rerun()  # a task opened or revealed, new settings: the page runs again

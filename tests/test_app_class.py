@@ -1,0 +1,242 @@
+"""A live class in the app (AppTest): the teacher starts it, students join by link or code, the
+class's settings are imposed and locked, a task waits until the teacher opens it, its answers
+are stored and counted, the reveal shows each student the class's answers, new settings close
+the open tasks, the teacher brings everyone to a step, the teacher key leaves the link, a
+student is the same student on a reload, wrong codes are refused and then rate-limited, and an
+ended class ends every membership. Each test has a store of its own (a fresh SQLite file)."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+
+from lens.classroom import member as member_module
+from lens.classroom.member import MEMBER, STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
+from lens.classroom.store import MAX_WRONG, URL_ENV, Store
+from lens.i18n import translate
+from lens.steps import PAGES
+from tests.support.apptest_helpers import assert_clean, new_app, open_page
+
+TOKENS = "overview_tokens"  # the overview's first task: how many tokens (196 at the defaults)
+
+
+@pytest.fixture(autouse=True)
+def fresh_store(tmp_path, monkeypatch):
+    """A store of this test's own: the app's process-wide store reopened on a new file."""
+    monkeypatch.setenv(URL_ENV, f"sqlite:///{tmp_path / 'classes.sqlite'}")
+    member_module.shared_store.cache_clear()
+    yield
+    shared_store().close()
+    member_module.shared_store.cache_clear()
+
+
+def teacher(**query: str):
+    """A teacher who opened /class and started a class (on the link's settings)."""
+    at = new_app(advanced=False, **query)
+    open_page(at, "class")
+    at.button(key="class_start_button").click().run()
+    assert_clean(at)
+    return at
+
+
+def code_of(at) -> str:
+    return at.session_state[MEMBER].code
+
+
+def student(code: str, nickname: str = "", **query: str):
+    """A student who opened the join link, joined, and is on the class's step."""
+    at = new_app(advanced=False, **{"class": code, **query})
+    open_page(at, "class")
+    at.text_input(key="class_nickname_input").set_value(nickname)
+    at.button(key="class_join_button").click().run()
+    assert_clean(at)
+    assert at.session_state[MEMBER].role == "student"
+    return open_page(at, shared_store().state(code)["step"])  # where the switch led
+
+
+def texts(at, kind: str = "markdown") -> list[str]:
+    return [e.value for e in at.get(kind)]
+
+
+def inputs(at, text_id: str) -> list:
+    return [n for n in at.number_input if n.key and n.key.startswith(f"lesson_in_{text_id}_")]
+
+
+def send(at, text_id: str, *values: float) -> None:
+    for box, v in zip(inputs(at, text_id), values, strict=True):
+        box.set_value(v)
+    at.button(key=f"class_send_{text_id}").click().run()
+    assert_clean(at)
+
+
+def test_a_teacher_starts_a_class_and_a_student_joins_by_its_link():
+    t = teacher()
+    code = code_of(t)
+    assert t.session_state[MEMBER].role == "teacher"
+    assert t.query_params["class"] == code and TEACHER_PARAM not in t.query_params
+    assert any(code in h.proto.body for h in t.get("html"))  # the code, large
+    assert any(f"/class?class={code}" in c.value for c in t.code)  # the join link
+    assert len(t.main.get("image")) >= 1  # its QR code
+    s = student(code, nickname="Ann")
+    token = s.session_state[MEMBER].secret
+    assert s.query_params["class"] == code and s.query_params[STUDENT_PARAM] == token
+    assert shared_store().state(code)["students"] == 1
+
+
+def test_nicknames_reach_the_teacher_only_and_as_plain_text():
+    t = teacher()
+    code = code_of(t)
+    s = student(code, nickname="<b>Ann</b> **x**")
+    t.run()
+    assert [x.value for x in t.text] == ["<b>Ann</b> **x**"]  # st.text: never markup
+    assert not any("Ann" in v for v in texts(t)), "not in any markdown"
+    everything = " ".join(texts(s) + texts(s, "caption") + [x.value for x in s.text])
+    assert "Ann" not in everything
+
+
+def test_a_student_gets_the_classes_settings_locked_and_the_lesson_on():
+    t = teacher(d_model="256", n_heads="4")
+    s = student(code_of(t), d_model="64", use_pe="0")  # a link of other settings
+    assert (s.session_state["d_model"], s.session_state["n_heads"]) == (256, 4)
+    assert s.session_state["use_pe"] is True and s.session_state["lesson"] is True
+    assert [r.key for r in s.sidebar.radio] == ["lang"]  # the image and model: not offered
+    assert any(code_of(t) in i.value for i in s.sidebar.info)
+    assert not [b for b in s.button if b.key and b.key.startswith("lesson_")], "no lesson card"
+
+
+def test_a_task_waits_for_the_teacher_then_is_answered_and_revealed_with_the_class():
+    t = teacher()
+    code = code_of(t)
+    s = student(code)
+    assert not inputs(s, TOKENS)  # not asked yet: a waiting card, the page withheld
+    assert translate("waiting", "en", "class") in texts(s, "caption")
+    assert not s.main.get("image")
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    s.run()
+    assert inputs(s, TOKENS) and not [b for b in s.button if b.key and "show" in b.key]
+    send(s, TOKENS, 190)  # wrong
+    assert any("190" in x.value for x in s.success)
+    send(s, TOKENS, 196)  # changed before the reveal: right
+    t.run()
+    assert "**1 of 1 answered**" in texts(t)
+    t.button(key=f"class_reveal_{TOKENS}").click().run()
+    assert "1 of 1 right (100 %)" in texts(t)
+    s.run()
+    assert_clean(s)
+    labels = [e.label for e in s.expander]
+    assert any(lbl.startswith("✓ right") for lbl in labels), labels
+    assert "1 of 1 right (100 %)" in texts(s)  # the class's share, no one's answer
+    assert f"class_send_{TOKENS}" not in [b.key for b in s.button]  # answered for good
+
+
+def test_the_teachers_counts_and_the_share_right():
+    t = teacher()
+    code = code_of(t)
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    for value in (196, 196, 195):
+        send(student(code), TOKENS, value)
+    t.run()
+    assert "**3 of 3 answered**" in texts(t)
+    assert not any("right (" in v for v in texts(t)), "no right answer before the reveal"
+    t.button(key=f"class_reveal_{TOKENS}").click().run()
+    assert "2 of 3 right (67 %)" in texts(t)
+
+
+def test_new_settings_close_the_open_tasks_and_ask_afresh():
+    t = teacher()
+    code = code_of(t)
+    s = student(code)
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    s.run()
+    send(s, TOKENS, 196)
+    old = next(k for k, v in shared_store().state(code)["tasks"].items() if v == "open")
+    t.session_state["d_model"] = 256  # the teacher's sidebar
+    t.run()
+    assert translate("settings_differ", "en", "class") in [w.value for w in t.warning]
+    t.button(key="class_settings_apply").click().run()
+    state = shared_store().state(code)
+    assert state["tasks"][old] == "closed" and state["settings"]["d_model"] == "256"
+    assert shared_store().answers_to(code, *old) == [[196.0]]  # kept under the old settings
+    s.run()
+    assert s.session_state["d_model"] == 256 and not inputs(s, TOKENS)  # waiting again
+
+
+def test_the_teacher_brings_everyone_to_a_step(monkeypatch):
+    t = teacher()
+    s = student(code_of(t))
+    t.selectbox(key="class_step_choice").set_value("multihead").run()
+    t.button(key="class_bring").click().run()
+    assert shared_store().state(code_of(t))["step"] == "multihead"
+    switched = []  # AppTest does not follow a switch of page: the follower's is recorded
+    monkeypatch.setattr(st, "switch_page", lambda page, **kw: switched.append(page))
+    s.run()  # the follower's look at the class (every 2 s in a browser)
+    assert_clean(s)
+    assert switched == [PAGES["multihead"].path]
+    switched.clear()
+    s.run()  # the student stays where they are once there, or where they went themselves
+    assert switched == []
+
+
+def test_the_teacher_key_is_read_once_from_the_link_and_a_reload_keeps_the_student():
+    store = shared_store()
+    code, key = store.create_class({}, "overview")
+    t = new_app(advanced=False, **{"class": code, TEACHER_PARAM: key})
+    open_page(t, "class")
+    assert t.session_state[MEMBER] == Member(code, "teacher", key)
+    assert TEACHER_PARAM not in t.query_params
+    forged = new_app(advanced=False, **{"class": code, TEACHER_PARAM: key + "x"})
+    open_page(forged, "class")
+    assert MEMBER not in forged.session_state  # a wrong key: nobody
+    token = store.join(code, "test")
+    again = new_app(advanced=False, **{"class": code, STUDENT_PARAM: token})
+    open_page(again, "overview")
+    assert again.session_state[MEMBER] == Member(code, "student", token)
+
+
+def test_wrong_codes_are_refused_then_rate_limited_in_the_learners_language():
+    store = shared_store()
+    code, _ = store.create_class({}, "overview")
+    at = new_app(advanced=False, lang="zh")
+    open_page(at, "class")
+    for _ in range(MAX_WRONG):
+        at.text_input(key="class_code_input").set_value("WRONG123")
+        at.button(key="class_join_button").click().run()
+    assert [e.value for e in at.error] == [translate("join_no_class", "zh", "class")]
+    at.text_input(key="class_code_input").set_value(code)  # even the right code waits now
+    at.button(key="class_join_button").click().run()
+    assert [e.value for e in at.error] == [translate("join_rate_limited", "zh", "class")]
+    assert MEMBER not in at.session_state and not at.exception
+
+
+def test_an_upload_cannot_start_a_class():
+    at = new_app(advanced=False)
+    open_page(at, "class")
+    at.sidebar.radio(key="source").set_value("upload").run()
+    assert at.button(key="class_start_button").disabled
+    assert translate("no_upload", "en", "class") in [w.value for w in at.warning]
+
+
+def test_an_ended_class_ends_every_membership():
+    t = teacher()
+    code = code_of(t)
+    s = student(code)
+    t.checkbox(key="class_end_sure").check().run()
+    t.button(key="class_end").click().run()
+    assert shared_store().state(code) is None and MEMBER not in t.session_state
+    assert t.button(key="class_start_button")  # the start form again
+    s.run()
+    assert MEMBER not in s.session_state and not s.exception
+
+
+def test_the_class_page_in_chinese():
+    t = teacher(lang="zh")
+    assert translate("students_count", "zh", "class", n=0) in [f"{v}".strip("*")
+                                                               for v in texts(t)]
+    s = student(code_of(t), lang="zh")
+    assert translate("waiting_title", "zh", "class", k=1, n=2) in [v.strip("*")
+                                                                    for v in texts(s)]
+
+
+def test_the_store_is_the_processes_own_per_url(tmp_path, monkeypatch):
+    """The app's store follows ENCODER_LENS_CLASS_DB (the fixture's file here)."""
+    assert isinstance(shared_store(), Store) and str(tmp_path) in shared_store().url
