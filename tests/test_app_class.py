@@ -240,3 +240,14 @@ def test_the_class_page_in_chinese():
 def test_the_store_is_the_processes_own_per_url(tmp_path, monkeypatch):
     """The app's store follows ENCODER_LENS_CLASS_DB (the fixture's file here)."""
     assert isinstance(shared_store(), Store) and str(tmp_path) in shared_store().url
+
+
+@pytest.mark.parametrize("forwarded, address, behind, client", [
+    ("1.2.3.4, 10.0.0.7", "127.0.0.1", True, "10.0.0.7"),  # HAProxy appended the last one
+    ("10.0.0.7", "127.0.0.1", True, "10.0.0.7"),
+    (None, "127.0.0.1", True, "127.0.0.1"),  # no header: the connection
+    ("6.6.6.6", "192.168.1.20", False, "192.168.1.20"),  # no balancer: a header is forged
+    (None, None, False, "unknown"),
+])
+def test_wrong_codes_are_counted_per_client(forwarded, address, behind, client):
+    assert member_module.client_from(forwarded, address, behind_proxy=behind) == client

@@ -94,3 +94,24 @@ def test_compose_runs_one_app_container_per_server_behind_the_config():
     assert 'ports: ["8501:8501"]' in text
     assert "- ./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro" in text
     assert f"depends_on: [{', '.join(apps)}]" in text
+
+
+def test_compose_gives_the_apps_a_shared_class_store():
+    """The containers share no folder, so a live class's store is the `db` service's
+    PostgreSQL, named to every app (the `*app` anchor) by the store's URL variable, in the
+    scheme the store's driver takes; the apps wait for the database to be healthy."""
+    from sqlalchemy.engine import make_url
+
+    from lens.classroom.member import PROXY_ENV
+    from lens.classroom.store import URL_ENV
+
+    text = (DEPLOY / "compose.yaml").read_text()
+    anchor = re.search(r"^x-app: &app\n((?:  .*\n)*)", text, flags=re.M).group(1)
+    url = re.search(rf"^    {URL_ENV}: (\S+)$", anchor, flags=re.M).group(1)
+    parsed = make_url(url)
+    assert (parsed.drivername, parsed.host, parsed.database) == (
+        "postgresql+psycopg", "db", "encoder_lens")
+    assert f'{PROXY_ENV}: "1"' in anchor and "db: {condition: service_healthy}" in anchor
+    db = re.search(r"^  db:\n((?:    .*\n)*)", text, flags=re.M).group(1)
+    assert "image: postgres:" in db and f"POSTGRES_DB: {parsed.database}" in db
+    assert f"POSTGRES_USER: {parsed.username}" in db and "pg_isready" in db

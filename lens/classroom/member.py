@@ -57,13 +57,18 @@ def shared_store() -> Store:
 
 
 def client_key() -> str:
-    """Whom wrong join codes are counted against (see the module's docstring)."""
-    if os.environ.get(PROXY_ENV) == "1":
-        forwarded = st.context.headers.get("X-Forwarded-For")
-        last = forwarded.split(",")[-1].strip() if isinstance(forwarded, str) else ""
+    """Whom wrong join codes are counted against, for this session (`client_from`)."""
+    return client_from(st.context.headers.get("X-Forwarded-For"), st.context.ip_address,
+                       behind_proxy=os.environ.get(PROXY_ENV) == "1")
+
+
+def client_from(forwarded: object, address: object, behind_proxy: bool) -> str:
+    """Behind the balancer, the last entry of X-Forwarded-For (the one HAProxy appended: what
+    a browser sent before it is the browser's to forge); otherwise the connection's address."""
+    if behind_proxy and isinstance(forwarded, str):
+        last = forwarded.split(",")[-1].strip()
         if last:
             return last
-    address = st.context.ip_address
     return address if isinstance(address, str) and address else "unknown"
 
 
