@@ -14,6 +14,7 @@ from lens import chrome, figures, widgets
 from lens.context import PageContext, run_page
 from lens.i18n import worded
 from lens.session import set_settings
+from pages.vit import prediction
 
 
 def vit_stages(ctx, cfg) -> list[str]:
@@ -136,6 +137,9 @@ def render(ctx: PageContext) -> None:
                 st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")
             st.latex(r"\text{%s}\;[%d \times %d]" % (ctx.t("stage_output"), cfg.n_tokens,
                                                         cfg.d_model))
+
+    if ctx.trace.params.head is not None:  # a checkpoint's head, the shapes model's
+        prediction(ctx, heading=st.subheader)
 
     if vit:
         st.subheader(ctx.t("vit_diffs"))

@@ -251,7 +251,7 @@ def test_multihead_maps_leave_cls_out_say_its_share_and_add_b_O(vit, spies):
 
 
 @pytest.mark.usefixtures("loaded")
-def test_the_stack_rolls_out_the_full_matrices_and_says_the_head_is_set_aside(vit, spies):
+def test_the_stack_rolls_out_the_full_matrices_of_a_vit(vit, spies):
     cfg, _, tr = vit
     sent, drawn = spies
     at = open_page("stack", **VIT)
@@ -268,11 +268,21 @@ def test_the_stack_rolls_out_the_full_matrices_and_says_the_head_is_set_aside(vi
     assert f"{100 * R[1:, 0].mean():.3g} % of the mean over the patch queries" in words
     cls = np.stack([layer.attn[:, r, 0] for layer in tr.layers])
     assert f"{100 * cls.min():.3g} % to {100 * cls.max():.3g} %" in words
-    assert "head.bias, head.weight" in words and "output = LN(x_2)" in words
+    assert "output = LN(x_2)" in words  # (its head is no longer set aside: issue 26)
     out = [kw for kind, a, kw in drawn if kind == "heatmap" and a[1].startswith("output")][0]
     assert out["prefix"] == ["CLS"] and out["highlight_row"] == r
     # no "show the trained model on a shape" (nor the training steps) for a checkpoint
     assert meaning.SHOW_TRAINED not in [b.key for b in at.button]
+
+
+@pytest.mark.usefixtures("loaded")
+@pytest.mark.xfail(strict=True, reason="issue 26 keeps a checkpoint's head (encoder_core.predict) "
+                   "but pages/stack.py, not this change's file, still words it from "
+                   "info.set_aside: with no head key left there it says 'no classification "
+                   "head'. Strict: passes (and must be unmarked) once the page says the truth.")
+def test_the_stack_does_not_say_a_checkpoint_with_a_head_has_none():
+    at = open_page("stack", **VIT)
+    assert "no classification head" not in texts(at)
 
 
 @pytest.mark.usefixtures("loaded")

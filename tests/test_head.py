@@ -115,3 +115,23 @@ def test_top_classes_are_the_most_probable_first():
     assert classes.tolist() == [1, 3, 2]  # a tie: the lower index first
     e = np.exp([0.0, 3.0, 1.0, 3.0, -2.0])
     np.testing.assert_allclose(probs, e[[1, 3, 2]] / e.sum())
+
+
+@pytest.mark.parametrize("name", ["token", "token_dist", "avg + fc_norm"])
+def test_the_logits_arithmetic_adds_up_to_the_predicted_logit(name):
+    from encoder_core.views.explain import logit_terms
+
+    head = HEADS[name]
+    params = check_params(replace(init_params(VIT), head=head), VIT)
+    output = rnd(VIT.seq_len, D, seed=6) * 2
+    trace = SimpleNamespace(config=VIT, output=output)
+    logits = predict(trace, params)
+    for c in range(N_CLASSES):
+        t = logit_terms(trace, params, c)
+        assert len(t.rows) == (2 if name == "token_dist" else 1)
+        sums = [row.total + b for row, b in zip(t.rows, t.biases, strict=True)]
+        np.testing.assert_allclose(sums, t.stored, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.mean(sums), logits[c], rtol=1e-5, atol=1e-6)
+        assert t.logit == float(logits[c])
+    np.testing.assert_array_equal(logit_terms(trace, params, 0).rows[0].a[:D] if name == "token"
+                                  else 0, output[0] if name == "token" else 0)  # row = [CLS]

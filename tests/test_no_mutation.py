@@ -197,6 +197,7 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "explain.hidden_unit_terms": lambda: ((a(D), a(D, 16), a(16), 5), {}),
     "explain.pe_terms": lambda: ((3, 5, D), {}),
     "explain.summarise_terms": lambda: ((a(40).astype(np.float64),), {}),
+    "explain.logit_terms": lambda: ((a_trace(), with_a_head(), 2), {}),
     # vit_steps.py
     "vit_steps.pixel_terms": lambda: ((a(3), (0.5, 0.4, 0.3), (0.2, 0.25, 0.3)), {}),
     "vit_steps.similarity_mosaic": lambda: ((a(N, N), G), {}),

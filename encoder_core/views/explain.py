@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..params import EncoderParams
+from ..pipeline.head import head_logits, head_rows, predict
+from ..trace import EncoderTrace
 from .vit_steps import activation_gate
 
 
@@ -185,3 +188,30 @@ def summarise_terms(terms: np.ndarray, first: int = 4, largest: int = 4) -> Term
     total = float(t64.sum())
     return TermSummary(shown=shown.astype(int), rest_count=len(t64) - len(shown),
                        rest_sum=total - float(t64[shown].sum()), total=total)
+
+
+@dataclass(frozen=True)
+class LogitTerms:
+    """One logit of a classification head, written out: per head row r (two for DeiT distilled,
+    else one) rows[r] = the pooled row · W[:, c] (`dot_terms`, without the bias), biases[r] = b_c,
+    stored[r] = that head's logit as the head computed it (float32); logit = their mean."""
+
+    c: int  # the class
+    rows: tuple[DotTerms, ...]  # [k] pooled row k · W_head[:, c] (W_dist for the [DIST] row)
+    biases: tuple[float, ...]  # [k] b_head[c] (b_dist[c])
+    stored: tuple[float, ...]  # [k] the head's logits of class c, float32
+    logit: float  # predict's logit c: the mean over the k rows
+
+
+def logit_terms(trace: EncoderTrace, params: EncoderParams, c: int) -> LogitTerms:
+    """logit_c = pooled · W_head[:, c] + b_c (DeiT distilled: the mean of its two heads'), the
+    pooled row as `head_rows` gives it (pooled, fc_norm, tanh pre-logits), in float64."""
+    head, cfg = params.head, trace.config
+    rows = head_rows(trace.output, head, cfg.n_prefix, cfg.ln_eps)  # [k, d_in]
+    per_head = head_logits(rows, head)[:, c]  # [k] float32, as predict sums them
+    weights = [(head.W_head, head.b_head), (head.W_dist, head.b_dist)][:len(rows)]
+    return LogitTerms(c=int(c), rows=tuple(dot_terms(row, W[:, c]) for row, (W, _) in
+                                           zip(rows, weights, strict=True)),
+                      biases=tuple(float(b[c]) for _, b in weights),
+                      stored=tuple(float(v) for v in per_head),
+                      logit=float(predict(trace, params)[c]))
