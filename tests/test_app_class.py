@@ -26,7 +26,8 @@ def fresh_store(tmp_path, monkeypatch):
     monkeypatch.setenv(URL_ENV, f"sqlite:///{tmp_path / 'classes.sqlite'}")
     member_module.shared_store.cache_clear()
     yield
-    shared_store().close()
+    if member_module.shared_store.cache_info().currsize:  # opened (and not on a dead URL)
+        shared_store().close()
     member_module.shared_store.cache_clear()
 
 
@@ -251,3 +252,30 @@ def test_the_store_is_the_processes_own_per_url(tmp_path, monkeypatch):
 ])
 def test_wrong_codes_are_counted_per_client(forwarded, address, behind, client):
     assert member_module.client_from(forwarded, address, behind_proxy=behind) == client
+
+
+def test_a_store_out_of_reach_is_said_and_breaks_nothing(monkeypatch):
+    """The database down in the middle of a class (a PostgreSQL nobody listens for): the
+    teacher's page, a student's step and the start button say so, in the learner's language,
+    and the pages keep working."""
+    t = teacher()
+    s = student(code_of(t), lang="zh")
+    monkeypatch.setenv(URL_ENV, "postgresql+psycopg://nobody@127.0.0.1:9/none?connect_timeout=2")
+    member_module.shared_store.cache_clear()
+    down = translate("store_down", "en", "class", why="").split("(")[0]
+    t.run()
+    assert_clean_but_for_store(t, down)
+    s.run()
+    assert not s.exception and s.title  # the step is drawn
+    assert any(translate("store_down", "zh", "class", why="").split("（")[0] in e.value
+               for e in s.error)
+    fresh = new_app(advanced=False)
+    open_page(fresh, "class")
+    fresh.button(key="class_start_button").click().run()
+    assert_clean_but_for_store(fresh, down)
+    assert MEMBER not in fresh.session_state
+
+
+def assert_clean_but_for_store(at, down: str) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.error and all(e.value.startswith(down) for e in at.error), [e.value for e in at.error]

@@ -15,11 +15,12 @@ import numpy as np
 import qrcode
 import streamlit as st
 from PIL import Image
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..i18n import translate, translator
 from ..settings import Settings
 from .asking import class_settings
-from .member import CLASS_PARAM, Member, become, client_key, shared_store
+from .member import CLASS_PARAM, Member, become, brief, client_key, shared_store, store_error
 from .store import MAX_NICKNAME, RefusedError, normal_code
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ def qr_png(text: str) -> bytes:
 def start_or_join(ctx: PageContext) -> None:
     """Start a class (the teacher) or join one (a student): the class page for nobody yet."""
     t = translator(ctx.lang, OWNER)
+    if store_error():
+        st.error(t("store_down", why=store_error()))
     left, right = st.columns(2, gap="large")
     with left.container(border=True, key="class_start"):
         st.subheader(t("start_title"))
@@ -76,14 +79,20 @@ def start_or_join(ctx: PageContext) -> None:
                       help=t("nickname_help"))
         st.button(t("join_button"), type="primary", key="class_join_button", on_click=join_class,
                   args=(ctx.lang,))
-        error = st.session_state.get(JOIN_ERROR)
-        if error:
-            st.error(error)
+    error = st.session_state.get(JOIN_ERROR)
+    if error:
+        st.error(error)
 
 
 def start(settings: Settings) -> None:
     """Start a class on these settings (a callback): this session becomes its teacher."""
-    code, key = shared_store().create_class(class_settings(settings), step="overview")
+    try:
+        code, key = shared_store().create_class(class_settings(settings), step="overview")
+    except SQLAlchemyError as err:
+        st.session_state[JOIN_ERROR] = translate("store_down", settings.lang, OWNER,
+                                                 why=brief(err))
+        return
+    st.session_state.pop(JOIN_ERROR, None)
     become(Member(code, "teacher", key))
 
 
@@ -99,11 +108,17 @@ def join_class(lang: str) -> None:
     except RefusedError as err:
         state[JOIN_ERROR] = translate(f"join_{err.reason}", lang, OWNER)
         return
+    except SQLAlchemyError as err:
+        state[JOIN_ERROR] = translate("store_down", lang, OWNER, why=brief(err))
+        return
     state.pop(JOIN_ERROR, None)
     become(Member(normal_code(code), "student", token))
 
 
 def class_step(member: Member) -> str:
     """The step the class is on (the first step once the class is gone)."""
-    class_state = shared_store().state(member.code)
+    try:
+        class_state = shared_store().state(member.code)
+    except SQLAlchemyError:
+        class_state = None
     return class_state["step"] if class_state else "overview"

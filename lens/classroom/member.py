@@ -25,6 +25,7 @@ from importlib.resources import files
 from typing import Literal
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from .store import CLASS_HOURS, Store, normal_code
 
@@ -33,6 +34,7 @@ STUDENT_PARAM = "student"  # ?student=TOKEN: a student's pages
 TEACHER_PARAM = "teacher"  # ?teacher=KEY: the teacher link, read once and removed
 COOKIE = "encoder_lens_teacher"  # "CODE.KEY" in the teacher's browser
 MEMBER = "_class_member"  # this session's Member
+STORE_ERROR = "_class_store_error"  # why the store could not be reached, this run
 PROXY_ENV = "ENCODER_LENS_BEHIND_PROXY"  # "1": the replicas are reached through HAProxy
 
 JS = (files("lens") / "classroom_web" / "keep.js").read_text(encoding="utf-8")
@@ -76,18 +78,39 @@ def current(store: Store | None = None) -> Member | None:
     """This session's membership: kept in the session once known, else from the link (a
     teacher key is read once and removed from it; a student token stays), else the teacher's
     cookie. A class that ended (or expired) ends the membership."""
-    store = store or shared_store()
     state = st.session_state
     member = state.get(MEMBER)
-    if member is None:
-        member = _from_link(store) or _from_cookie(store)
-    if member is not None and store.state(member.code) is None:
-        member = None  # the class is over
+    q = st.query_params
+    if member is None and not (TEACHER_PARAM in q or STUDENT_PARAM in q
+                               or isinstance(st.context.cookies.get(COOKIE), str)):
+        return None  # no class in sight: the store is not even opened
+    try:
+        store = store or shared_store()
+        if member is None:
+            member = _from_link(store) or _from_cookie(store)
+        if member is not None and store.state(member.code) is None:
+            member = None  # the class is over
+    except SQLAlchemyError as err:  # the database is down or out of reach: said, no crash;
+        state[STORE_ERROR] = brief(err)  # a member stays one (the class may be back soon)
+        return state.get(MEMBER)
+    state.pop(STORE_ERROR, None)
     if member is None:
         state.pop(MEMBER, None)
     else:
         state[MEMBER] = member
     return member
+
+
+def brief(err: Exception) -> str:
+    """An error's first line, short: what a page says when the store cannot be reached."""
+    text = str(err).strip().splitlines()
+    return (text[0] if text else type(err).__name__)[:300]
+
+
+def store_error() -> str | None:
+    """Why the class's store could not be reached on this run (None: it could, or no class
+    was in sight)."""
+    return st.session_state.get(STORE_ERROR)
 
 
 def _from_link(store: Store) -> Member | None:

@@ -21,17 +21,18 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from encoder_core import EncoderConfig
 
 from ..i18n import translate, translator
 from ..lesson import given_answer, question_inputs, shown_answer, true_map
-from ..lesson.tasks import judge
+from ..lesson.tasks import fixed_now, judge, specs_for
 from ..settings import Settings
 from ..steps import PAGES
 from . import view
 from .asking import OWN, Asked, asked_on, given_value, stored_value
-from .member import Member, shared_store
+from .member import Member, brief, shared_store
 from .store import RefusedError
 
 if TYPE_CHECKING:
@@ -52,7 +53,10 @@ def class_settings_for(member: Member, own: Settings, models: Mapping[str, Encod
                        checkpoints: Sequence[int]) -> Settings:
     """A student's settings: the class's image and model, the student's own language and
     selectors, the lesson on."""
-    class_state = shared_store().state(member.code)
+    try:
+        class_state = shared_store().state(member.code)
+    except SQLAlchemyError:
+        class_state = None  # out of reach: the cards say so; the page keeps its settings
     if class_state is None:
         return own
     mine = own.to_url()
@@ -70,7 +74,21 @@ def signature(class_state: dict | None) -> tuple | None:
 
 
 def ask(ctx: PageContext, member: Member) -> frozenset[str]:
-    """The class's cards on this step; the element keys still withheld."""
+    """The class's cards on this step; the element keys still withheld. The store out of
+    reach: said, and the step's tasks stay withheld."""
+    try:
+        return draw_cards(ctx, member)
+    except SQLAlchemyError as err:
+        st.error(say(ctx.lang, "store_down", why=brief(err)))
+        return frozenset(k for s in specs_for(ctx.id, ctx.cfg) for k in withheld_by(ctx, s))
+
+
+def withheld_by(ctx: PageContext, spec) -> tuple[str, ...]:  # noqa: ANN001
+    task = spec.build(ctx, fixed_now(ctx)) if spec.possible(ctx) else None
+    return task.withholds if task is not None else ()
+
+
+def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
     store = shared_store()
     class_state = store.state(member.code)
     remember(class_state)  # the follower runs the page again when the class changes
@@ -120,6 +138,8 @@ def send(member: Member, task, key: str, names: list[str], lang: str) -> None:  
         messages.pop((task.id, key), None)
     except RefusedError as err:
         messages[(task.id, key)] = say(lang, f"refused_{err.reason}")
+    except SQLAlchemyError as err:  # not stored: never said "sent"
+        messages[(task.id, key)] = say(lang, "store_down", why=brief(err))
 
 
 def revealed(ctx: PageContext, member: Member, a: Asked, sent: object | None) -> None:
@@ -166,7 +186,10 @@ def follow(code: str, page_id: str, lang: str) -> None:
     """Look at the class every FOLLOW_S s: follow the teacher to another step, run the page
     again when a task opened, was revealed or the settings changed. Arguments only: a
     fragment's are kept by Streamlit, and a trace must not be."""
-    class_state = shared_store().state(code)
+    try:
+        class_state = shared_store().state(code)
+    except SQLAlchemyError:
+        return  # out of reach for now: the next look tries again
     if class_state is None:  # the class ended: the page runs again outside it
         st.rerun()
     state = st.session_state

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from .. import widgets
 from ..i18n import translate, translator
@@ -25,7 +26,7 @@ from ..steps import PAGES, STEPS, step_number
 from . import view
 from .asking import Asked, asked_on, class_settings, rule_for, same_settings
 from .join import join_link, qr_png
-from .member import Member, become, keep_teacher, shared_store
+from .member import Member, become, brief, keep_teacher, shared_store
 from .store import RefusedError
 
 if TYPE_CHECKING:
@@ -46,7 +47,14 @@ def step_label(lang: str, page_id: str) -> str:
 
 
 def panel(ctx: PageContext, member: Member) -> None:
-    """The class page of the class's teacher."""
+    """The class page of the class's teacher (the store out of reach: said, nothing breaks)."""
+    try:
+        draw_panel(ctx, member)
+    except SQLAlchemyError as err:
+        st.error(say(ctx.lang, "store_down", why=brief(err)))
+
+
+def draw_panel(ctx: PageContext, member: Member) -> None:
     store = shared_store()
     class_state = store.state(member.code)
     if class_state is None:
@@ -102,8 +110,8 @@ def roster(code: str, key: str, lang: str) -> None:
     """How many joined, and their nicknames (the teacher's eyes only), live."""
     try:
         names = shared_store().nicknames(code, key)
-    except RefusedError:
-        return
+    except (RefusedError, SQLAlchemyError):
+        return  # the class ended, or the store is out of reach: the page says so
     st.markdown(f"**{say(lang, 'students_count', n=len(names))}**")
     given = [n for n in names if n]
     if given:
@@ -165,11 +173,16 @@ def image_of(task: Task) -> np.ndarray | None:
 def live(code: str, lang: str, task: Task, key: str, image: np.ndarray | None) -> None:
     """An open question's answers as they come (no right answer marked before the reveal)."""
     store = shared_store()
-    class_state = store.state(code)
+    try:
+        class_state = store.state(code)
+        values = store.answers_to(code, task.id, key)
+    except SQLAlchemyError as err:
+        st.caption(say(lang, "store_down", why=brief(err)))
+        return
     if class_state is None:
         return
-    view.class_answers(lang, task, store.answers_to(code, task.id, key), revealed=False,
-                       image=image, students=class_state["students"])
+    view.class_answers(lang, task, values, revealed=False, image=image,
+                       students=class_state["students"])
 
 
 def act(member: Member, lang: str, action: str, arg: object) -> None:
@@ -195,6 +208,8 @@ def act(member: Member, lang: str, action: str, arg: object) -> None:
             st.session_state["_class_forget"] = True
     except RefusedError as err:
         st.session_state[ERROR] = say(lang, f"refused_{err.reason}")
+    except SQLAlchemyError as err:
+        st.session_state[ERROR] = say(lang, "store_down", why=brief(err))
 
 
 def ending(ctx: PageContext, member: Member) -> None:
