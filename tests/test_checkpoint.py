@@ -436,3 +436,12 @@ def test_the_command_line_takes_n_heads_with_a_checkpoint_and_prints_the_top_5(t
     assert cli_main([str(photo), "--checkpoint", str(path), "--n-heads", "2"]) == 0
     printed = capsys.readouterr().out
     assert "[argument]" in printed and "prediction (top 5): class " in printed
+
+
+def test_timms_pooling_follows_its_config_and_the_default_is_said(tmp_path):
+    _, params, info = load_checkpoint(save(tmp_path, timm_state_dict()))
+    assert params.head.pool == "token" and any("global_pool='token'" in n for n in info.notes)
+    for config in ({"global_pool": "avg"}, {"model_args": {"global_pool": "avg"}}):
+        _, params, info = load_checkpoint(save(tmp_path, timm_state_dict(), config=config))
+        assert params.head.pool == "avg" and params.head.fc_norm_gamma is None
+        assert not any("global_pool" in n for n in info.notes)

@@ -438,3 +438,15 @@ def test_the_torchvision_reference_sees_every_layer(tmp_path):
     assert len(probs) == 2 and probs[0].shape == (2, 5, 5) and out.shape == (5, 64)
     assert not np.allclose(probs[0][0], probs[0][1])  # two heads, two maps
     np.testing.assert_allclose(probs[1].sum(-1), 1, atol=1e-5)
+
+
+def test_timm_avg_pool_without_fc_norm_from_its_config_json(tmp_path):
+    """global_pool="avg", fc_norm=False: the final norm, then the mean of the patch rows — the
+    weights cannot say it (they look like a token-pool model): config.json does."""
+    model = perturbed(timm.models.vision_transformer.VisionTransformer(
+        img_size=64, patch_size=16, embed_dim=192, depth=2, num_heads=3, global_pool="avg",
+        fc_norm=False, num_classes=13), seed=15)
+    save_file(sd_of(model), str(tmp_path / "avg.safetensors"))
+    (tmp_path / "config.json").write_text('{"num_heads": 3, "global_pool": "avg"}')
+    assert_parity(tmp_path / "avg.safetensors", lambda x: timm_reference(model, x),
+                  logits=torch_logits(model))

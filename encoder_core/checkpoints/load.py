@@ -72,7 +72,7 @@ class CheckpointInfo:
     layout: str  # "timm", "hf-vit", "hf-dinov2", "google" or "torchvision"
     family: str  # e.g. "DINO (timm layout)", "Hugging Face DINOv2 with registers"
     settings: tuple[Setting, ...]
-    set_aside: tuple[str, ...]  # head keys (and the mask token) not used by the encoder
+    set_aside: tuple[str, ...]  # keys nothing uses: a DINO projection head, HF pooler, mask token
     prefixes_stripped: tuple[str, ...]  # e.g. ("module.", "backbone.")
     containers: tuple[str, ...]  # entries walked into, e.g. ("teacher",)
     left_out: tuple[str, ...]  # sibling entries of those, e.g. ("student", "epoch")
@@ -151,6 +151,11 @@ def load_checkpoint(path: str | os.PathLike, image_size: int | None = None,
     if head is not None:
         labels, labels_source, note = class_labels(config, head.n_classes)
         notes += [note] if note else []
+        said = "global_pool" in config or "global_pool" in section(config, "model_args")
+        if layout == "timm" and head.pool == "token" and not said:
+            notes.append("the head reads the [CLS] row, timm's default global_pool='token': a "
+                         "model trained with global_pool='avg' and no fc_norm needs a "
+                         "config.json that says so.")
     params = check_params(replace(params, head=head), cfg)
     info = CheckpointInfo(
         path=os.fspath(path), format=fmt, layout=layout, family=str(family),
