@@ -30,6 +30,8 @@ def test_every_page_renders_pictures_at_the_default_settings(step, path):
     assert_clean(at)
     if step == "vit":  # the note's encoder has no [CLS]: one line says how to load a ViT
         assert len(at.main.info) == 1 and not at.main.get("image")
+    elif step == "class":  # no class yet: start one or join one (tests/test_app_class.py)
+        assert at.button(key="class_start_button") and at.button(key="class_join_button")
     else:
         assert len(at.image) >= 1, f"{step} shows no picture"
 
@@ -41,7 +43,7 @@ def test_every_page_renders_at_a_small_rgb_configuration_without_ffn(step, path)
     at.switch_page(path).run()
     assert_clean(at)
     assert at.session_state["d_model"] == 32 and at.session_state["channels"] == 3
-    assert len(at.image) >= 1 or step in ("ffn", "vit")
+    assert len(at.image) >= 1 or step in ("ffn", "vit", "class")
 
 
 @pytest.mark.slow
