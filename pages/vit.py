@@ -71,7 +71,7 @@ def prediction(ctx: PageContext, heading: Callable[[str], object] = st.header) -
                  d_in=head.W_head.shape[0])
     extra = ([say(ctx, "pool_fc_norm")] if head.fc_norm_gamma is not None else []) + (
         [say(ctx, "pool_pre_logits", r=head.W_pre.shape[1])] if head.W_pre is not None else [])
-    st.write(say(ctx, "pred_text", n=head.n_classes, pooled=" ".join([pooled, *extra])))
+    st.write(say(ctx, "pred_text", n=f"{head.n_classes:,}", pooled=" ".join([pooled, *extra])))
     if ctx.weights == "trained" and ctx.settings.source != "sample":
         st.caption(say(ctx, "pred_off_domain"))
     left, right = st.columns([1, 1])
@@ -87,13 +87,17 @@ def prediction(ctx: PageContext, heading: Callable[[str], object] = st.header) -
         st.markdown(say(ctx, "pred_arith", c=best, name=names[best]))
         st.latex(r"\text{logit}_{c} = \text{%s} \cdot W_{\text{head}}[:,\, c] + b_c"
                  % say(ctx, "tex_pooled"))
-        row_names = ["[CLS]", "[DIST]"] if len(terms.rows) == 2 else [""]
-        for row, b, stored, row_name in zip(terms.rows, terms.biases, terms.stored, row_names,
-                                            strict=True):
-            if row_name:
-                st.markdown(say(ctx, "pred_dist_row", row=row_name))
-            blocks.dot_product(ctx, r"\text{logit}_{%d}" % best, row, stored,
-                               f"logits[{best}]", bias=b, bias_tex=f"b_{{{best}}}")
+        two = len(terms.rows) == 2  # DeiT distilled: each head on its row, then their mean
+        for r, (row, b, stored) in enumerate(zip(terms.rows, terms.biases, terms.stored,
+                                                 strict=True)):
+            name = ("CLS", "DIST")[r]
+            if two:
+                st.markdown(say(ctx, "pred_dist_row", row=f"[{name}]"))
+            lhs = (r"\text{logit}^{\text{%s}}_{%d}" % (name, best) if two
+                   else r"\text{logit}_{%d}" % best)
+            field = f"{('head', 'head_dist')[r]}(x_{name})[{best}]" if two else f"logits[{best}]"
+            blocks.dot_product(ctx, lhs, row, stored, field, bias=b,
+                               bias_tex=f"{('b_head', 'b_dist')[r]}[{best}]")
         if len(terms.rows) == 2:
             st.markdown(say(ctx, "pred_dist_mean", a=terms.stored[0], b=terms.stored[1],
                             logit=terms.logit))
