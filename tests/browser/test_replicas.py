@@ -13,18 +13,9 @@ no process behind.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -36,10 +27,13 @@ from tests.support.browser_helpers import (
     STEPS,
     TIMEOUT_MS,
     VIEWPORT,
+    balancer,
     checker_png,
+    http_get,
     image_srcs,
     main_images,
     screenshot,
+    server_cookie,
     title,
     upload,
     wait_for,
@@ -49,11 +43,7 @@ from tests.support.browser_helpers import (
 
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[2]
-SERVE = REPO / "scripts" / "serve"
 RUN_DIR = ARTIFACTS / "serve"
-STARTUP_S = 90  # bounded wait for /_balancer/ready (two replicas start on a shared machine)
-STOP_S = 20
 # each session its own image size: a /media/ file's name is a hash of its content, so equal
 # pictures in two sessions would exist on both replicas
 SMALL = {"a": "image_size=64&patch_size=16&d_model=32&n_heads=2&n_layers=1&channels=3",
@@ -65,73 +55,12 @@ UPLOADS = {"a": checker_png((220, 30, 30), (250, 250, 250)),
 REPLICAS = {"r1", "r2"}
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _get(url: str, cookie: str = "") -> tuple[int, str]:
-    """(status, X-Replica) of a GET, with an optional Cookie header; (0, "") if unreachable."""
-    req = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return r.status, r.headers.get("X-Replica", "")
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers.get("X-Replica", "")
-    except (urllib.error.URLError, OSError):
-        return 0, ""
-
-
-def _log_tail() -> str:
-    logs = sorted(RUN_DIR.glob("*.log")) + [ARTIFACTS / "serve.log"]
-    return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}"
-                     for p in logs if p.exists())
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="module")
 def balancer_url() -> Iterator[str]:
-    """`scripts/serve --replicas 2` on a free port (its own process group); its URL once every
-    replica is healthy behind it. Afterwards TERM goes to the script only: its trap must stop
-    the replicas and HAProxy (the group is then killed anyway, and the test fails)."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [str(SERVE), "--replicas", "2", "--port", str(port), "--python", sys.executable,
-           "--run-dir", str(RUN_DIR)]
-    with open(ARTIFACTS / "serve.log", "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    try:
-        deadline = time.monotonic() + STARTUP_S
-        while _get(f"{url}/_balancer/ready")[0] != 200:
-            if proc.poll() is not None:
-                pytest.fail(f"scripts/serve exited with {proc.returncode}:\n{_log_tail()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"two replicas not ready behind {url} in {STARTUP_S} s:\n"
-                            f"{_log_tail()}")
-            time.sleep(0.5)
+    """`scripts/serve --replicas 2` on a free port; TERM to the script must leave no process
+    (`tests.support.browser_helpers.balancer`)."""
+    with balancer(RUN_DIR, "serve.log") as url:
         yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=STOP_S)  # the script's trap stops its children, then it exits
-        except subprocess.TimeoutExpired:
-            pass
-        time.sleep(0.5)
-        orphans = _group_alive(proc.pid)  # anything of the group still running (re-parented)
-        if orphans or proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=STOP_S)
-    assert not orphans, f"processes left after TERM to scripts/serve:\n{_log_tail()}"
 
 
 @dataclass
@@ -150,10 +79,6 @@ class Session:
 
     def under(self, prefix: str) -> list[tuple[str, int, str]]:
         return [r for r in self.responses if urlparse(r[0]).path.startswith(prefix)]
-
-
-def _server_cookie(context) -> str:
-    return next((c["value"] for c in context.cookies() if c["name"] == "SERVERID"), "")
 
 
 def _media_srcs(page) -> set[str]:
@@ -179,7 +104,7 @@ def _walk(browser: Browser, url: str, name: str, keep: list, next_step: bool) ->
         s.document_replica = first.headers.get("x-replica", "") if first else ""
         wait_idle(page)
         main_images(page, at_least=1)
-        s.cookie = _server_cookie(context)
+        s.cookie = server_cookie(context)
         s.titles.append(title(page))
         if next_step:
             page.locator(MAIN).get_by_role("button", name=NEXT).first.click()  # a rerun
@@ -198,7 +123,7 @@ def _walk(browser: Browser, url: str, name: str, keep: list, next_step: bool) ->
         s.titles.append(title(page))
         s.media_url = sorted(s.media_after)[0]
         s.exceptions = page.locator('[data-testid="stException"]').count()
-        s.cookie_at_end = _server_cookie(context)
+        s.cookie_at_end = server_cookie(context)
         screenshot(page, f"replicas_{name}")
     except Exception:
         screenshot(page, f"FAILED-replicas_{name}")
@@ -249,8 +174,8 @@ def test_each_session_reruns_and_media_stay_on_its_replica(sessions, balancer_ur
     # a picture lives only in the process of its session: the other replica does not have it
     a, b = sessions
     for owner, other in ((a, b), (b, a)):
-        assert _get(owner.media_url, f"SERVERID={owner.cookie}") == (200, owner.cookie)
-        assert _get(owner.media_url, f"SERVERID={other.cookie}") == (404, other.cookie)
+        assert http_get(owner.media_url, f"SERVERID={owner.cookie}") == (200, owner.cookie)
+        assert http_get(owner.media_url, f"SERVERID={other.cookie}") == (404, other.cookie)
 
 
 def test_a_page_walks_end_to_end_through_the_balancer(sessions):
