@@ -6,8 +6,8 @@ The folders say what a module is for:
     image.py        load_image: any upload -> [S, S, C] in [0, 1]
     pipeline/       the note's math in pipeline order: patches, embedding, positional,
                     attention (multi-head, W_O), norm, ffn, encoder (encode)
-    checkpoints/    real ViT checkpoints (timm, DINO, DeiT, Hugging Face, Google .npz), read
-                    safely: load_checkpoint, CheckpointError
+    checkpoints/    real ViT checkpoints (timm, DINO, DeiT, Hugging Face, Google .npz,
+                    torchvision), read safely, heads kept: load_checkpoint, CheckpointError
     views/          what the app derives from a trace: rollout, analysis, explain, ViT views
     shapes_model/   the generated shapes data set and the classifier of the shipped weights
     cost.py         what a trace and a page's derived work cost, predicted from the config:
