@@ -121,7 +121,7 @@ def _step_navigation(ctx: PageContext, prev_key: str, next_key: str) -> None:
 
 def weights_caption(ctx: PageContext) -> None:
     """Random weights: say so. A trained model: its prediction, with what it was trained on.
-    A checkpoint: which, and that its classification head is not used."""
+    A checkpoint: which, and what of its file no page uses."""
     if ctx.weights == "trained":
         from encoder_core import predict, softmax
 
@@ -140,9 +140,9 @@ def weights_caption(ctx: PageContext) -> None:
         else:
             st.caption(ctx.t("trained_caption"))
     elif ctx.model is not None:
-        aside = ctx.model.info.set_aside
+        aside = ctx.model.info.set_aside  # a DINO projection head, HF's pooler, a mask token
         st.caption(ctx.t("checkpoint_caption", name=ctx.model.name)
-                   + (" " + ctx.t("checkpoint_head_aside") if aside else ""))
+                   + (" " + ctx.t("checkpoint_set_aside", keys=", ".join(aside)) if aside else ""))
     else:
         st.caption(ctx.t("random_caption", seed=ctx.cfg.seed))
 

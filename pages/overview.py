@@ -13,8 +13,8 @@ from encoder_core.views.vit_steps import pixel_stats_guess, vit_differences
 from lens import chrome, figures, widgets
 from lens.context import PageContext, run_page
 from lens.i18n import worded
+from lens.prediction import prediction
 from lens.session import set_settings
-from pages.vit import prediction
 
 
 def vit_stages(ctx, cfg) -> list[str]:

@@ -156,9 +156,10 @@ def render(ctx: PageContext) -> None:
                            L=L, T=T, d=d, names=names, rows=rows))
         else:
             st.write(ctx.t("output_text", N=N, d=d))
-        if ctx.model is not None:  # a checkpoint: its classifier, if any, is not used
-            aside = [k for k in ctx.model.info.set_aside if "mask_token" not in k]  # head keys
-            st.info(ctx.t("head_aside", keys=", ".join(aside)) if aside else ctx.t("head_none"))
+        if ctx.model is not None:  # a checkpoint: its classifier reads this output, if any
+            head = tr.params.head
+            st.info(ctx.t("head_kept", n=f"{head.n_classes:,}") if head is not None
+                    else ctx.t("head_none"))
         if ctx.weights == "trained" and ctx.head_model is not None:
             st.info(ctx.t("trained_note"))
 

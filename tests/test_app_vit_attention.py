@@ -276,13 +276,12 @@ def test_the_stack_rolls_out_the_full_matrices_of_a_vit(vit, spies):
 
 
 @pytest.mark.usefixtures("loaded")
-@pytest.mark.xfail(strict=True, reason="issue 26 keeps a checkpoint's head (encoder_core.predict) "
-                   "but pages/stack.py, not this change's file, still words it from "
-                   "info.set_aside: with no head key left there it says 'no classification "
-                   "head'. Strict: passes (and must be unmarked) once the page says the truth.")
-def test_the_stack_does_not_say_a_checkpoint_with_a_head_has_none():
+def test_the_stack_says_a_checkpoints_head_reads_its_output(vit):
+    _, params, _ = vit
     at = open_page("stack", **VIT)
-    assert "no classification head" not in texts(at)
+    words = texts(at)
+    assert "no classification head" not in words
+    assert f"classification head ({params.head.n_classes:,} classes) reads this output" in words
 
 
 @pytest.mark.usefixtures("loaded")

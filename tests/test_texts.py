@@ -71,9 +71,11 @@ def test_every_page_has_a_title_and_a_takeaway_in_every_language():
 
 
 # Pages whose texts are drawn by modules of their own (besides the page's): the class page's
-# by lens/classroom, through `t = translator(lang, "class")` and `say(lang, "key")`.
+# by lens/classroom, through `t = translator(lang, "class")` and `say(lang, "key")`; the ViT
+# page's prediction block by lens/prediction.py (the overview draws it too).
 DRAWN_BY = {"class": ["lens/classroom/join.py", "lens/classroom/teacher.py",
-                      "lens/classroom/student.py", "lens/classroom/view.py"]}
+                      "lens/classroom/student.py", "lens/classroom/view.py"],
+            "vit": ["lens/prediction.py"]}
 
 
 def page_keys(module_path: Path) -> list[tuple[int, str]]:
@@ -188,6 +190,11 @@ def test_every_text_is_the_golden_one_in_both_languages():
 
 # Texts changed on purpose after the move: (owner, key) -> why.
 CHANGED_SINCE_THE_MOVE: dict[tuple[str, str], str] = {
+    ("common", "checkpoint_head_aside"): "gone: a checkpoint's classification head is kept and "
+                                         "used (issue 26); the caption names what no page uses "
+                                         "instead (checkpoint_set_aside)",
+    ("stack", "head_aside"): "gone: the head reads the output and its prediction is shown "
+                             "(issue 26, head_kept)",
     ("addnorm", "x_is_x0"): "中文: x0 = 图像块 · W_E + PE, as the pictures say it "
                             "(issue 22, item 2)",
     ("overview", "diff_patch_bias"): "中文: X = 图像块 · W_E + b_E, as the pictures "
