@@ -48,6 +48,12 @@ class PageContext:
     member: Member | None = None  # this browser in a live class: its teacher, a student
 
     @property
+    def withheld_text(self) -> str:
+        """The key of the line in place of a withheld part: a class's student waits for the
+        reveal, a learner alone answers or presses "Show me"."""
+        return "withheld_class" if self.student is not None else "withheld"
+
+    @property
     def student(self) -> Member | None:
         """The class this session is a student of (its settings imposed), or None."""
         return self.member if self.member is not None and not self.member.teacher else None
@@ -150,7 +156,7 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
         if ctx.shows("page"):
             render(ctx)
         else:  # an open task withholds the whole page: its navigation only
-            st.caption(ctx.t("withheld"))
+            st.caption(ctx.t(ctx.withheld_text))
             chrome.footer(ctx)
 
 

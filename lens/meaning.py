@@ -38,8 +38,10 @@ def say(ctx: PageContext, key: str, **values: object) -> str:
 def trained_attention_control(ctx: PageContext) -> None:
     """Random weights: a button to the trained model on a shape. Trained weights: the training
     step slider and the accuracy at that step. Nothing when no trained model is installed, nor
-    for a loaded checkpoint (its weights are trained, and its own: no shapes, no steps)."""
-    if "trained" not in compute.model_architectures() or ctx.model is not None:
+    for a loaded checkpoint (its weights are trained, and its own: no shapes, no steps), nor
+    for a student of a live class (the class's model is imposed: the button would do nothing)."""
+    if ("trained" not in compute.model_architectures() or ctx.model is not None
+            or ctx.student is not None):  # a class's student: the model is the class's
         return
     if ctx.weights != "trained":  # one bordered row: the button, then what it does
         row = st.container(border=True, horizontal=True, vertical_alignment="center")

@@ -58,7 +58,7 @@ def picture(ctx: PageContext, draw: Figure, *args: object, key: str, caption: st
 
 def withheld_note(ctx: PageContext, where: Where = None) -> None:
     """The line in place of what a lesson's open task withholds."""
-    (where or st).caption(ctx.t("withheld"))
+    (where or st).caption(ctx.t(ctx.withheld_text))
 
 
 def section(ctx: PageContext, key: str, draw: Callable[[], None], where: Where = None) -> None:

@@ -279,3 +279,29 @@ def test_a_store_out_of_reach_is_said_and_breaks_nothing(monkeypatch):
 def assert_clean_but_for_store(at, down: str) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert at.error and all(e.value.startswith(down) for e in at.error), [e.value for e in at.error]
+
+
+def test_a_student_who_reloads_finds_the_answer_sent_in_its_inputs():
+    t = teacher()
+    code = code_of(t)
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    s = student(code)
+    send(s, TOKENS, 200)
+    token = s.session_state[MEMBER].secret
+    again = new_app(advanced=False, **{"class": code, STUDENT_PARAM: token})
+    open_page(again, "overview")  # a reload: a new session on the same link
+    assert [n.value for n in inputs(again, TOKENS)] == [200]
+    again.button(key=f"class_send_{TOKENS}").click().run()  # sent again as it stands
+    assert any("200" in x.value for x in again.success)
+    assert shared_store().answers_to(code, "overview.tokens",
+                                     next(iter(shared_store().state(code)["tasks"]))[1]) == [
+        [200.0]]
+
+
+def test_a_student_sees_no_trained_model_button_and_the_reveal_named_as_the_teachers():
+    t = teacher()
+    s = student(code_of(t))
+    open_page(s, "scores")
+    assert "meaning_show_trained" not in [b.key for b in s.button]
+    assert translate("withheld_class", "en") in texts(s, "caption")
+    assert translate("withheld", "en") not in texts(s, "caption")

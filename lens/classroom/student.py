@@ -26,7 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from encoder_core import EncoderConfig
 
 from ..i18n import translate, translator
-from ..lesson import given_answer, question_inputs, shown_answer, true_map
+from ..lesson import given_answer, input_keys, question_inputs, shown_answer, true_map
 from ..lesson.tasks import fixed_now, judge, specs_for
 from ..settings import Settings
 from ..steps import PAGES
@@ -113,10 +113,13 @@ def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
 def answer_card(ctx: PageContext, member: Member, a: Asked, n: int, total: int,
                 sent: object | None) -> None:
     t = translator(ctx.lang, OWNER)
-    names = question_inputs(ctx, a.task, a.key, n, total)
+    given = None if sent is None else given_value(a.task, sent)
+    if given is not None:  # a reload: the inputs hold what was sent
+        prefill(a.task, input_keys(a.task, a.key), given)
+    names = question_inputs(ctx, a.task, a.key, n, total, given=given)
     light = replace(a.task, trace=None)  # what a callback keeps: never a trace
     st.button(t("send"), type="primary", key=f"class_send_{a.task.text_id}", on_click=send,
-              args=(member, light, a.key, names, ctx.lang))
+              args=(member, light, a.key, names, ctx.lang, given))
     message = st.session_state.get(SENT, {}).get((a.spec.id, a.key))
     if message:
         st.warning(message)
@@ -125,10 +128,29 @@ def answer_card(ctx: PageContext, member: Member, a: Asked, n: int, total: int,
                                                  given_value(a.task, sent))))
 
 
-def send(member: Member, task, key: str, names: list[str], lang: str) -> None:  # noqa: ANN001
-    """Send: store the answer (a callback). Committed before the page says "sent"."""
+def prefill(task, names: list[str], given: object) -> None:  # noqa: ANN001
+    """Put a sent answer in its inputs (not the patch picker: its state is the browser's, and
+    the picker shows the sent patch itself), unless the student has typed since."""
+    state = st.session_state
+    if task.kind == "number":
+        values = [int(v) if not task.decimals and float(v).is_integer() else float(v)
+                  for v in given]  # type: ignore[union-attr]
+        for k, v in zip(names, values, strict=True):
+            state.setdefault(k, v)
+    elif task.kind == "estimate":
+        state.setdefault(names[0], int(round(float(given))))  # type: ignore[arg-type]
+    elif task.kind == "choice":
+        state.setdefault(names[0], given)
+
+
+def send(member: Member, task, key: str, names: list[str], lang: str,  # noqa: ANN001
+         sent: object | None = None) -> None:
+    """Send: store the answer (a callback). Committed before the page says "sent". A patch
+    not tapped again since the last send is that patch."""
     messages = st.session_state.setdefault(SENT, {})
     given = given_answer(task, names)
+    if given is None and task.kind == "patch":
+        given = sent
     if given is None:
         messages[(task.id, key)] = say(lang, "answer_first")
         return

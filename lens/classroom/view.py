@@ -45,7 +45,7 @@ def right_flags(task: Task, counted: Tally) -> list[bool]:
 
 def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool,
                   image: np.ndarray | None = None, students: int | None = None,
-                  width: float = 4.8) -> Tally:
+                  width: float = 4.0) -> Tally:
     """Draw how the class answered `task`; its tally."""
     from ..widgets import render  # noqa: PLC0415 (lens.widgets imports the context)
 
@@ -68,10 +68,10 @@ def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool
         png = render(figures.attention_grid, image, maps, [say(lang, "map_panel")], title,
                      ncols=1, query=marked if marked >= 0 else None,
                      colorbar_label=say(lang, "students"), vmax=float(max(1, maps.max())),
-                     width=3.9)
+                     width=3.9, counts=True)
     else:
         png = render(figures.answer_counts, labels_of(lang, task, counted),
                      list(counted.counts.values()), title, say(lang, "students"),
                      right_flags(task, counted) if revealed else [], width)
-    st.image(png, width="stretch", output_format="PNG")
+    st.image(png, width="content", output_format="PNG")  # its own size, smaller on a phone
     return counted

@@ -84,10 +84,10 @@ def _query_rect(query: int | None, G: int, P: int, width: int) -> tuple[Rect, ..
 
 
 def _bar_room(vmax: float, height: int, label: str, uniform: float | None, tick_pt: float,
-              label_pt: float) -> tuple[int, int]:
+              label_pt: float, integer: bool = False) -> tuple[int, int]:
     """Pixels right of the maps for the colour bar 0 … vmax: (before the bar: room for the even
     weight's mark, written left of it; the bar with its ticks, their labels and its label)."""
-    ticks = value_ticks(0.0, vmax, height, tick_pt)
+    ticks = value_ticks(0.0, vmax, height, tick_pt, integer)
     widest = max((text_width(t, tick_pt) for t in tick_labels(ticks)), default=0.0)
     before = 12 + (round(text_width(uniform_label(uniform), MIN_PT)) + 6 if uniform else 0)
     after = BAR + TICK + 3 + round(widest) + (round(label_pt * PX * 1.5) if label else 0) + 8
@@ -98,7 +98,8 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
                            title: str, *, ncols: int = 4, query: int | None = None,
                            alpha: float = 0.6, row_labels: Sequence[str] | None = None,
                            colorbar_label: str = "", vmax: float | None = None,
-                           uniform: float | None = None, width: float = 5.0) -> Picture:
+                           uniform: float | None = None, width: float = 5.0,
+                           counts: bool = False) -> Picture:
     """Attention maps over the image, one picture `width` inches wide (its maps share what the
     title, labels and colour bar leave) with one shared colour scale.
 
@@ -111,6 +112,7 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
         uniform: the even weight 1/N, marked on the colour bar
         width: of the picture, in inches (100 px each): about the width of the column it is
             shown in at 820 px, so that its text (10 pt and more) reads at 10 px or more
+        counts: the maps hold counts (how many chose each patch): whole-number ticks
     """
     k, G, _ = maps.shape
     S = image.shape[0]
@@ -121,10 +123,10 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
     W = round(width * DPI)
     gap_w, gap_h, top = 12, 28, 58 if title else 32
     left = 12 + (round(MIN_PT * PX * 1.6) if row_labels is not None else 0)
-    before, after = _bar_room(vmax, 200, colorbar_label, uniform, MIN_PT, MIN_PT)
+    before, after = _bar_room(vmax, 200, colorbar_label, uniform, MIN_PT, MIN_PT, counts)
     side = max(24, (W - left - before - after - (ncols - 1) * gap_w) // ncols)
     height = nrows * side + (nrows - 1) * gap_h
-    before, after = _bar_room(vmax, height, colorbar_label, uniform, MIN_PT, MIN_PT)
+    before, after = _bar_room(vmax, height, colorbar_label, uniform, MIN_PT, MIN_PT, counts)
     side = max(24, (W - left - before - after - (ncols - 1) * gap_w) // ncols)
     lines = max((len(wrap_px(t, MIN_PT, side + gap_w - 2, 2)) for t in titles), default=1)
     if lines > 1:  # a title on two lines: room for the second above every row
@@ -143,8 +145,8 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
                             rects=_query_rect(query, G, S // G, 2)))
     x_bar = left + ncols * side + (ncols - 1) * gap_w + before
     bar = ColourBar((x_bar, top, BAR, height), OVERLAY_CMAP, 0.0, vmax, label=colorbar_label,
-                    marks=() if uniform is None else ((uniform, uniform_label(uniform)),)
-                    ) if k else None
+                    marks=() if uniform is None else ((uniform, uniform_label(uniform)),),
+                    integer=counts) if k else None
     return Picture((W, H), tuple(panels), bar, title=title, title_pt=12, row_filter="up")
 
 
@@ -152,12 +154,13 @@ def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], t
                    *, ncols: int = 4, query: int | None = None, alpha: float = 0.6,
                    row_labels: Sequence[str] | None = None, colorbar_label: str = "",
                    vmax: float | None = None, uniform: float | None = None,
-                   width: float = 5.0) -> bytes:
+                   width: float = 5.0, counts: bool = False) -> bytes:
     """PNG bytes of `attention_grid_picture`."""
     return png(attention_grid_picture(image, maps, titles, title, ncols=ncols, query=query,
                                       alpha=alpha, row_labels=row_labels,
                                       colorbar_label=colorbar_label, vmax=vmax,
-                                      uniform=uniform, width=width), "attention_grid")
+                                      uniform=uniform, width=width, counts=counts),
+               "attention_grid")
 
 
 def attention_table_picture(image: np.ndarray, maps: np.ndarray, title: str, *,

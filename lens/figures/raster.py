@@ -301,11 +301,12 @@ def index_ticks(n: int, length_px: float, label_pt: float = MIN_PT,
 
 
 def value_ticks(vmin: float, vmax: float, length_px: float,
-                label_pt: float = MIN_PT) -> list[float]:
+                label_pt: float = MIN_PT, integer: bool = False) -> list[float]:
     """Nice ticks within [vmin, vmax] for a colour bar length_px long (about one a 2.2 label
-    heights, as matplotlib spaces them)."""
+    heights, as matplotlib spaces them); whole numbers only for counts (`integer`)."""
     nbins = max(3, min(10, int(length_px / (label_pt * PX * 2.2))))
-    ticks = MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]).tick_values(vmin, vmax)
+    ticks = MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10], integer=integer).tick_values(
+        vmin, vmax)
     span = vmax - vmin
     return [float(t) for t in ticks if vmin - 1e-9 * span <= t <= vmax + 1e-9 * span]
 
@@ -384,9 +385,10 @@ class ColourBar:
     tick_pt: float = MIN_PT
     marks: tuple[tuple[float, str], ...] = ()  # (value, text): a line across the bar, text left
     mark_pt: float = MIN_PT
+    integer: bool = False  # counts: whole-number ticks
 
     def ticks(self) -> list[float]:
-        return value_ticks(self.vmin, self.vmax, self.box[3], self.tick_pt)
+        return value_ticks(self.vmin, self.vmax, self.box[3], self.tick_pt, self.integer)
 
 
 @dataclass(frozen=True)

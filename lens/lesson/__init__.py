@@ -143,9 +143,10 @@ def question(ctx: PageContext, task: Task, bound: str, n: int, total: int) -> No
 
 
 def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int,
-                    ) -> list[str]:
-    """The question k of n and its answer inputs (a live class's card has them too); the
-    inputs' session-state keys."""
+                    given: object | None = None) -> list[str]:
+    """The question k of n and its answer inputs (a live class's card has them too, `given`
+    the answer it sent: the patch picker shows it until another is tapped); the inputs'
+    session-state keys."""
     t = translator(ctx.lang, OWNER)
     st.markdown(f"**{t('predict_first', k=n, n=total)}**")
     if task.source == "trained":
@@ -169,7 +170,7 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
     elif task.kind == "estimate":
         st.slider(t(f"{task.text_id}_label"), 0, 100, 50, step=1, format="%d %%", key=names[0])
     else:
-        patch_picker(ctx, task, names[0])
+        patch_picker(ctx, task, names[0], sent=given)
     return names
 
 
@@ -191,13 +192,16 @@ def chosen_patch(key: str) -> int | None:
     return int(commit["query"]) if commit else None
 
 
-def patch_picker(ctx: PageContext, task: Task, key: str) -> None:
-    """The task's own picker: the image and its grid, the question's patch framed, no maps."""
+def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = None) -> None:
+    """The task's own picker: the image and its grid, the question's patch framed, no maps;
+    the patch chosen (or, in a class, the one sent) named beside it."""
     t = translator(ctx.lang, OWNER)
     tr = task.trace if task.trace is not None else ctx.trace
     G = task.grid
     marked = task.exclude if task.exclude is not None else int(task.values["i"])  # -1: none
     chosen = chosen_patch(key)
+    if chosen is None and sent is not None:
+        chosen = int(sent)  # type: ignore[arg-type]
     text = {"hint": t("pick_hint"), "aria": t("pick_aria"),
             "patch": translate("patch_tip", ctx.lang, i="{i}", r="{r}", c="{c}"),
             "weight": ""}
