@@ -513,6 +513,7 @@ async def scenario(args: argparse.Namespace, url: str, reps: dict[str, int], hap
     t_teacher_30 = teacher.saw(want, t_click) or float("nan")
     stop.set()
     await polling
+    poller.db.close()
 
     follow = [a["seen"] - t_click for a in answers.values()]
     stored_poll = [poller.seen[t] - a["send"] for t, a in answers.items() if t in poller.seen]
@@ -563,6 +564,13 @@ async def scenario(args: argparse.Namespace, url: str, reps: dict[str, int], hap
     return out
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:  # gone since the listing
+        return ""
+
+
 def _renamed(b: load.Burst, what: str) -> load.Burst:
     return load.Burst(b.name, what, b.visits, b.in_a_row)
 
@@ -592,9 +600,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.pop("ENCODER_LENS_CLASS_DB", None)
         with replicas.balanced(args.replicas, run_dir) as (url, pid):
             reps = replicas.replica_pids(pid)
-            haproxy = [p for p in load.process_tree([pid]) if p not in reps.values()
-                       and "haproxy" in Path(f"/proc/{p}/cmdline").read_bytes().decode(
-                           errors="replace")]
+            haproxy = [p for p in load.process_tree([pid])
+                       if p not in reps.values() and "haproxy" in _cmdline(p)]
             lines = asyncio.run(scenario(args, url, reps, haproxy, data))
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")
