@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 OWNER = "class"
 LIVE_S = 2.0  # how often the teacher's counts look at the store (seconds)
+PROJECTED_IN = 6.0  # the teacher's histograms, in inches (100 px each): read on a projector
 ERROR = "_class_teacher_error"  # the last refused action, in words
 STEP_CHOICE = "class_step_choice"
 
@@ -158,7 +159,7 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
         left, right = st.columns(2, gap="large")
         with left:
             view.class_answers(lang, task, values, revealed=True, image=image_of(task),
-                               students=students)
+                               students=students, width=PROJECTED_IN)
         with right:
             if task.kind == "patch" and task.trace is not None and task.true_map:
                 true_map(ctx, task)
@@ -182,7 +183,7 @@ def live(code: str, lang: str, task: Task, key: str, image: np.ndarray | None) -
     if class_state is None:
         return
     view.class_answers(lang, task, values, revealed=False, image=image,
-                       students=class_state["students"])
+                       students=class_state["students"], width=PROJECTED_IN)
 
 
 def act(member: Member, lang: str, action: str, arg: object) -> None:

@@ -46,7 +46,8 @@ def right_flags(task: Task, counted: Tally) -> list[bool]:
 def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool,
                   image: np.ndarray | None = None, students: int | None = None,
                   width: float = 4.0) -> Tally:
-    """Draw how the class answered `task`; its tally."""
+    """Draw how the class answered `task` (a histogram `width` inches wide, shown at its own
+    size: a phone's narrower column shrinks it); its tally."""
     from ..widgets import render  # noqa: PLC0415 (lens.widgets imports the context)
 
     counted = tally(task, values)
