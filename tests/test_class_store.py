@@ -306,3 +306,26 @@ def test_a_writer_killed_again_and_again_loses_no_answer_it_acknowledged(store, 
     missing = sorted(set(acked) - answered)
     assert not missing, f"{len(missing)} acknowledged answers lost, e.g. {missing[:5]}"
     assert len(answered) - len(set(acked)) <= 6  # at most one in flight per kill
+
+
+def test_a_read_takes_no_write_lock_on_sqlite(tmp_path):
+    """The class polls the store many times a second: a read's transaction (begun, not yet
+    ended) must not hold the lock a student's Send needs. With BEGIN IMMEDIATE for reads the
+    write below would wait for the read to end (30 s of busy timeout)."""
+    import threading
+
+    url = f"sqlite:///{tmp_path / 'classes.sqlite'}"
+    reader, writer = Store(url), Store(url)
+    code, key = new_class(writer)
+    token = writer.join(code, "c1")
+    done = threading.Event()
+    with reader._reading() as conn:
+        conn.execute(select(answers.c.value)).all()  # a transaction open, reading
+        thread = threading.Thread(target=lambda: (writer.answer(code, token, "scores.look",
+                                                                "s1", 3), done.set()))
+        thread.start()
+        assert done.wait(5), "the write waited for the read"
+    thread.join()
+    assert writer.answers_to(code, "scores.look", "s1") == [3]
+    reader.close()
+    writer.close()

@@ -4,8 +4,10 @@ students: nothing of a class lives in one process's memory).
 
 One code path, SQLAlchemy Core, for both backends:
 - SQLite by default (`default_url()`: a file in the data folder every replica on one machine
-  opens): WAL, a busy timeout, `BEGIN IMMEDIATE` for every transaction (a writer never upgrades
-  a read lock halfway), `synchronous=FULL`, connections from a pool, one per thread at a time;
+  opens): WAL, a busy timeout, `BEGIN IMMEDIATE` for every transaction that writes (a writer
+  never upgrades a read lock halfway), a deferred `BEGIN` for reads (a snapshot: the class's
+  polls take no write lock), `synchronous=FULL`, connections from a pool, one per thread at a
+  time;
 - PostgreSQL for several machines, named by a URL (`postgresql+psycopg://…`).
 
 Rules the store keeps itself, whatever a page asks:
@@ -62,6 +64,7 @@ MAX_WRONG = 10  # wrong join codes a client may try …
 WRONG_WINDOW_S = 300.0  # … in this many seconds
 MAX_NICKNAME = 24
 MAX_ANSWER_CHARS = 200  # an answer's JSON
+READ_OPTION = "encoder_lens_read"  # execution option of a read-only connection (`Store._reading`)
 
 metadata = MetaData()
 classes = Table(
@@ -192,7 +195,10 @@ def make_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _begin(conn) -> None:  # noqa: ANN001
-        conn.exec_driver_sql("BEGIN IMMEDIATE")  # take the write lock at once: no deadlock
+        if conn.get_execution_options().get(READ_OPTION):
+            conn.exec_driver_sql("BEGIN")  # a read: deferred, a snapshot of the WAL
+        else:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # a write: the lock at once, no deadlock
 
     return engine
 
@@ -220,6 +226,11 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def _reading(self) -> Connection:
+        """A connection for reads only: on SQLite its transaction begins deferred (a snapshot,
+        no write lock), so the class's polls never queue a student's Send behind them."""
+        return self.engine.connect().execution_options(**{READ_OPTION: True})
 
     def _upsert(self, table: Table, values: Mapping[str, object], keys: Sequence[str],
                 conn: Connection) -> None:
@@ -252,7 +263,7 @@ class Store:
             raise RefusedError("this is not the teacher's key of that class", "not_teacher")
 
     def is_teacher(self, code: str, key: str) -> bool:
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             try:
                 self._teacher(conn, code, key)
             except RefusedError:
@@ -338,7 +349,7 @@ class Store:
         return token
 
     def is_student(self, code: str, token: str) -> bool:
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return conn.execute(select(students.c.token).where(and_(
                 students.c.code == code, students.c.token == token))).first() is not None
 
@@ -368,7 +379,7 @@ class Store:
     # --- what the class sees ----------------------------------------------------------------
     def state(self, code: str) -> dict | None:
         """The class's step and settings, and its tasks (state per task and settings)."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             row = conn.execute(select(classes).where(classes.c.code == code)).first()
             if row is None:
                 return None
@@ -382,7 +393,7 @@ class Store:
 
     def answers_to(self, code: str, task: str, settings_key: str) -> list[object]:
         """Every answer to a task under these settings (no student named)."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             rows = conn.execute(select(answers.c.value).where(and_(
                 answers.c.code == code, answers.c.task == task,
                 answers.c.settings_key == settings_key))).all()
@@ -391,7 +402,7 @@ class Store:
     def answers_of(self, code: str, token: str) -> dict[tuple[str, str], object]:
         """One student's own answers: (task, settings key) -> value (a student who reloads
         sees what they sent)."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             rows = conn.execute(select(answers.c.task, answers.c.settings_key, answers.c.value)
                                 .where(and_(answers.c.code == code,
                                             answers.c.token == token))).all()
@@ -399,7 +410,7 @@ class Store:
 
     def nicknames(self, code: str, key: str) -> list[str]:
         """The students' nicknames, for the teacher only."""
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             self._teacher(conn, code, key)
             rows = conn.execute(select(students.c.nickname).where(students.c.code == code)
                                 .order_by(students.c.joined)).all()
