@@ -4,7 +4,9 @@ Q = X·W_Q, K = X·W_K, V = X·W_V; head h uses columns h·d_head:(h+1)·d_head 
 scores_h = Q_h·K_hᵀ / s, attn_h = softmax(scores_h) row by row, heads_h = attn_h·V_h;
 concat = [heads_0 … heads_{h−1}] side by side, attn_out = concat·W_O: `multi_head_attention`
 does it all, with every intermediate. The note and the paper's formula have no biases; a ViT's
-b_Q, b_K, b_V, b_O are added where its weights have them (`linear`).
+b_Q, b_K, b_V, b_O are added where its weights have them (`linear`). Heads switched off
+(issue 26): their slices of the concat are set to 0 before W_O (`zero_heads`), so attn_out is
+the other heads' concat_h·W_O[h] summed, + b_O.
 
 Every function takes optional leading batch axes `...` (one image: none; the trainer: [B]),
 keeps the dtype of its input and never writes to its arguments.
@@ -45,6 +47,27 @@ def merge_heads(heads: np.ndarray) -> np.ndarray:
     return side_by_side.reshape(*lead, N, n_heads * d_head)  # -> [..., N, h·d_head]
 
 
+def zero_heads(concat: np.ndarray, heads_off: tuple[int, ...], n_heads: int) -> np.ndarray:
+    """The concat with the heads `heads_off` switched off: concat[..., h·d_head:(h+1)·d_head] = 0
+    for each h in heads_off (the others as they are).
+
+    Args:
+        concat: [..., N, d_model] the heads side by side (`merge_heads`).
+        heads_off: 0-based heads, each in 0 … n_heads − 1 (ValueError otherwise).
+        n_heads: h.
+    Returns:
+        [..., N, d_model], a new array.
+    """
+    bad = [j for j in heads_off if not 0 <= j < n_heads]
+    if bad:
+        raise ValueError(f"heads {bad} do not exist: there are {n_heads} (0 … {n_heads - 1}).")
+    d_head = concat.shape[-1] // n_heads
+    out = concat.copy()
+    for j in heads_off:
+        out[..., j * d_head:(j + 1) * d_head] = 0
+    return out
+
+
 def attention_scores(q: np.ndarray, k: np.ndarray, scale: float) -> np.ndarray:
     """scores = Q·Kᵀ / scale, per head.
 
@@ -78,15 +101,17 @@ def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
     return y
 
 
-def multi_head_attention(x: np.ndarray, p: LayerParams,
-                         cfg: EncoderConfig) -> dict[str, np.ndarray]:
+def multi_head_attention(x: np.ndarray, p: LayerParams, cfg: EncoderConfig,
+                         heads_off: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
     """Multi-head self-attention with every intermediate, by LayerTrace field name.
 
     Args:
         x: [..., S, d_model] (post-norm: the layer's input; pre-norm: ln_1.out).
+        heads_off: heads switched off (issue 26): their slices of the concat are 0 before W_O
+            (`zero_heads`); their q … heads are kept as computed. () for the model itself.
     Returns:
-        q, k, v, heads [..., h, S, d_head]; scores, attn [..., h, S, S]; concat, attn_out
-        [..., S, d_model].
+        q, k, v, heads [..., h, S, d_head]; scores, attn [..., h, S, S]; concat (what W_O
+        reads, with the heads switched off at 0), attn_out [..., S, d_model].
     """
     h = cfg.n_heads
     q = split_heads(linear(x, p.W_Q, p.b_Q), h)  # [..., S, d] -> [..., h, S, d_head]
@@ -96,6 +121,8 @@ def multi_head_attention(x: np.ndarray, p: LayerParams,
     attn = softmax(scores)  # [..., h, S, S], rows sum to 1
     heads = attn @ v  # [..., h, S, S] @ [..., h, S, d_head] -> [..., h, S, d_head]
     concat = merge_heads(heads)  # [..., h, S, d_head] -> [..., S, d]
+    if heads_off:
+        concat = zero_heads(concat, heads_off, h)  # [..., S, d], those heads' columns 0
     attn_out = linear(concat, p.W_O, p.b_O)  # [..., S, d] @ [d, d] -> [..., S, d]
     return dict(q=q, k=k, v=v, scores=scores, attn=attn, heads=heads, concat=concat,
                 attn_out=attn_out)

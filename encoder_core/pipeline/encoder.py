@@ -40,7 +40,8 @@ def layer_scaled(ls: np.ndarray | None, y: np.ndarray) -> np.ndarray:
     return y if ls is None else ls * y
 
 
-def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig) -> LayerTrace:
+def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig,
+                  heads_off: tuple[int, ...] = ()) -> LayerTrace:
     """One encoder layer, post-norm (the note) or pre-norm (`cfg.norm_first`, ViT).
 
     Post-norm:  resid_1 = x + ls_1 ⊙ attn_out(x),           ln_1 = LN(resid_1),
@@ -53,12 +54,14 @@ def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig) -> LayerTra
         x: [..., S, d_model], the layer's input (S = seq_len); leading batch axes are allowed
             (one image: none; the trainer: [B]). Its dtype is kept (float64 stays float64).
         p: the layer's weights; cfg: the settings (n_heads, scale, use_ffn, ln_eps, variants).
+        heads_off: heads whose outputs are set to 0 before W_O (`zero_heads`, issue 26); ()
+            for the model itself (what `encode` runs).
     Returns:
         LayerTrace whose fields carry the same leading axes as x, e.g. attn [..., h, S, S].
     """
     if cfg.norm_first:
         ln_1 = layer_norm(x, p.gamma_1, p.beta_1, cfg.ln_eps)  # Norm first
-        a = multi_head_attention(ln_1.out, p, cfg)
+        a = multi_head_attention(ln_1.out, p, cfg, heads_off)
         resid_1 = x + layer_scaled(p.ls_1, a["attn_out"])  # Add
         ffn_hidden = ffn_out = resid_2 = ln_2 = None
         out = resid_1
@@ -69,7 +72,7 @@ def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig) -> LayerTra
             resid_2 = resid_1 + layer_scaled(p.ls_2, ffn_out)
             out = resid_2
     else:
-        a = multi_head_attention(x, p, cfg)
+        a = multi_head_attention(x, p, cfg, heads_off)
         resid_1 = x + layer_scaled(p.ls_1, a["attn_out"])  # Add
         ln_1 = layer_norm(resid_1, p.gamma_1, p.beta_1, cfg.ln_eps)  # & Norm
         ffn_hidden = ffn_out = resid_2 = ln_2 = None

@@ -6,6 +6,7 @@
     explain.py     one entry of a product written out term by term
     vit_views.py   a real ViT's views: [CLS] attention, keep-mass masks, token norms, …
     vit_steps.py   what a ViT adds to the note's steps (a normalised pixel, the GELU gate, …)
+    heads_off.py   the encoder run again from a layer with some of its heads switched off
     pca.py         PCA of the patch features: the foreground mask (first component, the border
                    as background) and the foreground's three components as RGB
 """
