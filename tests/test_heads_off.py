@@ -14,7 +14,13 @@ from encoder_core import EncoderConfig, encode, init_params, predict
 from encoder_core.checkpoints.load import load_checkpoint
 from encoder_core.pipeline.attention import zero_heads
 from encoder_core.trace import trace_arrays
-from encoder_core.views.heads_off import encode_heads_off, head_logit_effects, row_change
+from encoder_core.views.heads_off import (
+    encode_heads_off,
+    head_logit_effects,
+    heads_off_change,
+    row_change,
+)
+from encoder_core.views.vit_views import cls_attention
 from tests.support.vit_dicts import write_timm_checkpoint
 
 NOTE = EncoderConfig(image_size=32, patch_size=8, d_model=32, n_heads=4, n_layers=3, d_ff=64)
@@ -121,3 +127,26 @@ def test_a_layer_or_head_that_does_not_exist_is_refused(note_trace):
         encode_heads_off(note_trace, 3, (0,))
     with pytest.raises(ValueError, match="heads"):
         encode_heads_off(note_trace, 0, (7,))
+
+
+@pytest.mark.parametrize("layer", [0, 2])
+def test_the_change_sums_up_the_rerun(vit_trace, layer):
+    """heads_off_change (one layer held at a time) says what encode_heads_off's trace says."""
+    cfg, params = vit_trace.config, vit_trace.params
+    change = heads_off_change(vit_trace, layer, (2, 0))
+    full = encode_heads_off(vit_trace, layer, (0, 2))
+    assert change.heads_off == (0, 2) and change.layer == layer
+    np.testing.assert_array_equal(change.logits, predict(full, params))
+    np.testing.assert_array_equal(change.row_change, row_change(vit_trace.output, full.output))
+    assert change.row_change.shape == (cfg.seq_len,) and change.row_change.max() > 0
+    np.testing.assert_array_equal(change.cls_after, cls_attention(full.layers[-1].attn, 1))
+    np.testing.assert_array_equal(change.cls_before, cls_attention(vit_trace.layers[-1].attn, 1))
+    assert np.array_equal(change.cls_after, change.cls_before) == (layer == cfg.n_layers - 1)
+
+
+def test_the_note_encoder_has_no_logits_and_no_cls_rows_to_change(note_trace):
+    change = heads_off_change(note_trace, 1, (0,))
+    assert change.logits is None and change.cls_before is None and change.cls_after is None
+    assert change.row_change.shape == (note_trace.config.seq_len,)
+    with pytest.raises(ValueError, match="no classification head"):
+        head_logit_effects(note_trace, 0, 0)

@@ -91,7 +91,15 @@ def predict(trace: EncoderTrace, params: EncoderParams) -> np.ndarray:
     if head is None:
         raise ParamsError("these weights have no classification head: nothing to predict.")
     cfg = trace.config
-    rows = head_rows(trace.output, head, cfg.n_prefix, cfg.ln_eps)  # [k, d_in]
+    return output_logits(trace.output, head, cfg.n_prefix, cfg.ln_eps)
+
+
+def output_logits(output: np.ndarray, head: HeadParams, n_prefix: int, eps: float) -> np.ndarray:
+    """`predict` on an encoder output: mean over the head rows k of (head_rows · W + b).
+
+    output: [S, d]; n_prefix, eps: the config's. Returns [n_classes] float32.
+    """
+    rows = head_rows(output, head, n_prefix, eps)  # [k, d_in]
     return head_logits(rows, head).mean(axis=0).astype(np.float32)  # [k, n] -> [n]
 
 
