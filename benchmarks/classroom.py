@@ -25,17 +25,18 @@ What is real and what is emulated:
 
 The sequence, on one `scripts/serve`: the replicas' CPU with no tab open (--quiet s); `same30`
 --rounds times with no class (the baseline); the class and its 30 students open the overview
-(all at once: their page times); 60 s idle, the students' fragments polling, the replicas' CPU
-from /proc; `same30` --rounds times while the class polls, each right after one with the same
-tabs open and their timers paused (an A/B, so that the machine's drift moves both alike); the
-teacher's tab opens /class with the teacher link and presses "Open" on the overview's "how many
-tokens" task (the app computes the task's binding); each student, once the card's number input
-has arrived, answers after a random pause in [0, --spread] s (the value, then Send); a poller
-reads the store's answers table (a plain read-only sqlite3 connection, every 20 ms); then all
-tabs close and `same30` runs --rounds times more. Printed: open → each student's input p50 /
-p95 (the follow); Send → stored p50 / p95 (by the poller, and by the row's own `at` stamp);
-Send → "Sent" shown; open → 30 in the store; the teacher's tab showing "30 of 30 answered" (its
-own 2 s fragment); CPU per second idle; the bursts. Figures, not pass/fail.
+(all at once, so their 2 s timers tick in step; --stagger S: one after another over S seconds);
+60 s idle, the students' fragments polling, the replicas' CPU from /proc; `same30` --rounds
+times while the class polls, each right after one with the same tabs open and their timers
+paused (an A/B, so that the machine's drift moves both alike); the teacher's tab opens /class
+with the teacher link and presses "Open" on the overview's "how many tokens" task (the app
+computes the task's binding); each student, once the card's number input has arrived, answers
+after a random pause in [0, --spread] s (the value, then Send); a poller reads the store's
+answers table (a plain read-only sqlite3 connection, every 20 ms); then all tabs close and
+`same30` runs --rounds times more. Printed: open → each student's input p50 / p95 (the follow);
+Send → stored p50 / p95 (by the poller, and by the row's own `at` stamp); Send → "Sent" shown;
+open → 30 in the store; the teacher's tab showing "30 of 30 answered" (its own 2 s fragment);
+CPU per second idle; the bursts. Figures, not pass/fail.
 """
 
 from __future__ import annotations
@@ -405,10 +406,16 @@ async def scenario(args: argparse.Namespace, url: str, reps: dict[str, int], hap
     students = [Tab(f"s{i}", url, "overview", urllib.parse.urlencode(
         {"class": code, "student": tok}), args.timeout) for i, tok in enumerate(tokens)]
     t_open = time.time()
-    await asyncio.gather(*(s.open() for s in students))
+
+    async def arrive(s: Tab, i: int) -> None:  # --stagger: the i-th of n arrives at i/n of it
+        await asyncio.sleep(args.stagger * i / len(students))
+        await s.open()
+
+    await asyncio.gather(*(arrive(s, i) for i, s in enumerate(students)))
     opened = [s.first_done_s for s in students]
     split = {r: sum(1 for s in students if s.replica == r) for r in reps}
-    say(f"\n{args.students} students opened the overview at once in "
+    when = "at once" if not args.stagger else f"one every {args.stagger / len(students):.2f} s"
+    say(f"\n{args.students} students opened the overview {when} in "
         f"{time.time() - t_open:.1f} s: p50 {pct(opened, 50):.2f} s, p95 {pct(opened, 95):.2f}"
         f" s, max {max(opened):.2f} s; replicas {split}; fragment timers per tab "
         f"{statistics.mean(len(s.timers) for s in students):.1f}")
@@ -583,6 +590,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spread", type=float, default=8.0,
                     help="each student answers after a random pause in [0, SPREAD] s")
     ap.add_argument("--seed", type=int, default=25)
+    ap.add_argument("--stagger", type=float, default=0.0,
+                    help="the students arrive one after another over this many seconds (0: all "
+                    "at once, so their 2 s timers tick in step; 2: their ticks spread evenly)")
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--skip-bursts", action="store_true", help="no same30 bursts")
     ap.add_argument("--rounds", type=int, default=3,
