@@ -54,6 +54,9 @@ EXP_PER_S = 4.5e8  # float32 softmax (max, subtract, exp, sum, divide) of [8, 10
 GELU_PER_S = 2.3e8  # exact-erf GELU (chunked, ~25 passes) of [1024, 4096], elements/s
 PARAMS_BYTES_PER_S = 2.7e8  # init_params: bytes of weights drawn per second (577 MB in 2.1 s)
 PARAMS_TRANSIENT = 1 << 20  # and its temporaries beside them (the draw's pieces), measured
+SVD64_GFLOPS = 12.0  # float64 SVD (LAPACK gesdd, U and Vᵀ) of [196, 384] and [784, 384], GFLOP/s
+#                     as 4·m·k² + 8·k³ counts them (k = min(m, n)), one thread
+#                     (benchmarks/pca_iou.py: 12.7 and 45 ms)
 ELEMENTWISE64_PER_S = 5.0e8  # float64 passes over 64 MB (log, ×) as the views make, elements/s
 PY_OBJECTS_BASE = 1_300  # bytes of the trace's Python objects beyond its arrays, once
 PY_OBJECTS_PER_LAYER = 4_200  # and per layer (ndarray headers, dataclasses)
@@ -327,11 +330,32 @@ def _head_statistics(cfg: EncoderConfig) -> Derived:
                    L * (2 * h * N * N + 6 * h * N * S) / ELEMENTWISE64_PER_S)
 
 
+def svd_workspace(n_rows: int, n_cols: int) -> int:
+    """Bytes of LAPACK gesdd's float64 workspace for U, Σ, Vᵀ of an [m, n] matrix (JOBZ='S':
+    3k² + max(m, 4k² + 4k) values, k = min(m, n), and 8k integers): malloc'd by NumPy's linalg,
+    so tracemalloc does not see it."""
+    k, m = min(n_rows, n_cols), max(n_rows, n_cols)
+    return (3 * k * k + max(m, 4 * k * k + 4 * k)) * F64 + 8 * k * 4
+
+
+def patch_pca(cfg: EncoderConfig) -> Derived:
+    """encoder_core.views.pca.trace_pca of one layer: kept, the PatchPCA ([N] float64 × 7 and
+    [d] × 4, the mask); beside it, at the worst (every patch but one foreground), the rows in
+    float64 [N, d], the foreground's copy and its centred rows [N, d] each, U [N, k] and
+    Vᵀ [k, d] (k = min(N, d)), and gesdd's workspace; two SVDs of at most [N, d]."""
+    N, d = cfg.n_tokens, cfg.d_model
+    k = min(N, d)
+    kept = (7 * N + 4 * d) * F64 + N
+    transient = (3 * N * d + N * k + k * d) * F64 + svd_workspace(N, d)
+    flops = 4 * max(N, d) * k * k + 8 * k**3
+    return Derived(kept, transient, 2 * flops / (SVD64_GFLOPS * 1e9))
+
+
 def _stack(cfg: EncoderConfig) -> list[Derived]:
     """Rollout, head statistics, the explorer with the maps that fit (pages/stack.py: at most 6
     layers × 8 heads; all of them, else the chosen layer, else none), its pictures: the layer ×
     head table when the explorer does not carry every layer, two rollout maps, two value grids,
-    the output heatmap."""
+    the output heatmap; the PCA of the output's patch rows and its three pictures."""
     N, L, h, S = cfg.n_tokens, cfg.n_layers, cfg.n_heads, cfg.seq_len
     n_l, n_h = min(L, 6), min(h, 8)  # pages/stack.py MAX_GRID_LAYERS, MAX_GRID_HEADS
     live = n_l if explorer_fits(n_l * n_h, N) else (1 if explorer_fits(n_h, N) else 0)
@@ -342,6 +366,7 @@ def _stack(cfg: EncoderConfig) -> list[Derived]:
         terms.append(explorer_payload(n_h, N))  # the picker alone
     table = [n_l * n_h] if live < n_l else []
     terms.append(pictures(table + [1, 1, 0, 0, 0]))
+    terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
     return terms
 
 
@@ -368,7 +393,8 @@ def _scores(cfg: EncoderConfig) -> list[Derived]:
 
 def _vit(cfg: EncoderConfig) -> list[Derived]:
     """cls maps [L, h, N]; rollout of row 0 with a discard (partition, masks, indices of
-    S² float64 per layer); token norms [L, S]; the explorer of one layer's heads."""
+    S² float64 per layer); token norms [L, S]; the explorer of one layer's heads; the PCA of
+    the output's patch rows."""
     if not cfg.cls_token:
         return []
     S, N, h, L, d = cfg.seq_len, cfg.n_tokens, cfg.n_heads, cfg.n_layers, cfg.d_model
@@ -382,6 +408,7 @@ def _vit(cfg: EncoderConfig) -> list[Derived]:
     # the DINO maps and their masks, the rollout, the layer × head table, (the patch's maps),
     # the norm map
     terms.append(pictures([k, k, 1, L * k] + ([] if live else [k]) + [0]))
+    terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
     return terms
 
 
@@ -436,13 +463,14 @@ def page_cost(cfg: EncoderConfig, page: str) -> Cost:
     another), seconds = their sum.
 
     "stack": the rollout (float64 [S, S] products over every layer) and the head statistics
-    ([h, N, S] float64 temporaries per layer), the explorer's payload when it fits;
+    ([h, N, S] float64 temporaries per layer), the explorer's payload when it fits, the PCA of
+    the patch features (`patch_pca`);
     "compare": only its non-trace work (the gaps, the entropies of the two settings): its
     variant traces (`compare_variants`) are each a trace of their own, to be admitted with
     `trace_cost` of their configuration; "vit": the [CLS] maps, the row-0 rollout with a
-    discard ratio, the token norms, the explorer; "scores": the scaling demo and the divisor
-    sweep; "multihead": the head-sum check and the explorer; the other pages derive a few rows
-    at most (Cost(0, 0.0)).
+    discard ratio, the token norms, the explorer, the PCA; "scores": the scaling demo and the
+    divisor sweep; "multihead": the head-sum check and the explorer; the other pages derive a
+    few rows at most (Cost(0, 0.0)).
     """
     terms = page_terms(cfg, page)
     if not terms:

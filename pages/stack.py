@@ -14,6 +14,7 @@ from encoder_core.views.analysis import (
 from encoder_core.views.rollout import attention_rollout
 from lens import chrome, explorer, figures, lesson, meaning, widgets
 from lens.context import PageContext, run_page
+from lens.pca_view import pca_section
 from lens.steps import EXTRA_PAGES, STEPS
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
@@ -162,6 +163,8 @@ def render(ctx: PageContext) -> None:
                     else ctx.t("head_none"))
         if ctx.weights == "trained" and ctx.head_model is not None:
             st.info(ctx.t("trained_note"))
+
+    pca_section(ctx, heading=st.subheader)  # --- 5 · PCA of the output's patch rows ----------
 
     in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's
     if in_lesson:  # the lesson's summary: each answer beside the right one

@@ -30,6 +30,7 @@ from encoder_core.views.vit_views import (
 )
 from lens import compute, explorer, figures, widgets
 from lens.context import PageContext, run_page
+from lens.pca_view import pca_section
 from lens.prediction import prediction
 
 MAX_HEADS = 12  # heads drawn side by side at once (the learner chooses which above that)
@@ -184,6 +185,8 @@ def render(ctx: PageContext) -> None:
         high = high_norm_tokens(on_patches)
         st.caption(ctx.t("norm_high", ids=", ".join(str(i) for i in high)) if high.size
                    else ctx.t("norm_none"))
+
+    pca_section(ctx)  # --- 6 · PCA of the patch features (issue 26) ----------------------------
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

@@ -305,3 +305,38 @@ def test_params_cost_is_the_weights_and_a_little_within_20_percent_of_tracemallo
     predicted = params_cost(cfg)
     assert predicted.bytes > params_bytes(cfg) and predicted.seconds > 0
     assert abs(predicted.bytes - peak) <= 0.2 * peak or peak < 2**20, (predicted, peak)
+
+
+@pytest.mark.parametrize("n_side, d, foreground", [(14, 64, 0.5), (14, 384, 0.3),
+                                                   (28, 128, 0.9)])
+def test_the_pca_term_bounds_what_tracemalloc_sees_and_adds_gesdds_workspace(n_side, d,
+                                                                           foreground):
+    """cost.patch_pca: the traced part (its transient less gesdd's workspace, which NumPy
+    mallocs outside tracemalloc) is the worst case (every patch but one foreground): at or
+    above the measured peak, and within 1.5 × of it when part of the grid is foreground."""
+    from encoder_core.cost import patch_pca, svd_workspace
+    from encoder_core.views.pca import border_patches
+    from encoder_core.views.pca import patch_pca as run_pca
+
+    N = n_side * n_side
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(N, d)).astype(np.float32)  # [N, d]
+    inside = np.zeros((n_side, n_side), dtype=bool)
+    m = min(round(n_side * foreground**0.5), n_side - 2)
+    inside[1:1 + m, 1:1 + m] = True  # a block of the grid inside its border
+    X[inside.reshape(N)] += 4 * rng.normal(size=d).astype(np.float32)
+    cfg = EncoderConfig(image_size=16 * n_side, patch_size=16, d_model=d, n_heads=4,
+                        d_ff=4 * d, n_layers=1)
+    term = patch_pca(cfg)
+    result, peak = traced_peak(lambda: run_pca(X, border_patches(n_side)))
+    assert result.n_foreground == inside.sum()
+    traced = term.kept + term.transient - svd_workspace(N, d)
+    assert 0.95 * peak <= traced <= 1.5 * peak, (traced, peak)
+    assert term in page_terms_of(cfg, "stack") and term in page_terms_of(
+        cfg.replace(cls_token=True, norm_first=True, final_norm=True, position="learned"), "vit")
+
+
+def page_terms_of(cfg: EncoderConfig, page: str):
+    from encoder_core.cost import page_terms
+
+    return page_terms(cfg, page)

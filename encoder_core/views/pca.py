@@ -104,10 +104,12 @@ def patch_pca(X: np.ndarray, border: np.ndarray) -> PatchPCA:
                          f"{border.shape}")
     (v1,), (share1,), Xc = principal_components(X, 1)  # [d], share, [N, d]
     p = Xc @ v1  # [N, d] @ [d] -> [N]
+    constant = not np.any(Xc)  # every row the same: no direction, no foreground
+    del Xc  # not held beside the second PCA's arrays
     border_mean = float(p[border].mean())
     if border_mean > 0 or (border_mean == 0 and v1[np.abs(v1).argmax()] < 0):
         v1, p, border_mean = -v1, -p, -border_mean
-    if not np.any(Xc):  # every row the same: no direction, no foreground
+    if constant:
         p, border_mean = np.zeros(N), 0.0
     fg = p > 0  # [N]
     n_fg = int(fg.sum())
