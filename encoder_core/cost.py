@@ -391,10 +391,31 @@ def _scores(cfg: EncoderConfig) -> list[Derived]:
     return [demo, sweep]
 
 
+def layer_bytes(cfg: EncoderConfig) -> int:
+    """Bytes of one layer's arrays in the trace (q … ln_2, each distinct array once)."""
+    per_layer = ("q", "k", "v", "scores", "attn", "heads", "concat", "attn_out", "resid_1",
+                 "ln_1", "ffn_hidden", "ffn_out", "resid_2", "ln_2")
+    fields = trace_field_bytes(cfg)
+    return sum(fields[f] for f in per_layer) // cfg.n_layers
+
+
+def heads_off(cfg: EncoderConfig) -> Derived:
+    """Heads switched off (lens/heads_off.py) at its defaults, head 1 of the last layer: h + 1
+    reruns of one layer each (the per-head chart, then the change). encoder_core.views.heads_off
+    holds the rerun's current layer and the one before it, whatever the layer, and the final
+    norm's rows: ~2 layers' arrays beside the trace. Kept: the effects [h] and the change (its
+    logits, the rows' |Δ| [S], two [CLS] maps [h, N] float64). A layer chosen earlier reruns
+    more layers: more seconds, the same memory."""
+    S, N, h, L, d = cfg.seq_len, cfg.n_tokens, cfg.n_heads, cfg.n_layers, cfg.d_model
+    kept = h * F64 + S * F64 + 2 * h * N * F64 + 1000 * F32  # logits: ImageNet-1k's at most
+    return Derived(kept, 2 * layer_bytes(cfg) + 4 * S * d * F32,
+                   (h + 1) * encode_seconds(cfg) / L)
+
+
 def _vit(cfg: EncoderConfig) -> list[Derived]:
     """cls maps [L, h, N]; rollout of row 0 with a discard (partition, masks, indices of
     S² float64 per layer); token norms [L, S]; the explorer of one layer's heads; the PCA of
-    the output's patch rows."""
+    the output's patch rows; the heads switched off (`heads_off`)."""
     if not cfg.cls_token:
         return []
     S, N, h, L, d = cfg.seq_len, cfg.n_tokens, cfg.n_heads, cfg.n_layers, cfg.d_model
@@ -402,12 +423,12 @@ def _vit(cfg: EncoderConfig) -> list[Derived]:
                       L * 40 * S * S / ELEMENTWISE64_PER_S)
     norms = Derived(L * S * F64, S * d * F64, L * S * d / ELEMENTWISE64_PER_S)
     k = min(h, 12)
-    terms = [Derived(L * h * N * F64, 0, 0.0), rollout, norms]
+    terms = [Derived(L * h * N * F64, 0, 0.0), rollout, norms, heads_off(cfg)]
     live = explorer_fits(k, N)
     terms.append(explorer_payload(k, N, k * S * S * F32 if live else 0))
     # the DINO maps and their masks, the rollout, the layer × head table, (the patch's maps),
-    # the norm map
-    terms.append(pictures([k, k, 1, L * k] + ([] if live else [k]) + [0]))
+    # the norm map; heads switched off: the per-head chart, the rows' change, the [CLS] maps
+    terms.append(pictures([k, k, 1, L * k] + ([] if live else [k]) + [0, 0, 0, 2]))
     terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
     return terms
 
@@ -468,9 +489,10 @@ def page_cost(cfg: EncoderConfig, page: str) -> Cost:
     "compare": only its non-trace work (the gaps, the entropies of the two settings): its
     variant traces (`compare_variants`) are each a trace of their own, to be admitted with
     `trace_cost` of their configuration; "vit": the [CLS] maps, the row-0 rollout with a
-    discard ratio, the token norms, the explorer, the PCA; "scores": the scaling demo and the
-    divisor sweep; "multihead": the head-sum check and the explorer; the other pages derive a
-    few rows at most (Cost(0, 0.0)).
+    discard ratio, the token norms, the explorer, the PCA, the heads switched off (`heads_off`:
+    ~2 layers' arrays while it reruns); "scores": the scaling demo and the divisor sweep;
+    "multihead": the head-sum check and the explorer; the other pages derive a few rows at most
+    (Cost(0, 0.0)).
     """
     terms = page_terms(cfg, page)
     if not terms:

@@ -14,6 +14,7 @@ from encoder_core.views.analysis import (
 from encoder_core.views.rollout import attention_rollout
 from lens import chrome, explorer, figures, lesson, meaning, widgets
 from lens.context import PageContext, run_page
+from lens.heads_off import heads_off_section
 from lens.pca_view import pca_section
 from lens.steps import EXTRA_PAGES, STEPS
 
@@ -165,6 +166,8 @@ def render(ctx: PageContext) -> None:
             st.info(ctx.t("trained_note"))
 
     pca_section(ctx, heading=st.subheader)  # --- 5 · PCA of the output's patch rows ----------
+    if tr.params.head is not None:  # --- 6 · heads switched off: the shapes model, a ViT's head
+        heads_off_section(ctx, heading=st.subheader)
 
     in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's
     if in_lesson:  # the lesson's summary: each answer beside the right one

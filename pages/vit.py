@@ -1,7 +1,8 @@
 """★ What a ViT looks at — the views users of real Vision Transformers ask for (issue 12):
 the model's own prediction (issue 26), DINO's last-layer CLS attention with "keep x % of the
 mass", rollout (discard ratio, head fusion), the layer × head grid of CLS attention, attention
-from any patch, the token-norm map."""
+from any patch, the token-norm map, the PCA of the patch features and heads switched off
+(issue 26)."""
 
 
 import numpy as np
@@ -30,6 +31,7 @@ from encoder_core.views.vit_views import (
 )
 from lens import compute, explorer, figures, widgets
 from lens.context import PageContext, run_page
+from lens.heads_off import heads_off_section
 from lens.pca_view import pca_section
 from lens.prediction import prediction
 
@@ -187,6 +189,7 @@ def render(ctx: PageContext) -> None:
                    else ctx.t("norm_none"))
 
     pca_section(ctx)  # --- 6 · PCA of the patch features (issue 26) ----------------------------
+    heads_off_section(ctx)  # --- 7 · heads switched off (issue 26) ------------------------------
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

@@ -150,3 +150,25 @@ def test_the_note_encoder_has_no_logits_and_no_cls_rows_to_change(note_trace):
     assert change.row_change.shape == (note_trace.config.seq_len,)
     with pytest.raises(ValueError, match="no classification head"):
         head_logit_effects(note_trace, 0, 0)
+
+
+def test_the_cost_term_covers_what_the_reruns_hold(vit_trace):
+    """encoder_core.cost.heads_off: ~2 layers' arrays beside the trace, whatever the layer
+    (one rerun layer and the one before it at a time); tracemalloc's peak within −50 % … +20 %
+    of it (the rows of the final norm and a few Python objects besides)."""
+    import tracemalloc
+
+    from encoder_core.cost import heads_off
+
+    cfg = vit_trace.config
+    top = int(np.argmax(predict(vit_trace, vit_trace.params)))
+    predicted = heads_off(cfg).transient
+    for run in (lambda: heads_off_change(vit_trace, 0, (1,)),
+                lambda: head_logit_effects(vit_trace, 0, top),
+                lambda: heads_off_change(vit_trace, cfg.n_layers - 1, (0, 1))):
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        run()
+        peak = tracemalloc.get_traced_memory()[1] - before
+        tracemalloc.stop()
+        assert 0.5 * predicted <= peak <= 1.2 * predicted, (peak, predicted)
