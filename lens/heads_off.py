@@ -75,7 +75,8 @@ def heads_off_section(ctx: PageContext, heading: Callable[[str], object] = st.he
     names = class_names(ctx)
     logits = ctx.derived("prediction/logits", lambda: predict(tr, tr.params))  # [n_classes]
     top = int(np.argmax(logits))
-    heads_text = ", ".join(str(j + 1) for j in heads)
+    heads_text = say(ctx, "off_one" if len(heads) == 1 else "off_many",
+                     list=", ".join(str(j + 1) for j in heads))  # "head 1", "heads 1, 3"
 
     # the per-head chart first: it needs no choice of heads
     effects = ctx.derived(f"heads_off/effects/layer{layer}/class{top}",  # [h]
@@ -87,7 +88,7 @@ def heads_off_section(ctx: PageContext, heading: Callable[[str], object] = st.he
                     say(ctx, "off_effect_title", l=layer + 1, L=L),
                     tick_labels=[str(j + 1) for j in range(H)], size=(5.2, 3.2),
                     key=f"heads_off_effects_{ctx.id}", where=chart_at)
-    biggest = int(np.argmin(effects))
+    biggest = int(np.argmax(np.abs(effects)))  # the head that moves the logit most
     chart_text.markdown(say(ctx, "off_effect_text", h=H, l=layer + 1, name=names[top]))
     chart_text.caption(say(ctx, "off_effect_most", j=biggest + 1, delta=float(effects[biggest]),
                            logit=float(logits[top])))
@@ -98,7 +99,9 @@ def heads_off_section(ctx: PageContext, heading: Callable[[str], object] = st.he
     change = ctx.derived(f"heads_off/layer{layer}/heads{heads}",
                          lambda: heads_off_change(tr, layer, heads))
     st.markdown(f"**{say(ctx, 'off_pred_title', heads=heads_text, l=layer + 1)}**")
-    before, after = st.columns(2)
+    left, right = st.columns(2)
+    before = left.container(key=f"heads_off_before_{ctx.id}")  # keyed: a browser test reads them
+    after = right.container(key=f"heads_off_after_{ctx.id}")
     before.markdown(say(ctx, "off_before"))
     before.table(ranked(ctx, logits, names), hide_index=True)
     after.markdown(say(ctx, "off_after", heads=heads_text, l=layer + 1))

@@ -47,7 +47,7 @@ def test_switching_a_head_off_changes_the_prediction_shown(with_checkpoint, lang
     keys = picture_keys(at)
     assert {"heads_off_effects_vit", "heads_off_rows_vit", "heads_off_cls_vit"} <= keys, keys
     text = " ".join(m.value for m in at.markdown)
-    assert ("With heads 1 of layer 2 off" if lang == "en" else "关闭第 2 层的头 1 之后") in text
+    assert ("With head 1 of layer 2 off" if lang == "en" else "关闭第 2 层的头 1 之后") in text
 
     at.multiselect(key=HEADS).set_value([]).run()  # nothing off: nothing to compare
     assert_clean(at)
