@@ -158,6 +158,23 @@ def test_formats_are_recognised_by_their_bytes_not_their_names(tmp_path, arrays)
         read_tensors(tmp_path / "missing.safetensors")
 
 
+@pytest.mark.parametrize("low_byte", [0x80, 0x7F, 0x81])
+def test_a_safetensors_header_length_that_begins_like_a_pickle_is_still_safetensors(tmp_path,
+                                                                                    low_byte):
+    """The 8-byte header length is little-endian: one file in 256 starts with 0x80, the old
+    pickle format's first byte. Such a file is read, not refused as a pickle."""
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    header = json.dumps({"w": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}})
+    n = 0x100 + low_byte  # the padded header's length: its low byte is `low_byte`
+    raw = header.encode().ljust(n, b" ")
+    path = tmp_path / "w.safetensors"
+    path.write_bytes(struct.pack("<Q", n) + raw + values.tobytes())
+    assert path.read_bytes()[:1] == bytes([low_byte])
+    assert file_format(path) == "safetensors"
+    tensors, kind = read_tensors(path)
+    assert kind == "safetensors" and np.array_equal(tensors["w"], values)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,

@@ -80,13 +80,15 @@ def file_format(path: str | os.PathLike) -> str:
         raise CheckpointError(f"{os.fspath(path)!r} is a zip archive but neither an .npz of "
                           "arrays nor a PyTorch checkpoint: use a .safetensors, .npz or .pth "
                           "file of a ViT.")
+    # safetensors first: its 8-byte little-endian header length may begin with 0x80 (one file
+    # in 256), the old pickle format's first byte; byte 8 of such a pickle is its magic number's
+    if len(head) >= 9 and head[8:9] == b"{":
+        return "safetensors"
     if head[:1] == b"\x80":
         raise CheckpointError(
             f"{os.fspath(path)!r} is a PyTorch file in the old pickle format, which cannot be "
             "read without running code from the file; Encoder Lens never does that. "
             + CONVERT_HINT)
-    if len(head) >= 9 and head[8:9] == b"{":
-        return "safetensors"
     raise CheckpointError(f"{os.fspath(path)!r} is not a checkpoint Encoder Lens can read: use a "
                       ".safetensors file (best), an .npz of arrays, or a PyTorch .pth/.bin.")
 
