@@ -49,6 +49,10 @@ ALPHA = 0.6  # the maps' top opacity: alpha · (0.15 + 0.85 · weight / vmax), a
 #              `figures.overlay_rgb`, so the photo stays visible where attention is low
 
 _component = st.components.v2.component("encoder_lens_explorer", html=HTML, css=CSS, js=JS)
+# the similarity explorer: the same files, its root named apart (a page may show both)
+_similarity = st.components.v2.component(
+    "encoder_lens_similarity", html=HTML.replace('"el-explorer"', '"el-similarity"'), css=CSS,
+    js=JS)
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,17 @@ def map_bytes(n_panels: int, n_tokens: int) -> int:
 def fits(n_panels: int, n_tokens: int) -> bool:
     """Whether the explorer may carry these maps (picture and header take < 0.25 MB)."""
     return map_bytes(n_panels, n_tokens) + 2**18 <= MAX_BYTES
+
+
+def rows_bytes(n_tokens: int, d_model: int) -> int:
+    """Bytes of the patches' unit rows [N, d] as float16 (the similarity explorer's data)."""
+    return 2 * n_tokens * d_model
+
+
+def rows_fit(n_tokens: int, d_model: int) -> bool:
+    """Whether the similarity explorer may carry these rows (beside a picture and header of
+    < 0.25 MB) within MAX_BYTES."""
+    return rows_bytes(n_tokens, d_model) + 2**18 <= MAX_BYTES
 
 
 def picture_pixels(image: np.ndarray, grid: int) -> np.ndarray:
@@ -138,6 +153,29 @@ def payload(image: np.ndarray, grid: int, query: int, text: dict[str, str],
     return struct.pack("<I", len(header)) + header + b"".join(body)
 
 
+def similarity_payload(image: np.ndarray, grid: int, patch: int, text: dict[str, str],
+                       unit: np.ndarray) -> bytes:
+    """The similarity explorer's blob: as `payload` without maps, plus the patches' unit rows
+    `unit` [N, d] (`encoder_core.views.similarity.unit_rows`) as float16 at `unit_at`, and
+    `mode` "similarity". `text` holds, besides the picker's words, the map's title ("{i}": the
+    pointed patch), `colorbar` / `colorbar_row` (the legend on the −1 … 1 scale / on the
+    pointed row's min … max), `to_fixed` / `to_row` (the scale button) and `weight` ("cos")."""
+    pixels = picture_pixels(image, grid)
+    lut = _pad4(_lut().tobytes())
+    pic = _pad4(pixels.tobytes())
+    n, d = unit.shape
+    if n != grid * grid:
+        raise ValueError(f"unit rows [{n}, {d}] for a {grid} × {grid} grid")
+    head: dict[str, object] = {"G": grid, "N": n, "side": pixels.shape[0], "query": int(patch),
+                               "scale": 1.0, "alpha": ALPHA, "lut_at": 0,
+                               "image_at": len(lut), "rows": 1, "cols": 1, "mode": "similarity",
+                               "d": d, "unit_at": len(lut) + len(pic), "titles": [""],
+                               "row_labels": [], "col_labels": [], "text": text, "mark": -1}
+    rows = np.asarray(unit, np.float32).astype("<f2").tobytes()  # [N, d] float16
+    header = _pad4(json.dumps(head, ensure_ascii=False).encode(), b" ")
+    return struct.pack("<I", len(header)) + header + lut + pic + rows
+
+
 def committed(key: str) -> dict | None:
     """The last commit the component reported ({query, nonce}), from the session state."""
     value = st.session_state.get(key)
@@ -152,3 +190,10 @@ def show(blob: bytes, *, key: str, where: Where = None) -> None:
     """Mount the explorer with a payload already built (`payload`)."""
     with (where or st).container():
         _component(data=blob, key=key, on_commit_change=lambda: None, width="stretch")
+
+
+def show_similarity(blob: bytes, *, key: str, where: Where = None) -> None:
+    """Mount the similarity explorer (its root `el-similarity`) with a payload: a
+    `similarity_payload`, or a `payload` without maps (the picker alone)."""
+    with (where or st).container():
+        _similarity(data=blob, key=key, on_commit_change=lambda: None, width="stretch")

@@ -129,7 +129,9 @@ def test_the_component_is_built_from_the_files_of_explorer_web(monkeypatch):
     spec.loader.exec_module(copy)
     files = {kind: (WEB / f"explorer.{kind}").read_text(encoding="utf-8")
              for kind in ("html", "css", "js")}
-    assert calls == [("encoder_lens_explorer", files)]
+    similarity = {**files, "html": files["html"].replace('"el-explorer"', '"el-similarity"')}
+    assert similarity["html"] != files["html"]  # the same files, the root named apart
+    assert calls == [("encoder_lens_explorer", files), ("encoder_lens_similarity", similarity)]
     assert (HTML, CSS, JS) == (files["html"], files["css"], files["js"])
     # the JS is the module the component runs, and reads the protocol's header length first
     assert "export default function (component)" in JS
@@ -143,3 +145,28 @@ def test_package_data_ships_every_file_of_explorer_web():
     files = set(WEB.iterdir())
     assert {f.name for f in files} >= {"explorer.html", "explorer.css", "explorer.js"}
     assert files <= shipped
+
+
+def test_the_similarity_payload_carries_the_unit_rows_as_float16_after_the_picture():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((16, 8)).astype(np.float32)
+    unit = X / np.linalg.norm(X, axis=1, keepdims=True)
+    image = rng.random((64, 64, 1)).astype(np.float32)
+    blob = explorer.similarity_payload(image, 4, 5, {"title": "{i}"}, unit)
+    (n,) = struct.unpack_from("<I", blob)
+    head = json.loads(blob[4:4 + n])
+    assert (head["mode"], head["N"], head["d"], head["query"]) == ("similarity", 16, 8, 5)
+    assert (head["rows"], head["cols"]) == (1, 1) and "maps_at" not in head
+    start = 4 + n + head["unit_at"]
+    assert start % 4 == 0 and len(blob) == start + 2 * 16 * 8
+    rows = np.frombuffer(blob, "<f2", 16 * 8, start).reshape(16, 8)
+    assert np.array_equal(rows, unit.astype(np.float16))
+    with pytest.raises(ValueError):
+        explorer.similarity_payload(image, 3, 0, {}, unit)  # 16 rows for a 3 × 3 grid
+
+
+def test_the_similarity_rows_fit_up_to_the_cap():
+    assert explorer.rows_bytes(1024, 1024) == 2 * 2**20
+    assert explorer.rows_fit(1024, 1024)  # the largest settings: 2 MiB beside the picture
+    limit = (explorer.MAX_BYTES - 2**18) // 2  # N · d at the cap
+    assert explorer.rows_fit(1, limit) and not explorer.rows_fit(1, limit + 1)

@@ -721,3 +721,20 @@ def test_patch_numbers_are_10_pt_or_more_every_one_or_a_chequerboard(patch_size,
     numbered = [int(t[2]) for t in panel.texts]
     assert panel.text_pt >= 10
     assert numbered == [p for p in range(G * G) if every == 1 or sum(divmod(p, G)) % 2 == 0]
+
+
+def test_an_attention_grid_from_minus_1_to_1_draws_cosines_on_their_own_scale():
+    """vmin −1 (the patch similarity's fallback): −1 is the bottom colour, 1 the top, and the
+    colour bar runs −1 … 1; vmin 0 (every other map) is the scale it always was."""
+    from lens.figures.overlays import attention_grid_picture, overlay_rgb
+
+    grey = np.full((8, 8), 0.5, np.float32)
+    cos = np.array([[-1.0, 0.0], [0.5, 1.0]], np.float32)
+    low, high = overlay_rgb(grey, cos, 1.0, vmin=-1.0), overlay_rgb(grey, (cos + 1) / 2, 1.0)
+    np.testing.assert_allclose(low, high, atol=1e-6)  # (cos − vmin) / (vmax − vmin)
+    w = np.array([[0.0, 0.2], [0.4, 0.8]], np.float32)
+    assert np.array_equal(overlay_rgb(grey, w, 0.8), overlay_rgb(grey, w, 0.8, vmin=0.0))
+    image = np.zeros((8, 8, 1), np.float32)
+    pic = attention_grid_picture(image, cos[None], ["a"], "t", vmin=-1.0, vmax=1.0)
+    assert (pic.colourbar.vmin, pic.colourbar.vmax) == (-1.0, 1.0)
+    assert min(pic.colourbar.ticks()) < 0 < max(pic.colourbar.ticks())

@@ -8,6 +8,12 @@
 // uint8), the picture ([side, side, 3] uint8) and, when there are maps, the attention rows
 // ([rows, cols, N, N] float16, scaled by `header.scale`) and, for a model with prefix tokens
 // (CLS), each row's weight on them ([rows, cols, N], the same way).
+//
+// With `mode` "similarity" (lens.explorer.similarity_payload) there is one map: the cosine
+// similarity of every patch's features to the hovered patch's, u_i · u_j, computed here on
+// every hover from the patches' unit rows ([N, d] float16 at `unit_at`, normalised again after
+// decoding so that a patch's own value is 1), on the scale −1 … 1 or, with the scale button,
+// the pointed row's min … max; the legend says which.
 
 let F16 = null;  // float16 bit pattern -> float32, built once
 function f16table() {
@@ -28,7 +34,11 @@ function parse(bytes) {
   const base = bytes.byteOffset + 4 + n;
   head.lut = new Uint8Array(bytes.buffer, base + head.lut_at, 768);
   head.img = new Uint8Array(bytes.buffer, base + head.image_at, head.side * head.side * 3);
-  if (head.rows) {
+  if (head.mode === "similarity") {  // the unit rows, decoded once to float32 and renormalised
+    const count = head.N * head.d, start = base + head.unit_at;
+    head.unit = start % 2 ? new Uint16Array(bytes.slice(start - bytes.byteOffset,
+      start - bytes.byteOffset + 2 * count).buffer) : new Uint16Array(bytes.buffer, start, count);
+  } else if (head.rows) {
     const count = head.rows * head.cols * head.N * head.N;
     const start = base + head.maps_at;
     // copy when unaligned: Uint16Array needs an even offset
@@ -63,8 +73,20 @@ export default function (component) {
   const H = parse(data);
   const G = H.G, N = H.N, side = H.side, k = side / G;
   const f16 = f16table();
+  const SIM = H.mode === "similarity", D = H.d || 0;
+  let U = null;  // [N, d] float32 unit rows (similarity)
+  if (SIM) {
+    U = new Float32Array(N * D);
+    for (let i = 0; i < N; i++) {
+      let ss = 0;
+      for (let t = i * D; t < (i + 1) * D; t++) { U[t] = f16[H.unit[t]]; ss += U[t] * U[t]; }
+      const inv = ss > 0 ? 1 / Math.sqrt(ss) : 0;
+      for (let t = i * D; t < (i + 1) * D; t++) U[t] *= inv;
+    }
+  }
   let query = H.query, hover = H.query, keyTimer = null, nonce = 0;
   root.classList.toggle("el-only", !H.rows);
+  root.classList.toggle("el-sim", SIM);
   root.dataset.committed = String(query);
   root.dataset.hover = String(hover);
   root.dataset.big = "-1";
@@ -123,8 +145,10 @@ export default function (component) {
   // with the scale button, one scale shared by all (to compare heads' weights) -------------
   const panels = [];
   let bar = null, ticks = null, title = null, grid = null, scaleButton = null;
-  let shared = !!H.shared;
-  const ps = Math.min(side, G * Math.max(1, Math.floor(112 / G)));  // panel side in pixels
+  let shared = !!H.shared, fixed = true;  // similarity: the scale −1 … 1, else the row's range
+  let barLab = null;
+  const ps = SIM ? side  // one map, as large as the picture
+    : Math.min(side, G * Math.max(1, Math.floor(112 / G)));  // panel side in pixels
   const greyAt = (s) => {  // the image's grey, nearest-resampled to a panel of side s
     const g = new Float32Array(s * s);
     for (let y = 0; y < s; y++) for (let x = 0; x < s; x++) {
@@ -168,6 +192,8 @@ export default function (component) {
       const w = maps.clientWidth || 320;
       if (table) {
         grid.style.gridTemplateColumns = `max-content repeat(${H.cols}, minmax(0, 1fr))`;
+      } else if (SIM) {
+        grid.style.gridTemplateColumns = "minmax(0, 360px)";
       } else {
         const n = Math.max(1, Math.min(H.cols, 4, Math.floor(w / 96)));
         grid.style.gridTemplateColumns = `repeat(${n}, minmax(0, 1fr))`;
@@ -177,7 +203,8 @@ export default function (component) {
     const ro = new ResizeObserver(layout);
     ro.observe(maps);
     const b = el("div", "el-bar", maps);
-    el("div", "el-lab", b).textContent = H.text.colorbar;
+    barLab = el("div", "el-lab", b);
+    barLab.textContent = H.text.colorbar;
     const barbox = el("div", "el-barbox", b);
     bar = el("canvas", "", barbox);
     uni = el("div", "el-uni", barbox);  // the uniform weight 1/N, as on the server's bars
@@ -194,7 +221,10 @@ export default function (component) {
     scaleButton = el("button", "el-scale", b);
     scaleButton.type = "button";
     scaleButton.dataset.testid = "el-scale";
-    scaleButton.addEventListener("click", () => { shared = !shared; drawMaps(); });
+    scaleButton.addEventListener("click", () => {
+      if (SIM) fixed = !fixed; else shared = !shared;
+      drawMaps();
+    });
     if (H.text.enlarge) el("div", "el-note", b).textContent = H.text.enlarge;
     root._cleanup = () => ro.disconnect();
   }
@@ -203,13 +233,29 @@ export default function (component) {
   let vmax = 1;
   const colour = new Uint8Array(3 * N), opacity = new Float32Array(N);
   const pmax = new Float32Array(Math.max(1, H.rows * H.cols));  // each map's largest weight
-  // one panel's map over the grey picture, as `figures.overlay_rgb`: the colour's opacity
-  // follows the weight, alpha · (0.15 + 0.85 · level), so the photo shows where it is low
-  function drawPanel(p, ctx, img, s, g) {
-    const a = H.alpha, lut = H.lut, o = row(p, hover), d = img.data, sk = s / G;
-    const top = shared ? vmax : pmax[p];
+  const cur = new Float32Array(N);  // the values of the map being drawn
+  // the values panel p shows for the hovered patch: its attention row, or (similarity) the
+  // cosines u_hover · u_j, N dot products of d terms
+  function fill(p) {
+    if (SIM) {
+      const a = hover * D;
+      for (let j = 0; j < N; j++) {
+        let sum = 0;
+        for (let t = 0, b = j * D; t < D; t++) sum += U[a + t] * U[b + t];
+        cur[j] = Math.min(1, Math.max(-1, sum));
+      }
+      return;
+    }
+    const o = row(p, hover);
+    for (let j = 0; j < N; j++) cur[j] = f16[H.maps[o + j]];
+  }
+  // one panel's map (its values in `cur`) over the grey picture, as `figures.overlay_rgb`: the
+  // colour's opacity follows the level (value − lo) / (hi − lo), alpha · (0.15 + 0.85 · level),
+  // so the photo shows where it is low
+  function drawPanel(ctx, img, s, g, lo, hi) {
+    const a = H.alpha, lut = H.lut, d = img.data, sk = s / G;
     for (let j = 0; j < N; j++) {
-      const level = Math.min(1, Math.max(0, f16[H.maps[o + j]] / top));
+      const level = Math.min(1, Math.max(0, (cur[j] - lo) / (hi - lo)));
       const v = Math.round(level * 255);
       colour[3 * j] = lut[3 * v]; colour[3 * j + 1] = lut[3 * v + 1];
       colour[3 * j + 2] = lut[3 * v + 2];
@@ -229,9 +275,30 @@ export default function (component) {
     ctx.strokeStyle = "#00e5ff";  // the query patch (the hovered one)
     ctx.strokeRect((hover % G) * sk + 0.5, Math.floor(hover / G) * sk + 0.5, sk - 1, sk - 1);
   }
+  function drawSimilarity() {
+    fill(0);
+    let mn = 1, mx = -1;
+    for (let j = 0; j < N; j++) { mn = Math.min(mn, cur[j]); mx = Math.max(mx, cur[j]); }
+    const lo = fixed ? -1 : mn, hi = fixed ? 1 : (mx > mn ? mx : mn + 1e-6);
+    drawPanel(panels[0].ctx, panels[0].img, ps, grey, lo, hi);
+    uni.style.display = "none";
+    title.textContent = H.text.title.replace("{i}", String(hover));
+    barLab.textContent = fixed ? H.text.colorbar : H.text.colorbar_row;
+    ticks.children[0].textContent = fmt(lo);
+    ticks.children[1].textContent = fmt((lo + hi) / 2);
+    ticks.children[2].textContent = fmt(hi);
+    scaleButton.textContent = fixed ? H.text.to_row : H.text.to_fixed;
+    root.dataset.scale = fixed ? "fixed" : "row";
+  }
   function drawMaps() {
     if (!H.rows) return;
     const t0 = performance.now();
+    if (SIM) {
+      drawSimilarity();
+      root.dataset.paintMs = (performance.now() - t0).toFixed(3);
+      root.dataset.paints = String(Number(root.dataset.paints || 0) + 1);
+      return;
+    }
     vmax = 0;
     for (let p = 0; p < panels.length; p++) {
       const o = row(p, hover);
@@ -242,10 +309,12 @@ export default function (component) {
     }
     vmax = vmax > 0 ? vmax : 1;
     for (let p = 0; p < panels.length; p++) {
-      drawPanel(p, panels[p].ctx, panels[p].img, ps, grey);
+      fill(p);
+      drawPanel(panels[p].ctx, panels[p].img, ps, grey, 0, shared ? vmax : pmax[p]);
     }
     if (bigPanel >= 0) {
-      drawPanel(bigPanel, big.ctx, big.img, big.s, big.grey);
+      fill(bigPanel);
+      drawPanel(big.ctx, big.img, big.s, big.grey, 0, shared ? vmax : pmax[bigPanel]);
       const P = panels[bigPanel];
       big.lab.textContent = H.row_labels.length
         ? `${H.row_labels[P.r]}, ${H.col_labels[P.c]}` : H.titles[P.c];
@@ -343,6 +412,12 @@ export default function (component) {
   });
   const weightTip = (ev, cv, p) => {
     const P = panels[p], j = patchAt(cv, ev);
+    if (SIM) {  // `cur` holds the hovered patch's cosines (drawn last)
+      const w = fmt(cur[j]);
+      showTip(ev, `${patchText(j)} · ${H.text.weight} ${w}`);
+      root.dataset.tip = w;
+      return;
+    }
     const bits = H.maps[row(p, hover) + j];
     // below float16's normal range the digits are not the trace's: say only how small
     const value = (b) => b & 0x7c00 ? fmt(f16[b] / H.scale) : "< " + fmt(2 ** -14 / H.scale);
@@ -371,7 +446,7 @@ export default function (component) {
     P.cv.addEventListener("pointermove", onMove);
     P.cv.addEventListener("pointerdown", onMove);
     P.cv.addEventListener("pointerleave", hideTip);
-    P.cv.addEventListener("click", () => showBig(bigPanel === p ? -1 : p));
+    if (!SIM) P.cv.addEventListener("click", () => showBig(bigPanel === p ? -1 : p));
   }
   if (big) {
     big.cv.addEventListener("pointermove", (ev) => weightTip(ev, big.cv, bigPanel));

@@ -36,19 +36,22 @@ def uniform_label(uniform: float) -> str:
 
 
 def overlay_rgb(grey: np.ndarray, weights: np.ndarray, vmax: float,
-                alpha: float = 0.6) -> np.ndarray:
+                alpha: float = 0.6, vmin: float = 0.0) -> np.ndarray:
     """A map over the patch grid, nearest-upsampled to the image and blended on it with an
     opacity that follows the weight: where attention is low the photo stays visible, where it
     is high the colour covers it (up to `alpha`).
 
     Args:
-        grey: [S, S] in [0, 1]; weights: [G, G] ≥ 0; vmax: the top of the shared colour scale.
+        grey: [S, S] in [0, 1]; weights: [G, G] ≥ vmin; vmax: the top of the shared colour
+            scale, vmin its bottom (0 for weights; −1 for cosines).
     Returns:
         [S, S, 3] RGB in [0, 1] (one image per panel: half the drawing of two layers).
     """
     G = weights.shape[0]
     P = grey.shape[0] // G
-    level = np.clip(np.nan_to_num(np.asarray(weights, dtype=np.float32) / np.float32(vmax)),
+    w = np.asarray(weights, dtype=np.float32)
+    level = np.clip(np.nan_to_num(w / np.float32(vmax) if vmin == 0  # the weights' own rounding
+                                  else (w - np.float32(vmin)) / np.float32(vmax - vmin)),
                     0, 1)  # [G, G]
     colour = lut(OVERLAY_CMAP)[np.minimum((level * 256).astype(np.intp), 255)] / np.float32(255)
     opacity = (alpha * (0.15 + 0.85 * level))[:, None, :, None, None]  # [G, 1, G, 1, 1]
@@ -58,9 +61,9 @@ def overlay_rgb(grey: np.ndarray, weights: np.ndarray, vmax: float,
 
 
 def overlay_cells(grey: np.ndarray, weights: np.ndarray, vmax: float,
-                  alpha: float = 0.6) -> np.ndarray:
+                  alpha: float = 0.6, vmin: float = 0.0) -> np.ndarray:
     """`overlay_rgb` as uint8 [S, S, 3], the cells of a panel."""
-    return np.round(255 * overlay_rgb(grey, weights, vmax, alpha)).astype(np.uint8)
+    return np.round(255 * overlay_rgb(grey, weights, vmax, alpha, vmin)).astype(np.uint8)
 
 
 def overlay_scale(maps: np.ndarray, vmax: float | None) -> float:
@@ -84,10 +87,10 @@ def _query_rect(query: int | None, G: int, P: int, width: int) -> tuple[Rect, ..
 
 
 def _bar_room(vmax: float, height: int, label: str, uniform: float | None, tick_pt: float,
-              label_pt: float, integer: bool = False) -> tuple[int, int]:
+              label_pt: float, integer: bool = False, vmin: float = 0.0) -> tuple[int, int]:
     """Pixels right of the maps for the colour bar 0 … vmax: (before the bar: room for the even
     weight's mark, written left of it; the bar with its ticks, their labels and its label)."""
-    ticks = value_ticks(0.0, vmax, height, tick_pt, integer)
+    ticks = value_ticks(vmin, vmax, height, tick_pt, integer)
     widest = max((text_width(t, tick_pt) for t in tick_labels(ticks)), default=0.0)
     before = 12 + (round(text_width(uniform_label(uniform), MIN_PT)) + 6 if uniform else 0)
     after = BAR + TICK + 3 + round(widest) + (round(label_pt * PX * 1.5) if label else 0) + 8
@@ -99,7 +102,7 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
                            alpha: float = 0.6, row_labels: Sequence[str] | None = None,
                            colorbar_label: str = "", vmax: float | None = None,
                            uniform: float | None = None, width: float = 5.0,
-                           counts: bool = False) -> Picture:
+                           counts: bool = False, vmin: float = 0.0) -> Picture:
     """Attention maps over the image, one picture `width` inches wide (its maps share what the
     title, labels and colour bar leave) with one shared colour scale.
 
@@ -113,6 +116,8 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
         width: of the picture, in inches (100 px each): about the width of the column it is
             shown in at 820 px, so that its text (10 pt and more) reads at 10 px or more
         counts: the maps hold counts (how many chose each patch): whole-number ticks
+        vmin: the bottom of the colour scale (0: weights; −1 for cosine similarities, with
+            vmax 1)
     """
     k, G, _ = maps.shape
     S = image.shape[0]
@@ -123,10 +128,11 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
     W = round(width * DPI)
     gap_w, gap_h, top = 12, 28, 58 if title else 32
     left = 12 + (round(MIN_PT * PX * 1.6) if row_labels is not None else 0)
-    before, after = _bar_room(vmax, 200, colorbar_label, uniform, MIN_PT, MIN_PT, counts)
+    before, after = _bar_room(vmax, 200, colorbar_label, uniform, MIN_PT, MIN_PT, counts, vmin)
     side = max(24, (W - left - before - after - (ncols - 1) * gap_w) // ncols)
     height = nrows * side + (nrows - 1) * gap_h
-    before, after = _bar_room(vmax, height, colorbar_label, uniform, MIN_PT, MIN_PT, counts)
+    before, after = _bar_room(vmax, height, colorbar_label, uniform, MIN_PT, MIN_PT, counts,
+                              vmin)
     side = max(24, (W - left - before - after - (ncols - 1) * gap_w) // ncols)
     lines = max((len(wrap_px(t, MIN_PT, side + gap_w - 2, 2)) for t in titles), default=1)
     if lines > 1:  # a title on two lines: room for the second above every row
@@ -139,12 +145,12 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
         r, c = divmod(i, ncols)
         box = (left + c * (side + gap_w), top + r * (side + gap_h), side, side)
         label = row_labels[r] if row_labels is not None and c == 0 else ""
-        panels.append(Panel(box, overlay_cells(grey, maps[i], vmax, alpha), (S, S),
+        panels.append(Panel(box, overlay_cells(grey, maps[i], vmax, alpha, vmin), (S, S),
                             title=titles[i], title_pt=MIN_PT, title_fit=side + gap_w - 2,
                             title_lines=lines, ylabel=label, label_pt=MIN_PT,
                             rects=_query_rect(query, G, S // G, 2)))
     x_bar = left + ncols * side + (ncols - 1) * gap_w + before
-    bar = ColourBar((x_bar, top, BAR, height), OVERLAY_CMAP, 0.0, vmax, label=colorbar_label,
+    bar = ColourBar((x_bar, top, BAR, height), OVERLAY_CMAP, vmin, vmax, label=colorbar_label,
                     marks=() if uniform is None else ((uniform, uniform_label(uniform)),),
                     integer=counts) if k else None
     return Picture((W, H), tuple(panels), bar, title=title, title_pt=12, row_filter="up")
@@ -154,12 +160,13 @@ def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], t
                    *, ncols: int = 4, query: int | None = None, alpha: float = 0.6,
                    row_labels: Sequence[str] | None = None, colorbar_label: str = "",
                    vmax: float | None = None, uniform: float | None = None,
-                   width: float = 5.0, counts: bool = False) -> bytes:
+                   width: float = 5.0, counts: bool = False, vmin: float = 0.0) -> bytes:
     """PNG bytes of `attention_grid_picture`."""
     return png(attention_grid_picture(image, maps, titles, title, ncols=ncols, query=query,
                                       alpha=alpha, row_labels=row_labels,
                                       colorbar_label=colorbar_label, vmax=vmax,
-                                      uniform=uniform, width=width, counts=counts),
+                                      uniform=uniform, width=width, counts=counts,
+                                      vmin=vmin),
                "attention_grid")
 
 
