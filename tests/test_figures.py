@@ -39,6 +39,8 @@ KINDS = {
     "bar_panels": ((RNG.random((2, 8)), ["a", "b"], "key j", "weight", "rows"), {}),
     "lines": ((list(range(8)), [RNG.random(8)], ["pe"], "PE", "pos", "value"), {}),
     "pipeline": ((GREY, 8, ["image", "patches", "encoder"], ["x0", "layer × 2", "output"]), {}),
+    "answer_counts": ((["196 × 512", "196 × 64", "sharper"], [12, 5, 0], "the class", "students"),
+                      dict(right=[True, False, False])),
 }
 
 
@@ -738,3 +740,17 @@ def test_an_attention_grid_from_minus_1_to_1_draws_cosines_on_their_own_scale():
     pic = attention_grid_picture(image, cos[None], ["a"], "t", vmin=-1.0, vmax=1.0)
     assert (pic.colourbar.vmin, pic.colourbar.vmax) == (-1.0, 1.0)
     assert min(pic.colourbar.ticks()) < 0 < max(pic.colourbar.ticks())
+
+
+def test_a_class_map_counts_in_whole_students_and_its_histogram_marks_the_right_answer():
+    counts = np.array([[[0, 1], [1, 0]]], dtype=np.float32)  # one student per chosen patch
+    counted = figures.attention_grid_picture(GREY, counts, ["chosen"], "class", vmax=1.0,
+                                             counts=True)
+    assert counted.colourbar.ticks() == [0.0, 1.0]  # not 0.2, 0.4, …: students are whole
+    weights = figures.attention_grid_picture(GREY, counts, ["chosen"], "class", vmax=1.0)
+    assert len(weights.colourbar.ticks()) > 2
+    fig = figures.answer_counts_figure(["a", "b"], [3, 1], "t", "students", [False, True])
+    bars = fig.axes[0].patches
+    assert [round(b.get_width()) for b in bars] == [3, 1]
+    assert bars[0].get_facecolor() != bars[1].get_facecolor()  # the right one highlighted
+
