@@ -79,6 +79,9 @@ def test_page_opens_from_navigation(shared_page, app_url, step):
     if step == "vit":  # the note's encoder has no [CLS]: one line says how to load a ViT
         expect(page.locator(MAIN).get_by_text("scripts/app --checkpoint FILE").first
                ).to_be_visible()
+    elif step == "class":  # no class yet: the start and join forms (tests/browser/test_class.py)
+        expect(page.locator(MAIN).get_by_role("button", name="Start a class")).to_be_visible()
+        expect(page.locator(MAIN).get_by_role("button", name="Join")).to_be_visible()
     else:
         main_images(page, at_least=1)
 
