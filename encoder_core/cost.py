@@ -351,6 +351,27 @@ def patch_pca(cfg: EncoderConfig) -> Derived:
     return Derived(kept, transient, 2 * flops / (SVD64_GFLOPS * 1e9))
 
 
+def similarity_fits(n_tokens: int, d_model: int) -> bool:
+    """lens.explorer.rows_fit: whether the similarity explorer carries [N, d] float16 rows."""
+    return 2 * n_tokens * d_model + EXPLORER_FIXED <= EXPLORER_MAX_BYTES
+
+
+def patch_similarity(cfg: EncoderConfig) -> Derived:
+    """The patch similarity (lens/similarity_view.py) of one layer: the unit rows [N, d]
+    float32 kept (derived cache) and, when they fit the explorer (lens.explorer.rows_fit), their
+    float16 copy in its payload, else the picker's payload and one server map; beside them
+    while computed, the rows in float64 and their quotient [N, d] each."""
+    N, d = cfg.n_tokens, cfg.d_model
+    payload = 2 * N * d + EXPLORER_FIXED if similarity_fits(N, d) else EXPLORER_FIXED
+    return Derived(N * d * F32 + payload, 2 * N * d * F64, 3 * N * d / ELEMENTWISE64_PER_S)
+
+
+def similarity_terms(cfg: EncoderConfig) -> list[Derived]:
+    """`patch_similarity`, and over the explorer's cap the map the server draws."""
+    live = similarity_fits(cfg.n_tokens, cfg.d_model)
+    return [patch_similarity(cfg)] + ([] if live else [pictures([1])])
+
+
 def _stack(cfg: EncoderConfig) -> list[Derived]:
     """Rollout, head statistics, the explorer with the maps that fit (pages/stack.py: at most 6
     layers × 8 heads; all of them, else the chosen layer, else none), its pictures: the layer ×
@@ -367,6 +388,7 @@ def _stack(cfg: EncoderConfig) -> list[Derived]:
     table = [n_l * n_h] if live < n_l else []
     terms.append(pictures(table + [1, 1, 0, 0, 0]))
     terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
+    terms += similarity_terms(cfg)
     return terms
 
 
@@ -430,6 +452,7 @@ def _vit(cfg: EncoderConfig) -> list[Derived]:
     # the norm map; heads switched off: the per-head chart, the rows' change, the [CLS] maps
     terms.append(pictures([k, k, 1, L * k] + ([] if live else [k]) + [0, 0, 0, 2]))
     terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
+    terms += similarity_terms(cfg)
     return terms
 
 
@@ -485,14 +508,14 @@ def page_cost(cfg: EncoderConfig, page: str) -> Cost:
 
     "stack": the rollout (float64 [S, S] products over every layer) and the head statistics
     ([h, N, S] float64 temporaries per layer), the explorer's payload when it fits, the PCA of
-    the patch features (`patch_pca`);
+    the patch features (`patch_pca`), the patch similarity (`patch_similarity`);
     "compare": only its non-trace work (the gaps, the entropies of the two settings): its
     variant traces (`compare_variants`) are each a trace of their own, to be admitted with
     `trace_cost` of their configuration; "vit": the [CLS] maps, the row-0 rollout with a
-    discard ratio, the token norms, the explorer, the PCA, the heads switched off (`heads_off`:
-    ~2 layers' arrays while it reruns); "scores": the scaling demo and the divisor sweep;
-    "multihead": the head-sum check and the explorer; the other pages derive a few rows at most
-    (Cost(0, 0.0)).
+    discard ratio, the token norms, the explorer, the PCA, the patch similarity, the heads
+    switched off (`heads_off`: ~2 layers' arrays while it reruns); "scores": the scaling demo
+    and the divisor sweep; "multihead": the head-sum check and the explorer; the other pages
+    derive a few rows at most (Cost(0, 0.0)).
     """
     terms = page_terms(cfg, page)
     if not terms:

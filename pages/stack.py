@@ -16,6 +16,7 @@ from lens import chrome, explorer, figures, lesson, meaning, widgets
 from lens.context import PageContext, run_page
 from lens.heads_off import heads_off_section
 from lens.pca_view import pca_section
+from lens.similarity_view import similarity_section
 from lens.steps import EXTRA_PAGES, STEPS
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
@@ -166,7 +167,8 @@ def render(ctx: PageContext) -> None:
             st.info(ctx.t("trained_note"))
 
     pca_section(ctx, heading=st.subheader)  # --- 5 · PCA of the output's patch rows ----------
-    if tr.params.head is not None:  # --- 6 · heads switched off: the shapes model, a ViT's head
+    similarity_section(ctx, heading=st.subheader)  # --- 6 · patch similarity, live ------------
+    if tr.params.head is not None:  # --- 7 · heads switched off: the shapes model, a ViT's head
         heads_off_section(ctx, heading=st.subheader)
 
     in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's

@@ -34,6 +34,7 @@ from lens.context import PageContext, run_page
 from lens.heads_off import heads_off_section
 from lens.pca_view import pca_section
 from lens.prediction import prediction
+from lens.similarity_view import similarity_section
 
 MAX_HEADS = 12  # heads drawn side by side at once (the learner chooses which above that)
 PAGE_PX = 950  # about the main column's width at 1400 px with the sidebar open
@@ -189,7 +190,8 @@ def render(ctx: PageContext) -> None:
                    else ctx.t("norm_none"))
 
     pca_section(ctx)  # --- 6 · PCA of the patch features (issue 26) ----------------------------
-    heads_off_section(ctx)  # --- 7 · heads switched off (issue 26) ------------------------------
+    similarity_section(ctx)  # --- 7 · patch similarity, live (issue 26) -------------------------
+    heads_off_section(ctx)  # --- 8 · heads switched off (issue 26) ------------------------------
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

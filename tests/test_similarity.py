@@ -67,3 +67,10 @@ def test_a_zero_row_has_cosine_0_and_a_row_far_out_is_caught():
     assert np.allclose(cosine_map(unit, 1), [0, 0, 0, 0])
     with pytest.raises(IndexError):
         cosine_map(unit, 4)
+
+
+def test_cosine_map_leaves_its_rows_unchanged(trace):
+    unit = np.array(unit_rows(trace))  # a writable copy
+    before = unit.copy()
+    cosine_map(unit, 3)
+    assert np.array_equal(unit, before)

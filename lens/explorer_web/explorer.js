@@ -12,8 +12,8 @@
 // With `mode` "similarity" (lens.explorer.similarity_payload) there is one map: the cosine
 // similarity of every patch's features to the hovered patch's, u_i · u_j, computed here on
 // every hover from the patches' unit rows ([N, d] float16 at `unit_at`, normalised again after
-// decoding so that a patch's own value is 1), on the scale −1 … 1 or, with the scale button,
-// the pointed row's min … max; the legend says which.
+// decoding so that a patch's own value is 1), on the scale of the pointed row's min … max
+// (its own 1 at the top) or, with the scale button, −1 … 1; the legend says which.
 
 let F16 = null;  // float16 bit pattern -> float32, built once
 function f16table() {
@@ -145,7 +145,7 @@ export default function (component) {
   // with the scale button, one scale shared by all (to compare heads' weights) -------------
   const panels = [];
   let bar = null, ticks = null, title = null, grid = null, scaleButton = null;
-  let shared = !!H.shared, fixed = true;  // similarity: the scale −1 … 1, else the row's range
+  let shared = !!H.shared, fixed = false;  // similarity: the row's min … max, or −1 … 1
   let barLab = null;
   const ps = SIM ? side  // one map, as large as the picture
     : Math.min(side, G * Math.max(1, Math.floor(112 / G)));  // panel side in pixels

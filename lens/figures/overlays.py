@@ -43,7 +43,7 @@ def overlay_rgb(grey: np.ndarray, weights: np.ndarray, vmax: float,
 
     Args:
         grey: [S, S] in [0, 1]; weights: [G, G] ≥ vmin; vmax: the top of the shared colour
-            scale, vmin its bottom (0 for weights; −1 for cosines).
+            scale, vmin its bottom (0 for weights; a cosine map's lowest value, or −1).
     Returns:
         [S, S, 3] RGB in [0, 1] (one image per panel: half the drawing of two layers).
     """
@@ -116,8 +116,8 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
         width: of the picture, in inches (100 px each): about the width of the column it is
             shown in at 820 px, so that its text (10 pt and more) reads at 10 px or more
         counts: the maps hold counts (how many chose each patch): whole-number ticks
-        vmin: the bottom of the colour scale (0: weights; −1 for cosine similarities, with
-            vmax 1)
+        vmin: the bottom of the colour scale (0: weights; for cosine similarities their
+            lowest value, or −1, with vmax 1)
     """
     k, G, _ = maps.shape
     S = image.shape[0]
