@@ -8,7 +8,8 @@
     steps.py      the registry of pages (pages/<id>.py), by id, in the note's order
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
     explorer.py   the picture that picks the query; with maps, they follow the pointer in the
-                  browser (explorer_web/: its HTML, CSS and JavaScript)
+                  browser (explorer_web/: its HTML, CSS and JavaScript); its similarity mode
+                  (similarity_view.py: every patch's cosine with the pointed one)
     layout_js.py  in the browser: wide formulas fitted, a new page at its top, a tablet's
                   sidebar collapsed (layout_web/layout.js)
     blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
