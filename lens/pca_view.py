@@ -34,22 +34,11 @@ def say(ctx: PageContext, key: str, **values: object) -> str:
 
 
 def layer_choice(ctx: PageContext) -> int | None:
-    """The features the PCA reads: a layer's output (0-based), or None for the encoder's output
-    after its final norm (offered only when there is one: else it is the last layer's)."""
-    L = ctx.cfg.n_layers
-    options = list(range(L)) + ([L] if ctx.trace.final_ln is not None else [])
-    if len(options) == 1:
-        return None
-    key = f"pca_layer_{ctx.id}"
-    if st.session_state.get(key) not in options:  # new, or another model's layers
-        st.session_state[key] = options[-1]
-    texts = translator(ctx.lang, OWNER)  # a widget keeps its format_func: never through ctx
-    chosen = st.select_slider(
-        say(ctx, "pca_layer"), options=options, key=key,
-        format_func=lambda i: texts("pca_output") if i == L else texts("pca_layer_n", l=i + 1,
-                                                                            L=L))
-    last = L if ctx.trace.final_ln is not None else L - 1  # the one that is the output
-    return None if chosen == last else chosen
+    """The features the PCA reads (`widgets.feature_layer`)."""
+    L, texts = ctx.cfg.n_layers, translator(ctx.lang, OWNER)  # kept by the widget: not ctx
+    return widgets.feature_layer(
+        ctx, f"pca_layer_{ctx.id}", say(ctx, "pca_layer"),
+        lambda i: texts("pca_output") if i == L else texts("pca_layer_n", l=i + 1, L=L))
 
 
 def pca_section(ctx: PageContext, heading: Callable[[str], object] = st.header) -> None:

@@ -36,21 +36,11 @@ def click_key(ctx: PageContext) -> str:
 
 
 def layer_choice(ctx: PageContext) -> int | None:
-    """The features compared: a layer's output (0-based), or None for the encoder's output
-    (after its final norm when there is one: then offered beside the layers)."""
-    L = ctx.cfg.n_layers
-    options = list(range(L)) + ([L] if ctx.trace.final_ln is not None else [])
-    if len(options) == 1:
-        return None
-    key = f"similarity_layer_{ctx.id}"
-    if st.session_state.get(key) not in options:  # new, or another model's layers
-        st.session_state[key] = options[-1]
-    texts = translator(ctx.lang, OWNER)  # a widget keeps its format_func: never through ctx
-    chosen = st.select_slider(
-        say(ctx, "sim_layer"), options=options, key=key,
-        format_func=lambda i: texts("sim_output") if i == L else texts("sim_layer_n", l=i + 1,
-                                                                            L=L))
-    return None if chosen == options[-1] else chosen
+    """The features compared (`widgets.feature_layer`)."""
+    L, texts = ctx.cfg.n_layers, translator(ctx.lang, OWNER)  # kept by the widget: not ctx
+    return widgets.feature_layer(
+        ctx, f"similarity_layer_{ctx.id}", say(ctx, "sim_layer"),
+        lambda i: texts("sim_output") if i == L else texts("sim_layer_n", l=i + 1, L=L))
 
 
 def pointed(ctx: PageContext) -> int:

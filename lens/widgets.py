@@ -256,6 +256,22 @@ def _chooser(ctx: PageContext, count: int, *, key: str, limit: int, default: lis
     return chosen
 
 
+def feature_layer(ctx: PageContext, key: str, label: str,
+                  name: Callable[[int], str]) -> int | None:
+    """Which features a view reads: a layer's output (0-based), or None for the encoder's
+    output — after its final norm when there is one (then offered beside the layers as index
+    L), else the last layer's. `name(i)` words option i; it is kept by the widget, so it must
+    not hold the context (a translator, not ctx)."""
+    L = ctx.cfg.n_layers
+    options = list(range(L)) + ([L] if ctx.trace.final_ln is not None else [])
+    if len(options) == 1:
+        return None
+    if st.session_state.get(key) not in options:  # new, or another model's layers
+        st.session_state[key] = options[-1]
+    chosen = st.select_slider(label, options=options, key=key, format_func=name)
+    return None if chosen == options[-1] else chosen
+
+
 def _index_selector(ctx: PageContext, key: str, count: int, where: Where = None) -> int:
     if count == 1:
         return 0
