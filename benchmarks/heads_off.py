@@ -19,15 +19,13 @@ Figures, not pass/fail: the machine is shared.
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
 import tempfile
-import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.timing import median_ms, vit_page
 from encoder_core import encode, predict
 from encoder_core.checkpoints.load import load_checkpoint
 from encoder_core.cost import encode_seconds, heads_off, layer_bytes
@@ -38,15 +36,6 @@ from tests.support.vit_dicts import write_timm_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 VIT_S16 = dict(d=384, C=3, P=16, grid=14, L=12, d_ff=1536)
-
-
-def median_ms(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1000 * statistics.median(times)
 
 
 def peak_mb(fn) -> float:
@@ -62,25 +51,7 @@ def peak_mb(fn) -> float:
 
 def page_latency(path: str) -> None:
     """The ★ ViT page's runs (seconds) around the section, on the checkpoint at `path`."""
-    from streamlit.testing.v1 import AppTest
-
-    from lens.models import CHECKPOINTS_ENV
-    from lens.steps import PAGES
-
-    os.environ[CHECKPOINTS_ENV] = path
-    compute.clear_models()
-    for cache in compute.caches().values():
-        cache.clear()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
-    at.query_params["weights"] = Path(path).stem
-    at.run()
-    at.switch_page(PAGES["vit"].path)
-
-    def run() -> float:
-        t0 = time.perf_counter()
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        return time.perf_counter() - t0
+    at, run = vit_page(path)
 
     first = run()
     at.select_slider(key="heads_off_layer_vit").set_value(0)

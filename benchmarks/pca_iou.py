@@ -25,13 +25,12 @@ Figures, not pass/fail: the machine is shared.
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.timing import median_ms
 from encoder_core import encode
 from encoder_core.checkpoints.load import load_checkpoint
 from encoder_core.params import init_params
@@ -88,15 +87,6 @@ def iou_table(n: int, seed: int) -> None:
             where = "output" if layer == cfg.n_layers - 1 else f"layer {layer + 1}"
             print(f"  {name + ', ' + where:24s} pixels: {summary(px)} | patches: {summary(pa)}"
                   f" | either sign: mean {either.mean():.3f}")
-
-
-def median_ms(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1000 * statistics.median(times)
 
 
 def pictures(tr, pca) -> tuple[bytes, bytes, bytes]:

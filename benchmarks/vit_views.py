@@ -17,7 +17,6 @@ discard ratio (each value new to the caches). Figures, not pass/fail: the machin
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.timing import median_ms, vit_page
 from encoder_core import encode
 from encoder_core.checkpoints.load import load_checkpoint
 from encoder_core.views.rollout import attention_rollout
@@ -43,15 +43,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 VIT_S = dict(d=384, C=3, L=12, d_ff=1536)
 SHAPES = {"ViT-S/16 (197 tokens)": dict(P=16, grid=14), "ViT-S/8 (785 tokens)": dict(P=8, grid=28)}
-
-
-def median_ms(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1000 * statistics.median(times)
 
 
 def core_and_pictures(path: str, repeat: int) -> None:
@@ -89,25 +80,7 @@ def core_and_pictures(path: str, repeat: int) -> None:
 
 
 def page_latency(path: str, repeat: int) -> None:
-    from streamlit.testing.v1 import AppTest
-
-    from lens.models import CHECKPOINTS_ENV
-    from lens.steps import PAGES
-
-    os.environ[CHECKPOINTS_ENV] = path
-    compute.clear_models()
-    for cache in compute.caches().values():  # pictures included
-        cache.clear()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
-    at.query_params["weights"] = Path(path).stem
-    at.run()
-    at.switch_page(PAGES["vit"].path)
-
-    def run() -> float:
-        t0 = time.perf_counter()
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        return time.perf_counter() - t0
+    at, run = vit_page(path)
 
     cold = run()
     cached = statistics.median(run() for _ in range(repeat))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lens import pca_view
-from tests.support.apptest_helpers import SMALL, assert_clean, new_app, page_path
+from tests.support.apptest_helpers import SMALL, assert_clean, opened
 
 
 def pictures(at) -> dict[str, str]:
@@ -22,12 +22,6 @@ def headings(at) -> list[str]:
     return [h.value for h in (*at.main.header, *at.main.subheader)]
 
 
-def opened(page: str, **query: str):
-    at = new_app(**query)
-    at.run()
-    at.switch_page(page_path(page)).run()
-    assert_clean(at)
-    return at
 
 
 TITLE = {"en": "PCA of the patch features: object and background",

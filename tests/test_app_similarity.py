@@ -18,7 +18,7 @@ from encoder_core.cost import similarity_fits
 from encoder_core.views.similarity import cosine_map, unit_rows
 from lens import compute, explorer, widgets
 from lens.settings import Settings
-from tests.support.apptest_helpers import SMALL, assert_clean, new_app, page_path
+from tests.support.apptest_helpers import SMALL, assert_clean, new_app, opened, page_path
 from tests.test_app_figure_texts import english_words
 
 TITLE = {"en": "Patch similarity: which patches have features like this one",
@@ -60,12 +60,6 @@ def decoded(blob: bytes) -> tuple[dict, np.ndarray]:
     return head, rows
 
 
-def opened(page: str, **query: str):
-    at = new_app(**query)
-    at.run()
-    at.switch_page(page_path(page)).run()
-    assert_clean(at)
-    return at
 
 
 def headings(at) -> list[str]:

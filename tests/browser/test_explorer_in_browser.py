@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from encoder_core import encode
 from lens import compute
 from lens.settings import Settings
 from tests.support.browser_helpers import (
     MAIN,
+    WATCH_RUNS_JS,
     assert_no_errors,
+    default_trace,
     open_app,
     screenshot,
     title,
@@ -36,22 +37,11 @@ EXPLORER = '[data-testid="el-explorer"]'
 PICKER = f"{EXPLORER} .el-pick canvas"
 WHERE = re.compile(r"query patch i = (\d+)")
 
-WATCH_RUNS_JS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  window.__states = [];
-  window.__watch = new MutationObserver(() =>
-    window.__states.push(app.getAttribute('data-test-script-state')));
-  window.__watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
-
 
 @cache
 def default_attn() -> np.ndarray:
     """attn of layer 1 at the defaults, [n_heads, N, N], computed here as the app does."""
-    cfg = Settings().normalised()[0].to_config()
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
-                                    cfg.channels)
-    return np.asarray(encode(image, cfg, compute.random_params(cfg)).layers[0].attn)
+    return np.asarray(default_trace().layers[0].attn)
 
 
 def same_to_3_digits(shown: float, trace: float) -> bool:

@@ -13,13 +13,12 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from encoder_core import encode
 from encoder_core.views.similarity import cosine_map, unit_rows
-from lens import compute
-from lens.settings import Settings
 from tests.support.browser_helpers import (
     MAIN,
+    WATCH_RUNS_JS,
     assert_no_errors,
+    default_trace,
     open_app,
     screenshot,
     wait_for,
@@ -34,22 +33,11 @@ SIM = '[data-testid="el-similarity"]'
 PICKER = f"{SIM} .el-pick canvas"
 MAP = f"{SIM} .el-cell canvas"
 
-WATCH_RUNS_JS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  window.__states = [];
-  window.__watch = new MutationObserver(() =>
-    window.__states.push(app.getAttribute('data-test-script-state')));
-  window.__watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
-
 
 @cache
 def default_unit() -> np.ndarray:
     """The unit rows of the output at the defaults, [N, d], computed here as the app does."""
-    cfg = Settings().normalised()[0].to_config()
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
-                                    cfg.channels)
-    return unit_rows(encode(image, cfg, compute.random_params(cfg)))
+    return unit_rows(default_trace())
 
 
 def dataset(page) -> dict:

@@ -76,3 +76,11 @@ def open_page(at: AppTest, page_id: str) -> AppTest:
     if keys.INITIALISED not in at.session_state:
         at.run()
     return at.switch_page(page_path(page_id)).run()
+
+
+def opened(page_id: str, **query: str) -> AppTest:
+    """A new session opened with a link carrying `query`, then on page `page_id`, run clean."""
+    at = new_app(**query)
+    open_page(at, page_id)
+    assert_clean(at)
+    return at

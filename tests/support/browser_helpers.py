@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -44,6 +45,31 @@ EXTRA_PAGES = tuple((p.id, p.title_in("en"), p.title_in("zh"))  # "★ " links
 ALL_PAGES = STEPS + EXTRA_PAGES
 D_MODEL = translate("d_model", "en")  # "d_model — width of each token vector"
 N_HEADS = translate("n_heads", "en")  # "h — number of heads (n_heads)"
+
+
+# Watches the app's script runs from now on: window.__states collects each change of its
+# data-test-script-state ("running", "notRunning", …) — none while the browser repaints alone.
+WATCH_RUNS_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  window.__states = [];
+  window.__watch = new MutationObserver(() =>
+    window.__states.push(app.getAttribute('data-test-script-state')));
+  window.__watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+
+@functools.cache
+def default_trace():
+    """The trace of the built-in photo at the default settings with the random weights, as the
+    app computes it (what a browser test compares the page's numbers with)."""
+    from encoder_core import encode
+    from lens import compute
+    from lens.settings import Settings
+
+    cfg = Settings().normalised()[0].to_config()
+    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+                                    cfg.channels)
+    return encode(image, cfg, compute.random_params(cfg))
 
 
 def nav_label(i: int, lang: str = "en") -> str:
