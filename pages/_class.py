@@ -19,7 +19,7 @@ def render(ctx: PageContext) -> None:
     elif ctx.member.teacher:
         teacher.panel(ctx, ctx.member)
     else:  # a student: on to the class's step, the link keeping the token
-        step = join.class_step(ctx.member)
+        step = join.class_step()
         st.switch_page(PAGES[step].path)
 
 

@@ -20,7 +20,16 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..i18n import translate, translator
 from ..settings import Settings
 from .asking import class_settings
-from .member import CLASS_PARAM, Member, become, brief, client_key, shared_store, store_error
+from .member import (
+    CLASS_PARAM,
+    Member,
+    become,
+    brief,
+    class_state,
+    client_key,
+    shared_store,
+    store_error,
+)
 from .store import MAX_NICKNAME, RefusedError, normal_code
 
 if TYPE_CHECKING:
@@ -115,10 +124,7 @@ def join_class(lang: str) -> None:
     become(Member(normal_code(code), "student", token))
 
 
-def class_step(member: Member) -> str:
-    """The step the class is on (the first step once the class is gone)."""
-    try:
-        class_state = shared_store().state(member.code)
-    except SQLAlchemyError:
-        class_state = None
-    return class_state["step"] if class_state else "overview"
+def class_step() -> str:
+    """The step the class is on, as this run read it (the first step when out of reach)."""
+    seen = class_state()
+    return seen["step"] if seen else "overview"

@@ -35,6 +35,7 @@ TEACHER_PARAM = "teacher"  # ?teacher=KEY: the teacher link, read once and remov
 COOKIE = "encoder_lens_teacher"  # "CODE.KEY" in the teacher's browser
 MEMBER = "_class_member"  # this session's Member
 STORE_ERROR = "_class_store_error"  # why the store could not be reached, this run
+CLASS_STATE = "_class_state"  # the class as this run read it (`class_state`)
 PROXY_ENV = "ENCODER_LENS_BEHIND_PROXY"  # "1": the replicas are reached through HAProxy
 
 JS = (files("lens") / "classroom_web" / "keep.js").read_text(encoding="utf-8")
@@ -80,6 +81,7 @@ def current(store: Store | None = None) -> Member | None:
     cookie. A class that ended (or expired) ends the membership."""
     state = st.session_state
     member = state.get(MEMBER)
+    state.pop(CLASS_STATE, None)
     q = st.query_params
     if member is None and not (TEACHER_PARAM in q or STUDENT_PARAM in q
                                or isinstance(st.context.cookies.get(COOKIE), str)):
@@ -88,8 +90,11 @@ def current(store: Store | None = None) -> Member | None:
         store = store or shared_store()
         if member is None:
             member = _from_link(store) or _from_cookie(store)
-        if member is not None and store.state(member.code) is None:
+        seen = store.state(member.code) if member is not None else None
+        if seen is None:
             member = None  # the class is over
+        else:
+            state[CLASS_STATE] = seen  # this run's look at the class: `class_state()`
     except SQLAlchemyError as err:  # the database is down or out of reach: said, no crash;
         state[STORE_ERROR] = brief(err)  # a member stays one (the class may be back soon)
         return state.get(MEMBER)
@@ -99,6 +104,13 @@ def current(store: Store | None = None) -> Member | None:
     else:
         state[MEMBER] = member
     return member
+
+
+def class_state() -> dict | None:
+    """The class as this page run's `current()` read it (step, settings, tasks): one look at
+    the store per run, shared by the settings, the cards and the panel. None: no class, or the
+    store out of reach. The fragments that poll read the store themselves."""
+    return st.session_state.get(CLASS_STATE)
 
 
 def brief(err: Exception) -> str:

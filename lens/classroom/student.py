@@ -33,6 +33,7 @@ from ..steps import PAGES
 from . import view
 from .asking import OWN, Asked, asked_on, given_value, stored_value
 from .member import Member, brief, shared_store
+from .member import class_state as member_class_state
 from .store import RefusedError
 
 if TYPE_CHECKING:
@@ -53,14 +54,11 @@ def class_settings_for(member: Member, own: Settings, models: Mapping[str, Encod
                        checkpoints: Sequence[int]) -> Settings:
     """A student's settings: the class's image and model, the student's own language and
     selectors, the lesson on."""
-    try:
-        class_state = shared_store().state(member.code)
-    except SQLAlchemyError:
-        class_state = None  # out of reach: the cards say so; the page keeps its settings
-    if class_state is None:
+    seen = member_class_state()  # None when out of reach: the cards say so; the page keeps its own
+    if seen is None:
         return own
     mine = own.to_url()
-    query = {**class_state["settings"], **{k: mine[k] for k in OWN}, "lesson": "1"}
+    query = {**seen["settings"], **{k: mine[k] for k in OWN}, "lesson": "1"}
     return Settings.from_url(query, models, checkpoints)[0]
 
 
@@ -89,13 +87,11 @@ def withheld_by(ctx: PageContext, spec) -> tuple[str, ...]:  # noqa: ANN001
 
 
 def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
-    store = shared_store()
-    class_state = store.state(member.code)
-    remember(class_state)  # the follower runs the page again when the class changes
-    class_state = class_state or {"tasks": {}, "fixed": {}}
-    mine = store.answers_of(member.code, member.secret)
+    seen = member_class_state()
+    remember(seen)  # the follower runs the page again when the class changes
+    mine = shared_store().answers_of(member.code, member.secret)  # out of reach: raises
     withheld: set[str] = set()
-    asked = asked_on(ctx, ctx.id, class_state)
+    asked = asked_on(ctx, ctx.id, seen or {"tasks": {}, "fixed": {}})
     for n, a in enumerate(asked, 1):
         with st.container(border=a.state != "revealed", key=f"class_card_{a.task.text_id}"):
             if a.state == "revealed":

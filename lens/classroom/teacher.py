@@ -26,7 +26,8 @@ from ..steps import PAGES, STEPS, step_number
 from . import view
 from .asking import Asked, asked_on, class_settings, rule_for, same_settings
 from .join import join_link, qr_png
-from .member import Member, become, brief, keep_teacher, shared_store
+from .member import Member, become, brief, keep_teacher, shared_store, store_error
+from .member import class_state as member_class_state
 from .store import RefusedError
 
 if TYPE_CHECKING:
@@ -56,9 +57,10 @@ def panel(ctx: PageContext, member: Member) -> None:
 
 
 def draw_panel(ctx: PageContext, member: Member) -> None:
-    store = shared_store()
-    class_state = store.state(member.code)
+    class_state = member_class_state()  # this run's look at the class
     if class_state is None:
+        if store_error():
+            st.error(say(ctx.lang, "store_down", why=store_error()))
         return
     t = translator(ctx.lang, OWNER)
     error = st.session_state.pop(ERROR, None)
