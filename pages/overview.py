@@ -13,26 +13,9 @@ from encoder_core.views.vit_steps import pixel_stats_guess, vit_differences
 from lens import chrome, figures, widgets
 from lens.context import PageContext, run_page
 from lens.i18n import worded
+from lens.pipeline_words import pipeline_captions, pipeline_stages
 from lens.prediction import prediction
 from lens.session import set_settings
-
-
-def vit_stages(ctx, cfg) -> list[str]:
-    """The pipeline figure's boxes for a ViT, in the order it runs."""
-    S_, d = cfg.seq_len, cfg.d_model
-    prefix = ", ".join(prefix_names(cfg))
-    embed = f"{ctx.t('word_patches')} · W_E" + (" + b_E" if cfg.patch_bias else "")
-    pos = (" + pos_embed" if cfg.position == "learned" else " + PE") if cfg.use_pe else ""
-    x0 = f"x0 = [{prefix}; {embed}]{pos}" if cfg.n_prefix else f"x0 = {embed}{pos}"
-    ls = ("ls_1 ⊙ ", "ls_2 ⊙ ") if cfg.layer_scale else ("", "")
-    layer = (f"x + {ls[0]}attn(LN₁(x))" + (f",  x + {ls[1]}FFN(LN₂(x))" if cfg.use_ffn else "")
-             if cfg.norm_first else ctx.t("stage_layer_ffn" if cfg.use_ffn else "stage_layer"))
-    out = (f"LayerNorm(x) → {ctx.t('stage_output')}" if cfg.final_norm
-           else ctx.t("stage_output"))
-    cls = f";  {ctx.t('stage_cls')} [1 × {d}]" if cfg.cls_token else ""
-    stages = [ctx.t("stage_pixels")] if cfg.normalises_pixels else []
-    return stages + [f"{x0}   [{S_} × {d}]", f"{layer}   × {cfg.n_layers}   (h = {cfg.n_heads})",
-                     f"{out} [{S_} × {d}]{cls}"]
 
 
 def vit_formulas(cfg, image: str, pixels: str, patches: str, output: str) -> list[str]:
@@ -88,23 +71,14 @@ def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom (the header and the sidebar are
     drawn by `run_page`)."""
     cfg = ctx.cfg
-    N, D, d, L = cfg.n_tokens, cfg.patch_dim, cfg.d_model, cfg.n_layers
+    N, d = cfg.n_tokens, cfg.d_model
     vit = bool(vit_differences(cfg))  # a real ViT's steps (the note's encoder: none)
     st.markdown(ctx.t("what_to_do"))
-    sublayers = ctx.t("stage_layer_ffn") if cfg.use_ffn else ctx.t("stage_layer")
+    pipeline_picture(ctx, pipeline_captions(ctx.t, cfg), pipeline_stages(ctx.t, cfg))
     if vit:
-        pipeline_picture(ctx, [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
-                               ctx.t("cap_patches", N=N, D=D),
-                               ctx.t("cap_vit_encoder" if cfg.norm_first else "cap_encoder", L=L)],
-                         vit_stages(ctx, cfg))
         model = ctx.model
         st.write(ctx.t("vit_intro", name=model.name if model else "ViT", N=N, S=cfg.seq_len))
     else:
-        pipeline_picture(ctx, [ctx.t("cap_image", S=cfg.image_size, C=cfg.channels),
-                               ctx.t("cap_patches", N=N, D=D), ctx.t("cap_encoder", L=L)],
-                         [f"x0 = {ctx.t('word_patches')} · W_E + PE   [{N} × {d}]",
-                          f"{sublayers}  × {L}   (h = {cfg.n_heads})",
-                          f"{ctx.t('stage_output')}   [{N} × {d}]"])
         st.write(ctx.t("intro"))
     widgets.note_original(ctx)
 
