@@ -547,3 +547,21 @@ def compare_variants(cfg: EncoderConfig) -> dict[str, EncoderConfig]:
         if variant != cfg:
             out[side] = variant
     return out
+
+
+# --- the walk as a handout (lens.handout) -------------------------------------------------------
+
+HANDOUT_FIXED_BYTES = 160 * 2**20  # matplotlib's pages and pictures, the PDF being written
+HANDOUT_SECONDS = 6.0  # its pages at any size (the text, the fonts' subsets, the images)
+
+
+def handout_cost(cfg: EncoderConfig) -> Cost:
+    """The predicted cost of the PDF of the walk: bytes = the trace it reads (kept alive through
+    the build, which runs after the page's run released it) + the pictures' largest
+    temporaries (an [S, max(S, d_ff)] matrix block-averaged in float64, a few copies) + what
+    matplotlib holds; seconds = a fixed part + the stack's maps. Measured by
+    benchmarks/handout.py."""
+    S = cfg.seq_len
+    temporaries = 4 * S * max(S, cfg.d_ff) * 8
+    seconds = HANDOUT_SECONDS + 1e-6 * cfg.n_layers * cfg.n_heads * S
+    return Cost(trace_bytes(cfg) + temporaries + HANDOUT_FIXED_BYTES, seconds)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
@@ -46,6 +46,9 @@ class PageContext:
     head_model: object | None = None  # the classifier head of a trained model
     withheld: frozenset[str] = frozenset()  # element keys a lesson's open task withholds
     member: Member | None = None  # this browser in a live class: its teacher, a student
+    # the selectors drawn so far in this run, in order, as shown: {"layer": 1, "head": 3,
+    # "query": 105} — what made the pictures drawn after them (their PNGs' file names)
+    chosen: dict[str, int] = field(default_factory=dict)
 
     @property
     def withheld_text(self) -> str:
@@ -130,7 +133,7 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
              ) -> None:
     """Run the page of `script` (a page module's `__file__`): its context, then `render(ctx)`.
     The run holds the memory it reserved (for its trace and the variants `plan` names) until
-    it ends.
+    it ends; a handout asked for in the run is built after that, under its own reservation.
 
     Run without the entry script — Streamlit's pages-folder mode runs the page's file alone
     (`lens.steps`): a fresh server's first visit (/multihead), and every AppTest run — it runs
@@ -143,6 +146,7 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
         chrome.route()
         return
     st.session_state[keys.ENTRY] = False  # the router sets it again on each run
+    from . import handout_ui  # here: it reads a PageContext, defined in this module
     with ExitStack() as hold:
         ctx = page(info.id, hold, plan)
         if ctx.student is not None:  # a class's cards: answered when the teacher asks
@@ -153,11 +157,13 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
                 lesson.choose(ctx)
             if ctx.settings.lesson:  # the task cards, then the page without what they withhold
                 ctx.withheld = lesson.ask(ctx)
+        slot = handout_ui.offer(ctx)  # the walk as a PDF: built below, once asked
         if ctx.shows("page"):
             render(ctx)
         else:  # an open task withholds the whole page: its navigation only
             st.caption(ctx.t(ctx.withheld_text))
             chrome.footer(ctx)
+    handout_ui.build_asked(ctx, slot)  # after the run's reservation is released
 
 
 def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext:

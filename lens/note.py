@@ -52,3 +52,28 @@ def note_markdown(step: str) -> str:
     text = "\n".join(out)
     text = re.sub(r"\\\((.+?)\\\)", lambda m: f"${m.group(1).strip()}$", text)
     return text.replace("$ $", "$\u2009$")
+
+
+PLAIN_MATH = ((r"\oplus", "⊕"), (r"\cdot", "·"), (r"\times", "×"), ("\\sqrt(", "√("),
+              (r"\left", ""), (r"\right", ""))
+
+
+def plain_math(tex: str) -> str:
+    """The note's little LaTeX as plain text (for the handout, where a CJK character inside
+    mathtext would be a dummy glyph): \\frac{a}{b} → a/b, \\sqrt{x} → √x, d_{model} → d_model,
+    \\hat{x_i} → x̂_i."""
+    for a, b in PLAIN_MATH:
+        tex = tex.replace(a, b)
+    for _ in range(3):  # nested braces, innermost first
+        tex = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", tex)
+        tex = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", tex)
+        tex = re.sub(r"\\hat\{(\w)([^{}]*)\}", "\\1\u0302\\2", tex)
+        tex = re.sub(r"_\{([^{}]*)\}", r"_\1", tex)
+    return tex.replace("\\", "")
+
+
+def note_plain(step: str) -> list[str]:
+    """The step's lines for print: verbatim, indentation kept, its math as plain text."""
+    return [re.sub(r"\\\((.+?)\\\)|\$(.+?)\$",
+                   lambda m: plain_math((m.group(1) or m.group(2)).strip()), line)
+            for line in note_lines(step) if line.strip()]

@@ -1,0 +1,160 @@
+"""The sidebar's "Download the walk as PDF": the handout of the current image and settings,
+built only when asked, under the server's work budget, with its progress shown.
+
+`offer(ctx)` draws the button (in a sidebar slot of its own) during the page's run and notes a
+press; `build_asked(ctx, slot)` builds the PDF after the run has released the memory it reserved, so
+that the PDF's own reservation never waits on the run that asked for it
+(`lens.context.run_page`). The PDF is kept in the session until the settings, the image, the
+language, the layer, head or query, or the lesson's answers change.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from encoder_core.cost import handout_cost
+
+from . import compute, keys, lesson
+from .admission import Queue, TooHeavyError
+from .context import PageContext
+from .handout import TitlePage, Walk, handout
+from .i18n import translator
+from .prediction import class_names
+
+OWNER = "handout"  # lens/texts/<lang>/handout.toml
+Slot = DeltaGenerator  # the sidebar's place of the button, its progress and the download
+
+
+def chosen(ctx: PageContext) -> tuple[int, int, int]:
+    """The layer, head (0-based) and query patch the pages show now."""
+    cfg, s = ctx.cfg, ctx.settings
+    query = int(st.session_state.get("query", s.query))
+    return (min(max(s.layer, 0), cfg.n_layers - 1), min(max(s.head, 0), cfg.n_heads - 1),
+            min(max(query, 0), cfg.n_tokens - 1))
+
+
+def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]]:
+    """The lesson's records, per step: (task, the learner's answer, the right one, result)."""
+    if not ctx.settings.lesson or ctx.member is not None:
+        return {}
+    rec, lang, out = lesson.records(), ctx.lang, {}
+    for spec in lesson.lesson_specs(ctx):
+        r = rec.get(spec.id)
+        if r is None:
+            continue
+        row = (lesson.say(lang, f"{spec.id.replace('.', '_')}_short"),
+               lesson.shown_answer(lang, spec.id, r.given),
+               lesson.shown_answer(lang, spec.id, r.answer), lesson.say(lang, lesson.result(r)))
+        out[spec.page] = (*out.get(spec.page, ()), row)
+    return out
+
+
+def walk(ctx: PageContext) -> Walk:
+    layer, head, query = chosen(ctx)
+    labels = tuple(class_names(ctx)) if ctx.trace.params.head is not None else ()
+    return Walk(trace=ctx.trace, lang=ctx.lang, original=ctx.original, layer=layer, head=head,
+                query=query, labels=labels, answers=answers(ctx))
+
+
+def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
+    t, cfg = translator(ctx.lang, OWNER), ctx.cfg
+    divisor = t(f"word_divisor_{cfg.scale}", n=cfg.d_head if cfg.scale == "d_k" else cfg.d_model)
+    lines = [t("doc_settings", S=cfg.image_size, colour=t("doc_grey" if cfg.channels == 1
+                                                          else "doc_rgb"),
+               P=cfg.patch_size, N=cfg.n_tokens, d=cfg.d_model, h=cfg.n_heads, dk=cfg.d_head,
+               L=cfg.n_layers, ffn=t("doc_on" if cfg.use_ffn else "doc_off"), divisor=divisor,
+               pe=t("doc_on" if cfg.use_pe else "doc_off"))]
+    if ctx.model is not None:
+        lines.append(t("doc_model_checkpoint", name=ctx.model.name))
+    elif ctx.weights == "trained":
+        lines.append(t("doc_model_trained"))
+    else:
+        lines.append(t("doc_model_random", seed=cfg.seed))
+    lines.append(t("doc_chosen", l=w.layer + 1, hd=w.head + 1, i=w.query))
+    if w.answers:
+        rows = [row for step in w.answers.values() for row in step]
+        right = sum(row[3] == lesson.say(ctx.lang, "result_right") for row in rows)
+        lines.append(t("doc_lesson", right=right, n=len(lesson.lesson_specs(ctx))))
+    lines.append(t("doc_made", day=day.isoformat()))
+    return TitlePage(title=t("doc_title"), image=ctx.original, image_name=ctx.image_name,
+                     lines=tuple(lines),
+                     footer=t("doc_footer", name=ctx.image_name, day=day.isoformat()))
+
+
+def identity(ctx: PageContext, w: Walk) -> tuple:
+    """What the PDF shows: a kept PDF of another identity is stale."""
+    return (ctx.image_key, ctx.cfg, ctx.weights_id, ctx.lang, w.layer, w.head, w.query,
+            repr(sorted(w.answers.items())))
+
+
+def file_name(ctx: PageContext) -> str:
+    """encoder_lens_walk_en_d512_h8_L6.pdf: ASCII, named by what it holds."""
+    cfg = ctx.cfg
+    return f"encoder_lens_walk_{ctx.lang}_d{cfg.d_model}_h{cfg.n_heads}_L{cfg.n_layers}.pdf"
+
+
+def offer(ctx: PageContext) -> Slot | None:
+    """The sidebar's button (and, once built, the download), in a slot that `build_asked`
+    fills after the run. A class's student, or a learner whose page withholds a part until an
+    answer, gets it once nothing is withheld: the PDF shows every step's pictures."""
+    state = st.session_state
+    state.pop(keys.HANDOUT_ASKED, None)
+    if ctx.withheld:
+        return None
+    t = translator(ctx.lang, OWNER)
+    box = st.sidebar.container(key="handout")
+    box.subheader(t("handout"))
+    slot = box.empty()
+    w = walk(ctx)
+    ident = identity(ctx, w)
+    ready = state.get(keys.HANDOUT)
+    if ready is not None and ready[0] != ident:
+        state.pop(keys.HANDOUT)  # the walk changed: the old PDF is stale
+        ready = None
+    if ready is not None:
+        download(ctx, slot, ready[1])
+    elif slot.button(t("handout_build"), key=keys.HANDOUT_BUILD, help=t("handout_help")):
+        state[keys.HANDOUT_ASKED] = ident
+    return slot
+
+
+def download(ctx: PageContext, slot: Slot, pdf: bytes) -> None:
+    """The PDF's download button; its bytes are handed over only when it is pressed."""
+    t = translator(ctx.lang, OWNER)
+    slot.download_button(t("handout_download", mb=len(pdf) / 2**20), lambda: pdf,
+                         file_name=file_name(ctx), mime="application/pdf",
+                         key=keys.HANDOUT_DOWNLOAD, on_click="ignore")
+
+
+def build_asked(ctx: PageContext, slot: Slot | None) -> None:
+    """Build the PDF asked for in this run (after the run released its reservation), with
+    its progress in the sidebar's slot, then offer it for download."""
+    state = st.session_state
+    ident = state.pop(keys.HANDOUT_ASKED, None)
+    if ident is None or slot is None:
+        return
+    t = translator(ctx.lang, OWNER)
+    w = walk(ctx)
+    need = handout_cost(ctx.cfg)
+    with slot.container():
+        bar = st.progress(0.0, text=t("handout_building", done=0))
+        notice = st.empty()
+
+    def waiting(q: Queue) -> None:
+        notice.info(t("handout_wait", ahead=q.ahead, s=max(1.0, q.seconds_ahead)))
+
+    def told(share: float) -> None:
+        bar.progress(min(1.0, share), text=t("handout_building", done=100 * share))
+
+    try:
+        with compute.budget().reserve(need.bytes, need.seconds, on_wait=waiting):
+            notice.empty()
+            pdf = handout(w, title_page(ctx, w, date.today()), told)
+    except TooHeavyError as err:
+        slot.error(t("handout_failed", msg=str(err)))
+        return
+    state[keys.HANDOUT] = (ident, pdf)
+    download(ctx, slot, pdf)
