@@ -8,6 +8,7 @@ arrays costs a look-up, not a redraw.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -37,22 +38,33 @@ def render(draw: Figure, *args: object, **kwargs: object) -> bytes:
     return compute.picture(key, lambda: draw(*args, **kwargs))
 
 
+def png_name(ctx: PageContext, shows: str) -> str:
+    """A picture's file name: the page, what it shows, the selectors that made it and the
+    width, ASCII only — "multihead_grid_layer1_head3_query105_d512.png"."""
+    parts = [ctx.id, shows, *(f"{name}{value}" for name, value in ctx.chosen.items()),
+             f"d{ctx.cfg.d_model}"]
+    name = "_".join(p for p in parts if p)
+    return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", name)).strip("_") + ".png"
+
+
 def picture(ctx: PageContext, draw: Figure, *args: object, key: str, caption: str | None = None,
-            where: Where = None, **kwargs: object) -> None:
+            where: Where = None, shows: str = "", **kwargs: object) -> None:
     """Render a figure, show it full width, with an optional caption and a PNG download.
 
     Sent as the PNG it is (`output_format="PNG"`): with "auto", Streamlit decodes every picture
     without an alpha channel and re-encodes it as a JPEG on every run (CPU per session, and
     JPEG artefacts on the cells of a heatmap). The download's file is handed over only when
     the button is pressed (its data is a callable): Streamlit would otherwise hash and store
-    every picture a second time, as a download, on every run of every session."""
+    every picture a second time, as a download, on every run of every session. Its file is
+    named by `png_name`: `shows` says what it shows (default: its key)."""
     where = where or st
     if not ctx.shows(key):
         withheld_note(ctx, where)
         return
     png = render(draw, *args, **kwargs)
     where.image(png, caption=caption, width="stretch", output_format="PNG")
-    where.download_button(ctx.t("download_png"), lambda: png, file_name=f"{key}.png",
+    where.download_button(ctx.t("download_png"), lambda: png,
+                          file_name=png_name(ctx, shows or key.removeprefix(f"{ctx.id}_")),
                           mime="image/png", key=f"dl_{key}", on_click="ignore")
 
 
@@ -76,7 +88,7 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
            xlabel: str | None = None, ylabel: str | None = None, where: Where = None,
            colorbar_label: str = "", window: bool = True, highlight_row: int | None = None,
            highlight_col: int | None = None, size: tuple[float, float] = (5.0, 4.0),
-           vmax: float | None = None, tokens: str = "") -> None:
+           vmax: float | None = None, tokens: str = "", shows: str = "") -> None:
     """A matrix as a heatmap titled with its name and shape, plus a 32 × 32 number window;
     `vmax` fixes the colour scale (to share it with another matrix). `tokens` says which axes
     run over a ViT's sequence: "rows", "both" (an attention matrix) or "" — their prefix rows
@@ -97,7 +109,7 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
             caption=shrunk, colorbar_label=colorbar_label, highlight_row=highlight_row,
             highlight_col=highlight_col, size=size, vmax=vmax, window=box,
             mean_of=ctx.t("mean_of"), prefix=prefix_names(ctx.cfg) if tokens else [],
-            prefix_cols=tokens == "both")
+            prefix_cols=tokens == "both", shows=shows)
     if window:
         number_window(ctx, m, name, key=key, signed=signed, where=where, vmax=vmax)
 
@@ -205,6 +217,7 @@ def query_picker(ctx: PageContext, where: Where = None) -> int:
         picture = st.container()  # above the inputs, drawn once the commit is applied
         query = query_inputs(ctx)
         query_explorer(ctx, where=picture)
+    ctx.chosen["query"] = query
     return query
 
 
@@ -273,10 +286,11 @@ def feature_layer(ctx: PageContext, key: str, label: str,
 
 
 def _index_selector(ctx: PageContext, key: str, count: int, where: Where = None) -> int:
-    if count == 1:
-        return 0
-    return (where or st).select_slider(ctx.t(key), options=list(range(count)), key=key,
-                                       format_func=lambda i: f"{i + 1} / {count}")
+    chosen = 0 if count == 1 else (where or st).select_slider(
+        ctx.t(key), options=list(range(count)), key=key,
+        format_func=lambda i: f"{i + 1} / {count}")
+    ctx.chosen[key] = chosen + 1  # as shown: 1 … count
+    return chosen
 
 
 def index_input(label: str, count: int, *, key: str, start: int, where: Where = None,

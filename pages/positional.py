@@ -149,6 +149,7 @@ def render(ctx: PageContext) -> None:
         sin_col, cos_col = st.columns(2)  # the whole width: each is read at a tablet's width
         for name, offset, where in (("sin_name", 0, sin_col), ("cos_name", 1, cos_col)):
             widgets.matrix(ctx, tr.pe[:, offset::2], ctx.t(name), key=f"pe_{offset}",
+                           shows=("sines", "cosines")[offset],
                            xlabel=ctx.t("pair_i"), ylabel=ctx.t("pos"), where=where,
                            highlight_row=pos,
                            highlight_col=col // 2 if col % 2 == offset else None,
