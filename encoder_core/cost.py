@@ -551,17 +551,18 @@ def compare_variants(cfg: EncoderConfig) -> dict[str, EncoderConfig]:
 
 # --- the walk as a handout (lens.handout) -------------------------------------------------------
 
-HANDOUT_FIXED_BYTES = 160 * 2**20  # matplotlib's pages and pictures, the PDF being written
+HANDOUT_FIXED_BYTES = 96 * 2**20  # matplotlib's pages and pictures, the PDF being written
 HANDOUT_SECONDS = 6.0  # its pages at any size (the text, the fonts' subsets, the images)
 
 
 def handout_cost(cfg: EncoderConfig) -> Cost:
     """The predicted cost of the PDF of the walk: bytes = the trace it reads (kept alive through
     the build, which runs after the page's run released it) + the pictures' largest
-    temporaries (an [S, max(S, d_ff)] matrix block-averaged in float64, a few copies) + what
-    matplotlib holds; seconds = a fixed part + the stack's maps. Measured by
-    benchmarks/handout.py."""
+    temporaries (an [S, max(S, d_ff)] matrix block-averaged in float64, twice) + what
+    matplotlib holds; seconds = a fixed part + the stack's maps. benchmarks/handout.py measured
+    the trace + 70–90 MB (defaults: 145 MB, predicted 157; heaviest: 1,672 MB, predicted
+    1,760) and 5.3–6.7 s at either."""
     S = cfg.seq_len
-    temporaries = 4 * S * max(S, cfg.d_ff) * 8
+    temporaries = 2 * S * max(S, cfg.d_ff) * 8
     seconds = HANDOUT_SECONDS + 1e-6 * cfg.n_layers * cfg.n_heads * S
     return Cost(trace_bytes(cfg) + temporaries + HANDOUT_FIXED_BYTES, seconds)

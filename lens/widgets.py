@@ -40,8 +40,10 @@ def render(draw: Figure, *args: object, **kwargs: object) -> bytes:
 
 def png_name(ctx: PageContext, shows: str) -> str:
     """A picture's file name: the page, what it shows, the selectors that made it and the
-    width, ASCII only — "multihead_grid_layer1_head3_query105_d512.png"."""
-    parts = [ctx.id, shows, *(f"{name}{value}" for name, value in ctx.chosen.items()),
+    width, ASCII only — "multihead_grid_layer1_head3_query105_d512.png" ("scores_query105_…"
+    for the picture named after its page)."""
+    parts = [ctx.id, shows if shows != ctx.id else "",
+             *(f"{name}{value}" for name, value in ctx.chosen.items()),
              f"d{ctx.cfg.d_model}"]
     name = "_".join(p for p in parts if p)
     return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", name)).strip("_") + ".png"

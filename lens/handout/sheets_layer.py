@@ -158,10 +158,9 @@ def addnorm(w: Walk) -> Sheet:
               w.t("w_stored", v=float(layer.ln_1.out[i, 0])),
               w.t("w_moments_after", m=float(layer.ln_1.normed[i].mean()),
                   v=float(layer.ln_1.normed[i].var()))]
-    a = w.page("addnorm", "moments_both_title")
     moments = figures.bars([layer.ln_1.mean, layer.ln_1.var],
-                           [f"μ ({what})", f"σ² ({what})"], w.t("tokens"), ["μ", "σ²"], a,
-                           highlight=i)
+                           [f"μ ({what})", f"σ² ({what})"], w.t("tokens"), ["μ", "σ²"],
+                           w.t("moments_title", what=what, l=l + 1), highlight=i)
     out = heatmap(w, layer.ln_1.out, "ln_1.out", row=i, tokens="rows")
     return sheet(w, "addnorm", formulas, worked, [moments, out])
 
