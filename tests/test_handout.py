@@ -1,0 +1,273 @@
+"""The walk as a handout PDF (issue 27): built for the defaults, the trained shapes model and a
+test ViT, in English and 中文, then read back with poppler (pdftotext, pdffonts, pdftoppm): a
+title page and each step from a page of its own with its title and the live shapes, numbers
+that are the trace's, every glyph drawn and every font embedded as TrueType (Type 42)."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from encoder_core import encode, load_checkpoint, predict, top_classes
+from encoder_core.cost import handout_cost
+from lens import compute
+from lens.handout import TitlePage, Walk, handout, sheets_for
+from lens.handout.pdf import Flow, tokens
+from lens.i18n import translate
+from lens.note import note_plain, plain_math
+from lens.settings import Settings
+from lens.steps import STEPS
+from lens.widgets import png_name
+
+# poppler-utils reads the PDFs back (scripts/test installs it): a machine without it fails
+# these tests, it does not skip them
+reads_back = pytest.mark.slow  # they build PDFs: the slow lane
+QUERY = 105
+
+
+def default_walk(lang: str, **kw: object) -> Walk:
+    cfg = Settings().normalised()[0].to_config()
+    original, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+                                           cfg.channels)
+    return Walk(trace=encode(image, cfg, compute.random_params(cfg)), lang=lang,
+                original=original, query=QUERY, **kw)
+
+
+def trained_walk(lang: str) -> Walk:
+    cfg, params, head = compute.trained_model()
+    original, image = compute.decode_image(compute.sample_png(3), cfg.image_size, cfg.channels)
+    names = tuple(translate(f"class_{c}", lang) for c in head.class_names)
+    return Walk(trace=encode(image, cfg, params), lang=lang, original=original,
+                query=cfg.n_tokens // 2, labels=names)
+
+
+def vit_walk(lang: str, path: str) -> Walk:
+    cfg, params, _ = load_checkpoint(path)
+    original, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+                                           cfg.channels)
+    return Walk(trace=encode(image, cfg, params), lang=lang, original=original, layer=1,
+                head=1, query=QUERY)
+
+
+class Glyphs(logging.Handler):
+    """matplotlib's log of a glyph drawn as a dummy (mathtext's "substituting …")."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.missing: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "glyph" in record.getMessage().lower():
+            self.missing.append(record.getMessage())
+
+
+def build(walk: Walk) -> tuple[bytes, list[str]]:
+    """The PDF and every complaint of a missing glyph while it was made."""
+    title = TitlePage(title=walk.t("doc_title"), image=walk.original, image_name="default.jpg",
+                      lines=(walk.t("doc_chosen", l=walk.layer + 1, hd=walk.head + 1,
+                                    i=walk.query),), footer="Encoder Lens · test")
+    glyphs = Glyphs()
+    log = logging.getLogger("matplotlib")
+    log.addHandler(glyphs)
+    shares: list[float] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pdf = handout(walk, title, shares.append)
+    finally:
+        log.removeHandler(glyphs)
+    assert shares and shares[-1] == pytest.approx(1.0) and shares == sorted(shares)
+    return pdf, glyphs.missing + [str(w.message) for w in caught if "Glyph" in str(w.message)]
+
+
+def pages_text(pdf: bytes, tmp_path) -> list[str]:
+    path = tmp_path / "walk.pdf"
+    path.write_bytes(pdf)
+    out = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True,
+                         text=True, check=True).stdout
+    return out.split("\f")[:-1]  # a form feed ends every page
+
+
+def step_pages(walk: Walk, texts: list[str]) -> dict[str, str]:
+    """Each step's text: from the page its title starts on up to the next step's."""
+    starts = {}
+    for step in STEPS:
+        title = walk.t("step_title", k=STEPS.index(step) + 1, n=10, title=step.title_in(walk.lang))
+        found = [n for n, t in enumerate(texts) if title in " ".join(t.split())]
+        assert len(found) == 1, (title, found)
+        starts[step.id] = found[0]
+    order = list(starts.values())
+    assert order == sorted(order) and order[0] == 1  # the title page first, then in order
+    ends = order[1:] + [len(texts)]
+    return {s: "\n".join(texts[a:b]) for (s, a), b in zip(starts.items(), ends, strict=True)}
+
+
+# --- the PDF of three models in two languages -------------------------------------------------
+
+MODELS = ("defaults", "trained", "vit")
+
+
+@pytest.fixture(scope="module", params=[(m, lang) for m in MODELS for lang in ("en", "zh")],
+                ids=lambda p: f"{p[0]}-{p[1]}")
+def made(request, vit_checkpoint):
+    model, lang = request.param
+    walk = {"defaults": lambda: default_walk(lang), "trained": lambda: trained_walk(lang),
+            "vit": lambda: vit_walk(lang, vit_checkpoint)}[model]()
+    pdf, missing = build(walk)
+    return SimpleNamespace(model=model, lang=lang, walk=walk, pdf=pdf, missing=missing)
+
+
+
+@reads_back
+def test_the_pdf_has_a_title_page_then_every_step_in_order(made, tmp_path):
+    texts = pages_text(made.pdf, tmp_path)
+    assert made.pdf.startswith(b"%PDF")
+    assert made.walk.t("doc_title") in " ".join(texts[0].split())
+    pages = step_pages(made.walk, texts)
+    assert len(texts) >= 1 + len(STEPS)
+    if made.model == "defaults":
+        assert len(made.pdf) < 5 * 2**20  # the issue's bound at the defaults
+    for step, text in pages.items():  # the takeaway under the title, the note's heading
+        assert made.walk.t("h_note") in text, step
+        assert made.walk.t("h_formulas") in text or step == "ffn" and not made.walk.cfg.use_ffn
+
+
+@reads_back
+def test_every_step_holds_its_live_shapes(made, tmp_path):
+    cfg = made.walk.cfg
+    pages = step_pages(made.walk, pages_text(made.pdf, tmp_path))
+    T, N = cfg.seq_len, cfg.n_tokens
+    assert f"[{N} × {cfg.patch_dim}]" in pages["patches"]
+    for step in ("embedding", "positional", "qkv", "scores", "multihead", "addnorm", "stack"):
+        assert f"[{T} × " in pages[step], step
+    assert f"[{T} × {cfg.d_head}] ⋅ [{cfg.d_head} × {T}] = [{T} × {T}]" in pages["scores"]
+    if made.model == "defaults":
+        assert "[196 × 512]" in pages["stack"]
+    if made.model == "vit":  # CLS before the patches: 197 rows
+        assert T == 197 and "[197 × 128]" in pages["stack"]
+        assert "LN" in pages["qkv"] and "x̃" in pages["qkv"].replace("x ̃", "x̃")  # pre-norm
+
+
+@reads_back
+def test_the_worked_entries_are_the_traces_numbers(made, tmp_path):
+    w, tr = made.walk, made.walk.trace
+    pages = step_pages(w, pages_text(made.pdf, tmp_path))
+    i, layer = w.row, tr.layers[w.layer]
+    j = int(np.argmax(layer.attn[w.head, i]))
+    assert f"scores[{i}, {j}]" in pages["scores"]
+    assert f"{layer.scores[w.head, i, j]:+.4f}" in pages["scores"]
+    assert f"{layer.attn[w.head, i, j]:.4f}" in pages["scores"]
+    assert f"{tr.embedded[w.query, 0]:+.4f}" in pages["embedding"]
+    assert f"{layer.q[w.head, i, 0]:+.4f}" in pages["qkv"]
+    assert f"{layer.ln_1.out[i, 0]:+.4f}" in pages["addnorm"]
+    assert f"{layer.attn_out[i, 0]:+.4f}" in pages["multihead"]
+
+
+@pytest.mark.slow
+def test_no_glyph_is_missing(made):
+    assert made.missing == []
+
+
+@reads_back
+def test_every_font_is_embedded_as_truetype(made, tmp_path):
+    path = tmp_path / "walk.pdf"
+    path.write_bytes(made.pdf)
+    rows = subprocess.run(["pdffonts", str(path)], capture_output=True, text=True,
+                          check=True).stdout.splitlines()[2:]
+    assert rows
+    for row in rows:
+        assert "CID TrueType" in row and " yes yes yes " in row, row  # Type 42, embedded
+    if made.lang == "zh":
+        assert any("EncoderLensCJK" in row for row in rows)
+
+
+@reads_back
+def test_weights_with_a_head_add_their_prediction(made, tmp_path):
+    texts = pages_text(made.pdf, tmp_path)
+    last = " ".join(texts[-1].split())
+    params = made.walk.trace.params
+    if params.head is None:
+        assert made.walk.t("prediction_title") not in last
+        return
+    assert made.walk.t("prediction_title") in last
+    classes, probs = top_classes(predict(made.walk.trace, params), 1)
+    names = made.walk.labels or tuple(f"class {c}" for c in range(params.head.n_classes))
+    assert f"{names[classes[0]]} {100 * probs[0]:.2f} %" in last
+
+
+@reads_back
+def test_one_page_of_each_renders(made, tmp_path):
+    """pdftoppm draws the scores' page: A4, with ink on it (the page itself is looked at)."""
+    path = tmp_path / "walk.pdf"
+    path.write_bytes(made.pdf)
+    subprocess.run(["pdftoppm", "-r", "40", "-png", "-f", "7", "-l", "7", str(path),
+                    str(tmp_path / "p")], check=True)
+    [png] = list(tmp_path.glob("p*.png"))
+    img = np.asarray(Image.open(png).convert("L"), dtype=np.float64)
+    assert img.shape[0] / img.shape[1] == pytest.approx(297 / 210, rel=0.02)
+    assert (img < 128).mean() > 0.01  # text and pictures, not a blank page
+
+
+# --- the parts, without a PDF -----------------------------------------------------------------
+
+def test_a_lessons_answers_go_with_their_step():
+    row = ("the shape of scores", "196 × 196", "196 × 196", "right")
+    sheets = {s.step: s for s in sheets_for(default_walk("en", answers={"scores": (row,)}))}
+    assert sheets["scores"].answers == (row,)
+    assert all(not s.answers for k, s in sheets.items() if k != "scores")
+
+
+@reads_back
+def test_a_lessons_answers_are_printed(tmp_path):
+    row = ("the shape of scores", "196 × 190", "196 × 196", "not right")
+    walk = default_walk("en", answers={"scores": (row,)})
+    pdf, _ = build(walk)
+    pages = step_pages(walk, pages_text(pdf, tmp_path))
+    text = " ".join(pages["scores"].split())
+    assert "Your predictions" in text and "the shape of scores" in text
+    assert "yours 196 × 190 · right 196 × 196 · not right" in text
+
+
+def test_the_note_is_printed_as_written_with_its_math_as_text():
+    assert plain_math(r"\frac{d_{model}}{2}-1") == "d_model/2-1"
+    assert plain_math(r"Scores = (Q · K^T) / \sqrt{d_{model}}") == "Scores = (Q · K^T) / √d_model"
+    assert (plain_math(r"\hat{x_i} = \frac{(x_i - μ)}{\sqrt(σ² + ε)}")
+            == "x\u0302_i = (x_i - μ)/√(σ² + ε)")
+    lines = note_plain("scores")
+    assert lines and not any("\\(" in line or "$" in line for line in lines)
+    assert any("√d_model" in line for line in lines)
+
+
+def test_lines_break_at_spaces_or_between_chinese_characters_and_fit_the_width():
+    assert tokens("a bc 中文d") == ["a ", "bc ", "中", "文", "d"]
+    flow = Flow.__new__(Flow)
+    from matplotlib.backends.backend_agg import RendererAgg
+    flow.measure = RendererAgg(10, 10, 72)
+    text = "对每一个位置独立进行的。例如，对于序列中第 pos 个位置（pos = 0, 1, ..., 195）" * 3
+    lines = flow.wrap(text, 10, 3.0)
+    assert len(lines) > 2 and "".join(lines).replace(" ", "") == text.replace(" ", "")
+    assert all(flow.width_pt(line, 10) <= 3.0 * 72 for line in lines)
+
+
+def test_the_handouts_cost_counts_its_trace_and_grows_with_the_settings():
+    small = Settings().normalised()[0].to_config()
+    heavy = small.__class__(**{**small.__dict__, "patch_size": 7, "d_model": 1024,
+                               "d_ff": 4096, "n_layers": 12})
+    from encoder_core import trace_bytes
+    assert handout_cost(small).bytes > trace_bytes(small)
+    assert handout_cost(heavy).bytes > handout_cost(small).bytes > 0
+
+
+def test_a_png_is_named_by_its_page_what_it_shows_and_the_selectors_ascii_only():
+    ctx = SimpleNamespace(id="multihead", chosen={"layer": 1, "head": 3, "query": 105},
+                          cfg=SimpleNamespace(d_model=512))
+    assert png_name(ctx, "grid") == "multihead_grid_layer1_head3_query105_d512.png"
+    ctx = SimpleNamespace(id="positional", chosen={}, cfg=SimpleNamespace(d_model=512))
+    assert png_name(ctx, "sines") == "positional_sines_d512.png"
+    assert png_name(ctx, "x̃ = LN₁(x)").isascii()
