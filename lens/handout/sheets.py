@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from encoder_core import EncoderConfig, EncoderTrace, prefix_names
-from encoder_core.views.analysis import parameter_count, pipeline_steps
+from encoder_core.views.analysis import channel_values, parameter_count, pipeline_steps
 from encoder_core.views.explain import DotTerms, affine_terms, dot_terms, pe_terms
 from encoder_core.views.vit_steps import vit_differences
 
@@ -149,7 +149,8 @@ def overview(w: Walk) -> Sheet:
     for s in pipeline_steps(cfg):
         formulas.append(f"{o('step_' + s.id)}:  {worded(s.shape, w.lang)}")
     worked = [w.t("w_parameters", n=parameter_count(cfg), L=L)]
-    lines = [o("diff_" + name, mean=cfg.pixel_mean, std=cfg.pixel_std, S=cfg.seq_len,
+    lines = [o("diff_" + name, mean=channel_values(cfg.pixel_mean),
+               std=channel_values(cfg.pixel_std), S=cfg.seq_len,
                R=cfg.n_registers, n=cfg.n_pos, d=d, eps=cfg.ln_eps)
              for name in vit_differences(cfg)]
     # the page shows the whole note; here each step has its own part: the note's title only
