@@ -16,6 +16,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core.cost import handout_cost
+from encoder_core.views.analysis import score_divisor
 
 from . import compute, keys, lesson
 from .admission import Queue, TooHeavyError
@@ -28,7 +29,7 @@ OWNER = "handout"  # lens/texts/<lang>/handout.toml
 Slot = DeltaGenerator  # the sidebar's place of the button, its progress and the download
 
 
-def chosen(ctx: PageContext) -> tuple[int, int, int]:
+def selection(ctx: PageContext) -> tuple[int, int, int]:
     """The layer, head (0-based) and query patch the pages show now."""
     cfg, s = ctx.cfg, ctx.settings
     query = int(st.session_state.get("query", s.query))
@@ -53,7 +54,7 @@ def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]
 
 
 def walk(ctx: PageContext) -> Walk:
-    layer, head, query = chosen(ctx)
+    layer, head, query = selection(ctx)
     labels = tuple(class_names(ctx)) if ctx.trace.params.head is not None else ()
     return Walk(trace=ctx.trace, lang=ctx.lang, original=ctx.original, layer=layer, head=head,
                 query=query, labels=labels, answers=answers(ctx))
@@ -61,7 +62,7 @@ def walk(ctx: PageContext) -> Walk:
 
 def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
     t, cfg = translator(ctx.lang, OWNER), ctx.cfg
-    divisor = t(f"word_divisor_{cfg.scale}", n=cfg.d_head if cfg.scale == "d_k" else cfg.d_model)
+    divisor = t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))
     lines = [t("doc_settings", S=cfg.image_size, colour=t("doc_grey" if cfg.channels == 1
                                                           else "doc_rgb"),
                P=cfg.patch_size, N=cfg.n_tokens, d=cfg.d_model, h=cfg.n_heads, dk=cfg.d_head,
@@ -75,9 +76,9 @@ def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
         lines.append(t("doc_model_random", seed=cfg.seed))
     lines.append(t("doc_chosen", l=w.layer + 1, hd=w.head + 1, i=w.query))
     if w.answers:
-        rows = [row for step in w.answers.values() for row in step]
-        right = sum(row[3] == lesson.say(ctx.lang, "result_right") for row in rows)
-        lines.append(t("doc_lesson", right=right, n=len(lesson.lesson_specs(ctx))))
+        specs = lesson.lesson_specs(ctx)
+        lines.append(t("doc_lesson", right=lesson.right_count(specs, lesson.records()),
+                       n=len(specs)))
     lines.append(t("doc_made", day=day.isoformat()))
     return TitlePage(title=t("doc_title"), image=ctx.original, image_name=ctx.image_name,
                      lines=tuple(lines),
@@ -108,16 +109,14 @@ def offer(ctx: PageContext) -> Slot | None:
     box = st.sidebar.container(key="handout")
     box.subheader(t("handout"))
     slot = box.empty()
-    w = walk(ctx)
-    ident = identity(ctx, w)
     ready = state.get(keys.HANDOUT)
-    if ready is not None and ready[0] != ident:
+    if ready is not None and ready[0] != identity(ctx, walk(ctx)):
         state.pop(keys.HANDOUT)  # the walk changed: the old PDF is stale
         ready = None
     if ready is not None:
         download(ctx, slot, ready[1])
     elif slot.button(t("handout_build"), key=keys.HANDOUT_BUILD, help=t("handout_help")):
-        state[keys.HANDOUT_ASKED] = ident
+        state[keys.HANDOUT_ASKED] = True  # a run with no PDF kept builds nothing else
     return slot
 
 
@@ -133,8 +132,7 @@ def build_asked(ctx: PageContext, slot: Slot | None) -> None:
     """Build the PDF asked for in this run (after the run released its reservation), with
     its progress in the sidebar's slot, then offer it for download."""
     state = st.session_state
-    ident = state.pop(keys.HANDOUT_ASKED, None)
-    if ident is None or slot is None:
+    if not state.pop(keys.HANDOUT_ASKED, False) or slot is None:
         return
     t = translator(ctx.lang, OWNER)
     w = walk(ctx)
@@ -156,5 +154,5 @@ def build_asked(ctx: PageContext, slot: Slot | None) -> None:
     except TooHeavyError as err:
         slot.error(t("handout_failed", msg=str(err)))
         return
-    state[keys.HANDOUT] = (ident, pdf)
+    state[keys.HANDOUT] = (identity(ctx, w), pdf)
     download(ctx, slot, pdf)

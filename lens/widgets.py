@@ -97,7 +97,7 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
     (CLS, …) are then ticked by name and outlined."""
     where = where or st
     m = np.atleast_2d(m)
-    title = f"{name}  [{' × '.join(str(s) for s in m.shape)}]"
+    title = figures.matrix_title(name, m)
     xlabel = xlabel if xlabel is not None else ctx.t("features")
     ylabel = ylabel if ylabel is not None else ctx.t("tokens")
     box = None  # where the number window sits, outlined on the heatmap

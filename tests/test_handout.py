@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import warnings
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -257,8 +258,7 @@ def test_lines_break_at_spaces_or_between_chinese_characters_and_fit_the_width()
 
 def test_the_handouts_cost_counts_its_trace_and_grows_with_the_settings():
     small = Settings().normalised()[0].to_config()
-    heavy = small.__class__(**{**small.__dict__, "patch_size": 7, "d_model": 1024,
-                               "d_ff": 4096, "n_layers": 12})
+    heavy = replace(small, patch_size=7, d_model=1024, d_ff=4096, n_layers=12)
     from encoder_core import trace_bytes
     assert handout_cost(small).bytes > trace_bytes(small)
     assert handout_cost(heavy).bytes > handout_cost(small).bytes > 0

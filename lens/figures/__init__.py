@@ -38,6 +38,7 @@ from .charts import (
 from .heatmaps import (
     heatmap,
     heatmap_picture,
+    matrix_title,
     row_heatmap,
     row_heatmap_picture,
     value_grid,
@@ -91,7 +92,7 @@ __all__ = [
     "attention_grid", "attention_grid_picture", "attention_table", "attention_table_picture",
     "answer_counts", "answer_counts_figure", "bar_panels", "bar_panels_figure", "bars",
     "bars_figure",
-    "heatmap", "heatmap_picture", "image_pair", "image_pair_picture",
+    "heatmap", "heatmap_picture", "image_pair", "image_pair_picture", "matrix_title",
     "image_with_grid", "image_with_grid_picture", "lines", "lines_figure",
     "patch_gallery", "patch_gallery_picture", "pipeline", "pipeline_figure",
     "position_mosaic", "position_mosaic_picture", "row_heatmap",

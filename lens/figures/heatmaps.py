@@ -45,6 +45,11 @@ BAR, GAP = 14, 12  # colour bar width and its gap to the matrix, pixels
 TITLE_ROOM, XAXIS_ROOM = 35, 60  # above the matrix (title) and below it (ticks, label), pixels
 
 
+def matrix_title(name: str, m: np.ndarray) -> str:
+    """A matrix's title: its name and shape, "scores  [196 × 196]"."""
+    return f"{name}  [{' × '.join(str(s) for s in np.shape(m))}]"
+
+
 def _pixels(size: tuple[float, float]) -> tuple[int, int]:
     return round(size[0] * DPI), round(size[1] * DPI)
 

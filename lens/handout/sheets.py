@@ -28,7 +28,7 @@ from .. import figures
 from ..i18n import translate, translator, worded
 from ..note import note_plain
 from ..pipeline_words import pipeline_captions, pipeline_stages
-from ..steps import PAGES, step_number
+from ..steps import PAGES, STEPS, step_number
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
 SHOWN_TERMS = 3  # products of a dot product written out before "…"
@@ -88,7 +88,7 @@ def sheet(w: Walk, step: str, formulas: list[str], worked: list[str], pictures: 
     (`note`: others than the page's)."""
     k = step_number(step)
     title = PAGES[step].title_in(w.lang)
-    heading = w.t("step_title", k=k, n=10, title=title) if k else title
+    heading = w.t("step_title", k=k, n=len(STEPS), title=title) if k else title
     return Sheet(step=step, title=heading, takeaway=plain(PAGES[step].takeaway_in(w.lang)),
                  formulas=tuple(formulas), worked=tuple(worked), pictures=tuple(pictures),
                  answers=w.answers.get(step, ()),
@@ -128,8 +128,8 @@ def heatmap(w: Walk, m: np.ndarray, name: str, *, signed: bool = True, xlabel: s
             col: int | None = None, tokens: str = "") -> bytes:
     """A matrix as the pages draw it (`widgets.matrix`): titled with its name and shape."""
     m = np.atleast_2d(m)
-    title = f"{name}  [{' × '.join(str(s) for s in m.shape)}]"
-    return figures.heatmap(m, title, xlabel or w.t("features"), ylabel or w.t("tokens"),
+    return figures.heatmap(m, figures.matrix_title(name, m), xlabel or w.t("features"),
+                           ylabel or w.t("tokens"),
                            signed=signed, colorbar_label=label, size=(5.0, 4.0),
                            highlight_row=row, highlight_col=col, mean_of=w.t("mean_of"),
                            prefix=prefix_names(w.cfg) if tokens else [],

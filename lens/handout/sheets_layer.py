@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from encoder_core import patch_rows, predict, top_classes
+from encoder_core.views.analysis import head_contributions, score_divisor
 from encoder_core.views.explain import (
     dot_terms,
     hidden_unit_terms,
@@ -71,7 +72,8 @@ def scores(w: Walk) -> Sheet:
     T, dk = cfg.seq_len, cfg.d_head
     layer, s = w.trace.layers[l], cfg.score_scale
     j = int(np.argmax(layer.attn[hd, i]))
-    divisor = {"d_k": rf"\sqrt{{{dk}}}", "d_model": rf"\sqrt{{{cfg.d_model}}}"}.get(cfg.scale, "1")
+    n = score_divisor(cfg)["n"]
+    divisor = rf"\sqrt{{{n}}}" if cfg.scale != "none" else "1"
     formulas = [rf"$\mathrm{{scores}}_h = Q_h \cdot K_h^\top / {divisor}:\quad {dims(T, dk)} "
                 rf"\cdot {dims(dk, T)} = {dims(T, T)}$",
                 rf"$\mathrm{{attn}}_h[i, j] = \exp(\mathrm{{scores}}_h[i, j])\ /\ \sum_k "
@@ -110,7 +112,8 @@ def multihead(w: Walk) -> Sheet:
                 rf"\quad {h} \times {dims(T, dk)} \rightarrow {dims(T, d)}$",
                 rf"$\mathrm{{attn\_out}} = \mathrm{{concat}} \cdot W_O{bias}:\quad {dims(T, d)}"
                 rf" \cdot {dims(d, d)} = {dims(T, d)}$"]
-    parts = [float(layer.heads[n, i] @ lp.W_O[n * dk:(n + 1) * dk, 0]) for n in range(h)]
+    # what each head adds: head_h[i] · W_O[rows of h, 0], as the multi-head page sums them
+    parts = [float(p) for p in head_contributions(layer.heads[:, i:i + 1], lp.W_O)[:, 0, 0]]
     b0 = float(lp.b_O[0]) if lp.b_O is not None else 0.0
     shown = " + ".join(f"({p:+.3f})" for p in parts[:MAX_HEADS]) + (" + …" if h > MAX_HEADS
                                                                       else "")

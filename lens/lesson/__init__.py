@@ -360,8 +360,7 @@ def summary(ctx: PageContext) -> None:
                      say(lang, "col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
                      say(lang, "col_result"): say(lang, result(r))})
     st.table(rows)
-    right = sum(1 for s in specs if s.id in rec and rec[s.id].right)
-    st.write(say(lang, "summary_text", right=right, n=len(specs)))
+    st.write(say(lang, "summary_text", right=right_count(specs, rec), n=len(specs)))
     again = [s for s in specs if s.id in rec and not rec[s.id].right]  # wrong, or shown
     if again:
         st.markdown(say(lang, "retry_text", n=len(again)))
@@ -376,6 +375,11 @@ def summary(ctx: PageContext) -> None:
                           if name == "retry_image" else "secondary", on_click=retry,
                           args=([s.id for s in again],), kwargs=change):
                 st.switch_page(first.path)
+
+
+def right_count(specs: list[Spec], rec: dict[str, Record]) -> int:
+    """How many of these tasks were answered right."""
+    return sum(1 for s in specs if s.id in rec and rec[s.id].right)
 
 
 def result(record: Record | None) -> str:
