@@ -11,6 +11,7 @@ language, the layer, head or query, or the lesson's answers change.
 from __future__ import annotations
 
 from datetime import date
+from typing import TYPE_CHECKING
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -21,9 +22,10 @@ from encoder_core.views.analysis import score_divisor
 from . import compute, keys, lesson
 from .admission import Queue, TooHeavyError
 from .context import PageContext
-from .handout import TitlePage, Walk, handout
 from .i18n import translator
-from .prediction import class_names
+
+if TYPE_CHECKING:
+    from .handout import TitlePage, Walk
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
 Slot = DeltaGenerator  # the sidebar's place of the button, its progress and the download
@@ -54,6 +56,11 @@ def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]
 
 
 def walk(ctx: PageContext) -> Walk:
+    # imported when a PDF is asked for or kept, not with the sidebar: the PDF backend and the
+    # prediction's blocks cost a page's first run ~0.45 s on a fresh server
+    from .handout import Walk
+    from .prediction import class_names
+
     layer, head, query = selection(ctx)
     labels = tuple(class_names(ctx)) if ctx.trace.params.head is not None else ()
     return Walk(trace=ctx.trace, lang=ctx.lang, original=ctx.original, layer=layer, head=head,
@@ -61,6 +68,8 @@ def walk(ctx: PageContext) -> Walk:
 
 
 def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
+    from .handout import TitlePage
+
     t, cfg = translator(ctx.lang, OWNER), ctx.cfg
     divisor = t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))
     lines = [t("doc_settings", S=cfg.image_size, colour=t("doc_grey" if cfg.channels == 1
@@ -134,6 +143,8 @@ def build_asked(ctx: PageContext, slot: Slot | None) -> None:
     state = st.session_state
     if not state.pop(keys.HANDOUT_ASKED, False) or slot is None:
         return
+    from .handout import handout
+
     t = translator(ctx.lang, OWNER)
     w = walk(ctx)
     need = handout_cost(ctx.cfg)
