@@ -30,6 +30,10 @@ def heads_off_url(vit_checkpoint) -> Iterator[str]:
 
 
 def table_text(page: Page, where: str) -> str:
+    """The one table under `where`, read once the run has finished: while it runs, the
+    container of the run before can still be on the page beside the new one (both keyed
+    alike), so a read mid-run may see two."""
+    wait_idle(page)
     return page.locator(f'{where} [data-testid="stTable"]').inner_text()
 
 
