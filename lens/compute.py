@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_IMAGE = ROOT / "assets" / "default.jpg"
-DEFAULT_IMAGE_NAME = "Grace Hopper (built-in)"
 
 # Traces and random weights are kept within the server's memory budget (lens.admission): the
 # budget asks these two caches to drop their oldest entries when a new run needs the room.

@@ -274,16 +274,16 @@ def current_image(settings: Settings, t: Callable[..., str],
         if state.get(keys.UPLOAD_ERROR):
             msg, _ = state[keys.UPLOAD_ERROR]
             st.error(t("bad_upload", msg=msg,
-                       name=state.get(keys.IMAGE_NAME) or "the built-in photo"))
+                       name=state.get(keys.IMAGE_NAME) or t("name_builtin")))
         if not state.get(keys.IMAGE_BYTES):
             st.info(t("upload_hint"))
     data, name = None, None
     if settings.source == "upload" and state.get(keys.IMAGE_BYTES):
-        data, name = state[keys.IMAGE_BYTES], state.get(keys.IMAGE_NAME, "upload")
+        data, name = state[keys.IMAGE_BYTES], state.get(keys.IMAGE_NAME) or t("name_upload")
     elif settings.source == "sample":
         data = compute.sample_png(settings.sample_seed)
-        name = f"shape sample #{settings.sample_seed}"
+        name = t("name_sample", seed=settings.sample_seed)
     if data is None:
-        data, name = compute.DEFAULT_IMAGE.read_bytes(), compute.DEFAULT_IMAGE_NAME
+        data, name = compute.DEFAULT_IMAGE.read_bytes(), t("name_builtin")
     original, model_input = compute.decode_image(data, settings.image_size, settings.channels)
     return compute.content_key(data), model_input, original, name

@@ -44,6 +44,9 @@ def test_the_button_builds_the_pdf_and_then_offers_it(lang, tmp_path):
     assert translate("doc_title", lang, "handout") in text
     assert translate("step_title", lang, "handout", k=6, n=10,
                      title=translate("title", lang, "scores")) in text
+    # the image named in the learner's language (title page and every page's foot)
+    name = translate("name_builtin", lang, "common")
+    assert text.count(name) >= 10, (name, text.count(name))
 
 
 def test_a_kept_pdf_goes_once_what_it_shows_changes():
