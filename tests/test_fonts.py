@@ -57,9 +57,13 @@ def test_the_sources_of_the_texts_hold_the_chinese_of_the_texts_and_of_the_note(
     assert set("编码器注意力图像块") <= chars and subset_font.PRINTABLE_ASCII <= chars
 
 
-def test_every_character_of_the_texts_is_in_the_shipped_subset_or_in_dejavu_sans_before_it():
+FACES = [style.CJK_FONT_FILE, style.CJK_BOLD_FONT_FILE]
+
+
+@pytest.mark.parametrize("face", FACES, ids=lambda p: p.stem)
+def test_every_character_of_the_texts_is_in_the_shipped_subset_or_in_dejavu_sans_before_it(face):
     chars = subset_font.text_characters()
-    lacking = subset_font.missing(chars, style.CJK_FONT_FILE)
+    lacking = subset_font.missing(chars, face)
     # Noto Sans CJK SC itself lacks a few symbols (ᵀ, ₁, ⋮, combining accents): DejaVu Sans,
     # first in the list, draws them; every CJK character must be in the subset itself.
     assert [ch for ch in lacking if ord(ch) > 0x2E80 and not browser_only(ch)] == []
@@ -74,24 +78,32 @@ def test_the_missing_check_reports_a_character_outside_the_subset():
     assert subset_font.missing(set("注意力 Q·K"), style.CJK_FONT_FILE) == []
 
 
-def test_the_subset_has_truetype_outlines_and_a_name_of_its_own():
-    font = TTFont(str(style.CJK_FONT_FILE))
+@pytest.mark.parametrize("face, weight, weight_class", [(FACES[0], "Regular", 400),
+                                                         (FACES[1], "Bold", 700)],
+                         ids=["Regular", "Bold"])
+def test_the_subset_has_truetype_outlines_and_a_name_of_its_own(face, weight, weight_class):
+    font = TTFont(str(face))
     assert "glyf" in font and "CFF " not in font and font.sfntVersion == "\x00\x01\x00\x00"
     assert font["maxp"].tableVersion == 0x00010000 and font["post"].formatType in (2.0, 3.0)
     assert font["name"].getDebugName(1) == style.CJK_FONT_FAMILY == "Encoder Lens CJK"
+    assert font["name"].getDebugName(2) == weight and face.stem == f"EncoderLensCJK-{weight}"
+    assert font["OS/2"].usWeightClass == weight_class
     assert "Noto" not in font["name"].getDebugName(4) + font["name"].getDebugName(6)
-    assert style.CJK_FONT_FILE.stat().st_size < 600_000
-    licence = (style.CJK_FONT_FILE.parent / "OFL.txt").read_text(encoding="utf-8")
+    assert face.stat().st_size < 600_000
+    licence = (face.parent / "OFL.txt").read_text(encoding="utf-8")
     assert "SIL OPEN FONT LICENSE Version 1.1" in licence and "Adobe" in licence
 
 
 @pytest.mark.skipif(not subset_font.NOTO_TTC.exists(), reason="needs Debian's fonts-noto-cjk")
-def test_the_script_makes_the_same_font_twice(tmp_path):
+@pytest.mark.parametrize("weight", subset_font.WEIGHTS)
+def test_the_script_makes_the_shipped_font_again(weight, tmp_path):
     chars = subset_font.text_characters()
     a, b = tmp_path / "a.ttf", tmp_path / "b.ttf"
-    subset_font.make(chars, out=a, licence=None)
-    subset_font.make(chars, out=b, licence=None)
-    assert a.read_bytes() == b.read_bytes()
+    ttc = subset_font.noto_collection(weight)
+    subset_font.make(chars, ttc, out=a, licence=None, weight=weight)
+    subset_font.make(chars, ttc, out=b, licence=None, weight=weight)
+    assert a.read_bytes() == b.read_bytes() == subset_font.out_font(weight).read_bytes(), (
+        "the shipped font is not what the texts make: run scripts/subset-font")
     assert subset_font.missing(chars, a) == subset_font.missing(chars, subset_font.NOTO_TTC,
                                                                 subset_font.face_index(
                                                                     subset_font.NOTO_TTC,
@@ -108,6 +120,13 @@ def test_the_figures_fall_back_from_dejavu_sans_to_the_subset_then_to_a_system_c
     assert Path(files[0][0]).name == "DejaVuSans.ttf"
     assert Path(files[1][0]) == style.CJK_FONT_FILE
     assert len(files) == len(figures.FONTS)
+
+
+def test_bold_chinese_is_drawn_with_the_shipped_bold_face():
+    bold = font_manager.FontProperties(family=style.CJK_FONT_FAMILY, weight="bold")
+    regular = font_manager.FontProperties(family=style.CJK_FONT_FAMILY)
+    assert Path(font_manager.findfont(bold, fallback_to_default=False)) == FACES[1]
+    assert Path(font_manager.findfont(regular, fallback_to_default=False)) == FACES[0]
 
 
 def test_pillow_text_takes_each_glyph_from_the_first_font_that_has_it():
@@ -175,7 +194,7 @@ def test_the_walk_saw_no_system_font(walk):
     mpl_data = Path(matplotlib.get_data_path()).resolve()
     foreign = [entry for entry in walk["ttflist"]
                if not Path(entry.split("|", 1)[1]).resolve().is_relative_to(mpl_data)
-               and Path(entry.split("|", 1)[1]).resolve() != style.CJK_FONT_FILE]
+               and Path(entry.split("|", 1)[1]).resolve() not in FACES]
     assert foreign == []
     assert walk["fonts"] == ["DejaVu Sans", "Encoder Lens CJK"]
 

@@ -36,10 +36,12 @@ FIGURE_KEY = "figure"  # and the figure function that drew it ("heatmap", "atten
 CUT_KEY = "texts_cut"  # and how many texts were cut short with "…" to fit (raster pictures)
 
 
-# The CJK font that ships with the app: a subset of Noto Sans CJK SC holding every glyph of the
-# texts (made by scripts/subset-font; assets/fonts/README.md), under a name of its own.
-CJK_FONT_FILE = (Path(__file__).resolve().parents[2] / "assets" / "fonts"
-                 / "EncoderLensCJK-Regular.ttf")
+# The CJK font that ships with the app: subsets of Noto Sans CJK SC Regular and Bold holding
+# every glyph of the texts (made by scripts/subset-font; assets/fonts/README.md), under a name
+# of their own. The bold face draws the handout's headings.
+CJK_FONT_DIR = Path(__file__).resolve().parents[2] / "assets" / "fonts"
+CJK_FONT_FILE = CJK_FONT_DIR / "EncoderLensCJK-Regular.ttf"
+CJK_BOLD_FONT_FILE = CJK_FONT_DIR / "EncoderLensCJK-Bold.ttf"
 CJK_FONT_FAMILY = "Encoder Lens CJK"
 # Installed CJK fonts, for the glyphs the subset lacks (upload names, checkpoint labels)
 SYSTEM_CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei",
@@ -47,10 +49,12 @@ SYSTEM_CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen He
 
 
 def _font_families() -> list[str]:
-    """DejaVu Sans, then the shipped subset, then the first CJK font installed (if any).
+    """DejaVu Sans, then the shipped subset (both weights), then the first CJK font installed
+    (if any).
     matplotlib falls back glyph by glyph along this list; DejaVu Sans comes first because the
     subset holds Latin glyphs too, and they should look as in every other figure."""
-    font_manager.fontManager.addfont(str(CJK_FONT_FILE))
+    for face in (CJK_FONT_FILE, CJK_BOLD_FONT_FILE):
+        font_manager.fontManager.addfont(str(face))
     names = {f.name for f in font_manager.fontManager.ttflist}
     system = [n for n in SYSTEM_CJK_FAMILIES if n in names]
     return ["DejaVu Sans", CJK_FONT_FAMILY, *system[:1]]
