@@ -10,6 +10,7 @@ language, the layer, head or query, or the lesson's answers change.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -67,10 +68,19 @@ def walk(ctx: PageContext) -> Walk:
                 query=query, labels=labels, answers=answers(ctx))
 
 
+def image_name(ctx: PageContext, t: Callable[..., str]) -> str:
+    """The image's name as the PDF prints it: an upload named in a script its fonts lack
+    (猫咪.jpg) is "your upload", not "??.jpg"."""
+    from .handout import can_draw
+
+    return ctx.image_name if all(map(can_draw, ctx.image_name)) else t("name_upload")
+
+
 def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
     from .handout import TitlePage
 
     t, cfg = translator(ctx.lang, OWNER), ctx.cfg
+    name = image_name(ctx, t)
     divisor = t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))
     lines = [t("doc_settings", S=cfg.image_size, colour=t("doc_grey" if cfg.channels == 1
                                                           else "doc_rgb"),
@@ -89,9 +99,8 @@ def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
         lines.append(t("doc_lesson", right=lesson.right_count(specs, lesson.records()),
                        n=len(specs)))
     lines.append(t("doc_made", day=day.isoformat()))
-    return TitlePage(title=t("doc_title"), image=ctx.original, image_name=ctx.image_name,
-                     lines=tuple(lines),
-                     footer=t("doc_footer", name=ctx.image_name, day=day.isoformat()))
+    return TitlePage(title=t("doc_title"), image=ctx.original, image_name=name,
+                     lines=tuple(lines), footer=t("doc_footer", name=name, day=day.isoformat()))
 
 
 def identity(ctx: PageContext, w: Walk) -> tuple:

@@ -19,8 +19,9 @@ from encoder_core import encode, load_checkpoint, predict, top_classes
 from encoder_core.cost import handout_cost
 from lens import compute
 from lens.handout import TitlePage, Walk, handout, sheets_for
-from lens.handout.pdf import Flow, tokens
-from lens.i18n import translate
+from lens.handout.pdf import Flow, handout_pdf, tokens
+from lens.handout_ui import image_name
+from lens.i18n import translate, translator
 from lens.note import note_plain, plain_math
 from lens.settings import Settings
 from lens.steps import STEPS
@@ -233,6 +234,32 @@ def test_a_lessons_answers_are_printed(tmp_path):
     text = " ".join(pages["scores"].split())
     assert "Your predictions" in text and "the shape of scores" in text
     assert "yours 196 × 190 · right 196 × 196 · not right" in text
+
+
+@reads_back
+def test_a_character_no_pdf_font_has_is_printed_as_a_question_mark(tmp_path):
+    # 猫 and 咪 are in no shipped font (the subset holds the texts' characters), 霍 is
+    title = TitlePage(title="Walk 霍", image=np.zeros((8, 8, 3), np.uint8),
+                      image_name="猫咪 cat.jpg", lines=("label 咪 · 1.0",),
+                      footer="Encoder Lens · 猫.jpg")
+    glyphs, log = Glyphs(), logging.getLogger("matplotlib")
+    log.addHandler(glyphs)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pdf = handout_pdf(title, [], str)
+    finally:
+        log.removeHandler(glyphs)
+    assert glyphs.missing == [] and not [w for w in caught if "Glyph" in str(w.message)]
+    text = " ".join(pages_text(pdf, tmp_path)[0].split())
+    assert "Walk 霍" in text and "?? cat.jpg" in text and "label ? · 1.0" in text
+    assert "Encoder Lens · ?.jpg · 1" in text
+
+
+def test_an_image_named_in_a_script_the_pdf_lacks_is_your_upload():
+    t = translator("zh", "handout")
+    assert image_name(SimpleNamespace(image_name="猫咪.png"), t) == t("name_upload")
+    assert image_name(SimpleNamespace(image_name="cat 霍珀.png"), t) == "cat 霍珀.png"
 
 
 def test_the_note_is_printed_as_written_with_its_math_as_text():

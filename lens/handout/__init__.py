@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..steps import STEPS
-from .pdf import Progress, TitlePage, handout_pdf
+from .pdf import Progress, TitlePage, can_draw, handout_pdf
 from .sheets import INPUT_SHEETS, Answer, Sheet, Walk
 from .sheets_layer import LAYER_SHEETS, prediction
 
@@ -44,4 +44,5 @@ def handout(walk: Walk, title: TitlePage, progress: Callable[[float], None] | No
     return handout_pdf(title, sheets, walk.t, told(0.5))
 
 
-__all__ = ["Answer", "BUILDERS", "Sheet", "TitlePage", "Walk", "handout", "sheets_for"]
+__all__ = ["Answer", "BUILDERS", "Sheet", "TitlePage", "Walk", "can_draw", "handout",
+           "sheets_for"]

@@ -2,7 +2,9 @@
 backend.
 
 Text is set in DejaVu Sans with the shipped CJK subset behind it (`figures.style`), glyph by
-glyph; installed CJK fonts are left out, as their CFF outlines do not embed as Type 42. Both
+glyph; installed CJK fonts are left out, as their CFF outlines do not embed as Type 42. A
+character neither font has (in an upload's name, a checkpoint's label) is printed as "?"
+(`drawable`), never as an empty box; the title page names such an image otherwise. Both
 fonts embed as Type 42 (TrueType outlines, searchable and copyable text). Formulas are
 mathtext in the default fontset (with `cm`, a × reads back as "£"). Lines are wrapped at the
 width they measure, CJK between any two characters; a formula too wide shrinks to 7 pt. The
@@ -11,6 +13,7 @@ pictures are the pages' PNGs, embedded at their own pixels (`interpolation="none
 
 from __future__ import annotations
 
+import functools
 import io
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -22,9 +25,10 @@ from matplotlib import rc_context
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
-from matplotlib.font_manager import FontProperties
+from matplotlib.font_manager import FontProperties, findfont
+from matplotlib.ft2font import FT2Font
 
-from ..figures.style import CJK_FONT_FAMILY, DPI
+from ..figures.style import CJK_BOLD_FONT_FILE, CJK_FONT_FAMILY, CJK_FONT_FILE, DPI
 from .sheets import Sheet
 
 PAGE_W, PAGE_H = 8.27, 11.69  # A4 portrait, inches
@@ -39,6 +43,29 @@ RC = {"pdf.fonttype": 42, "font.family": FONTS, "mathtext.fontset": "dejavusans"
       "pdf.compression": 6}
 
 Progress = Callable[[int, int], None]  # (sheets done, sheets in all)
+UNDRAWABLE = "?"  # what a character no PDF font has is printed as
+
+
+@functools.cache
+def _code_points() -> frozenset[int]:
+    """The characters every weight of the PDF's fonts draws: DejaVu Sans's and the subset's."""
+    faces = [(findfont(FontProperties(family="DejaVu Sans"), fallback_to_default=False),
+              findfont(FontProperties(family="DejaVu Sans", weight="bold"),
+                       fallback_to_default=False)),
+             (CJK_FONT_FILE, CJK_BOLD_FONT_FILE)]
+    return frozenset().union(*(set(FT2Font(str(regular)).get_charmap())
+                               & set(FT2Font(str(bold)).get_charmap())
+                               for regular, bold in faces))
+
+
+def can_draw(ch: str) -> bool:
+    """Whether the PDF's fonts draw `ch` (a line break or other control counts as drawn)."""
+    return ord(ch) in _code_points() or unicodedata.category(ch) in ("Cc", "Zl", "Zp")
+
+
+def drawable(text: str) -> str:
+    """`text` with each character the PDF's fonts lack printed as "?": 猫.jpg → ?.jpg."""
+    return "".join(ch if can_draw(ch) else UNDRAWABLE for ch in text)
 
 
 @dataclass(frozen=True)
@@ -68,7 +95,7 @@ class Flow:
         self.fig = Figure(figsize=(PAGE_W, PAGE_H))
         self.y = MARGIN
         self.pages += 1
-        self.fig.text(0.5, 0.35 / PAGE_H, f"{self.footer} · {self.pages}", ha="center",
+        self.fig.text(0.5, 0.35 / PAGE_H, drawable(f"{self.footer} · {self.pages}"), ha="center",
                       va="bottom", fontsize=8, color=GREY, parse_math=False)
 
     def close_page(self) -> None:
@@ -125,7 +152,7 @@ class Flow:
 
     def text(self, text: str, size: float = 10.5, *, weight: str = "normal",
              color: str = "black", indent: float = 0.0, after: float = 0.04) -> None:
-        for line in self.wrap(text, size, WIDTH - indent, weight):
+        for line in self.wrap(drawable(text), size, WIDTH - indent, weight):
             height = size * LEADING / 72
             self.need(height)
             self.fig.text((MARGIN + indent) / PAGE_W, 1 - self.y / PAGE_H, line, fontsize=size,
@@ -138,7 +165,7 @@ class Flow:
         the math on a line of its own when even 7 pt is too wide. The words are a text of their
         own: mathtext sets a whole string in its own fonts, where CJK is a dummy glyph."""
         words, dollar, math = text.partition("$")
-        words, math = words.rstrip(), dollar + math
+        words, math = drawable(words.rstrip()), dollar + math
         width = (WIDTH - indent) * 72
 
         def wide(pt: float) -> float:
