@@ -21,6 +21,7 @@ from tests.support.browser_helpers import (
     default_trace,
     open_app,
     screenshot,
+    steady_box,
     title,
     wait_for,
     wait_idle,
@@ -82,7 +83,7 @@ def patch_point(box: dict, r: int, c: int) -> dict:
 
 def press_patch(pic, width: int, r: int, c: int) -> None:
     """Tap patch (r, c) on a phone-sized page, click it on a wider one."""
-    p = patch_point(pic.bounding_box(), r, c)
+    p = patch_point(steady_box(pic), r, c)
     if width < 500:
         pic.tap(position=p)
     else:
@@ -116,8 +117,8 @@ def test_hovering_repaints_every_map_with_no_rerun(sized, app_url, path):
     assert len(before) == (8 if path == "multihead" else 6 * 8), len(before)
     assert dataset(page)["hover"] == str(CENTRE)  # the default query: the centre patch
     page.evaluate(WATCH_RUNS_JS)
-    box = pic.bounding_box()
     for r, c in [(2, 3), (10, 11), (4, 12)]:
+        box = steady_box(pic)
         p = patch_point(box, r, c)
         page.mouse.move(box["x"] + p["x"], box["y"] + p["y"])
         wait_for(lambda: dataset(page)["hover"], lambda h, r=r, c=c: h == str(r * G + c),

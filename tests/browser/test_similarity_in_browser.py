@@ -21,6 +21,7 @@ from tests.support.browser_helpers import (
     default_trace,
     open_app,
     screenshot,
+    steady_box,
     wait_for,
     wait_idle,
 )
@@ -62,8 +63,7 @@ def test_hovering_two_patches_repaints_the_similarity_map_with_no_rerun(page, ap
     seen = [the_map(page)]
     page.evaluate(WATCH_RUNS_JS)
     for r, c in [(2, 3), (11, 9)]:
-        box = pic.bounding_box()
-        page.mouse.move(*at_patch(box, r, c))
+        page.mouse.move(*at_patch(steady_box(pic), r, c))
         wait_for(lambda: dataset(page)["hover"], lambda h, r=r, c=c: h == str(r * G + c),
                  f"the similarity map to show patch {(r, c)}")
         now = the_map(page)

@@ -25,6 +25,7 @@ from tests.support.browser_helpers import (
     main_images,
     open_app,
     screenshot,
+    steady_box,
     title,
     wait_for,
 )
@@ -100,9 +101,8 @@ def test_the_explorer_moves_over_the_197_token_model(page, vit_url, vit_checkpoi
     assert mark == "1/197", mark
     before = panels(page)
     seen = [before]
-    box = pic.bounding_box()
     for r, c in [(2, 3), (11, 9)]:  # two patches: each repaints every map
-        page.mouse.move(*patch_point(box, r, c))
+        page.mouse.move(*patch_point(steady_box(pic), r, c))
         wait_for(lambda: dataset(page)["hover"], lambda h, r=r, c=c: h == str(r * G + c),
                  f"the maps to show patch {(r, c)}")
         now = panels(page)

@@ -119,6 +119,24 @@ def wait_for(get: Callable[[], T], ok: Callable[[T], bool], what: str,
     return value
 
 
+def steady_box(target: Locator, settle_ms: int = 250,
+               timeout: float = TIMEOUT_MS / 1000) -> dict:
+    """`target`'s bounding box once it has stopped moving (the same in two reads `settle_ms`
+    apart): a point computed from it stays on the patch meant while the layout settles (at a
+    tablet's width the sidebar closes after the first paint, moving the main column)."""
+    deadline = time.monotonic() + timeout
+    box = target.bounding_box()
+    while True:
+        target.page.wait_for_timeout(settle_ms)
+        now = target.bounding_box()
+        if now is not None and now == box:
+            return now
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for the picture to "
+                                 f"stop moving; last box: {now!r}")
+        box = now
+
+
 def wait_url(page: Page, *parts: str, timeout: float = TIMEOUT_MS / 1000) -> str:
     """Wait until the page's URL contains every one of `parts` (the app mirrors its settings
     there at the end of a rerun); return it."""
