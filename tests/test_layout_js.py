@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import threading
 import tomllib
 from pathlib import Path
 
@@ -45,30 +44,3 @@ def test_package_data_ships_layout_web():
     globs = pyproject["tool"]["setuptools"]["package-data"]["lens"]
     shipped = {f for pattern in globs for f in WEB.parent.glob(pattern)}
     assert set(WEB.iterdir()) <= shipped
-
-
-def test_it_is_mounted_before_the_pages_trace_is_computed(monkeypatch):
-    """First in the page's run: a tablet's sidebar closes while the trace is computed, before
-    the pictures arrive, not under them (with a cached trace they came ~0.3 s after the sidebar
-    began to close when it was mounted after the trace, and were drawn in a 520–566 px column)."""
-    from lens import compute, context
-    from tests.support.apptest_helpers import opened
-
-    order: list[str] = []
-    mount, trace_for = context.layout_behaviours, compute.trace_for
-
-    def mounted() -> None:
-        order.append("layout")
-        mount()
-
-    def traced(*args, **kwargs):
-        if not threading.current_thread().name.startswith("encoder-lens-warm"):  # a page's
-            order.append("trace")
-        return trace_for(*args, **kwargs)
-
-    monkeypatch.setattr(context, "layout_behaviours", mounted)
-    monkeypatch.setattr(compute, "trace_for", traced)
-    opened("multihead")
-    assert order and order[0] == "layout" and "trace" in order, order
-    runs = [order[k:k + 2] for k in range(0, len(order), 2)]  # each run: layout, then trace
-    assert all(r == ["layout", "trace"] for r in runs), order
