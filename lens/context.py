@@ -172,9 +172,6 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     if page_id not in PAGES:
         raise LookupError(f"no page {page_id!r} in lens.steps")
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
-    # first of all, before the trace: a tablet's sidebar closes before the page's pictures
-    # arrive, not under them (wide formulas fitted, a new page at its top)
-    layout_behaviours()
     models = compute.model_architectures()
     member = classroom.current()
     settings = session.current_settings(models, compute.checkpoint_steps())
@@ -201,6 +198,7 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     classroom.sync_url(member)
     classroom.keep_teacher(member)
     chrome.export(t, trace, image_key, weights)
+    layout_behaviours()  # wide formulas fitted, a new page at its top, a tablet's sidebar
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
                       image_name=name, image_key=image_key, head_model=head, member=member)
     chrome.header(ctx)

@@ -2,8 +2,7 @@
 or where the learner has scrolled.
 
 One `st.components.v2` component (in the page, not an iframe; its script is
-`layout_web/layout.js`, linted with ESLint) mounted once per page, first in the sidebar and
-before the page's trace is computed, so that it acts before the page's pictures arrive.
+`layout_web/layout.js`, linted with ESLint) mounted once per page at the end of the sidebar.
 It shows nothing and carries no text, only the three numbers below:
 
 - wide formulas on narrow screens: every displayed formula (st.latex) wider than its column is
@@ -34,7 +33,7 @@ _component = st.components.v2.component(
 
 
 def layout_behaviours() -> None:
-    """Mount the page's layout behaviours (once per page run, first in the sidebar)."""
+    """Mount the page's layout behaviours (once per page run, at the end of the sidebar)."""
     with st.sidebar:
         _component(data={"min_scale": MIN_SCALE, "mobile": MOBILE_PX, "wide": WIDE_PX},
                    key="layout_behaviours")

@@ -1,6 +1,6 @@
 // The page's layout behaviours, done in the browser (the server never learns the window's size
 // or its scrolling): the default export is the function Streamlit's st.components.v2 calls
-// (lens/layout_js.py mounts it once per page, first in the sidebar). It shows nothing.
+// (lens/layout_js.py mounts it once per page, at the end of the sidebar). It shows nothing.
 //
 //  1. Wide formulas: every displayed formula (KaTeX) of the main pane wider than its column is
 //     drawn smaller until it fits, down to `data.min_scale` of its size.
@@ -133,16 +133,8 @@ const learnerToggles = (ev) => {
 };
 
 // --- mounted once per page ---------------------------------------------------------------------
-// its own element in the sidebar takes no room: no gap under the page links
-function hideOwnElement(parent) {
-  const own = typeof ShadowRoot !== "undefined" && parent instanceof ShadowRoot ? parent.host : parent;
-  const box = own && own.closest ? own.closest('[data-testid="stElementContainer"]') : null;
-  if (box) box.style.display = "none";
-}
-
 export default function (component) {
   const { min_scale: min = 0.5, mobile = 768, wide = 1100 } = component.data || {};
-  hideOwnElement(component.parentElement);
   let queued = false;
   function check() {
     queued = false;

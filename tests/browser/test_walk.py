@@ -197,45 +197,6 @@ def test_a_tablet_starts_with_the_sidebar_collapsed_and_keeps_the_learners_choic
         page.context.close()
 
 
-# the main column's width when the first picture of the page is drawn (a MutationObserver set
-# up before the page's own scripts run)
-FIRST_PICTURE_JS = """() => {
-  const seen = new MutationObserver(() => {
-    const img = document.querySelector('[data-testid="stMain"] [data-testid="stImage"] img');
-    const c = document.querySelector('[data-testid="stMain"] [data-testid="stMainBlockContainer"]');
-    if (img && c) {
-      window.__firstPictureMain = c.getBoundingClientRect().width;
-      seen.disconnect();
-    }
-  });
-  document.addEventListener("DOMContentLoaded",
-    () => seen.observe(document.body, {childList: true, subtree: true}));
-}"""
-
-
-def test_a_tablets_pictures_are_first_drawn_in_the_wide_column(browser, app_url):
-    """At 820 × 1180 the sidebar closes before the page's pictures arrive, not after them: the
-    first picture is drawn in the main column of ≥ 600 px, so nothing jumps as it appears. The
-    page's trace is already computed (another visitor's), as in a class, where it comes at
-    once."""
-    warm = new_page(browser, DESKTOP)
-    try:
-        open_app(warm, app_url, "multihead")  # the trace computed, the page's pictures cached
-    finally:
-        warm.context.close()
-    page = new_page(browser, TABLET)
-    try:
-        page.add_init_script(f"({FIRST_PICTURE_JS})()")
-        open_app(page, app_url, "multihead")
-        width = wait_for(lambda: page.evaluate("window.__firstPictureMain"),
-                         lambda v: v is not None, "the first picture", timeout=30)
-        assert width >= 600, f"the first picture was drawn in a column {width:.0f} px wide"
-        # mounted first in the sidebar, its element takes no room there (no gap under the links)
-        assert page.locator(".st-key-layout_behaviours").is_hidden()
-    finally:
-        page.context.close()
-
-
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["1400x900", "390x844"])
 def test_a_desktop_keeps_its_sidebar_and_a_phone_streamlits_own(browser, app_url, size):
     """At 1400 × 900 the sidebar stays open; at 390 × 844 it starts collapsed (Streamlit's own
