@@ -25,7 +25,7 @@ from .classroom import member as classroom
 from .classroom import student
 from .classroom.member import Member
 from .i18n import translate, translator
-from .layout_js import layout_behaviours
+from .layout_js import hold_tablet_sidebar, layout_behaviours
 from .models import Model
 from .settings import Settings
 from .steps import PAGES, STEPS, page_for_script
@@ -172,6 +172,7 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     if page_id not in PAGES:
         raise LookupError(f"no page {page_id!r} in lens.steps")
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
+    hold_tablet_sidebar()  # out of the page until layout_behaviours below decides its start
     models = compute.model_architectures()
     member = classroom.current()
     settings = session.current_settings(models, compute.checkpoint_steps())

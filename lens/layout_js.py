@@ -14,11 +14,15 @@ It shows nothing and carries no text, only the three numbers below:
 - a tablet's sidebar starts collapsed: at a window width above Streamlit's own mobile breakpoint
   (`MOBILE_PX`, where Streamlit collapses it itself) and below `WIDE_PX`, so that the main column
   keeps its width (≥ 600 px at 820 px); once the learner opens or closes it, it stays so.
+  Until the component has decided, a style sent with the page's first element
+  (`layout_web/tablet_sidebar.css`, `hold_tablet_sidebar`) keeps the sidebar out of the page at
+  those widths, so that nothing is first drawn in the narrow column.
 """
 
 from __future__ import annotations
 
 from importlib.resources import files
+from string import Template
 
 import streamlit as st
 
@@ -26,14 +30,33 @@ MIN_SCALE = 0.5  # the smallest a formula is drawn, relative to its own size
 MOBILE_PX = 768  # Streamlit's breakpoint "md": at or below it Streamlit collapses the sidebar
 WIDE_PX = 1100  # from this window width up, the sidebar (300 px) starts open
 
-JS = (files("lens") / "layout_web" / "layout.js").read_text(encoding="utf-8")
+HOLD_S = 10  # the tablet's sidebar is held out of the page at most this long, if no script runs
+
+CHOSE_COOKIE = "encoder_lens_sidebar_chosen"  # set by layout.js once the learner chose: no hold
+HOLD_KEY = "tablet_sidebar_hold"  # the style's container (.st-key-…), hidden by the style
+
+WEB = files("lens") / "layout_web"
+JS = (WEB / "layout.js").read_text(encoding="utf-8")
+TABLET_CSS = Template((WEB / "tablet_sidebar.css").read_text(encoding="utf-8")).substitute(
+    lo=MOBILE_PX + 1, hi=WIDE_PX - 1, hold_s=HOLD_S, key=HOLD_KEY)
 
 _component = st.components.v2.component(
     "encoder_lens_layout", html='<div data-testid="el-layout"></div>', js=JS)
 
 
+def hold_tablet_sidebar() -> None:
+    """Keep a tablet's sidebar out of the page until the layout behaviours have decided how it
+    starts (first thing in a page run: the style arrives before the title and the pictures).
+    A learner who opened or closed the sidebar (Streamlit keeps that choice) is left no hold:
+    their sidebar would vanish for a moment on a reload."""
+    if st.context.cookies.get(CHOSE_COOKIE):
+        return
+    with st.container(key=HOLD_KEY):  # hidden by its own style: no gap in the page
+        st.markdown(f"<style>{TABLET_CSS}</style>", unsafe_allow_html=True)
+
+
 def layout_behaviours() -> None:
     """Mount the page's layout behaviours (once per page run, at the end of the sidebar)."""
     with st.sidebar:
-        _component(data={"min_scale": MIN_SCALE, "mobile": MOBILE_PX, "wide": WIDE_PX},
-                   key="layout_behaviours")
+        _component(data={"min_scale": MIN_SCALE, "mobile": MOBILE_PX, "wide": WIDE_PX,
+                         "chose_cookie": CHOSE_COOKIE}, key="layout_behaviours")

@@ -12,7 +12,8 @@
 //  3. A tablet's sidebar: between Streamlit's own mobile breakpoint (`data.mobile`, where it
 //     collapses the sidebar itself) and `data.wide`, the sidebar starts collapsed (a click on
 //     Streamlit's own collapse control), unless the learner opened or closed it: then it is left
-//     as the learner put it.
+//     as the learner put it. Until that is decided, tablet_sidebar.css keeps the sidebar out of
+//     the page; once it is (collapsed, or left as it is), the root's data-el-sidebar lets it back.
 //
 // What must outlive one mount (the path last seen, the learner's choice) is kept on `window`:
 // the component is mounted again on every page.
@@ -25,6 +26,8 @@ const state = (window.__encoderLensLayout ||= {
   path: location.pathname,  // the page the last check saw
   top: null,  // while a new page is kept at its top: {t0, ran, done, timer}
   learnerChose: false,  // the learner pressed the sidebar's collapse or expand control
+  collapsing: false,  // our press of the collapse control awaits Streamlit's redraw
+  choiceKept: false,  // the cookie that says the learner chose is written
 });
 
 const main = () => document.querySelector('[data-testid="stMain"]');
@@ -114,16 +117,52 @@ function forgetOurChoice(before) {
   }
 }
 
-function fitSidebar(mobile, wide) {
+// the sidebar's start is decided: tablet_sidebar.css holds it out of the page no longer
+const releaseSidebar = () => { document.documentElement.dataset.elSidebar = "decided"; };
+const RELEASE_FRAMES = 30;  // after our click, the frames we wait for Streamlit to collapse it
+
+// the learner opened or closed the sidebar (Streamlit remembers it): a cookie tells the server,
+// which then sends no hold (lens/layout_js.py), so that the learner's own sidebar is never
+// taken away for a moment on a reload
+function keepChoice(cookie) {
+  if (!cookie || state.choiceKept) return;
+  state.choiceKept = true;
+  const secure = location.protocol === "https:" ? "; Secure" : "";
+  document.cookie = `${cookie}=1; Max-Age=31536000; Path=/; SameSite=Strict${secure}`;
+}
+
+function fitSidebar(mobile, wide, cookie) {
+  const chose = state.learnerChose || storedChoice();
+  if (chose) keepChoice(cookie);
   const w = window.innerWidth;
-  if (w <= mobile || w >= wide || state.learnerChose || storedChoice()) return;
+  if (w <= mobile || w >= wide || chose) {
+    releaseSidebar();
+    return;
+  }
   const bar = document.querySelector('[data-testid="stSidebar"]');
   const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
-  if (!bar || !button || bar.getAttribute("data-collapsed") === "true") return;
+  if (!bar || !button || state.collapsing) return;  // not drawn yet, or already pressed
+  if (bar.getAttribute("data-collapsed") === "true") {
+    releaseSidebar();
+    return;
+  }
   let before = new Set();
   try { before = new Set(Object.keys(window.localStorage)); } catch { /* no storage */ }
   button.click();  // Streamlit's own control: its expand button stays where the learner looks
   forgetOurChoice(before);
+  // let the sidebar back once Streamlit has drawn it collapsed (it is hidden, so no slide
+  // shows), or after RELEASE_FRAMES frames in any case
+  state.collapsing = true;
+  let frames = 0;
+  const released = () => {
+    if (bar.getAttribute("data-collapsed") === "true" || ++frames >= RELEASE_FRAMES) {
+      state.collapsing = false;
+      releaseSidebar();
+    } else {
+      requestAnimationFrame(released);
+    }
+  };
+  requestAnimationFrame(released);
 }
 
 const CONTROLS = '[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapseButton"]';
@@ -134,12 +173,13 @@ const learnerToggles = (ev) => {
 
 // --- mounted once per page ---------------------------------------------------------------------
 export default function (component) {
-  const { min_scale: min = 0.5, mobile = 768, wide = 1100 } = component.data || {};
+  const { min_scale: min = 0.5, mobile = 768, wide = 1100, chose_cookie: cookie = "" } =
+    component.data || {};
   let queued = false;
   function check() {
     queued = false;
     keepTop();
-    fitSidebar(mobile, wide);
+    fitSidebar(mobile, wide, cookie);
     fitFormulas(min);
   }
   const later = () => { if (!queued) { queued = true; requestAnimationFrame(check); } };
