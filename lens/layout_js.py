@@ -3,7 +3,8 @@ or where the learner has scrolled.
 
 One `st.components.v2` component (in the page, not an iframe; its script is
 `layout_web/layout.js`, linted with ESLint) mounted once per page at the end of the sidebar.
-It shows nothing and carries no text, only the three numbers below:
+It shows nothing and carries no text, only the three numbers below and the name of the cookie
+by which it tells the server that the learner chose the sidebar's state (`CHOSE_COOKIE`):
 
 - wide formulas on narrow screens: every displayed formula (st.latex) wider than its column is
   drawn smaller until it fits — down to `MIN_SCALE` of its size, below which it scrolls sideways;
