@@ -4,7 +4,7 @@ Run with `scripts/app` (or `streamlit run app.py`). This entry script is the rou
 (`lens.chrome.route`): it lists the pages of `lens.steps` (the registry; their modules are in
 pages/) for Streamlit's own navigation (`st.navigation`: the sidebar's links, sent as one
 message), titled in the learner's language and numbered in the note's order, each at its own
-URL (/multihead). Every page sets itself up through lens.context.run_page() — settings,
+URL (/multihead). Every page sets itself up through lens.runner.run_page() — settings,
 sidebar, image, trace — so it works however it is reached; a page run without this script runs
 the router in its place. A link without a page lands on a hidden page that forwards to the
 first step, keeping the link's settings, and starts warming the default trace once per process

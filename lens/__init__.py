@@ -2,7 +2,8 @@
 
     settings.py   Settings: every setting, typed; links; the rules; no Streamlit
     session.py    the session's settings and the link kept in sync; keys.py: session keys
-    context.py    run_page(): sets a page up and calls its render(ctx) with its PageContext
+    context.py    PageContext, Where, Plan: what a page and its sections receive (no frame)
+    runner.py     run_page(): sets a page up and calls its render(ctx) with its PageContext
     compute.py    what the server computes once for all sessions (bounded caches)
     sidebar.py    the controls; chrome.py: the navigation's pages, notices, header, export
     steps.py      the registry of pages (pages/<id>.py), by id, in the note's order

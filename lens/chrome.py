@@ -13,8 +13,7 @@ import streamlit as st
 from encoder_core import EncoderTrace
 from encoder_core.export import trace_npz_bytes
 
-from . import compute, keys, lesson, session
-from .classroom import student
+from . import compute, keys, session
 from .i18n import LANG_NAMES
 from .settings import Notice
 from .steps import ALL_PAGES, PAGES, STEPS, PageInfo, neighbours, step_number
@@ -40,7 +39,7 @@ def _landing() -> None:
 
 def route() -> None:
     """The router (app.py, and a page run without it): the app's navigation runs the page the
-    link asks for; `context.run_page` draws it only when it was reached this way."""
+    link asks for; `runner.run_page` draws it only when it was reached this way."""
     st.session_state[keys.ENTRY] = True
     st.navigation(navigation_pages(), expanded=True).run()
 
@@ -75,17 +74,16 @@ def notices(t: Callable[..., str]) -> None:
         st.info(notice_text(n, t, from_link=False))
 
 
-def header(ctx: PageContext) -> None:
-    """The app's name, the title, 'step k of n' with previous / next, the step in one line,
-    and the caption about the weights."""
+def header(ctx: PageContext, caption: Callable[[], None] | None = None) -> None:
+    """The app's name, the title, 'step k of n' with previous / next, the `caption` the
+    runner gives (a student's class, the lesson's progress), the step in one line, and the
+    caption about the weights."""
     info = PAGES[ctx.id]
     st.caption(ctx.t("app_title"))
     st.title(info.title_in(ctx.lang))
     _step_navigation(ctx, keys.NAV_PREV, keys.NAV_NEXT)
-    if ctx.student is not None:
-        student.caption(ctx, ctx.student)
-    elif ctx.settings.lesson:
-        lesson.progress_caption(ctx)
+    if caption is not None:
+        caption()
     st.markdown(f"**{info.takeaway_in(ctx.lang)}**")
     weights_caption(ctx)
 

@@ -4,7 +4,7 @@ built only when asked, under the server's work budget, with its progress shown.
 `offer(ctx)` draws the button (in a sidebar slot of its own) during the page's run and notes a
 press; `build_asked(ctx, slot)` builds the PDF after the run has released the memory it reserved, so
 that the PDF's own reservation never waits on the run that asked for it
-(`lens.context.run_page`). The PDF is kept in the session until the settings, the image, the
+(`lens.runner.run_page`). The PDF is kept in the session until the settings, the image, the
 language, the layer, head or query, or the lesson's answers change.
 """
 

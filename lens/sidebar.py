@@ -103,7 +103,7 @@ def _image_controls(s: Settings, t: Callable[..., str], has_samples: bool) -> De
         sb.caption(t("sample_caption"))
     if s.source == "upload":
         sb.file_uploader(t("upload"), key=keys.UPLOAD, type=UPLOAD_TYPES)
-    return sb.empty()  # filled once the upload is read (lens.context.current_image)
+    return sb.empty()  # filled once the upload is read (lens.runner.current_image)
 
 
 def show_upload(slot: DeltaGenerator, t: Callable[..., str], name: str, thumbnail: bytes) -> None:

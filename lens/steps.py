@@ -9,7 +9,7 @@ Why the module is named exactly as the URL path: while a folder `pages/` exists,
 server's first visit runs in Streamlit's pages-folder mode, which looks the URL up among the
 files of `pages/` by their pages-folder names (file stems). Found, it runs that file alone —
 and the page hands over to app.py, which opens it with the app's own navigation
-(`lens.context.run_page`). Not found (a file named otherwise, e.g. `multihead_page.py`), the
+(`lens.runner.run_page`). Not found (a file named otherwise, e.g. `multihead_page.py`), the
 learner gets Streamlit's "Page not found" dialog over the page.
 
 One page cannot be named so: /class, whose module name would be a Python keyword. Its file is

@@ -8,8 +8,9 @@ from encoder_core.views.analysis import row_moments
 from encoder_core.views.explain import layer_norm_terms
 from encoder_core.views.vit_steps import residual_entry
 from lens import blocks, blocks_rows, chrome, figures, meaning, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
 from lens.latex import num, term
+from lens.runner import run_page
 
 
 def render(ctx: PageContext) -> None:

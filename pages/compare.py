@@ -14,7 +14,8 @@ from encoder_core.views.analysis import (
     unshuffle,
 )
 from lens import figures, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
+from lens.runner import run_page
 from lens.settings import Settings
 
 # "Two settings side by side": what can be compared, its options and the two shown first.

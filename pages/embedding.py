@@ -5,7 +5,8 @@ import streamlit as st
 from encoder_core import prefix_names
 from encoder_core.views.explain import dot_terms
 from lens import blocks, chrome, figures, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
+from lens.runner import run_page
 
 
 def render(ctx: PageContext) -> None:

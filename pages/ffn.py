@@ -6,7 +6,8 @@ from encoder_core.views.analysis import relu_zero_share
 from encoder_core.views.explain import hidden_unit_terms
 from encoder_core.views.vit_steps import activation_curve
 from lens import blocks, chrome, figures, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
+from lens.runner import run_page
 
 
 def render(ctx: PageContext) -> None:

@@ -13,8 +13,9 @@ from encoder_core.views.analysis import (
 )
 from encoder_core.views.explain import affine_terms, dot_terms
 from lens import blocks, chrome, explorer, figures, meaning, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
 from lens.latex import dims
+from lens.runner import run_page
 
 MAX_MAPS = 16  # attention maps drawn in the grid; more heads are listed but not drawn
 

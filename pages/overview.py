@@ -11,10 +11,11 @@ from encoder_core.views.analysis import (
 )
 from encoder_core.views.vit_steps import pixel_stats_guess, vit_differences
 from lens import chrome, figures, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
 from lens.i18n import worded
 from lens.pipeline_words import pipeline_captions, pipeline_stages
 from lens.prediction import prediction
+from lens.runner import run_page
 from lens.session import set_settings
 
 

@@ -6,7 +6,8 @@ from encoder_core import patchify
 from encoder_core.views.analysis import channel_values
 from encoder_core.views.vit_steps import pixel_stats_guess, pixel_terms
 from lens import chrome, figures, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
+from lens.runner import run_page
 
 
 def render(ctx: PageContext) -> None:

@@ -7,7 +7,8 @@ from encoder_core.views.explain import pe_terms
 from encoder_core.views.vit_steps import similarity_mosaic
 from encoder_core.views.vit_views import position_cosines
 from lens import blocks, chrome, figures, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
+from lens.runner import run_page
 
 
 def render(ctx: PageContext) -> None:

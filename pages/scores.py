@@ -15,8 +15,9 @@ from encoder_core.views.analysis import (
 )
 from encoder_core.views.explain import dot_terms, softmax_terms
 from lens import blocks, blocks_rows, chrome, figures, meaning, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
 from lens.latex import dims, divisor_latex
+from lens.runner import run_page
 
 
 def render(ctx: PageContext) -> None:

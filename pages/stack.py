@@ -13,9 +13,10 @@ from encoder_core.views.analysis import (
 )
 from encoder_core.views.rollout import attention_rollout
 from lens import chrome, explorer, figures, lesson, meaning, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
 from lens.heads_off import heads_off_section
 from lens.pca_view import pca_section
+from lens.runner import run_page
 from lens.similarity_view import similarity_section
 from lens.steps import EXTRA_PAGES, STEPS
 

@@ -30,10 +30,11 @@ from encoder_core.views.vit_views import (
     token_norms,
 )
 from lens import compute, explorer, figures, widgets
-from lens.context import PageContext, run_page
+from lens.context import PageContext
 from lens.heads_off import heads_off_section
 from lens.pca_view import pca_section
 from lens.prediction import prediction
+from lens.runner import run_page
 from lens.similarity_view import similarity_section
 
 MAX_HEADS = 12  # heads drawn side by side at once (the learner chooses which above that)

@@ -1,4 +1,4 @@
-"""The server's memory budget in the app (lens.admission through lens.context.admit): settings
+"""The server's memory budget in the app (lens.admission through lens.runner.admit): settings
 that could never fit are refused with what to lower and nothing computed; settings that must
 wait for other work wait their turn with a notice, then the page is drawn; the sidebar says what
 the settings cost before they are paid."""

@@ -14,6 +14,7 @@ from .. import figures
 from ..i18n import translate
 from ..lesson import shown_answer
 from ..lesson.tasks import Task
+from ..widgets import render
 from .tally import Tally, tally
 
 OWNER = "class"
@@ -48,7 +49,6 @@ def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool
                   width: float = 4.0) -> Tally:
     """Draw how the class answered `task` (a histogram `width` inches wide, shown at its own
     size: a phone's narrower column shrinks it); its tally."""
-    from ..widgets import render  # noqa: PLC0415 (lens.widgets imports the context)
 
     counted = tally(task, values)
     n = counted.n

@@ -26,6 +26,7 @@ from ..cache import array_digest
 from ..i18n import translate, translator
 from ..session import set_settings
 from ..steps import PAGES, STEPS
+from ..widgets import picture
 from . import progress
 from .progress import Record, binding
 from .tasks import BY_ID, Spec, Task, fixed_now, judge, specs_for
@@ -176,7 +177,6 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
 
 def patch_in_context(ctx: PageContext, task: Task) -> None:
     """The image a choice is asked on, with its grid and the question's patch outlined."""
-    from ..widgets import picture  # noqa: PLC0415 (lens.widgets imports the context)
 
     tr = task.trace
     left, _ = st.columns([2, 3])
@@ -294,7 +294,6 @@ def reveal(ctx: PageContext, task: Task, record: Record) -> None:
 
 def true_map(ctx: PageContext, task: Task) -> None:
     """The true values of every patch, on the image: where the model looked, or how alike."""
-    from ..widgets import picture  # noqa: PLC0415 (lens.widgets imports the context)
 
     G, tr = task.grid, task.trace
     values = np.asarray(task.scores, dtype=np.float32).reshape(1, G, G)

@@ -309,7 +309,7 @@ def addnorm_within(ctx: PageContext, fixed: Fixed) -> Task:
 
 # --- the other steps: their tasks withhold the whole page until answered -------------------
 
-PAGE = ("page",)  # the page below the cards (`lens.context.run_page`)
+PAGE = ("page",)  # the page below the cards (`lens.runner.run_page`)
 
 
 def prefix_variant(cfg: EncoderConfig) -> str:

@@ -5,7 +5,7 @@ run once in the process: a fresh server's first visit looks the link's path up a
 of pages/ by stem and runs the file it finds without app.py, with Streamlit's folder navigation
 ("app", "addnorm", …); a path it does not find gets a "Page not found" dialog over the page
 (as /multihead did while the files were named multihead_page.py). Every page's file is named
-by its URL path (lens.steps), and `lens.context.run_page` hands a run without app.py over to
+by its URL path (lens.steps), and `lens.runner.run_page` hands a run without app.py over to
 it, whose landing opens the intended page.
 
 Each case here starts its own server — `scripts/app` with no page warmed (warming runs the entry

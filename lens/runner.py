@@ -1,0 +1,200 @@
+"""The page runner: what runs a page — settings, sidebar, image, the memory its run needs,
+trace, header — then the page's `render(ctx)`. A page module ends with
+`run_page(__file__, render)`. Pages only lay things out; their words are in their text file
+(`lens.i18n`), their numbers in the trace.
+
+The runner is the top of the app's layer: it imports the frame (`chrome`, `sidebar`), the
+lesson's and the class's cards and the handout's section, and hands the header the caption
+each of them gives; none of them imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+
+import numpy as np
+import streamlit as st
+
+from encoder_core import ConfigError, ImageError
+from encoder_core.cost import Cost
+
+from . import chrome, compute, handout_ui, keys, lesson, session, sidebar
+from .admission import Queue, TooHeavyError
+from .classroom import member as classroom
+from .classroom import student
+from .context import PageContext, Plan
+from .i18n import translator
+from .layout_js import hold_tablet_sidebar, layout_behaviours
+from .settings import Settings
+from .steps import PAGES, STEPS, page_for_script
+
+
+def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | None = None,
+             ) -> None:
+    """Run the page of `script` (a page module's `__file__`): its context, then `render(ctx)`.
+    The run holds the memory it reserved (for its trace and the variants `plan` names) until
+    it ends; a handout asked for in the run is built after that, under its own reservation.
+
+    Run without the entry script — Streamlit's pages-folder mode runs the page's file alone
+    (`lens.steps`): a fresh server's first visit (/multihead), and every AppTest run — it runs
+    the app's router in its place (`chrome.route`, as app.py does), which runs this page again
+    through the app's navigation, in this same script run."""
+    info = page_for_script(script)
+    if info is None:
+        raise LookupError(f"{script} is not a page of lens.steps")
+    if not st.session_state.get(keys.ENTRY):
+        chrome.route()
+        return
+    st.session_state[keys.ENTRY] = False  # the router sets it again on each run
+    with ExitStack() as hold:
+        ctx = page(info.id, hold, plan)
+        if ctx.student is not None:  # a class's cards: answered when the teacher asks
+            ctx.withheld = student.ask(ctx, ctx.student)
+            student.follow(ctx.student.code, info.id, ctx.lang)
+        else:
+            if info.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
+                lesson.choose(ctx)
+            if ctx.settings.lesson:  # the task cards, then the page without what they withhold
+                ctx.withheld = lesson.ask(ctx)
+        slot = handout_ui.offer(ctx)  # the walk as a PDF: built below, once asked
+        if ctx.shows("page"):
+            render(ctx)
+        else:  # an open task withholds the whole page: its navigation only
+            st.caption(ctx.t(ctx.withheld_text))
+            chrome.footer(ctx)
+    handout_ui.build_asked(ctx, slot)  # after the run's reservation is released
+
+
+def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext:
+    """Set up a page: settings, sidebar, image, the memory its run needs (held by `hold`
+    until the run ends), trace; the header with the step's navigation."""
+    if page_id not in PAGES:
+        raise LookupError(f"no page {page_id!r} in lens.steps")
+    st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
+    hold_tablet_sidebar()  # out of the page until layout_behaviours below decides its start
+    models = compute.model_architectures()
+    member = classroom.current()
+    settings = session.current_settings(models, compute.checkpoint_steps())
+    if member is not None and not member.teacher:  # the class's image and model, locked
+        settings = session.impose(student.class_settings_for(
+            member, settings, models, compute.checkpoint_steps()))
+    t = translator(settings.lang)  # common texts only: the same on every page
+    upload_slot = sidebar.controls(settings, t, models,
+                                   class_code=member.code if member and not member.teacher
+                                   else "")
+    chrome.notices(t)
+    cfg = settings.to_config()
+    image_key, model_input, original, name = current_image(settings, t)
+    if settings.source == "upload" and st.session_state.get(keys.IMAGE_BYTES):
+        sidebar.show_upload(upload_slot, t, name, compute.thumbnail_png(image_key, original))
+    planned = [("", settings), *(plan(settings) if plan is not None else [])]
+    admit(hold, t, page_id, image_key, planned)
+    params, head = compute.weights_for(settings.weights, cfg, settings.train_step)
+    weights = compute.weights_id(settings.weights, settings.train_step)
+    with st.spinner(t("computing")):
+        trace = compute.trace_for(image_key, model_input, cfg, params, weights)
+    session.sync_url()
+    lesson.sync_url(settings.lesson and member is None)
+    classroom.sync_url(member)
+    classroom.keep_teacher(member)
+    chrome.export(t, trace, image_key, weights)
+    layout_behaviours()  # wide formulas fitted, a new page at its top, a tablet's sidebar
+    ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
+                      image_name=name, image_key=image_key, head_model=head, member=member)
+    chrome.header(ctx, header_caption(ctx))
+    return ctx
+
+
+def header_caption(ctx: PageContext) -> Callable[[], None] | None:
+    """What the header says under the step's navigation, when anything: a student's class
+    and question, or the lesson's progress."""
+    if ctx.student is not None:
+        return lambda: student.caption(ctx, ctx.student)
+    if ctx.settings.lesson:
+        return lambda: lesson.progress_caption(ctx)
+    return None
+
+
+def admit(hold: ExitStack, t: Callable[..., str], page_id: str, image_key: str,
+          planned: list[tuple[str, Settings]]) -> None:
+    """Reserve the memory of what this run will compute that nobody holds yet (nothing to
+    reserve: no wait). While it waits its turn, a notice says how many runs are ahead and for
+    how long; what could never fit stops the page with what to lower."""
+    settings = planned[0][1]
+    need = planned_cost(image_key, planned, page_id)
+    if need.bytes == 0:
+        return
+    notice = st.empty()
+
+    def waiting(q: Queue) -> None:
+        notice.info(t("queue_wait", ahead=q.ahead, s=max(1.0, q.seconds_ahead),
+                      waited=q.waited_s, gb=need.bytes / 1e9))
+
+    try:
+        hold.enter_context(compute.budget().reserve(need.bytes, need.seconds, on_wait=waiting))
+    except TooHeavyError as err:
+        notice.error(t("too_heavy", gb=need.bytes / 1e9, limit=err.limit / 1e9,
+                       lower=lighter(settings, image_key, planned, page_id, err.limit, t)))
+        st.stop()
+    notice.empty()
+
+
+def planned_cost(image_key: str, planned: list[tuple[str, Settings]], page_id: str) -> Cost:
+    """The predicted cost of the planned traces (impossible combinations left out)."""
+    settings = planned[0][1]
+    cfgs = []
+    for tag, s in planned:
+        try:
+            cfgs.append((tag, s.to_config()))
+        except ConfigError:
+            continue  # the page says so itself
+    return compute.run_cost(image_key, cfgs, settings.weights, settings.train_step, page_id)
+
+
+def lighter(settings: Settings, image_key: str, planned: list[tuple[str, Settings]],
+            page_id: str, limit: int, t: Callable[..., str]) -> str:
+    """What to lower, one change at a time, with what each would need: the changes that fit."""
+    fits = []
+    for key, value in settings.lighter_options():
+        changed = [(tag, s.replace(**{key: value})) for tag, s in planned]
+        need = planned_cost(image_key, changed, page_id)
+        if need.bytes <= limit:
+            fits.append(t("lower_to", name=key, value=value, gb=need.bytes / 1e9))
+    return t("or_join").join(fits) if fits else t("lower_none")
+
+
+def current_image(settings: Settings, t: Callable[..., str],
+                  ) -> tuple[str, np.ndarray, np.ndarray, str]:
+    """(cache key, model input [S, S, C], original, name) of the image to show. A new upload
+    is decoded here; an unusable one is reported and the previous image stays."""
+    state = st.session_state
+    if settings.source == "upload":
+        upload = state.get(keys.UPLOAD)
+        if upload is not None and state.get(keys.UPLOAD_ID) != upload.file_id:
+            data = upload.getvalue()
+            try:
+                compute.decode_image(data, settings.image_size, settings.channels)
+                state[keys.IMAGE_BYTES], state[keys.IMAGE_NAME] = data, upload.name
+                state.pop(keys.UPLOAD_ERROR, None)
+            except ImageError as err:
+                state[keys.UPLOAD_ERROR] = (str(err), upload.name)
+            # marked as handled only now: a rerun that interrupted the decoding (a slider
+            # moved meanwhile) handles the upload again instead of losing it
+            state[keys.UPLOAD_ID] = upload.file_id
+        if state.get(keys.UPLOAD_ERROR):
+            msg, _ = state[keys.UPLOAD_ERROR]
+            st.error(t("bad_upload", msg=msg,
+                       name=state.get(keys.IMAGE_NAME) or t("name_builtin")))
+        if not state.get(keys.IMAGE_BYTES):
+            st.info(t("upload_hint"))
+    data, name = None, None
+    if settings.source == "upload" and state.get(keys.IMAGE_BYTES):
+        data, name = state[keys.IMAGE_BYTES], state.get(keys.IMAGE_NAME) or t("name_upload")
+    elif settings.source == "sample":
+        data = compute.sample_png(settings.sample_seed)
+        name = t("name_sample", seed=settings.sample_seed)
+    if data is None:
+        data, name = compute.DEFAULT_IMAGE.read_bytes(), t("name_builtin")
+    original, model_input = compute.decode_image(data, settings.image_size, settings.channels)
+    return compute.content_key(data), model_input, original, name

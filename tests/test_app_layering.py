@@ -1,0 +1,101 @@
+"""The app's layers, read from its source: no module of `lens/` or `pages/` imports another that
+imports it back, however indirectly. Every `import` node counts — function-level ones and those
+under `if TYPE_CHECKING:` too — so a cycle cannot hide behind a deferred import. The page's types
+(`lens.context`) import nothing of the frame around a page; the runner (`lens.runner`) is
+imported by the pages alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_layering import imports, module_name
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ("lens", "pages")
+
+
+def graph() -> dict[str, set[str]]:
+    """module -> the modules of lens/ and pages/ it imports (a package: its __init__)."""
+    modules = {module_name(p): p for top in APP for p in (ROOT / top).rglob("*.py")}
+    return {m: {i for i in imports(p) if i in modules and i != m} for m, p in modules.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[tuple[set[str], list[str]]]:
+    """Each strongly connected group of more than one module (each imports each other,
+    however indirectly) and one cycle through it (a → b → … → a); [] when the graph has none
+    (Tarjan, then a breadth-first walk)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return [(g, _cycle_in(g, edges)) for g in sorted(groups, key=len, reverse=True)]
+
+
+def _cycle_in(group: set[str], edges: dict[str, set[str]]) -> list[str]:
+    """A shortest cycle through the group's first module, by breadth-first search."""
+    start = min(group)
+    paths = {start: [start]}
+    todo = [start]
+    while todo:
+        m = todo.pop(0)
+        for d in sorted(edges.get(m, ()) & group):
+            if d == start:
+                return [*paths[m], start]
+            if d not in paths:
+                paths[d] = [*paths[m], d]
+                todo.append(d)
+    raise AssertionError(f"no cycle through {start}")  # a strongly connected group has one
+
+
+def test_no_two_app_modules_import_each_other():
+    found = cycles(graph())
+    named = [f"{len(group)} modules import each other ({', '.join(sorted(group))}), e.g. "
+             + " → ".join(cycle) for group, cycle in found]
+    assert named == [], "import cycles in the app's layer:\n" + "\n".join(named)
+
+
+def test_the_page_types_import_nothing_of_the_frame():
+    frame = {"lens.runner", "lens.chrome", "lens.sidebar", "lens.lesson", "lens.handout_ui",
+             "lens.classroom.student", "lens.classroom.teacher"}
+    g = graph()
+    assert g["lens.context"] & frame == set()
+    assert {m for m, deps in g.items() if "lens.runner" in deps} == {
+        m for m in g if m.startswith("pages.") and m != "pages"}
+
+
+def test_the_cycle_check_finds_and_names_a_cycle():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert cycles(edges) == [({"a", "b", "c"}, ["a", "b", "c", "a"])]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_a_type_checking_and_a_function_level_import(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                    "    from .context import PageContext\n"
+                    "def f():\n    from . import runner\n", encoding="utf-8")
+    found = imports(path, "lens.probe")
+    assert {"lens.context", "lens.runner"} <= found
