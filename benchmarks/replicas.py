@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -50,18 +51,37 @@ def ready(url: str) -> bool:
         return False
 
 
-def replica_pids(serve_pid: int) -> dict[str, int]:
-    """{"r1": pid, …}: the app processes started by scripts/serve, by their log's name."""
+def supervised_pids(serve_pid: int) -> dict[str, int]:
+    """{"r1": pid, …, "haproxy": pid}: the processes scripts/serve runs now (it becomes
+    supervisord, whose children they are; a restarted one has a new pid). A replica is named
+    by its port in the run folder's haproxy.cfg (`server rK 127.0.0.1:PORT`), the run folder
+    being where supervisord's configuration is."""
+    try:
+        argv = Path(f"/proc/{serve_pid}/cmdline").read_bytes().decode().split("\0")
+        conf = Path(argv[argv.index("-c") + 1])
+        cfg = (conf.parent if conf.is_absolute() else ROOT / conf.parent) / "haproxy.cfg"
+        names = {m.group(2): m.group(1) for m in re.finditer(
+            r"^\s*server (r\d+) [^:\s]+:(\d+) ", cfg.read_text(), flags=re.M)}
+    except (OSError, ValueError, IndexError):  # not (yet) supervisord
+        return {}
     out = {}
     for pid in load.process_tree([serve_pid]):
         try:
-            stdout = os.readlink(f"/proc/{pid}/fd/1")
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
         except OSError:
             continue
-        name = Path(stdout).stem
-        if name.startswith("r") and name[1:].isdigit():
-            out[name] = pid
+        if "--server.port" in args:
+            name = names.get(args[args.index("--server.port") + 1])
+            if name:
+                out[name] = pid
+        elif args and Path(args[0]).name == "haproxy" and "-db" in args:
+            out["haproxy"] = pid
     return dict(sorted(out.items()))
+
+
+def replica_pids(serve_pid: int) -> dict[str, int]:
+    """{"r1": pid, …}: the app processes scripts/serve runs now."""
+    return {k: v for k, v in supervised_pids(serve_pid).items() if k != "haproxy"}
 
 
 @contextmanager

@@ -65,6 +65,23 @@ def test_serve_writes_one_sticky_server_per_replica(tmp_path):
     assert "bind :8501" in lines
 
 
+def test_serve_moves_a_dead_replicas_browsers_at_once(tmp_path):
+    """A request still bound to a dead replica (a reload, a tab's reconnecting websocket) is
+    retried on another at once, refused or reset before an answer; live traffic's refused
+    connections mark the replica down at once, else two failed checks 0.5 s apart."""
+    lines = _directives(_serve_config(2, tmp_path))
+    assert "option redispatch 1" in lines  # every retry goes to another replica
+    retries = next(int(x.split()[1]) for x in lines if x.startswith("retries "))
+    assert retries >= 1
+    assert "retry-on conn-failure empty-response" in lines
+    check = next(x.split() for x in lines if x.startswith("default-server "))
+    assert check[1] == "check", check
+    opts = dict(zip(check[2::2], check[3::2], strict=True))  # the check's "name value" pairs
+    assert opts["inter"] == "1s" and opts["fastinter"] == "500ms" and opts["fall"] == "2", opts
+    assert (opts["observe"], opts["error-limit"], opts["on-error"]) == (
+        "layer4", "1", "mark-down"), opts
+
+
 def test_compose_config_is_what_serve_writes_with_the_containers(tmp_path):
     serve = _directives(_serve_config(2, tmp_path))
     deploy = _directives((DEPLOY / "haproxy.cfg").read_text())

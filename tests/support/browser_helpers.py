@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import functools
 import io
-import os
 import re
-import signal
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +19,13 @@ from playwright.sync_api import Locator, Page, expect
 from lens import steps as _steps
 from lens.i18n import translate
 from tests.support import serverctl  # the one way the app is started
+from tests.support.balancer import (  # noqa: F401 (the browser tests import them from here)
+    BALANCER_STARTUP_S,
+    BALANCER_STOP_S,
+    SERVE,
+    balancer,
+    http_get,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -368,80 +369,7 @@ def app_server(log_name: str, env: dict[str, str] | None = None) -> Iterator[str
             serverctl.stop(proc)
 
 
-# --- several replicas behind HAProxy (`scripts/serve`) ----------------------------------------
-SERVE = REPO / "scripts" / "serve"
-BALANCER_STARTUP_S = 90  # bounded wait for /_balancer/ready (replicas start on a shared machine)
-BALANCER_STOP_S = 20
-
-
-def http_get(url: str, cookie: str = "") -> tuple[int, str]:
-    """(status, X-Replica) of a GET, with an optional Cookie header; (0, "") if unreachable."""
-    req = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
-    try:
-        with urllib.request.urlopen(req, timeout=5) as r:
-            return r.status, r.headers.get("X-Replica", "")
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers.get("X-Replica", "")
-    except (urllib.error.URLError, OSError):
-        return 0, ""
-
-
-def _logs_tail(run_dir: Path, log: Path) -> str:
-    logs = sorted(run_dir.glob("*.log")) + [log]
-    return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}"
-                     for p in logs if p.exists())
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-@contextmanager
-def balancer(run_dir: Path, log_name: str, replicas: int = 2,
-             env: dict[str, str] | None = None) -> Iterator[str]:
-    """`scripts/serve --replicas N` on a free port (its own process group, `env` added to its
-    environment, its logs in `run_dir` and test-artifacts/<log_name>); yields its URL once every
-    replica is healthy behind it. Afterwards TERM goes to the script only: its trap must stop
-    the replicas and HAProxy (the group is then killed anyway, and the test fails)."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log_path = ARTIFACTS / log_name
-    port = serverctl.free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [str(SERVE), "--replicas", str(replicas), "--port", str(port), "--python",
-           sys.executable, "--run-dir", str(run_dir)]
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                env={**os.environ, **(env or {})}, start_new_session=True)
-    try:
-        deadline = time.monotonic() + BALANCER_STARTUP_S
-        while http_get(f"{url}/_balancer/ready")[0] != 200:
-            if proc.poll() is not None:
-                pytest.fail(f"scripts/serve exited with {proc.returncode}:\n"
-                            f"{_logs_tail(run_dir, log_path)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"{replicas} replicas not ready behind {url} in "
-                            f"{BALANCER_STARTUP_S} s:\n{_logs_tail(run_dir, log_path)}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=BALANCER_STOP_S)  # the script's trap stops its children, then exits
-        except subprocess.TimeoutExpired:
-            pass
-        time.sleep(0.5)
-        orphans = _group_alive(proc.pid)  # anything of the group still running (re-parented)
-        if orphans or proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=BALANCER_STOP_S)
-    assert not orphans, f"processes left after TERM to scripts/serve:\n" \
-        f"{_logs_tail(run_dir, log_path)}"
-
-
+# --- several replicas behind HAProxy (`scripts/serve`): tests/support/balancer.py -----------
 def server_cookie(context) -> str:  # noqa: ANN001 (a Playwright BrowserContext)
     """The SERVERID cookie HAProxy set in this browser context: the replica it sticks to."""
     return next((c["value"] for c in context.cookies() if c["name"] == "SERVERID"), "")
