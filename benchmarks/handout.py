@@ -1,5 +1,5 @@
 """The walk as a handout PDF (issue 27): the time and the memory to build it, at the defaults and
-at the heaviest settings, beside what `encoder_core.cost.handout_cost` predicts.
+at the heaviest settings, beside what `lens.page_costs.handout_cost` predicts.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.handout            # both, en and zh
     OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.handout --only default --repeat 3
@@ -29,10 +29,10 @@ import tracemalloc
 
 from benchmarks.memory import default_config, heavy_config, rss_growth
 from encoder_core import encode, trace_bytes
-from encoder_core.cost import handout_cost
 from lens import compute
 from lens.handout import TitlePage, Walk, sheets_for
 from lens.handout.pdf import handout_pdf
+from lens.page_costs import handout_cost
 
 MB = 2**20
 

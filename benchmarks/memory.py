@@ -21,10 +21,10 @@ at 12 layers). For each configuration, one table:
   reset through /proc/self/clear_refs) for comparison;
 - what The stack derives (`attention_rollout`, `head_statistics`) and its explorer payload
   (`lens.explorer.payload` with the maps the page sends, or the picker alone when
-  `explorer.fits` says no), predicted by `cost.page_terms(cfg, "stack")`;
-- Compare's variant traces (`cost.compare_variants`: each its own trace, predicted by
+  `explorer.fits` says no), predicted by `page_costs.stack(cfg)`;
+- Compare's variant traces (`page_costs.compare_variants`: each its own trace, predicted by
   `trace_cost`; one trace per distinct configuration is measured, the shuffled image's have
-  the same configuration as the image's) and its non-trace work (`page_cost(cfg, "compare")`);
+  the same configuration as the image's) and its non-trace work (`page_costs.compare`);
 - the PNG pictures of The stack (lens.figures, the figures the page draws): their bytes and
   the peak while drawing them;
 - `encode`'s time: `cost.encode_seconds` against the best of `--repeat` runs.
@@ -183,9 +183,10 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
         permute_tokens,
     )
     from encoder_core.views.rollout import attention_rollout
-    from lens import explorer, figures
+    from lens import explorer, figures, page_costs
     from lens.cache import nbytes
     from lens.compute import DEFAULT_IMAGE, decode_image
+    from lens.steps import PAGES
 
     S, N, G, L, h = cfg.seq_len, cfg.n_tokens, cfg.grid_size, cfg.n_layers, cfg.n_heads
     t = Table(f"{name}: {cfg.image_size} px, patch {cfg.patch_size} → S = {S} tokens, "
@@ -217,7 +218,7 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
           + (f"{rss / MB:,.0f} MB" if rss is not None else "—"))
 
     # --- The stack: rollout, head statistics, explorer payload, pictures -----------------------
-    terms = cost.page_terms(cfg, "stack")
+    terms = page_costs.stack(cfg)
     attns = [layer.attn for layer in tr.layers]
     R, m_peak, r_s = traced(lambda: attention_rollout(attns))
     t.add("The stack: rollout R [S, S] float64 (peak)", terms[0].kept + terms[0].transient,
@@ -248,7 +249,7 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
           f"building it peaked at {m_peak / MB:,.1f} MB (predicted "
           f"{(predicted.kept + predicted.transient) / MB:,.1f})")
     t.add("**The stack: derived work** (`page_cost(cfg, 'stack')`)",
-          cost.page_cost(cfg, "stack").bytes, None,
+          page_costs.page_cost(cfg, page_costs.stack).bytes, None,
           "results kept + the largest temporaries of one computation")
 
     i = N // 2 + G // 2
@@ -278,7 +279,7 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
 
     draw_stack()  # once first: fonts and colour tables loaded, as in a running server
     pngs, m_peak, p_s = traced(draw_stack)
-    drawn = cost.pictures([len(layers) * len(heads), 1, 1, 0, 0, 0])
+    drawn = page_costs.pictures([len(layers) * len(heads), 1, 1, 0, 0, 0])
     table = "the page draws the table" if len(live) < len(layers) else (
         "the explorer carries the maps: the page draws the other 5")
     t.add(f"The stack: its {len(pngs)} PNG pictures (bytes)", drawn.kept,
@@ -288,7 +289,7 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
     blob = pngs = None  # let them go before the variant traces
 
     # --- Compare: variant traces and the non-trace work ------------------------------------------
-    variants = cost.compare_variants(cfg)
+    variants = page_costs.compare_variants(cfg)
     perm = fixed_permutation(N)
     shuffled = shuffle_patches(tr.image, cfg.patch_size, perm)
     measured_by_cfg: dict[EncoderConfig, int] = {cfg: peak}
@@ -319,7 +320,8 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
 
     _, m_peak, _ = traced(compare_work)
     t.add("Compare: non-trace work (`page_cost(cfg, 'compare')`)",
-          cost.page_cost(cfg, "compare").bytes, m_peak, "gaps [S, d], entropies [h, N, S] f64")
+          page_costs.page_cost(cfg, page_costs.compare).bytes, m_peak,
+          "gaps [S, d], entropies [h, N, S] f64")
     kept_variants.clear()
     other = None
 
@@ -335,8 +337,8 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
     t.print()
     print("\n`page_cost(cfg, page)` (derived work beyond the trace; Compare without its variant "
           "traces): " + ", ".join(f"{page} {c.bytes / MB:,.0f} MB / {c.seconds:.1f} s"
-                                  for page in cost.PAGES
-                                  if (c := cost.page_cost(cfg, page)).bytes))
+                                  for page, info in PAGES.items()
+                                  if (c := page_costs.page_cost(cfg, info.costs)).bytes))
 
 
 def calibrate(repeat: int) -> None:

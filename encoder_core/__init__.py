@@ -10,8 +10,8 @@ The folders say what a module is for:
                     torchvision), read safely, heads kept: load_checkpoint, CheckpointError
     views/          what the app derives from a trace: rollout, analysis, explain, ViT views
     shapes_model/   the generated shapes data set and the classifier of the shipped weights
-    cost.py         what a trace and a page's derived work cost, predicted from the config:
-                    trace_bytes, params_bytes, encode_peak_bytes, encode_seconds, page_cost
+    cost.py         what a trace and the views' derived work cost, predicted from the config:
+                    trace_bytes, params_bytes, encode_peak_bytes, encode_seconds, trace_cost
     export.py       the trace as .npz;  __main__.py  the command line;  bench.py  the benchmark
 
 Every default is the study note's encoder. The Vision Transformer variants (issue 11: timm,
@@ -34,7 +34,6 @@ from .cost import (
     Cost,
     encode_peak_bytes,
     encode_seconds,
-    page_cost,
     params_bytes,
     params_cost,
     trace_bytes,
@@ -67,7 +66,7 @@ __all__ = [
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",
     "encode", "encode_peak_bytes", "encode_seconds", "encoder_layer", "feed_forward", "gelu",
     "gelu_tanh", "init_params", "layer_norm", "load_image", "load_params", "merge_heads",
-    "normalise_pixels", "page_cost", "params_bytes", "params_cost",
+    "normalise_pixels", "params_bytes", "params_cost",
     "patch_centres",
     "patch_positions", "patch_rows", "patchify", "position_rows", "positional_encoding",
     "predict", "prefix_names", "prefix_tokens", "token_names", "top_classes",

@@ -1,11 +1,12 @@
-"""What a forward pass, and what a page derives from it, costs: bytes and seconds, predicted
-from the configuration alone, before anything is computed (issue 23).
+"""What a forward pass, and what the core's views derive from it, cost: bytes and seconds,
+predicted from the configuration alone, before anything is computed. What an app adds on top
+(its pictures, what it sends to a browser) is the app's to declare, from these terms.
 
 Shapes as in trace.py: N = n_tokens (patches), S = seq_len (n_prefix + N), d = d_model,
 h = n_heads, L = n_layers, I = image_size, C = channels. Every trace array is float32 (4 bytes).
 
 * `trace_bytes(cfg)` is exact: the bytes of the arrays `encode` returns, without the weights,
-  each distinct array once, as `lens.cache.nbytes(trace) − nbytes(trace.params)` counts them
+  each distinct array once, as a walk of the trace's dataclass fields counts them
   (some fields are the same array: pixels is image without pixel statistics, tokens is
   embedded without prefix tokens, pos is pe without prefix and with PE on, out is ln_2.out /
   ln_1.out / resid_2 / resid_1, output is the last out or final_ln.out). Per field:
@@ -22,9 +23,8 @@ h = n_heads, L = n_layers, I = image_size, C = channels. Every trace array is fl
   the pass writes (its trace: fresh pages) and its element-wise work (exp of the softmax,
   the GELU) at measured rates.
 * `params_cost(cfg)`: drawing the random weights (cached apart from the traces).
-* `page_cost(cfg, page)`: what a page derives on top of its trace (rollout, head statistics,
-  the scaling demo, the explorer's payload, its pictures, …); Compare's variant traces are
-  traces of their own (`compare_variants`, each admitted with `trace_cost`).
+* `Derived` terms of the views a page may run on a trace: `rollout`, `head_statistics`,
+  `patch_pca`, `heads_off` (each named after the view it predicts).
 
 Rates were measured on these machines (2 cores, NumPy 2.4, one OpenBLAS thread as the server
 runs) by `OPENBLAS_NUM_THREADS=1 python -m benchmarks.memory --calibrate`; see that module and
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import ConfigError, EncoderConfig
+from .config import EncoderConfig
 from .params import encoder_optional_names, expected_shapes
 
 F32 = 4  # bytes of a float32
@@ -65,19 +65,6 @@ REDUCE_BUFFER = 8192  # values in NumPy's buffer of a row reduction (float32), m
 GELU_CHUNK = 65_536  # values per piece of the activation (pipeline/ffn.py CHUNK)
 GELU_TEMPS = 5  # chunk-sized float32 temporaries alive at once inside `gelu`
 GELU_TANH_TEMPS = 1  # and inside `gelu_tanh`
-EXPLORER_MAX_BYTES = 4 * 2**20  # lens.explorer.MAX_BYTES: larger maps are not sent
-EXPLORER_FIXED = 2**18  # lens.explorer.fits: the picture and header's allowance
-# A picture (lens.figures → PNG), measured at the defaults and at 1,024 tokens (the same within
-# 10 %: the maps are G × G, a matrix is block-averaged to at most MAX_SIDE columns): drawing
-# one holds ~3 MB plus ~0.35 MB per attention map in it; its PNG is ~100 kB plus ~24 kB a map.
-PICTURE_PEAK_BASE = 3 * 2**20
-PICTURE_PEAK_PER_MAP = 360_000
-PICTURE_PNG_BASE = 100_000
-PICTURE_PNG_PER_MAP = 24_000
-PICTURE_SECONDS = 0.05  # one picture's drawing, a map table ~0.2–0.3 s
-
-PAGES = ("overview", "patches", "embedding", "positional", "qkv", "scores", "multihead",
-         "addnorm", "ffn", "stack", "compare", "vit", "class")
 
 
 @dataclass(frozen=True)
@@ -183,7 +170,7 @@ def trace_field_bytes(cfg: EncoderConfig) -> dict[str, int]:
 
 def trace_bytes(cfg: EncoderConfig) -> int:
     """Bytes of the arrays of `encode(image, cfg, params)`'s trace, without the weights: each
-    distinct array once, exactly as `lens.cache.nbytes(trace) − nbytes(trace.params)`.
+    distinct array once (every array reachable through the trace's fields, less the weights').
 
     Per layer 4·S·d (q, k, v, heads) + 2·h·S² (scores, attn) + 3·S·d (concat, attn_out,
     resid_1) + 2·S·d + 2·S (ln_1), with the FFN + S·d_ff + 2·S·d (ffn_out, resid_2) + 2·S·d +
@@ -213,7 +200,7 @@ def params_bytes(cfg: EncoderConfig) -> int:
 
 
 def params_cost(cfg: EncoderConfig) -> Cost:
-    """The cost of drawing the random weights, `init_params(cfg)` (lens caches them apart from
+    """The cost of drawing the random weights, `init_params(cfg)` (a cache may keep them apart from
     the traces: one set serves every trace of the same seed, layers, patch and widths):
     params_bytes + ~1 MB of temporaries, at PARAMS_BYTES_PER_S."""
     size = params_bytes(cfg)
@@ -273,45 +260,20 @@ def trace_cost(cfg: EncoderConfig) -> Cost:
     return Cost(encode_peak_bytes(cfg), encode_seconds(cfg))
 
 
-# --- what the pages derive ----------------------------------------------------------------------
+# --- what the views derive from a trace ---------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Derived:
-    """One quantity a page derives from its trace."""
+    """One quantity derived from a trace (a view's result): what it keeps, what it holds
+    beside that while computed, and its time."""
 
     kept: int  # bytes of the result, kept in the derived cache
     transient: int  # bytes held beside it while it is computed
     seconds: float
 
 
-def explorer_fits(n_panels: int, n_tokens: int) -> bool:
-    """lens.explorer.fits: whether the explorer carries n_panels maps of N × N float16."""
-    return 2 * n_panels * n_tokens * n_tokens + EXPLORER_FIXED <= EXPLORER_MAX_BYTES
-
-
-def explorer_payload(n_panels: int, n_tokens: int, copied: int = 0) -> Derived:
-    """The explorer's blob with n_panels maps of every query (lens.explorer.payload): float16
-    maps, kept in the payload cache; while built, the float32 maps scaled and their float16
-    copy (+ `copied` bytes of attn rows gathered into a new array first). Only when they fit;
-    else the picker alone (~0.25 MB)."""
-    if not explorer_fits(n_panels, n_tokens):
-        return Derived(EXPLORER_FIXED, 0, 0.0)
-    maps16 = 2 * n_panels * n_tokens * n_tokens
-    return Derived(maps16 + EXPLORER_FIXED, copied + 2 * maps16 + maps16, maps16 / 2e8)
-
-
-def pictures(maps: list[int]) -> Derived:
-    """Pictures drawn one after another, `maps[i]` attention maps in picture i (0: a chart or a
-    heatmap): their PNGs kept (in the picture cache), the largest drawing's temporaries."""
-    if not maps:
-        return Derived(0, 0, 0.0)
-    return Derived(sum(PICTURE_PNG_BASE + PICTURE_PNG_PER_MAP * m for m in maps),
-                   PICTURE_PEAK_BASE + PICTURE_PEAK_PER_MAP * max(maps),
-                   PICTURE_SECONDS * len(maps) + 0.005 * sum(maps))
-
-
-def _rollout(cfg: EncoderConfig) -> Derived:
+def rollout(cfg: EncoderConfig) -> Derived:
     """attention_rollout over every layer: R [S, S] float64 kept; per layer, beside R, the
     fused mean's copy, the identity and their sum [S, S] float64 (measured: 3 at once);
     L·2·S³ float64 FLOPs and (h + 7)·S² element passes a layer."""
@@ -321,7 +283,7 @@ def _rollout(cfg: EncoderConfig) -> Derived:
                    + L * (h + 7) * S * S / ELEMENTWISE64_PER_S)
 
 
-def _head_statistics(cfg: EncoderConfig) -> Derived:
+def head_statistics(cfg: EncoderConfig) -> Derived:
     """head_statistics: distances [N, N] float64; per layer attn × distance [h, N, N] float64,
     then the entropy's float64 copy, its where and its log [h, N, S] (p·log p after)."""
     N, S, h, L = cfg.n_tokens, cfg.seq_len, cfg.n_heads, cfg.n_layers
@@ -351,68 +313,6 @@ def patch_pca(cfg: EncoderConfig) -> Derived:
     return Derived(kept, transient, 2 * flops / (SVD64_GFLOPS * 1e9))
 
 
-def similarity_fits(n_tokens: int, d_model: int) -> bool:
-    """lens.explorer.rows_fit: whether the similarity explorer carries [N, d] float16 rows."""
-    return 2 * n_tokens * d_model + EXPLORER_FIXED <= EXPLORER_MAX_BYTES
-
-
-def patch_similarity(cfg: EncoderConfig) -> Derived:
-    """The patch similarity (lens/similarity_view.py) of one layer: the unit rows [N, d]
-    float32 kept (derived cache) and, when they fit the explorer (lens.explorer.rows_fit), their
-    float16 copy in its payload, else the picker's payload and one server map; beside them
-    while computed, the rows in float64 and their quotient [N, d] each."""
-    N, d = cfg.n_tokens, cfg.d_model
-    payload = 2 * N * d + EXPLORER_FIXED if similarity_fits(N, d) else EXPLORER_FIXED
-    return Derived(N * d * F32 + payload, 2 * N * d * F64, 3 * N * d / ELEMENTWISE64_PER_S)
-
-
-def similarity_terms(cfg: EncoderConfig) -> list[Derived]:
-    """`patch_similarity`, and over the explorer's cap the map the server draws."""
-    live = similarity_fits(cfg.n_tokens, cfg.d_model)
-    return [patch_similarity(cfg)] + ([] if live else [pictures([1])])
-
-
-def _stack(cfg: EncoderConfig) -> list[Derived]:
-    """Rollout, head statistics, the explorer with the maps that fit (pages/stack.py: at most 6
-    layers × 8 heads; all of them, else the chosen layer, else none), its pictures: the layer ×
-    head table when the explorer does not carry every layer, two rollout maps, two value grids,
-    the output heatmap; the PCA of the output's patch rows and its three pictures."""
-    N, L, h, S = cfg.n_tokens, cfg.n_layers, cfg.n_heads, cfg.seq_len
-    n_l, n_h = min(L, 6), min(h, 8)  # pages/stack.py MAX_GRID_LAYERS, MAX_GRID_HEADS
-    live = n_l if explorer_fits(n_l * n_h, N) else (1 if explorer_fits(n_h, N) else 0)
-    terms = [_rollout(cfg), _head_statistics(cfg)]
-    if live:  # attn[heads] gathered per layer, then stacked: [live, n_h, N, N] float32
-        terms.append(explorer_payload(live * n_h, N, n_h * S * S * F32 + live * n_h * N * N * F32))
-    else:
-        terms.append(explorer_payload(n_h, N))  # the picker alone
-    table = [n_l * n_h] if live < n_l else []
-    terms.append(pictures(table + [1, 1, 0, 0, 0]))
-    terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
-    terms += similarity_terms(cfg)
-    return terms
-
-
-def _multihead(cfg: EncoderConfig) -> list[Derived]:
-    S, d, h, N = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.n_tokens
-    gap = Derived(0, 3 * S * d * F64, 2 * S * d * d / (MATMUL64_GFLOPS * 1e9))  # head_sum_gap
-    live = explorer_fits(h, N)  # else the server draws the first ≤ 16 maps
-    grid = [] if live else [min(h, 16)]
-    return [gap, explorer_payload(h, N), pictures(grid + [0, 0, 0, 0, 0])]
-
-
-def _scores(cfg: EncoderConfig) -> list[Derived]:
-    """scaling_demo on one head (3 softmaxes kept, [S, S] float32) and divisor_sweep(S, …)
-    (Q, K [S, 1024] float64, scores, their softmax and entropy [S, S] float64)."""
-    S = cfg.seq_len
-    demo = Derived(3 * S * S * F32, S * S * F32 + S * S * F32 + 3 * S * S * F64,
-                   3 * S * S * 20 / ELEMENTWISE64_PER_S)
-    widths = max(1024, cfg.d_head)
-    sweep = Derived(0, 2 * S * widths * F64 + 6 * S * S * F64,
-                    2 * S * S * 2 * widths / (MATMUL64_GFLOPS * 1e9)
-                    + 12 * 2 * 20 * S * S / ELEMENTWISE64_PER_S)
-    return [demo, sweep]
-
-
 def layer_bytes(cfg: EncoderConfig) -> int:
     """Bytes of one layer's arrays in the trace (q … ln_2, each distinct array once)."""
     per_layer = ("q", "k", "v", "scores", "attn", "heads", "concat", "attn_out", "resid_1",
@@ -422,7 +322,7 @@ def layer_bytes(cfg: EncoderConfig) -> int:
 
 
 def heads_off(cfg: EncoderConfig) -> Derived:
-    """Heads switched off (lens/heads_off.py) at its defaults, head 1 of the last layer: h + 1
+    """Heads switched off (encoder_core.views.heads_off), head 1 of the last layer: h + 1
     reruns of one layer each (the per-head chart, then the change). encoder_core.views.heads_off
     holds the rerun's current layer and the one before it, whatever the layer, and the final
     norm's rows: ~2 layers' arrays beside the trace. Kept: the effects [h] and the change (its
@@ -432,137 +332,3 @@ def heads_off(cfg: EncoderConfig) -> Derived:
     kept = h * F64 + S * F64 + 2 * h * N * F64 + 1000 * F32  # logits: ImageNet-1k's at most
     return Derived(kept, 2 * layer_bytes(cfg) + 4 * S * d * F32,
                    (h + 1) * encode_seconds(cfg) / L)
-
-
-def _vit(cfg: EncoderConfig) -> list[Derived]:
-    """cls maps [L, h, N]; rollout of row 0 with a discard (partition, masks, indices of
-    S² float64 per layer); token norms [L, S]; the explorer of one layer's heads; the PCA of
-    the output's patch rows; the heads switched off (`heads_off`)."""
-    if not cfg.cls_token:
-        return []
-    S, N, h, L, d = cfg.seq_len, cfg.n_tokens, cfg.n_heads, cfg.n_layers, cfg.d_model
-    rollout = Derived(N * F64, 6 * S * S * F64,
-                      L * 40 * S * S / ELEMENTWISE64_PER_S)
-    norms = Derived(L * S * F64, S * d * F64, L * S * d / ELEMENTWISE64_PER_S)
-    k = min(h, 12)
-    terms = [Derived(L * h * N * F64, 0, 0.0), rollout, norms, heads_off(cfg)]
-    live = explorer_fits(k, N)
-    terms.append(explorer_payload(k, N, k * S * S * F32 if live else 0))
-    # the DINO maps and their masks, the rollout, the layer × head table, (the patch's maps),
-    # the norm map; heads switched off: the per-head chart, the rows' change, the [CLS] maps
-    terms.append(pictures([k, k, 1, L * k] + ([] if live else [k]) + [0, 0, 0, 2]))
-    terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
-    terms += similarity_terms(cfg)
-    return terms
-
-
-def _compare(cfg: EncoderConfig) -> list[Derived]:
-    """The non-trace work of Compare: the shuffled image, the output gaps [S, d] and the
-    entropy of one layer's attention for the two settings ([h, N, S] float64 temporaries)."""
-    S, N, d, h = cfg.seq_len, cfg.n_tokens, cfg.d_model, cfg.n_heads
-    image = cfg.image_size**2 * cfg.channels * F32
-    gaps = Derived(2 * S * d * F32, 2 * S * d * F32 + 3 * image, 0.0)
-    entropy = Derived(0, 3 * h * N * S * F64 + h * N * S, 2 * 6 * h * N * S / ELEMENTWISE64_PER_S)
-    k = min(h, 8)  # the heads shown: PE on / off, the moved table, the shuffled image, the
-    #                gaps' heatmaps, settings A and B
-    return [gaps, entropy, pictures([k, k, 0, 4, 0, 0, k, k])]
-
-
-def _addnorm(cfg: EncoderConfig) -> list[Derived]:
-    S, d = cfg.seq_len, cfg.d_model
-    return [Derived(4 * S * F64, 3 * S * d * F64, 2 * 3 * S * d / ELEMENTWISE64_PER_S)]
-
-
-def _positional(cfg: EncoderConfig) -> list[Derived]:
-    if cfg.position != "learned":
-        return []
-    N, d, G = cfg.n_tokens, cfg.d_model, cfg.grid_size
-    mosaic = (G * (G + 1) - 1) ** 2 * F64
-    return [Derived(N * N * F64 + mosaic, 2 * N * d * F64,
-                    2 * N * N * d / (MATMUL64_GFLOPS * 1e9))]
-
-
-def _ffn(cfg: EncoderConfig) -> list[Derived]:
-    if not cfg.use_ffn:
-        return []
-    return [Derived(0, cfg.seq_len * cfg.d_ff, cfg.n_layers * cfg.seq_len * cfg.d_ff / 1e9)]
-
-
-_PAGE_TERMS = {"stack": _stack, "multihead": _multihead, "scores": _scores, "vit": _vit,
-               "compare": _compare, "addnorm": _addnorm, "positional": _positional,
-               "ffn": _ffn}
-
-
-def page_terms(cfg: EncoderConfig, page: str) -> list[Derived]:
-    """The quantities page `page` derives from its trace (empty for a page that only indexes
-    it). Raises ValueError for an unknown page id."""
-    if page not in PAGES:
-        raise ValueError(f"no page {page!r}; the pages are {', '.join(PAGES)}")
-    return _PAGE_TERMS[page](cfg) if page in _PAGE_TERMS else []
-
-
-def page_cost(cfg: EncoderConfig, page: str) -> Cost:
-    """The predicted cost of what page `page` derives on top of its trace (not the trace):
-    bytes = the results kept + the largest temporaries of one computation (they run one after
-    another), seconds = their sum.
-
-    "stack": the rollout (float64 [S, S] products over every layer) and the head statistics
-    ([h, N, S] float64 temporaries per layer), the explorer's payload when it fits, the PCA of
-    the patch features (`patch_pca`), the patch similarity (`patch_similarity`);
-    "compare": only its non-trace work (the gaps, the entropies of the two settings): its
-    variant traces (`compare_variants`) are each a trace of their own, to be admitted with
-    `trace_cost` of their configuration; "vit": the [CLS] maps, the row-0 rollout with a
-    discard ratio, the token norms, the explorer, the PCA, the patch similarity, the heads
-    switched off (`heads_off`: ~2 layers' arrays while it reruns); "scores": the scaling demo
-    and the divisor sweep; "multihead": the head-sum check and the explorer; the other pages
-    derive a few rows at most (Cost(0, 0.0)).
-    """
-    terms = page_terms(cfg, page)
-    if not terms:
-        return Cost(0, 0.0)
-    kept = sum(t.kept for t in terms)
-    return Cost(kept + max(t.transient for t in terms), sum(t.seconds for t in terms))
-
-
-def compare_variants(cfg: EncoderConfig) -> dict[str, EncoderConfig]:
-    """The configurations of the traces Compare asks for beside the page's own, by name, at
-    its default choices (pages/compare.py): PE on / off on the image and on its shuffled
-    copy (one of the image's equals the page's own trace: left out), and the two settings
-    side by side (n_heads 4 and 8, each left out when it is the page's own configuration or
-    impossible). The shuffled image's traces have the configuration of the image's (another
-    image, the same cost). A model that fixes the architecture, or the d_model choice (which
-    lens ties to d_ff = 4·d_model), are the app's to map: the names say what each is."""
-    out: dict[str, EncoderConfig] = {}
-    on, off = cfg.replace(use_pe=True), cfg.replace(use_pe=False)
-    if on != cfg:
-        out["pe_on"] = on
-    if off != cfg:
-        out["pe_off"] = off
-    out["shuffled_pe_on"], out["shuffled_pe_off"] = on, off
-    for side, n_heads in (("settings_a", 4), ("settings_b", 8)):
-        try:
-            variant = cfg.replace(n_heads=n_heads)
-        except ConfigError:
-            continue
-        if variant != cfg:
-            out[side] = variant
-    return out
-
-
-# --- the walk as a handout (lens.handout) -------------------------------------------------------
-
-HANDOUT_FIXED_BYTES = 96 * 2**20  # matplotlib's pages and pictures, the PDF being written
-HANDOUT_SECONDS = 6.0  # its pages at any size (the text, the fonts' subsets, the images)
-
-
-def handout_cost(cfg: EncoderConfig) -> Cost:
-    """The predicted cost of the PDF of the walk: bytes = the trace it reads (kept alive through
-    the build, which runs after the page's run released it) + the pictures' largest
-    temporaries (an [S, max(S, d_ff)] matrix block-averaged in float64, twice) + what
-    matplotlib holds; seconds = a fixed part + the stack's maps. benchmarks/handout.py measured
-    the trace + 70–90 MB (defaults: 145 MB, predicted 157; heaviest: 1,672 MB, predicted
-    1,760) and 5.3–6.7 s at either."""
-    S = cfg.seq_len
-    temporaries = 2 * S * max(S, cfg.d_ff) * 8
-    seconds = HANDOUT_SECONDS + 1e-6 * cfg.n_layers * cfg.n_heads * S
-    return Cost(trace_bytes(cfg) + temporaries + HANDOUT_FIXED_BYTES, seconds)

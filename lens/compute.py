@@ -34,6 +34,7 @@ from encoder_core.config import valid_patch_sizes
 from .admission import MEMORY_BUDGET_MB, MemoryBudget, return_freed_memory
 from .cache import ComputeGate, Fresh, Held, LRUCache, nbytes
 from .models import Model, checkpoint_paths, load_models
+from .page_costs import Terms, page_cost
 from .settings import FINAL_STEP, Settings
 
 if TYPE_CHECKING:
@@ -103,11 +104,12 @@ def budget() -> MemoryBudget:
 
 
 def run_cost(image_key: str, planned: list[tuple[str, EncoderConfig]], weights: str,
-             train_step: int, page_id: str) -> cost.Cost:
+             train_step: int, terms: Terms | None) -> cost.Cost:
     """The predicted bytes and seconds of what a page run will compute that nobody holds yet:
     the trace of each planned (image tag, configuration) — the page's own first, then its
     variants (e.g. Compare's "/shuffled" image with the positional encoding off) —, their
-    random weights, and the page's derived work on a new main trace."""
+    random weights, and the page's derived work (`terms`, its registry entry's `costs`) on a
+    new main trace."""
     wid = weights_id(weights, train_step)
     total_bytes, seconds, seen = 0, 0.0, set()
     for n, (tag, cfg) in enumerate(planned):
@@ -119,7 +121,7 @@ def run_cost(image_key: str, planned: list[tuple[str, EncoderConfig]], weights: 
         total_bytes += c.bytes
         seconds += c.seconds
         if n == 0:
-            derived_work = cost.page_cost(cfg, page_id)
+            derived_work = page_cost(cfg, terms)
             total_bytes += derived_work.bytes
             seconds += derived_work.seconds
         pkey = params_key(cfg)

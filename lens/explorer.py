@@ -34,8 +34,8 @@ import streamlit as st
 
 from .figures.style import OVERLAY_CMAP
 
-if TYPE_CHECKING:  # a type only: lens.context draws with this module's neighbours
-    from .context import Where
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
 
 WEB = files("lens") / "explorer_web"  # the component's browser side, as package data
 HTML = (WEB / "explorer.html").read_text(encoding="utf-8")
@@ -43,6 +43,7 @@ CSS = (WEB / "explorer.css").read_text(encoding="utf-8")
 JS = (WEB / "explorer.js").read_text(encoding="utf-8")
 
 MAX_BYTES = 4 * 2**20  # the most one page sends: above it, click-and-rerun pictures
+FIXED = 2**18  # the allowance for a blob's picture and header beside its maps or rows
 SCALE = 2.0**15  # weights ≤ 1 are sent × 2¹⁵, so that small ones stay normal float16 numbers
 MAX_PICTURE = 256  # side of the picture sent, at most (pixels)
 ALPHA = 0.6  # the maps' top opacity: alpha · (0.15 + 0.85 · weight / vmax), as in
@@ -86,8 +87,8 @@ def map_bytes(n_panels: int, n_tokens: int) -> int:
 
 
 def fits(n_panels: int, n_tokens: int) -> bool:
-    """Whether the explorer may carry these maps (picture and header take < 0.25 MB)."""
-    return map_bytes(n_panels, n_tokens) + 2**18 <= MAX_BYTES
+    """Whether the explorer may carry these maps (picture and header take < FIXED)."""
+    return map_bytes(n_panels, n_tokens) + FIXED <= MAX_BYTES
 
 
 def rows_bytes(n_tokens: int, d_model: int) -> int:
@@ -97,8 +98,8 @@ def rows_bytes(n_tokens: int, d_model: int) -> int:
 
 def rows_fit(n_tokens: int, d_model: int) -> bool:
     """Whether the similarity explorer may carry these rows (beside a picture and header of
-    < 0.25 MB) within MAX_BYTES."""
-    return rows_bytes(n_tokens, d_model) + 2**18 <= MAX_BYTES
+    < FIXED) within MAX_BYTES."""
+    return rows_bytes(n_tokens, d_model) + FIXED <= MAX_BYTES
 
 
 def picture_pixels(image: np.ndarray, grid: int) -> np.ndarray:
@@ -186,13 +187,13 @@ def committed(key: str) -> dict | None:
     return dict(commit) if isinstance(commit, dict) and "query" in commit else None
 
 
-def show(blob: bytes, *, key: str, where: Where = None) -> None:
+def show(blob: bytes, *, key: str, where: DeltaGenerator | None = None) -> None:
     """Mount the explorer with a payload already built (`payload`)."""
     with (where or st).container():
         _component(data=blob, key=key, on_commit_change=lambda: None, width="stretch")
 
 
-def show_similarity(blob: bytes, *, key: str, where: Where = None) -> None:
+def show_similarity(blob: bytes, *, key: str, where: DeltaGenerator | None = None) -> None:
     """Mount the similarity explorer (its root `el-similarity`) with a payload: a
     `similarity_payload`, or a `payload` without maps (the picker alone)."""
     with (where or st).container():

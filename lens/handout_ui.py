@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from encoder_core.cost import handout_cost
 from encoder_core.views.analysis import score_divisor
 
 from . import compute, keys, lesson
 from .admission import Queue, TooHeavyError
 from .context import PageContext
 from .i18n import translator
+from .page_costs import handout_cost
 
 if TYPE_CHECKING:
     from .handout import TitlePage, Walk

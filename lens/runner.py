@@ -149,7 +149,8 @@ def planned_cost(image_key: str, planned: list[tuple[str, Settings]], page_id: s
             cfgs.append((tag, s.to_config()))
         except ConfigError:
             continue  # the page says so itself
-    return compute.run_cost(image_key, cfgs, settings.weights, settings.train_step, page_id)
+    return compute.run_cost(image_key, cfgs, settings.weights, settings.train_step,
+                            PAGES[page_id].costs)
 
 
 def lighter(settings: Settings, image_key: str, planned: list[tuple[str, Settings]],

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import page_costs
 from .i18n import translate
+from .page_costs import Terms
 
 PAGES_PACKAGE = "pages"
 
@@ -31,6 +33,8 @@ class PageInfo:
     id: str  # the page's id and URL path, e.g. "multihead"
     in_note: bool = True  # one of the note's steps (numbered, with Previous / Next)
     stem: str = ""  # its file's stem when the id cannot be one ("class": "_class")
+    costs: Terms | None = None  # what it derives on top of its trace (lens.page_costs), for
+    #                             the memory budget; None: it only indexes the trace
 
     @property
     def module(self) -> str:
@@ -50,12 +54,23 @@ class PageInfo:
         return translate("takeaway", lang, self.id)
 
 
-STEPS: tuple[PageInfo, ...] = tuple(PageInfo(i) for i in (
-    "overview", "patches", "embedding", "positional", "qkv", "scores", "multihead", "addnorm",
-    "ffn", "stack"))
-EXTRA_PAGES: tuple[PageInfo, ...] = (PageInfo("compare", in_note=False),
-                                     PageInfo("vit", in_note=False),
-                                     PageInfo("class", in_note=False, stem="_class"))
+STEPS: tuple[PageInfo, ...] = (
+    PageInfo("overview"),
+    PageInfo("patches"),
+    PageInfo("embedding"),
+    PageInfo("positional", costs=page_costs.positional),
+    PageInfo("qkv"),
+    PageInfo("scores", costs=page_costs.scores),
+    PageInfo("multihead", costs=page_costs.multihead),
+    PageInfo("addnorm", costs=page_costs.addnorm),
+    PageInfo("ffn", costs=page_costs.ffn),
+    PageInfo("stack", costs=page_costs.stack),
+)
+EXTRA_PAGES: tuple[PageInfo, ...] = (
+    PageInfo("compare", in_note=False, costs=page_costs.compare),
+    PageInfo("vit", in_note=False, costs=page_costs.vit),
+    PageInfo("class", in_note=False, stem="_class"),
+)
 ALL_PAGES = STEPS + EXTRA_PAGES
 PAGES: dict[str, PageInfo] = {p.id: p for p in ALL_PAGES}
 

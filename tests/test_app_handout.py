@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 
-from encoder_core.cost import handout_cost
 from lens import compute, keys
 from lens.i18n import translate
+from lens.page_costs import handout_cost
 from lens.settings import Settings
 from tests.support.apptest_helpers import assert_clean, errors, opened
 from tests.test_app_admission import Recording

@@ -1,6 +1,7 @@
 """encoder_core.cost against real traces: the trace's bytes and the weights' bytes exactly, the
 peak memory of `encode` as tracemalloc measures it (within ±20 %, and its transient part too),
-the time model's shape (not its seconds: no timing test), the pages' derived work."""
+the time model's shape (not its seconds: no timing test); the pages' derived work
+(lens.page_costs, declared by each page's registry entry) and the core's views it is made of."""
 
 from __future__ import annotations
 
@@ -17,20 +18,12 @@ from encoder_core import (
     encode_peak_bytes,
     encode_seconds,
     init_params,
-    page_cost,
     params_bytes,
     params_cost,
     trace_bytes,
     trace_cost,
 )
-from encoder_core.cost import (
-    EXPLORER_FIXED,
-    EXPLORER_MAX_BYTES,
-    PAGES,
-    compare_variants,
-    encode_transient_bytes,
-    trace_field_bytes,
-)
+from encoder_core.cost import encode_transient_bytes, trace_field_bytes
 from encoder_core.trace import LayerNormTrace, LayerTrace
 from tests.support.configs import SMALL, TRACE_CONFIGS, VIT, make_test_image
 
@@ -214,36 +207,43 @@ def test_trace_cost_is_peak_and_seconds_and_cost_is_frozen():
         cost.bytes = 0  # type: ignore[misc]
 
 
-def test_page_cost_of_every_page_and_an_unknown_one():
+def test_page_cost_of_every_page_from_its_registry_entry():
+    from lens.page_costs import page_cost
+    from lens.steps import ALL_PAGES
+
     cfg = EncoderConfig(**{**SMALL, **VIT})
-    for page in PAGES:
-        cost = page_cost(cfg, page)
+    for info in ALL_PAGES:
+        cost = page_cost(cfg, info.costs)
         assert cost.bytes >= 0 and cost.seconds >= 0
-    assert page_cost(cfg, "patches") == Cost(0, 0.0)
-    with pytest.raises(ValueError, match="no page"):
-        page_cost(cfg, "nowhere")
+        assert (cost.bytes > 0) == (info.costs is not None and bool(info.costs(cfg))), info.id
+    assert page_cost(cfg, None) == Cost(0, 0.0)
+    heavy = {i.id for i in ALL_PAGES if page_cost(EncoderConfig(), i.costs).bytes > 2**20}
+    assert {"stack", "multihead", "scores", "compare"} <= heavy
+    assert "patches" not in heavy and "class" not in heavy
 
 
 def test_the_stack_costs_its_rollout_and_head_statistics():
+    from lens import page_costs
+
     cfg = EncoderConfig(patch_size=7, d_model=1024, d_ff=4096, n_layers=12)
     S, h = cfg.seq_len, cfg.n_heads
-    cost = page_cost(cfg, "stack")
+    cost = page_costs.page_cost(cfg, page_costs.stack)
     assert cost.bytes >= S * S * 8 + 3 * h * S * S * 8  # R kept; the entropy's float64 copies
-    assert page_cost(cfg.replace(n_layers=2), "stack").seconds < cost.seconds
+    assert page_costs.page_cost(cfg.replace(n_layers=2), page_costs.stack).seconds < cost.seconds
 
 
-def test_the_explorer_limit_is_the_apps():
-    from lens import explorer
+def test_the_payload_terms_use_the_explorers_own_limits():
+    from lens import explorer, page_costs
 
-    assert EXPLORER_MAX_BYTES == explorer.MAX_BYTES
     for panels, n in ((48, 196), (8, 1024), (1, 1024), (8, 196)):
-        from encoder_core.cost import explorer_fits
-
-        assert explorer_fits(panels, n) == explorer.fits(panels, n)
-    assert EXPLORER_FIXED == 2**18
+        sent = page_costs.explorer_payload(panels, n)
+        assert (sent.kept > explorer.FIXED) == explorer.fits(panels, n), (panels, n)
+    assert explorer.FIXED == 2**18 and explorer.MAX_BYTES == 4 * 2**20
 
 
 def test_compare_variants_leave_out_the_pages_own_trace():
+    from lens.page_costs import compare_variants
+
     cfg = EncoderConfig(**SMALL)  # use_pe on, 4 heads
     variants = compare_variants(cfg)
     assert "pe_on" not in variants and variants["pe_off"] == cfg.replace(use_pe=False)
@@ -263,16 +263,16 @@ def traced_peak(fn) -> tuple[object, int]:
 
 
 def test_the_stacks_rollout_and_head_statistics_within_20_percent_of_tracemalloc():
-    from encoder_core.cost import page_terms
     from encoder_core.views.analysis import head_statistics
     from encoder_core.views.rollout import attention_rollout
+    from lens import page_costs
 
     for changes in ({}, {"cls_token": True, "image_size": 160, "patch_size": 8}):
         cfg = EncoderConfig(**{**dict(image_size=168, patch_size=7, d_model=64, n_heads=8,
                                       n_layers=2, d_ff=128), **changes})
         tr = run(cfg)
         attns = [layer.attn for layer in tr.layers]
-        rollout, statistics = page_terms(cfg, "stack")[:2]
+        rollout, statistics = page_costs.stack(cfg)[:2]
         R, peak = traced_peak(lambda attns=attns: attention_rollout(attns))
         assert R.nbytes == rollout.kept
         assert abs(rollout.kept + rollout.transient - peak) <= 0.2 * peak, (rollout, peak)
@@ -283,8 +283,8 @@ def test_the_stacks_rollout_and_head_statistics_within_20_percent_of_tracemalloc
 
 
 def test_the_explorer_payload_is_predicted_within_20_percent():
-    from encoder_core.cost import explorer_payload
     from lens import explorer
+    from lens.page_costs import explorer_payload
 
     G, panels = 14, 48  # the defaults' six layers × eight heads: 3.7 MB of maps, sent
     N = G * G
@@ -294,7 +294,7 @@ def test_the_explorer_payload_is_predicted_within_20_percent():
     predicted = explorer_payload(panels, N)
     assert abs(predicted.kept - len(blob)) <= 0.2 * len(blob)
     too_many = explorer_payload(8, 32 * 32)  # 16 MB of maps: the picker alone
-    assert too_many.kept == EXPLORER_FIXED and not explorer.fits(8, 32 * 32)
+    assert too_many.kept == explorer.FIXED and not explorer.fits(8, 32 * 32)
 
 
 @pytest.mark.parametrize("changes", [
@@ -332,11 +332,7 @@ def test_the_pca_term_bounds_what_tracemalloc_sees_and_adds_gesdds_workspace(n_s
     assert result.n_foreground == inside.sum()
     traced = term.kept + term.transient - svd_workspace(N, d)
     assert 0.95 * peak <= traced <= 1.5 * peak, (traced, peak)
-    assert term in page_terms_of(cfg, "stack") and term in page_terms_of(
-        cfg.replace(cls_token=True, norm_first=True, final_norm=True, position="learned"), "vit")
+    from lens import page_costs
 
-
-def page_terms_of(cfg: EncoderConfig, page: str):
-    from encoder_core.cost import page_terms
-
-    return page_terms(cfg, page)
+    assert term in page_costs.stack(cfg) and term in page_costs.vit(
+        cfg.replace(cls_token=True, norm_first=True, final_norm=True, position="learned"))

@@ -16,13 +16,13 @@ import pytest
 from PIL import Image
 
 from encoder_core import encode, load_checkpoint, predict, top_classes
-from encoder_core.cost import handout_cost
 from lens import compute
 from lens.handout import TitlePage, Walk, handout, sheets_for
 from lens.handout.pdf import Flow, handout_pdf, tokens
 from lens.handout_ui import image_name
 from lens.i18n import translate, translator
 from lens.note import note_plain, plain_math
+from lens.page_costs import handout_cost
 from lens.settings import Settings
 from lens.steps import STEPS
 from lens.widgets import png_name

@@ -6,6 +6,8 @@ import each other, however indirectly. Every `import` node counts, function-leve
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import fields
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parent.parent / "encoder_core"
@@ -94,3 +96,28 @@ def test_the_checks_see_an_import_inside_a_function_and_a_relative_one(tmp_path)
     found = imports(path, "encoder_core.pipeline.probe")
     assert "encoder_core.views.analysis" in found and "lens.chrome" in found
     assert under("encoder_core.views.analysis", NOT_FOR_THE_MATH)
+
+
+def test_the_core_names_no_page_of_the_app():
+    """What a page costs is the app's to declare (lens/page_costs.py): the core's text names no
+    `lens` module, constant or path and no `pages/` file, and none of its strings is a page's
+    id — beyond the names the core gives its own pipeline steps and trace fields, which some
+    pages share ("patches", "scores")."""
+    from encoder_core.trace import EncoderTrace, LayerTrace
+    from encoder_core.views.analysis import STEP_IDS, VIT_STEP_IDS
+    from lens.steps import ALL_PAGES
+
+    own = {*STEP_IDS, *VIT_STEP_IDS, *(f.name for f in fields(EncoderTrace)),
+           *(f.name for f in fields(LayerTrace))}
+    page_only = {p.id for p in ALL_PAGES} - own
+    assert {"overview", "multihead", "stack", "compare", "class"} <= page_only
+    named, mentions = {}, {}
+    for path in CORE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        strings = {n.value for n in ast.walk(ast.parse(text))
+                   if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        if found := sorted(strings & page_only):
+            named[module_name(path)] = found
+        if found := sorted(set(re.findall(r"\blens[./]\w+|\bpages/\w+", text))):
+            mentions[module_name(path)] = found
+    assert named == {} and mentions == {}
