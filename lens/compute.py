@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import replace
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from encoder_core.shapes_model.classifier import Checkpoint, ClassifierHead
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_IMAGE = ROOT / "assets" / "default.jpg"
+DEFAULT_IMAGE = Path(str(files("encoder_core.assets"))) / "default.jpg"  # package data
 
 # Traces and random weights are kept within the server's memory budget (lens.admission): the
 # budget asks these two caches to drop their oldest entries when a new run needs the room.

@@ -7,10 +7,11 @@ page shows the lines that belong to it; the overview shows the whole note.
 from __future__ import annotations
 
 import re
+from importlib.resources import files
+from pathlib import Path
 
-from .compute import ROOT
-
-NOTE_FILE = ROOT / "assets" / "note_zh" / "day01-encode.txt"
+# assets/ is package data of encoder_core.assets (pyproject.toml): there installed or not
+NOTE_FILE = Path(str(files("encoder_core.assets"))) / "note_zh" / "day01-encode.txt"
 
 # step id -> line ranges of the note (1-based, inclusive)
 NOTE_LINES: dict[str, tuple[tuple[int, int], ...]] = {

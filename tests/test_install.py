@@ -8,6 +8,7 @@ checkout."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import venv
@@ -63,3 +64,59 @@ def test_the_probe_would_see_the_checkout(tmp_path):
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
                          timeout=60, check=True)
     assert out.stdout.strip().startswith(str(ROOT))
+
+
+APP_PROBE = """
+import importlib, pkgutil, sys
+import encoder_core, lens, pages
+from lens import explorer, layout_js
+from lens.classroom import member
+from lens.i18n import translate
+names = sorted({m.name for pkg in (lens, pages)
+                for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")})
+for name in names:
+    importlib.import_module(name)
+print(lens.__file__)
+print(len(names), ",".join(n for n in names if n.count(".") == 1 and "." in n)[:0])
+print(translate("title", "zh", "multihead"), translate("title", "en", "multihead"))
+print(len(explorer.HTML) > 0, len(explorer.JS) > 0, len(layout_js.JS) > 0, len(member.JS) > 0)
+"""
+
+
+def test_a_non_editable_install_imports_every_app_module_and_reads_its_files(tmp_path):
+    """`pip install .` (not editable) with no hand list of packages: every module of lens and
+    pages imports from the installed copy (the dependencies from this run's environment, which
+    has the checkout only as an editable finder that a path entry does not activate), and the
+    texts and the browser's files are read from it."""
+    env_dir, work, source = tmp_path / "venv", tmp_path / "empty", tmp_path / "source"
+    work.mkdir()
+    copy_tree(source)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "--no-deps", str(source)], check=True, timeout=600)
+    site = next((env_dir / "lib").glob("python3*/site-packages"))
+    deps = next(p for p in map(Path, sys.path) if p.name == "site-packages" and p.is_dir()
+                and (p / "streamlit").is_dir())
+    (site / "zz_dependencies.pth").write_text(f"{deps}\n", encoding="utf-8")
+    out = subprocess.run([str(python), "-c", APP_PROBE], cwd=work, capture_output=True,
+                         text=True, timeout=300,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert out.returncode == 0, out.stderr[-3000:]
+    where, count, titles, files = out.stdout.strip().splitlines()
+    assert where.startswith(str(site)) and str(ROOT) not in where, where
+    expected = {p.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".")
+                .removesuffix(".__init__") for top in ("lens", "pages")
+                for p in (ROOT / top).rglob("*.py")} - {"lens", "pages"}
+    assert int(count.split()[0]) == len(expected)
+    assert titles == "多头注意力 Multi-head attention"
+    assert files == "True True True True"
+
+
+def copy_tree(to: Path) -> None:
+    """The source tree copied to `to`, without what a run leaves in it (the virtual
+    environment, caches, a build/): a build in the checkout itself would leave its build/
+    there, whose stale modules a later build would package again."""
+    shutil.copytree(ROOT, to, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "node_modules", ".run",
+        "data", "test-artifacts", ".pytest_cache", ".ruff_cache", ".hypothesis"))

@@ -8,6 +8,7 @@ import io
 import math
 import re
 import struct
+from importlib.resources import files
 from pathlib import Path
 
 import matplotlib
@@ -39,7 +40,7 @@ CUT_KEY = "texts_cut"  # and how many texts were cut short with "…" to fit (ra
 # The CJK font that ships with the app: subsets of Noto Sans CJK SC Regular and Bold holding
 # every glyph of the texts (made by scripts/subset-font; assets/fonts/README.md), under a name
 # of their own. The bold face draws the handout's headings.
-CJK_FONT_DIR = Path(__file__).resolve().parents[2] / "assets" / "fonts"
+CJK_FONT_DIR = Path(str(files("encoder_core.assets"))) / "fonts"  # assets/fonts, package data
 CJK_FONT_FILE = CJK_FONT_DIR / "EncoderLensCJK-Regular.ttf"
 CJK_BOLD_FONT_FILE = CJK_FONT_DIR / "EncoderLensCJK-Bold.ttf"
 CJK_FONT_FAMILY = "Encoder Lens CJK"
