@@ -5,7 +5,7 @@ at the heaviest settings, beside what `lens.page_costs.handout_cost` predicts.
     OPENBLAS_NUM_THREADS=1 .venv/bin/python -m benchmarks.handout --only default --repeat 3
 
 For each configuration and language: the trace is made first (the page's run has it), then
-`lens.handout.handout` runs — the ten sheets' pictures, then their pages — and we report
+`lens.handout.book.handout` runs — the ten sheets' pictures, then their pages — and we report
 
 - the seconds (best of `--repeat`), split into the sheets (pictures) and the PDF (pages),
   timed in a build of their own (tracemalloc slows matplotlib's Python several times);
@@ -30,8 +30,9 @@ import tracemalloc
 from benchmarks.memory import default_config, heavy_config, rss_growth
 from encoder_core import encode, trace_bytes
 from lens import compute
-from lens.handout import TitlePage, Walk, sheets_for
-from lens.handout.pdf import handout_pdf
+from lens.handout.book import sheets_for
+from lens.handout.pdf import TitlePage, handout_pdf
+from lens.handout.sheets import Walk
 from lens.page_costs import handout_cost
 
 MB = 2**20

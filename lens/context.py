@@ -53,7 +53,7 @@ class PageContext:
 
     def shows(self, key: str) -> bool:
         """Whether the page draws its element `key`: not while a task of the lesson that
-        withholds it is open (`lens.lesson`)."""
+        withholds it is open (`lens.lesson.cards`)."""
         return key not in self.withheld
 
     @property

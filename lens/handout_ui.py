@@ -19,14 +19,16 @@ from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core.views.analysis import score_divisor
 
-from . import compute, keys, lesson
+from . import compute, keys
 from .admission import Queue, TooHeavyError
 from .context import PageContext
 from .i18n import translator
+from .lesson import cards
 from .page_costs import handout_cost
 
 if TYPE_CHECKING:
-    from .handout import TitlePage, Walk
+    from .handout.pdf import TitlePage
+    from .handout.sheets import Walk
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
 Slot = DeltaGenerator  # the sidebar's place of the button, its progress and the download
@@ -44,14 +46,14 @@ def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]
     """The lesson's records, per step: (task, the learner's answer, the right one, result)."""
     if not ctx.settings.lesson or ctx.member is not None:
         return {}
-    rec, lang, out = lesson.records(), ctx.lang, {}
-    for spec in lesson.lesson_specs(ctx):
+    rec, lang, out = cards.records(), ctx.lang, {}
+    for spec in cards.lesson_specs(ctx):
         r = rec.get(spec.id)
         if r is None:
             continue
-        row = (lesson.say(lang, f"{spec.id.replace('.', '_')}_short"),
-               lesson.shown_answer(lang, spec.id, r.given),
-               lesson.shown_answer(lang, spec.id, r.answer), lesson.say(lang, lesson.result(r)))
+        row = (cards.say(lang, f"{spec.id.replace('.', '_')}_short"),
+               cards.shown_answer(lang, spec.id, r.given),
+               cards.shown_answer(lang, spec.id, r.answer), cards.say(lang, cards.result(r)))
         out[spec.page] = (*out.get(spec.page, ()), row)
     return out
 
@@ -59,7 +61,7 @@ def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]
 def walk(ctx: PageContext) -> Walk:
     # imported when a PDF is asked for or kept, not with the sidebar: the PDF backend and the
     # prediction's blocks cost a page's first run ~0.45 s on a fresh server
-    from .handout import Walk
+    from .handout.sheets import Walk
     from .prediction import class_names
 
     layer, head, query = selection(ctx)
@@ -71,13 +73,13 @@ def walk(ctx: PageContext) -> Walk:
 def image_name(ctx: PageContext, t: Callable[..., str]) -> str:
     """The image's name as the PDF prints it: an upload named in a script its fonts lack
     (猫咪.jpg) is "your upload", not "??.jpg"."""
-    from .handout import can_draw
+    from .handout.pdf import can_draw
 
     return ctx.image_name if all(map(can_draw, ctx.image_name)) else t("name_upload")
 
 
 def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
-    from .handout import TitlePage
+    from .handout.pdf import TitlePage
 
     t, cfg = translator(ctx.lang, OWNER), ctx.cfg
     name = image_name(ctx, t)
@@ -95,8 +97,8 @@ def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
         lines.append(t("doc_model_random", seed=cfg.seed))
     lines.append(t("doc_chosen", l=w.layer + 1, hd=w.head + 1, i=w.query))
     if w.answers:
-        specs = lesson.lesson_specs(ctx)
-        lines.append(t("doc_lesson", right=lesson.right_count(specs, lesson.records()),
+        specs = cards.lesson_specs(ctx)
+        lines.append(t("doc_lesson", right=cards.right_count(specs, cards.records()),
                        n=len(specs)))
     lines.append(t("doc_made", day=day.isoformat()))
     return TitlePage(title=t("doc_title"), image=ctx.original, image_name=name,
@@ -152,7 +154,7 @@ def build_asked(ctx: PageContext, slot: Slot | None) -> None:
     state = st.session_state
     if not state.pop(keys.HANDOUT_ASKED, False) or slot is None:
         return
-    from .handout import handout
+    from .handout.book import handout
 
     t = translator(ctx.lang, OWNER)
     w = walk(ctx)

@@ -1,7 +1,8 @@
 """The study note's original Chinese text, cut into the app's steps.
 
 assets/note_zh/day01-encode.txt is the note exactly as written (from shared/seed). Each step
-page shows the lines that belong to it; the overview shows the whole note.
+page shows the lines that belong to it (its entry in lens.steps names them); the overview shows
+the whole note.
 """
 
 from __future__ import annotations
@@ -13,33 +14,22 @@ from pathlib import Path
 # assets/ is package data of encoder_core.assets (pyproject.toml): there installed or not
 NOTE_FILE = Path(str(files("encoder_core.assets"))) / "note_zh" / "day01-encode.txt"
 
-# step id -> line ranges of the note (1-based, inclusive)
-NOTE_LINES: dict[str, tuple[tuple[int, int], ...]] = {
-    "overview": ((1, 94),),
-    "patches": ((5, 8),),
-    "embedding": ((5, 13),),
-    "positional": ((15, 26),),
-    "qkv": ((27, 35),),
-    "scores": ((36, 48),),
-    "multihead": ((49, 59),),
-    "addnorm": ((60, 90),),
-    "stack": ((27, 28), (91, 94)),
-}
+Ranges = tuple[tuple[int, int], ...]  # a step's lines of the note: (first, last), 1-based,
+#                                      inclusive; each step's are in its entry of lens.steps
 
 
-def note_lines(step: str) -> list[str]:
-    """The note's lines for a step, verbatim ([] when the note has none, e.g. the FFN)."""
-    ranges = NOTE_LINES.get(step)
+def note_lines(ranges: Ranges | None) -> list[str]:
+    """The note's lines of a step, verbatim ([] when the note has none, e.g. the FFN)."""
     if not ranges or not NOTE_FILE.exists():
         return []
     lines = NOTE_FILE.read_text(encoding="utf-8").splitlines()
     return [line for a, b in ranges for line in lines[a - 1:b]]
 
 
-def note_markdown(step: str) -> str:
-    """The step's lines as Markdown: bullets kept with their nesting, \\( \\) math as $ $."""
+def note_markdown(ranges: Ranges | None) -> str:
+    """A step's lines as Markdown: bullets kept with their nesting, \\( \\) math as $ $."""
     out = []
-    for line in note_lines(step):
+    for line in note_lines(ranges):
         stripped = line.lstrip(" ")
         indent = (len(line) - len(stripped)) // 2
         if stripped.startswith(("•", "- ")):
@@ -73,8 +63,8 @@ def plain_math(tex: str) -> str:
     return tex.replace("\\", "")
 
 
-def note_plain(step: str) -> list[str]:
-    """The step's lines for print: verbatim, indentation kept, its math as plain text."""
+def note_plain(ranges: Ranges | None) -> list[str]:
+    """A step's lines for print: verbatim, indentation kept, its math as plain text."""
     return [re.sub(r"\\\((.+?)\\\)|\$(.+?)\$",
                    lambda m: plain_math((m.group(1) or m.group(2)).strip()), line)
-            for line in note_lines(step) if line.strip()]
+            for line in note_lines(ranges) if line.strip()]

@@ -19,13 +19,14 @@ import streamlit as st
 from encoder_core import ConfigError, ImageError
 from encoder_core.cost import Cost
 
-from . import chrome, compute, handout_ui, keys, lesson, session, sidebar
+from . import chrome, compute, handout_ui, keys, session, sidebar
 from .admission import Queue, TooHeavyError
 from .classroom import member as classroom
 from .classroom import student
 from .context import PageContext, Plan
 from .i18n import translator
 from .layout_js import hold_tablet_sidebar, layout_behaviours
+from .lesson import cards
 from .settings import Settings
 from .steps import PAGES, STEPS, page_for_script
 
@@ -54,9 +55,9 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
             student.follow(ctx.student.code, info.id, ctx.lang)
         else:
             if info.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
-                lesson.choose(ctx)
+                cards.choose(ctx)
             if ctx.settings.lesson:  # the task cards, then the page without what they withhold
-                ctx.withheld = lesson.ask(ctx)
+                ctx.withheld = cards.ask(ctx)
         slot = handout_ui.offer(ctx)  # the walk as a PDF: built below, once asked
         if ctx.shows("page"):
             render(ctx)
@@ -95,7 +96,7 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     with st.spinner(t("computing")):
         trace = compute.trace_for(image_key, model_input, cfg, params, weights)
     session.sync_url()
-    lesson.sync_url(settings.lesson and member is None)
+    cards.sync_url(settings.lesson and member is None)
     classroom.sync_url(member)
     classroom.keep_teacher(member)
     chrome.export(t, trace, image_key, weights)
@@ -112,7 +113,7 @@ def header_caption(ctx: PageContext) -> Callable[[], None] | None:
     if ctx.student is not None:
         return lambda: student.caption(ctx, ctx.student)
     if ctx.settings.lesson:
-        return lambda: lesson.progress_caption(ctx)
+        return lambda: cards.progress_caption(ctx)
     return None
 
 

@@ -1,9 +1,13 @@
-"""The registry of pages: the one place a page is named. The note's steps in order, then the
-pages beyond them; everything else refers to a page by its id.
+"""The registry of pages: the one place a page is named, and where each finds its parts. The
+note's steps in order, then the pages beyond them; everything else refers to a page by its id.
 
-A page's id is its URL path (/multihead), its module (`pages/multihead.py`), the name of its
-text files (`lens/texts/<lang>/multihead.toml`, whose `title` and `takeaway` are the page's)
-and the key of its text in the note (`lens.note`).
+A page's id is its URL path (/multihead), its module (`pages/multihead.py`: its `render`) and
+the name of its text files (`lens/texts/<lang>/multihead.toml`, whose `title` and `takeaway`
+are the page's). Its entry holds, by reference, every other part it has: its lesson tasks
+(`lens.lesson.tasks`), its handout sheet (`lens.handout.sheets`, `sheets_layer`), its derived
+work for the memory budget (`lens.page_costs`) and its lines of the note (`lens.note`). Every
+part is named in every entry — None where the page has none (a page beyond the note has no
+sheet) — so none is forgotten (tests/test_steps.py checks what each kind of page needs).
 
 Why the module is named exactly as the URL path: while a folder `pages/` exists, a fresh
 server's first visit runs in Streamlit's pages-folder mode, which looks the URL up among the
@@ -19,10 +23,17 @@ and underscores (`source_util.page_icon_and_name`), so that file's pages-folder 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
+
+from encoder_core import EncoderConfig
 
 from . import page_costs
+from .handout import sheets, sheets_layer
+from .handout.sheets import Builder
 from .i18n import translate
+from .lesson import tasks
+from .lesson.tasks import Spec
+from .note import Ranges
 from .page_costs import Terms
 
 PAGES_PACKAGE = "pages"
@@ -31,10 +42,14 @@ PAGES_PACKAGE = "pages"
 @dataclass(frozen=True)
 class PageInfo:
     id: str  # the page's id and URL path, e.g. "multihead"
+    _: KW_ONLY
+    tasks: tuple[Spec, ...] | None  # its lesson tasks, in the order asked (lens.lesson.tasks)
+    sheet: Builder | None  # its sheet of the handout (lens.handout)
+    note: Ranges | None  # its lines of the note (() where the note has none: the FFN)
+    costs: Terms | None  # what it derives on top of its trace (lens.page_costs), for the
+    #                      memory budget; None: it only indexes the trace
     in_note: bool = True  # one of the note's steps (numbered, with Previous / Next)
     stem: str = ""  # its file's stem when the id cannot be one ("class": "_class")
-    costs: Terms | None = None  # what it derives on top of its trace (lens.page_costs), for
-    #                             the memory budget; None: it only indexes the trace
 
     @property
     def module(self) -> str:
@@ -55,24 +70,40 @@ class PageInfo:
 
 
 STEPS: tuple[PageInfo, ...] = (
-    PageInfo("overview"),
-    PageInfo("patches"),
-    PageInfo("embedding"),
-    PageInfo("positional", costs=page_costs.positional),
-    PageInfo("qkv"),
-    PageInfo("scores", costs=page_costs.scores),
-    PageInfo("multihead", costs=page_costs.multihead),
-    PageInfo("addnorm", costs=page_costs.addnorm),
-    PageInfo("ffn", costs=page_costs.ffn),
-    PageInfo("stack", costs=page_costs.stack),
+    PageInfo("overview", tasks=tasks.OVERVIEW_TASKS, sheet=sheets.overview, note=((1, 94),),
+             costs=None),
+    PageInfo("patches", tasks=tasks.PATCHES_TASKS, sheet=sheets.patches, note=((5, 8),),
+             costs=None),
+    PageInfo("embedding", tasks=tasks.EMBEDDING_TASKS, sheet=sheets.embedding, note=((5, 13),),
+             costs=None),
+    PageInfo("positional", tasks=tasks.POSITIONAL_TASKS, sheet=sheets.positional, note=((15, 26),),
+             costs=page_costs.positional),
+    PageInfo("qkv", tasks=tasks.QKV_TASKS, sheet=sheets_layer.qkv, note=((27, 35),), costs=None),
+    PageInfo("scores", tasks=tasks.SCORES_TASKS, sheet=sheets_layer.scores, note=((36, 48),),
+             costs=page_costs.scores),
+    PageInfo("multihead", tasks=tasks.MULTIHEAD_TASKS, sheet=sheets_layer.multihead,
+             note=((49, 59),), costs=page_costs.multihead),
+    PageInfo("addnorm", tasks=tasks.ADDNORM_TASKS, sheet=sheets_layer.addnorm, note=((60, 90),),
+             costs=page_costs.addnorm),
+    PageInfo("ffn", tasks=tasks.FFN_TASKS, sheet=sheets_layer.ffn, note=(), costs=page_costs.ffn),
+    PageInfo("stack", tasks=tasks.STACK_TASKS, sheet=sheets_layer.stack, note=((27, 28), (91, 94)),
+             costs=page_costs.stack),
 )
 EXTRA_PAGES: tuple[PageInfo, ...] = (
-    PageInfo("compare", in_note=False, costs=page_costs.compare),
-    PageInfo("vit", in_note=False, costs=page_costs.vit),
-    PageInfo("class", in_note=False, stem="_class"),
+    PageInfo("compare", tasks=None, sheet=None, note=None, costs=page_costs.compare,
+             in_note=False),
+    PageInfo("vit", tasks=None, sheet=None, note=None, costs=page_costs.vit, in_note=False),
+    PageInfo("class", tasks=None, sheet=None, note=None, costs=None, in_note=False,
+             stem="_class"),
 )
 ALL_PAGES = STEPS + EXTRA_PAGES
 PAGES: dict[str, PageInfo] = {p.id: p for p in ALL_PAGES}
+TASKS: dict[str, Spec] = {s.id: s for p in ALL_PAGES for s in p.tasks or ()}  # by task id
+
+
+def tasks_for(page_id: str, cfg: EncoderConfig) -> list[Spec]:
+    """The tasks page `page_id` asks for this model, in order ([] beyond the note)."""
+    return [s for s in PAGES[page_id].tasks or () if s.applies(cfg)]
 
 
 def page_for_script(path: str) -> PageInfo | None:

@@ -22,6 +22,7 @@ from .cache import value_key
 from .context import PageContext, Where
 from .note import note_markdown
 from .session import sync_url
+from .steps import PAGES
 
 WINDOW = 32  # side of the number window
 
@@ -307,6 +308,6 @@ def index_input(label: str, count: int, *, key: str, start: int, where: Where = 
 def note_original(ctx: PageContext, where: Where = None) -> None:
     """The note's original Chinese text for this step, collapsible, beside the explanation."""
     where = where or st
-    text = note_markdown(ctx.id)
+    text = note_markdown(PAGES[ctx.id].note)
     with where.expander(ctx.t("note_original")):
         st.markdown(text if text else ctx.t("note_none"))

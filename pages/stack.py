@@ -12,9 +12,10 @@ from encoder_core.views.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.views.rollout import attention_rollout
-from lens import chrome, explorer, figures, lesson, meaning, widgets
+from lens import chrome, explorer, figures, meaning, widgets
 from lens.context import PageContext
 from lens.heads_off import heads_off_section
+from lens.lesson import cards
 from lens.pca_view import pca_section
 from lens.runner import run_page
 from lens.similarity_view import similarity_section
@@ -174,7 +175,7 @@ def render(ctx: PageContext) -> None:
 
     in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's
     if in_lesson:  # the lesson's summary: each answer beside the right one
-        lesson.summary(ctx)
+        cards.summary(ctx)
     recap(ctx, lesson_mode=in_lesson)
     chrome.footer(ctx)
 

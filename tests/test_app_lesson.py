@@ -9,7 +9,7 @@ import pytest
 from streamlit.elements.lib.utils import user_key_from_element_id
 
 from lens.i18n import translate
-from lens.lesson import RECORDS
+from lens.lesson.cards import RECORDS
 from lens.lesson.progress import URL_KEY
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 
@@ -75,9 +75,9 @@ def verdict_label(verdict: str, task_id: str) -> str:
 
 
 def kind_of(task_id: str) -> str:
-    from lens.lesson.tasks import BY_ID  # noqa: PLC0415
+    from lens.steps import TASKS  # noqa: PLC0415
 
-    return BY_ID[task_id].kind
+    return TASKS[task_id].kind
 
 
 def answer_with(at, task_id: str, right: bool) -> None:
@@ -110,7 +110,7 @@ def answer_with(at, task_id: str, right: bool) -> None:
 def expose_truth(monkeypatch):
     """Keep each asked task's right answer (and a poor patch) in the session, for the test to
     answer with — read from the Task the page built, never computed here."""
-    import lens.lesson as lesson  # noqa: PLC0415
+    import lens.lesson.cards as lesson  # noqa: PLC0415
 
     real = lesson.question
 

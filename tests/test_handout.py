@@ -17,14 +17,15 @@ from PIL import Image
 
 from encoder_core import encode, load_checkpoint, predict, top_classes
 from lens import compute
-from lens.handout import TitlePage, Walk, handout, sheets_for
-from lens.handout.pdf import Flow, handout_pdf, tokens
+from lens.handout.book import handout, sheets_for
+from lens.handout.pdf import Flow, TitlePage, handout_pdf, tokens
+from lens.handout.sheets import Walk
 from lens.handout_ui import image_name
 from lens.i18n import translate, translator
 from lens.note import note_plain, plain_math
 from lens.page_costs import handout_cost
 from lens.settings import Settings
-from lens.steps import STEPS
+from lens.steps import PAGES, STEPS
 from lens.widgets import png_name
 
 # poppler-utils reads the PDFs back (scripts/test installs it): a machine without it fails
@@ -267,7 +268,7 @@ def test_the_note_is_printed_as_written_with_its_math_as_text():
     assert plain_math(r"Scores = (Q · K^T) / \sqrt{d_{model}}") == "Scores = (Q · K^T) / √d_model"
     assert (plain_math(r"\hat{x_i} = \frac{(x_i - μ)}{\sqrt(σ² + ε)}")
             == "x\u0302_i = (x_i - μ)/√(σ² + ε)")
-    lines = note_plain("scores")
+    lines = note_plain(PAGES["scores"].note)
     assert lines and not any("\\(" in line or "$" in line for line in lines)
     assert any("√d_model" in line for line in lines)
 

@@ -10,16 +10,10 @@ import pytest
 from encoder_core import encode, init_params
 from lens import compute
 from lens.context import PageContext
-from lens.lesson.tasks import (
-    BY_ID,
-    SPECS,
-    Fixed,
-    Task,
-    judge,
-    specs_for,
-)
+from lens.lesson.tasks import Fixed, Task, judge
 from lens.meaning import trained_beside
 from lens.settings import Settings
+from lens.steps import STEPS, TASKS, tasks_for
 from tests.support.configs import make_test_image
 from tests.support.reference import reference_encode
 
@@ -54,8 +48,8 @@ def case(request):
 
 
 def build(task_id: str, settings: dict, fixed: Fixed = FIXED) -> Task:
-    ctx = context(BY_ID[task_id].page, **settings)
-    task = BY_ID[task_id].build(ctx, fixed)
+    ctx = context(TASKS[task_id].page, **settings)
+    task = TASKS[task_id].build(ctx, fixed)
     assert task is not None and task.withholds, task_id
     return task
 
@@ -123,7 +117,7 @@ def test_where_a_trained_head_looks_is_the_references_largest_weight(case):
 def test_a_trained_models_own_trace_is_asked_when_the_page_shows_it():
     ctx = context("scores", weights="trained")
     assert ctx.weights == "trained"
-    task = BY_ID["scores.look"].build(ctx, Fixed(0, 0, 3))
+    task = TASKS["scores.look"].build(ctx, Fixed(0, 0, 3))
     assert task is not None and task.source == "" and task.trace is ctx.trace
 
 
@@ -173,34 +167,34 @@ def test_the_share_within_one_is_the_references(case):
 
 
 def test_every_task_withholds_something_and_has_a_known_kind():
-    assert len({s.id for s in SPECS}) == len(SPECS)
+    SPECS = [s for info in STEPS for s in info.tasks]
+    assert len({s.id for s in SPECS}) == len(SPECS) == len(TASKS)
     for spec in SPECS:
         task = build(spec.id, {})
         assert task.kind == spec.kind and task.withholds
     kinds = {s.kind for s in SPECS}
     assert kinds == {"number", "patch", "choice", "estimate"}
-    from lens.steps import STEPS  # noqa: PLC0415
 
     for info in STEPS:  # at least two on every step, for the note's encoder
-        assert len(specs_for(info.id, Settings().to_config())) >= 2, info.id
+        assert len(tasks_for(info.id, Settings().to_config())) >= 2, info.id
 
 
 def test_a_task_that_does_not_apply_is_not_offered():
     off = Settings(use_pe=False).to_config()
-    assert "positional.shape" not in [s.id for s in specs_for("positional", off)]
-    assert "positional.similar" in [s.id for s in specs_for("positional", off)]
+    assert "positional.shape" not in [s.id for s in tasks_for("positional", off)]
+    assert "positional.similar" in [s.id for s in tasks_for("positional", off)]
     note = Settings(scale="d_model").to_config()
-    assert "scores.divisor" not in [s.id for s in specs_for("scores", note)]
-    assert [s.id for s in specs_for("scores", Settings().to_config())] == [
+    assert "scores.divisor" not in [s.id for s in tasks_for("scores", note)]
+    assert [s.id for s in tasks_for("scores", Settings().to_config())] == [
         "scores.shape", "scores.look", "scores.divisor"]
 
 
 def test_a_moved_selector_does_not_change_an_asked_task():
     """The task is built from what it was first asked with, not the page's selectors."""
     ctx = context("scores")
-    first = BY_ID["scores.divisor"].build(ctx, Fixed(1, 2, 5))
+    first = TASKS["scores.divisor"].build(ctx, Fixed(1, 2, 5))
     ctx.settings = ctx.settings.replace(layer=3, head=0, query=100)
-    again = BY_ID["scores.divisor"].build(ctx, first.fixed)
+    again = TASKS["scores.divisor"].build(ctx, first.fixed)
     assert again.values == first.values and again.answer == first.answer
 
 
@@ -264,15 +258,15 @@ def test_a_vits_tasks_follow_its_architecture(with_checkpoint):
     ctx = context("overview", weights="vit_tiny_test")
     cfg = ctx.cfg
     assert cfg.n_prefix == 1 and cfg.activation == "gelu"
-    assert BY_ID["overview.tokens"].build(ctx, FIXED).answer == (float(cfg.n_tokens + 1),)
-    assert BY_ID["overview.tokens"].build(ctx, FIXED).text("q") == "overview_tokens_q_vit"
+    assert TASKS["overview.tokens"].build(ctx, FIXED).answer == (float(cfg.n_tokens + 1),)
+    assert TASKS["overview.tokens"].build(ctx, FIXED).text("q") == "overview_tokens_q_vit"
     params = ctx.trace.params
-    assert BY_ID["embedding.params"].build(ctx, FIXED).answer == (
+    assert TASKS["embedding.params"].build(ctx, FIXED).answer == (
         float(params.W_E.size + params.b_E.size),)
-    assert BY_ID["qkv.params"].build(ctx, FIXED).answer == (
+    assert TASKS["qkv.params"].build(ctx, FIXED).answer == (
         float(params.layers[0].W_Q.size + params.layers[0].b_Q.size),)
-    assert [s.id for s in specs_for("ffn", cfg)] == ["ffn.hidden"]  # GELU: no zeros to count
-    look = BY_ID["stack.look"].build(ctx, FIXED)
+    assert [s.id for s in tasks_for("ffn", cfg)] == ["ffn.hidden"]  # GELU: no zeros to count
+    look = TASKS["stack.look"].build(ctx, FIXED)
     assert look.source == "" and look.trace is ctx.trace  # its own (trained) attention
     assert look.fixed.head == min(FIXED.head, cfg.n_heads - 1)
     row = ctx.trace.layers[-1].attn[look.fixed.head, 1 + FIXED.query, 1:]  # CLS key left out
@@ -280,4 +274,4 @@ def test_a_vits_tasks_follow_its_architecture(with_checkpoint):
 
 
 def test_without_the_ffn_its_tasks_are_not_offered():
-    assert specs_for("ffn", Settings(use_ffn=False).to_config()) == []
+    assert tasks_for("ffn", Settings(use_ffn=False).to_config()) == []

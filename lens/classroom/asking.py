@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..lesson import trace_binding
-from ..lesson.tasks import Fixed, Spec, Task, fixed_now, specs_for
+from ..lesson.cards import trace_binding
+from ..lesson.tasks import Fixed, Spec, Task, fixed_now
 from ..settings import Settings
+from ..steps import tasks_for
 from .store import Rule
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def asked_on(ctx: PageContext, step: str, class_state: Mapping) -> list[Asked]:
     """The tasks of `step` on this context's trace: an opened task with the teacher's layer,
     head and query, one not opened yet with the page's own."""
     out = []
-    for spec in specs_for(step, ctx.cfg):
+    for spec in tasks_for(step, ctx.cfg):
         if not spec.possible(ctx):
             continue
         task = spec.build(ctx, fixed_now(ctx))

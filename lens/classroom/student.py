@@ -26,10 +26,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from encoder_core import EncoderConfig
 
 from ..i18n import translate, translator
-from ..lesson import given_answer, input_keys, question_inputs, shown_answer, true_map
-from ..lesson.tasks import fixed_now, judge, specs_for
+from ..lesson.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
+from ..lesson.tasks import fixed_now, judge
 from ..settings import Settings
-from ..steps import PAGES
+from ..steps import PAGES, tasks_for
 from . import view
 from .asking import OWN, Asked, asked_on, given_value, stored_value
 from .member import Member, brief, shared_store
@@ -78,7 +78,7 @@ def ask(ctx: PageContext, member: Member) -> frozenset[str]:
         return draw_cards(ctx, member)
     except SQLAlchemyError as err:
         st.error(say(ctx.lang, "store_down", why=brief(err)))
-        return frozenset(k for s in specs_for(ctx.id, ctx.cfg) for k in withheld_by(ctx, s))
+        return frozenset(k for s in tasks_for(ctx.id, ctx.cfg) for k in withheld_by(ctx, s))
 
 
 def withheld_by(ctx: PageContext, spec) -> tuple[str, ...]:  # noqa: ANN001

@@ -20,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from .. import widgets
 from ..i18n import translate, translator
-from ..lesson import true_map
+from ..lesson.cards import true_map
 from ..lesson.tasks import Task
 from ..steps import PAGES, STEPS, step_number
 from . import view

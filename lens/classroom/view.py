@@ -12,7 +12,7 @@ import streamlit as st
 
 from .. import figures
 from ..i18n import translate
-from ..lesson import shown_answer
+from ..lesson.cards import shown_answer
 from ..lesson.tasks import Task
 from ..widgets import render
 from .tally import Tally, tally

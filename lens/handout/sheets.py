@@ -26,9 +26,7 @@ from encoder_core.views.vit_steps import vit_differences
 
 from .. import figures
 from ..i18n import translate, translator, worded
-from ..note import note_plain
 from ..pipeline_words import pipeline_captions, pipeline_stages
-from ..steps import PAGES, STEPS, step_number
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
 SHOWN_TERMS = 3  # products of a dot product written out before "…"
@@ -69,31 +67,30 @@ class Walk:
 
 @dataclass(frozen=True)
 class Sheet:
-    """One step of the handout."""
+    """One step of the handout. A step's builder fills what the step computes; the handout
+    (`lens.handout.book`) frames it with what its registry entry says: its id, title and
+    takeaway, the learner's answers and the note's lines."""
 
-    step: str  # the page's id (lens.steps)
-    title: str  # "Step 6 of 10 · Scores and softmax"
-    takeaway: str  # the step in one line
     formulas: tuple[str, ...]  # with the live shapes; mathtext between $…$
     worked: tuple[str, ...]  # the page's worked entry, with its numbers (plain text)
     pictures: tuple[bytes, ...]  # PNG, the step's key pictures
+    lines: tuple[str, ...] = ()  # what else the step says in words (a ViT's differences, …)
+    note_head: int = 0  # only the first lines of the step's note (0: all of them)
+    step: str = ""  # the page's id (lens.steps)
+    title: str = ""  # "Step 6 of 10 · Scores and softmax"
+    takeaway: str = ""  # the step in one line
     answers: tuple[Answer, ...] = ()  # the learner's lesson answers on this step
     note: tuple[str, ...] = ()  # the note's original lines (Chinese), math as plain text
-    lines: tuple[str, ...] = ()  # what else the step says in words (a ViT's differences, …)
 
 
-def sheet(w: Walk, step: str, formulas: list[str], worked: list[str], pictures: list[bytes],
-          lines: list[str] | None = None, note: list[str] | None = None) -> Sheet:
-    """A step's sheet: its title and takeaway, the learner's answers and the note's lines
-    (`note`: others than the page's)."""
-    k = step_number(step)
-    title = PAGES[step].title_in(w.lang)
-    heading = w.t("step_title", k=k, n=len(STEPS), title=title) if k else title
-    return Sheet(step=step, title=heading, takeaway=plain(PAGES[step].takeaway_in(w.lang)),
-                 formulas=tuple(formulas), worked=tuple(worked), pictures=tuple(pictures),
-                 answers=w.answers.get(step, ()),
-                 note=tuple(note if note is not None else note_plain(step) or [w.t("note_none")]),
-                 lines=tuple(plain(x) for x in lines or []))
+def sheet(w: Walk, formulas: list[str], worked: list[str], pictures: list[bytes],
+          lines: list[str] | None = None, note_head: int = 0) -> Sheet:
+    """A step's sheet as its builder makes it (`Sheet`)."""
+    return Sheet(formulas=tuple(formulas), worked=tuple(worked), pictures=tuple(pictures),
+                 lines=tuple(plain(x) for x in lines or []), note_head=note_head)
+
+
+Builder = Callable[[Walk], Sheet]  # a step's sheet (its entry in lens.steps names it)
 
 
 def plain(text: str) -> str:
@@ -154,8 +151,7 @@ def overview(w: Walk) -> Sheet:
                R=cfg.n_registers, n=cfg.n_pos, d=d, eps=cfg.ln_eps)
              for name in vit_differences(cfg)]
     # the page shows the whole note; here each step has its own part: the note's title only
-    return sheet(w, "overview", formulas, worked, [pipeline], lines,
-                 note=note_plain("overview")[:2])
+    return sheet(w, formulas, worked, [pipeline], lines, note_head=2)
 
 
 # --- 2 · patches ------------------------------------------------------------------------------
@@ -176,7 +172,7 @@ def patches(w: Walk) -> Sheet:
     first = ", ".join(f"{v:.3f}" for v in tr.patches[w.query, :4])
     worked = [w.t("w_patch", i=w.query, r=r, c=c, y0=r * P, y1=(r + 1) * P - 1, x0=c * P,
                   x1=(c + 1) * P - 1, D=D, first=first)]
-    return sheet(w, "patches", formulas, worked, [grid, rows])
+    return sheet(w, formulas, worked, [grid, rows])
 
 
 # --- 3 · the input embedding ------------------------------------------------------------------
@@ -201,7 +197,7 @@ def embedding(w: Walk) -> Sheet:
     shown = tr.tokens if cfg.n_prefix else tr.embedded
     name = (w.page("embedding", "tokens_name", names=", ".join(prefix_names(cfg)))
             if cfg.n_prefix else w.page("embedding", "embedded_name"))
-    return sheet(w, "embedding", formulas, worked,
+    return sheet(w, formulas, worked,
                  [heatmap(w, shown, name, row=w.row, tokens="rows")])
 
 
@@ -230,9 +226,5 @@ def positional(w: Walk) -> Sheet:
         pictures = [heatmap(w, tr.pe, "PE", row=w.query), x0]
         if not cfg.use_pe:
             worked.append(w.t("w_pe_off"))
-    return sheet(w, "positional", formulas, worked, pictures)
+    return sheet(w, formulas, worked, pictures)
 
-
-Builder = Callable[[Walk], Sheet]
-INPUT_SHEETS: dict[str, Builder] = {"overview": overview, "patches": patches,
-                                    "embedding": embedding, "positional": positional}

@@ -17,7 +17,7 @@ from encoder_core.views.explain import (
 )
 
 from .. import figures
-from .sheets import Builder, Sheet, Walk, dims, heatmap, sheet, written
+from .sheets import Sheet, Walk, dims, heatmap, sheet, written
 
 MAX_HEADS = 8  # maps of a grid, as the pages show at most
 MAX_LAYERS = 6  # layers of the stack's table
@@ -62,7 +62,7 @@ def qkv(w: Walk) -> Sheet:
                 xlabel=w.t("column_of_head"), tokens="rows")
     k = heatmap(w, layer.k[hd], f"K_{hd + 1} ({w.t('layer_n', l=l + 1)})", row=i,
                 xlabel=w.t("column_of_head"), tokens="rows")
-    return sheet(w, "qkv", formulas, worked, [q, k])
+    return sheet(w, formulas, worked, [q, k])
 
 
 # --- 6 · scores and softmax -------------------------------------------------------------------
@@ -92,7 +92,7 @@ def scores(w: Walk) -> Sheet:
               w.t("w_largest", j=j)]
     common = dict(xlabel=w.t("keys"), ylabel=w.page("scores", "queries"), row=i, col=j,
                   tokens="both")
-    return sheet(w, "scores", formulas, worked, [
+    return sheet(w, formulas, worked, [
         heatmap(w, layer.scores[hd], w.page("scores", "scores_name", l=l + 1, hd=hd + 1),
                 label=w.page("scores", "score"), **common),
         heatmap(w, layer.attn[hd], w.page("scores", "attn_name", l=l + 1, hd=hd + 1),
@@ -130,7 +130,7 @@ def multihead(w: Walk) -> Sheet:
                                                    for n in range(k)], title,
                                   ncols=min(k, 4), query=w.query,
                                   colorbar_label=w.page("multihead", "weight"))
-    return sheet(w, "multihead", formulas, worked, [grid])
+    return sheet(w, formulas, worked, [grid])
 
 
 # --- 8 · Add & Norm ---------------------------------------------------------------------------
@@ -165,7 +165,7 @@ def addnorm(w: Walk) -> Sheet:
                            [f"μ ({what})", f"σ² ({what})"], w.t("tokens"), ["μ", "σ²"],
                            w.t("moments_title", what=what, l=l + 1), highlight=i)
     out = heatmap(w, layer.ln_1.out, "ln_1.out", row=i, tokens="rows")
-    return sheet(w, "addnorm", formulas, worked, [moments, out])
+    return sheet(w, formulas, worked, [moments, out])
 
 
 # --- 9 · the feed-forward network -------------------------------------------------------------
@@ -178,7 +178,7 @@ def ffn(w: Walk) -> Sheet:
     T, d, dff = cfg.seq_len, cfg.d_model, cfg.d_ff
     layer, lp = tr.layers[l], tr.params.layers[l]
     if not cfg.use_ffn or layer.ffn_hidden is None:
-        return sheet(w, "ffn", [], [w.t("w_ffn_off")], [])
+        return sheet(w, [], [w.t("w_ffn_off")], [])
     act = ACTIVATION[cfg.activation]
     x = layer.ln_2.out if cfg.norm_first else layer.ln_1.out  # [T, d] the FFN's input
     src = "ln_2.out" if cfg.norm_first else "ln_1.out"
@@ -198,7 +198,7 @@ def ffn(w: Walk) -> Sheet:
               f"{name}({written(unit.dot)} + ({unit.bias:+.3f})) = {name}({unit.pre:+.4f}) = "
               f"{unit.hidden:+.4f}",
               w.t("w_stored", v=float(layer.ffn_hidden[i, j]))]
-    return sheet(w, "ffn", formulas, worked, [
+    return sheet(w, formulas, worked, [
         heatmap(w, layer.ffn_hidden, f"ffn_hidden ({w.t('layer_n', l=l + 1)})", row=i,
                 xlabel=w.page("ffn", "hidden_unit"), signed=cfg.activation != "relu",
                 tokens="rows"),
@@ -234,7 +234,7 @@ def stack(w: Walk) -> Sheet:
         row_labels=[w.page("stack", "layer_label", l=l + 1) for l in layers],
         col_labels=[w.page("stack", "head_title", h=h + 1) for h in heads], query=w.query,
         colorbar_label=w.page("multihead", "weight"))
-    return sheet(w, "stack", formulas, worked, [table])
+    return sheet(w, formulas, worked, [table])
 
 
 # --- the prediction (weights with a classification head) --------------------------------------
@@ -262,6 +262,3 @@ def prediction(w: Walk) -> Sheet | None:
                  takeaway=w.t("prediction_takeaway"), formulas=tuple(formulas),
                  worked=tuple(worked), pictures=(), lines=tuple(lines))
 
-
-LAYER_SHEETS: dict[str, Builder] = {"qkv": qkv, "scores": scores, "multihead": multihead,
-                                    "addnorm": addnorm, "ffn": ffn, "stack": stack}

@@ -25,7 +25,8 @@ import numpy as np
 
 from encoder_core import EncoderConfig
 
-from .tasks import BY_ID, Fixed, Spec
+from ..steps import TASKS
+from .tasks import Fixed, Spec
 
 URL_KEY = "lp"  # the link's progress
 MAX_URL_CHARS = 8000  # a longer value is not read
@@ -97,7 +98,7 @@ def _record(row: object) -> Record | None:
     if not (isinstance(row, list) and len(row) == 6):
         return None
     task, bound, fixed, given, right, answer = row
-    spec = BY_ID.get(task) if isinstance(task, str) else None
+    spec = TASKS.get(task) if isinstance(task, str) else None
     if spec is None or not (isinstance(bound, str) and bound.isalnum() and len(bound) <= 16):
         return None
     if not (isinstance(fixed, list) and len(fixed) == 3

@@ -457,33 +457,47 @@ def uses_relu(cfg: EncoderConfig) -> bool:
 YES_NO = ("yes", "no")
 
 
-SPECS: tuple[Spec, ...] = (  # in the walk's order
+# Each step's tasks, in the order its cards ask them; the registry (lens.steps) names each
+# tuple in the step's entry.
+OVERVIEW_TASKS: tuple[Spec, ...] = (
     Spec("overview.tokens", "number", overview_tokens),
     Spec("overview.output", "number", overview_output),
+)
+PATCHES_TASKS: tuple[Spec, ...] = (
     Spec("patches.shape", "number", patches_shape),
     Spec("patches.number", "patch", patches_number),
+)
+EMBEDDING_TASKS: tuple[Spec, ...] = (
     Spec("embedding.shape", "number", embedding_shape),
     Spec("embedding.params", "number", embedding_params),
+)
+POSITIONAL_TASKS: tuple[Spec, ...] = (
     Spec("positional.shape", "number", positional_shape, applies=adds_positions),
     Spec("positional.similar", "patch", positional_similar),
+)
+QKV_TASKS: tuple[Spec, ...] = (
     Spec("qkv.d_head", "number", qkv_d_head),
     Spec("qkv.params", "number", qkv_params),
+)
+SCORES_TASKS: tuple[Spec, ...] = (
     Spec("scores.shape", "number", scores_shape),
     Spec("scores.look", "patch", scores_look, possible=has_trained_attention),
     Spec("scores.divisor", "choice", scores_divisor, applies=divides_by_d_k, options=SHARPNESS),
+)
+MULTIHEAD_TASKS: tuple[Spec, ...] = (
     Spec("multihead.concat", "number", multihead_concat),
     Spec("multihead.same", "choice", multihead_same, possible=has_trained_attention,
          options=YES_NO),
+)
+ADDNORM_TASKS: tuple[Spec, ...] = (
     Spec("addnorm.moments", "number", addnorm_moments),
     Spec("addnorm.within", "estimate", addnorm_within),
+)
+FFN_TASKS: tuple[Spec, ...] = (
     Spec("ffn.hidden", "number", ffn_hidden, applies=uses_ffn),
     Spec("ffn.relu", "estimate", ffn_relu, applies=uses_relu),
+)
+STACK_TASKS: tuple[Spec, ...] = (
     Spec("stack.output", "number", stack_output),
     Spec("stack.look", "patch", stack_look, possible=has_trained_attention),
 )
-BY_ID: dict[str, Spec] = {s.id: s for s in SPECS}
-
-
-def specs_for(page_id: str, cfg: EncoderConfig) -> list[Spec]:
-    """The tasks a page asks for this model, in order."""
-    return [s for s in SPECS if s.page == page_id and s.applies(cfg)]

@@ -14,9 +14,8 @@ from playwright.sync_api import expect
 from encoder_core import encode
 from lens import compute
 from lens.i18n import translate
-from lens.lesson.tasks import specs_for
 from lens.settings import FINAL_STEP, Settings
-from lens.steps import STEPS
+from lens.steps import STEPS, tasks_for
 from tests.support.browser_helpers import (
     MAIN,
     assert_no_errors,
@@ -98,7 +97,7 @@ def test_tap_the_predicted_patch_and_see_the_reveal_and_the_maps(page, app_url, 
     expect(maps.locator('[data-testid="stImage"] img').first).to_be_visible(timeout=60_000)
     wait_for(lambda: maps.locator('[data-testid="stImage"] img').count(), lambda n: n == 2,
              "the scores and the attention matrix")
-    specs = [s for info in STEPS for s in specs_for(info.id, Settings().to_config())]
+    specs = [s for info in STEPS for s in tasks_for(info.id, Settings().to_config())]
     progress = say("progress", lang, done=1, steps=len(STEPS), right=2, answered=2,
                    tasks=len(specs))
     expect(main.get_by_text(progress, exact=True)).to_be_visible()

@@ -1,0 +1,412 @@
+"""Lesson mode's cards: on a step, predict first, then see the live model's answer.
+
+`Settings.lesson` turns it on (the overview offers it; it is kept in the link). On a step with
+tasks (its entry's `tasks` in `lens.steps`), `ask(ctx)` draws one card per task at the top of
+the page — the question, its answer input, "Check" and "Show me" — and returns the page's
+element keys that
+stay withheld: the page draws those (`PageContext.shows`) only once every task that withholds
+them is answered or shown. Not drawn means not sent: a withheld picture's PNG never reaches
+the browser. The reveal gives the learner's answer beside the right one and why.
+
+`progress_caption` is the header's line (steps done, answers right); `summary` replaces the
+walk's recap at the end of the stack: every task, the learner's answer and the right one,
+and a retry of those not right on new numbers. The records live in the session and in the
+link (`progress`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import streamlit as st
+
+from .. import compute, explorer, figures
+from ..cache import array_digest
+from ..i18n import translate, translator
+from ..session import set_settings
+from ..steps import PAGES, STEPS, TASKS, tasks_for
+from ..widgets import picture
+from . import progress
+from .progress import Record, binding
+from .tasks import Spec, Task, fixed_now, judge
+
+if TYPE_CHECKING:
+    from ..context import PageContext
+
+OWNER = "lesson"  # lens/texts/<lang>/lesson.toml
+RECORDS = "_lesson_records"  # task id -> Record (answered or shown)
+ASKED = "_lesson_asked"  # task id -> (binding, Fixed) of a task asked, not yet answered
+MISSING = "_lesson_missing"  # the task whose Check was pressed without an answer
+LAST = "_lesson_last"  # the task answered (or shown) last: its reveal is open
+PICK = "lesson_pick_"  # + task: the patch picker's state (the explorer component, no maps)
+
+
+def say(lang: str, key: str, **values: object) -> str:
+    return translate(key, lang, OWNER, **values)
+
+
+# --- the records ------------------------------------------------------------------------------
+
+def records() -> dict[str, Record]:
+    """This session's records: read from the link on the session's first look."""
+    state = st.session_state
+    if RECORDS not in state:
+        state[RECORDS] = progress.decode(st.query_params.get(progress.URL_KEY))
+    return state[RECORDS]
+
+
+def sync_url(lesson: bool) -> None:
+    """The records in the link while the lesson is on; none in it otherwise."""
+    text = progress.encode(records()) if lesson else ""
+    if text and st.query_params.get(progress.URL_KEY) != text:
+        st.query_params[progress.URL_KEY] = text
+    elif not text and progress.URL_KEY in st.query_params:
+        del st.query_params[progress.URL_KEY]
+
+
+def trace_binding(ctx: PageContext, task: Task) -> str:
+    """The binding of the trace a task was computed on (its own, or the page's)."""
+    if task.trace is None or task.trace is ctx.trace:
+        return binding(ctx.image_key, ctx.weights_id, ctx.cfg)
+    tr = task.trace  # its image's digest is remembered: a rerun pays a look-up
+    return binding(array_digest(tr.image).hex(), task.source or "trained", tr.config)
+
+
+def current(ctx: PageContext, spec: Spec) -> tuple[Task, str] | None:
+    """The task as asked now and its binding: an answered one with what it was asked with, a
+    pending one likewise while its binding holds (else asked afresh with the selectors)."""
+    if not spec.possible(ctx):
+        return None
+    state = st.session_state
+    asked = state.setdefault(ASKED, {})
+    record = records().get(spec.id)
+    pending = asked.get(spec.id)
+    fixed = record.fixed if record else pending[1] if pending else fixed_now(ctx)
+    task = spec.build(ctx, fixed)
+    if task is None:
+        return None
+    bound = trace_binding(ctx, task)
+    if record is None and pending is not None and pending[0] != bound:
+        task = spec.build(ctx, fixed_now(ctx))  # the trace changed: asked afresh
+        if task is None:
+            return None
+        bound = trace_binding(ctx, task)
+    if record is None:
+        asked[spec.id] = (bound, task.fixed)
+    return task, bound
+
+
+# --- the cards --------------------------------------------------------------------------------
+
+def ask(ctx: PageContext) -> frozenset[str]:
+    """Draw this page's task cards; the element keys still withheld."""
+    specs = tasks_for(ctx.id, ctx.cfg)
+    withheld: set[str] = set()
+    asked = [a for a in (current(ctx, s) for s in specs) if a is not None]
+    for n, (task, bound) in enumerate(asked, 1):
+        record = records().get(task.id)
+        box = st.container(border=record is None, key=f"lesson_card_{task.text_id}")
+        with box:
+            if record is None:
+                question(ctx, task, bound, n, len(asked))
+                withheld.update(task.withholds)
+            elif record.bound == bound:
+                reveal(ctx, task, record)
+            else:
+                earlier(ctx, task, record)
+    return frozenset(withheld)
+
+
+def input_keys(task: Task, bound: str) -> list[str]:
+    """The session-state keys of a task's answer inputs (new ones for a new binding)."""
+    base = f"lesson_in_{task.text_id}_{bound}"
+    if task.kind == "number":
+        return [f"{base}_{k}" for k in range(len(task.answer))]  # type: ignore[arg-type]
+    if task.kind == "patch":
+        return [f"{PICK}{task.text_id}_{bound}"]
+    return [base]
+
+
+def question(ctx: PageContext, task: Task, bound: str, n: int, total: int) -> None:
+    """The card of an open task: the question, its inputs, Check and Show me."""
+    t = translator(ctx.lang, OWNER)  # not ctx: what the widgets keep must not hold the trace
+    names = question_inputs(ctx, task, bound, n, total)
+    if st.session_state.get(MISSING) == task.id:
+        st.warning(t("answer_first"))
+    light = replace(task, trace=None)  # what a callback keeps: never a trace
+    buttons = st.container(horizontal=True)
+    buttons.button(t("check"), type="primary", key=f"lesson_check_{task.text_id}",
+                   on_click=submit, args=(light, bound, names))
+    buttons.button(t("show_me"), key=f"lesson_show_{task.text_id}", on_click=show_me,
+                   args=(light, bound))
+    buttons.caption(t("show_me_help"))
+
+
+def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int,
+                    given: object | None = None) -> list[str]:
+    """The question k of n and its answer inputs (a live class's card has them too, `given`
+    the answer it sent: the patch picker shows it until another is tapped); the inputs'
+    session-state keys."""
+    t = translator(ctx.lang, OWNER)
+    st.markdown(f"**{t('predict_first', k=n, n=total)}**")
+    if task.source == "trained":
+        st.caption(t("on_trained"))
+    st.markdown(t(task.text("q"), **task.values))
+    names = input_keys(task, bound)
+    if task.kind == "number":
+        row = st.container(horizontal=True)
+        for k, key in enumerate(names):
+            label = t(f"{task.text_id}_p{k}")
+            if task.decimals:
+                row.number_input(label, value=None, step=10.0 ** -task.decimals,
+                                 format=f"%.{task.decimals}f", key=key, width=180)
+            else:
+                row.number_input(label, min_value=0, value=None, step=1, key=key, width=180)
+    elif task.kind == "choice":
+        if task.trace is not None:  # the image the question is asked on, its patch framed
+            patch_in_context(ctx, task)
+        st.radio(t(f"{task.text_id}_label"), task.options, index=None, key=names[0],
+                 format_func=lambda o: t(f"{task.text_id}_{o}"), horizontal=True)
+    elif task.kind == "estimate":
+        st.slider(t(f"{task.text_id}_label"), 0, 100, 50, step=1, format="%d %%", key=names[0])
+    else:
+        patch_picker(ctx, task, names[0], sent=given)
+    return names
+
+
+def patch_in_context(ctx: PageContext, task: Task) -> None:
+    """The image a choice is asked on, with its grid and the question's patch outlined."""
+
+    tr = task.trace
+    left, _ = st.columns([2, 3])
+    picture(ctx, figures.image_with_grid, tr.image, tr.config.patch_size,
+            say(ctx.lang, "context_title", i=task.values["i"]), numbers=False,
+            highlight=int(task.values["i"]), size=3.9,
+            axis_labels=(translate("pixels_x", ctx.lang), translate("pixels_y", ctx.lang)),
+            key=f"lesson_image_{task.text_id}", where=left)
+
+
+def chosen_patch(key: str) -> int | None:
+    commit = explorer.committed(key)
+    return int(commit["query"]) if commit else None
+
+
+def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = None) -> None:
+    """The task's own picker: the image and its grid, the question's patch framed, no maps;
+    the patch chosen (or, in a class, the one sent) named beside it."""
+    t = translator(ctx.lang, OWNER)
+    tr = task.trace if task.trace is not None else ctx.trace
+    G = task.grid
+    marked = task.exclude if task.exclude is not None else int(task.values["i"])  # -1: none
+    chosen = chosen_patch(key)
+    if chosen is None and sent is not None:
+        chosen = int(sent)  # type: ignore[arg-type]
+    text = {"hint": t("pick_hint"), "aria": t("pick_aria"),
+            "patch": translate("patch_tip", ctx.lang, i="{i}", r="{r}", c="{c}"),
+            "weight": ""}
+    blob = compute.payload(
+        ("lesson", key, marked, chosen, ctx.lang),  # its key names the task and binding
+        lambda: explorer.payload(tr.image, G, marked if chosen is None else chosen, text,
+                                 mark=marked))
+    left, right = st.columns([3, 2])
+    explorer.show(blob, key=key, where=left)
+    with right:
+        if chosen is None:
+            st.info(t("pick_none", i=marked) if marked >= 0 else t("pick_none_plain"))
+        else:
+            st.success(t("pick_chosen", j=chosen, r=chosen // G, c=chosen % G))
+
+
+def given_answer(task: Task, names: list[str]) -> object | None:
+    """The learner's answer from its inputs, or None while incomplete."""
+    state = st.session_state
+    if task.kind == "number":
+        parts = [state.get(k) for k in names]
+        return None if any(p is None for p in parts) else tuple(float(p) for p in parts)
+    if task.kind == "patch":
+        j = chosen_patch(names[0])
+        return None if j is None or not 0 <= j < task.grid ** 2 else j
+    value = state.get(names[0])
+    return None if value is None else (float(value) if task.kind == "estimate" else value)
+
+
+def submit(task: Task, bound: str, names: list[str]) -> None:
+    """Check: judge the answer and record it (a callback, before the page runs)."""
+    given = given_answer(task, names)
+    if given is None:
+        st.session_state[MISSING] = task.id
+        return
+    st.session_state.pop(MISSING, None)
+    verdict = judge(task, given)
+    records()[task.id] = Record(task.id, bound, task.fixed, given, verdict.right, task.answer)
+    st.session_state[LAST] = task.id
+
+
+def show_me(task: Task, bound: str) -> None:
+    """Show me: the answer without one of the learner's (counted as not answered)."""
+    st.session_state.pop(MISSING, None)
+    records()[task.id] = Record(task.id, bound, task.fixed, None, False, task.answer)
+    st.session_state[LAST] = task.id
+
+
+def shown_answer(lang: str, task_id: str, value: object) -> str:
+    """An answer in words: "196 × 512", "patch 37", "flatter", "68 %"."""
+    spec = TASKS[task_id]
+    text_id = task_id.replace(".", "_")
+    if value is None:
+        return say(lang, "no_answer")
+    if spec.kind == "number":
+        parts = [f"{v:g}" if float(v).is_integer() else f"{v:.3f}" for v in value]  # type: ignore[union-attr]
+        return say(lang, f"{text_id}_answer", a=parts[0], b=parts[-1])
+    if spec.kind == "patch":
+        return say(lang, "patch_answer", j=value)
+    if spec.kind == "choice":
+        return say(lang, f"{text_id}_{value}")
+    return say(lang, "percent", v=float(value))  # type: ignore[arg-type]
+
+
+def reveal(ctx: PageContext, task: Task, record: Record) -> None:
+    """The answer beside the right one, why, and (a patch) the true map; folded once another
+    task was answered since (the page below is what the learner reads on)."""
+    lang = ctx.lang
+    verdict = ("shown" if not record.answered else "right" if record.right else "wrong")
+    label = say(lang, "reveal_label", verdict=say(lang, verdict),
+                task=say(lang, task.text("short")))
+    with st.expander(label, expanded=st.session_state.get(LAST) == task.id):
+        st.markdown(say(lang, task.text("q"), **task.values))
+        st.markdown(say(lang, "yours_and_right",
+                        yours=shown_answer(lang, task.id, record.given),
+                        right=shown_answer(lang, task.id, task.answer)))
+        if task.kind == "patch" and record.given is not None:
+            detail = judge(task, record.given).detail
+            st.caption(say(lang, f"{task.text_id}_quality", j=record.given, **detail))
+        if task.kind == "patch" and task.trace is not None and task.true_map:
+            left, right = st.columns([2, 3], gap="large")
+            with left:
+                true_map(ctx, task)
+            right.markdown(say(lang, task.text("why"), **task.values))
+        else:
+            st.markdown(say(lang, task.text("why"), **task.values))
+        st.button(say(lang, "ask_again"), key=f"lesson_again_{task.text_id}", on_click=forget,
+                  args=(task.id,))
+
+
+def true_map(ctx: PageContext, task: Task) -> None:
+    """The true values of every patch, on the image: where the model looked, or how alike."""
+
+    G, tr = task.grid, task.trace
+    values = np.asarray(task.scores, dtype=np.float32).reshape(1, G, G)
+    if task.exclude is not None:  # a similarity: the patch compared from is left out
+        values = values.copy()
+        values.flat[task.exclude] = float(np.min(values))  # its own 1 would set the scale
+    title = say(ctx.lang, f"{task.text_id}_map", **task.values)
+    picture(ctx, figures.attention_grid, tr.image, np.clip(values, 0, None),
+            [say(ctx.lang, "map_panel", best=task.values["best"])], title, ncols=1,
+            query=int(task.values["i"]), colorbar_label=say(ctx.lang, f"{task.text_id}_bar"),
+            width=3.9, key=f"lesson_{task.text_id}")
+
+
+def earlier(ctx: PageContext, task: Task, record: Record) -> None:
+    """A task answered on other settings: what was said then, and an offer to ask again."""
+    lang = ctx.lang
+    st.markdown(say(lang, "earlier", yours=shown_answer(lang, task.id, record.given),
+                    right=shown_answer(lang, task.id, record.answer),
+                    mark=say(lang, "mark_right" if record.right else "mark_wrong")))
+    st.button(say(lang, "ask_again_here"), key=f"lesson_again_{task.text_id}",
+              on_click=forget, args=(task.id,))
+
+
+def forget(task_id: str) -> None:
+    """Ask a task again (a callback)."""
+    records().pop(task_id, None)
+    st.session_state.get(ASKED, {}).pop(task_id, None)
+
+
+# --- the header and the summary -----------------------------------------------------------
+
+def lesson_specs(ctx: PageContext) -> list[Spec]:
+    """Every task of the walk for this model, in the walk's order."""
+    return [s for info in STEPS for s in tasks_for(info.id, ctx.cfg) if s.possible(ctx)]
+
+
+def progress_caption(ctx: PageContext) -> None:
+    """The header's line: steps done, answers right."""
+    specs = lesson_specs(ctx)
+    rec = records()
+    pages = sorted({s.page for s in specs}, key=[p.id for p in STEPS].index)
+    done = sum(all(s.id in rec for s in specs if s.page == p) for p in pages)
+    answered = [rec[s.id] for s in specs if s.id in rec and rec[s.id].answered]
+    st.caption(say(ctx.lang, "progress", done=done, steps=len(pages),
+                   right=sum(r.right for r in answered), answered=len(answered),
+                   tasks=len(specs)))
+
+
+def summary(ctx: PageContext) -> None:
+    """The end of the walk in lesson mode: each task, the learner's answer and the right one,
+    and a retry of those not right on new numbers."""
+    lang = ctx.lang
+    rec = records()
+    specs = lesson_specs(ctx)
+    st.header(say(lang, "summary_title"))
+    rows = []
+    for n, s in enumerate(specs):
+        r = rec.get(s.id)
+        first = n == 0 or specs[n - 1].page != s.page  # a step's name once, on its first row
+        rows.append({say(lang, "col_step"): PAGES[s.page].title_in(lang) if first else "",
+                     say(lang, "col_task"): say(lang, f"{s.id.replace('.', '_')}_short"),
+                     say(lang, "col_yours"): shown_answer(lang, s.id, r.given) if r else "—",
+                     say(lang, "col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
+                     say(lang, "col_result"): say(lang, result(r))})
+    st.table(rows)
+    st.write(say(lang, "summary_text", right=right_count(specs, rec), n=len(specs)))
+    again = [s for s in specs if s.id in rec and not rec[s.id].right]  # wrong, or shown
+    if again:
+        st.markdown(say(lang, "retry_text", n=len(again)))
+        row = st.container(horizontal=True)
+        first = PAGES[again[0].page]
+        changes = [("retry_image", {"source": "sample",
+                                    "sample_seed": ctx.settings.sample_seed + 1})]
+        if ctx.weights == "random":
+            changes.append(("retry_seed", {"seed": ctx.settings.seed + 1}))
+        for name, change in changes:  # settings change in the callback, before any widget
+            if row.button(say(lang, name), key=f"lesson_{name}", type="primary"
+                          if name == "retry_image" else "secondary", on_click=retry,
+                          args=([s.id for s in again],), kwargs=change):
+                st.switch_page(first.path)
+
+
+def right_count(specs: list[Spec], rec: dict[str, Record]) -> int:
+    """How many of these tasks were answered right."""
+    return sum(1 for s in specs if s.id in rec and rec[s.id].right)
+
+
+def result(record: Record | None) -> str:
+    if record is None:
+        return "result_open"
+    if not record.answered:
+        return "result_shown"
+    return "result_right" if record.right else "result_wrong"
+
+
+def retry(task_ids: list[str], **changes: object) -> None:
+    """Forget the tasks not right and change the settings: the same questions, new numbers
+    (a callback)."""
+    for task_id in task_ids:
+        forget(task_id)
+    set_settings(**changes)
+
+
+def choose(ctx: PageContext) -> None:
+    """The overview's choice: take the lesson (predict first) or explore freely."""
+    lang = ctx.lang
+    box = st.container(border=True, key="lesson_choice")
+    box.markdown(f"**{say(lang, 'choose_title')}**")
+    row = box.container(horizontal=True)
+    on = ctx.settings.lesson
+    row.button(say(lang, "take_lesson"), key="lesson_on", type="primary" if not on else
+               "secondary", on_click=set_settings, kwargs={"lesson": True}, disabled=on)
+    row.button(say(lang, "explore"), key="lesson_off", on_click=set_settings,
+               kwargs={"lesson": False}, disabled=not on)
+    box.caption(say(lang, "choose_on" if on else "choose_help"))

@@ -1,0 +1,99 @@
+"""The registry (lens.steps) is the one place a page is named and where each finds its parts: a
+step of the note has every part its kind needs — its page, lesson tasks, handout sheet and lines
+of the note, its costs named (None where it derives nothing) — a page beyond the note has none
+of the step's parts, and no other module of the app holds a list of page ids."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from encoder_core import EncoderConfig
+from lens.steps import ALL_PAGES, EXTRA_PAGES, PAGES, STEPS, TASKS, PageInfo, tasks_for
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def missing_parts(info: PageInfo) -> list[str]:
+    """What a page lacks that its kind needs (a step: tasks, sheet, note; any page: its
+    module), and what a page beyond the note has that only steps have."""
+    out = [] if (ROOT / info.path).is_file() else ["page module"]
+    if info.in_note:
+        out += [part for part, ok in (("tasks", bool(info.tasks)), ("sheet", callable(info.sheet)),
+                                      ("note", info.note is not None)) if not ok]
+        out += [f"task {s.id} of another page" for s in info.tasks or () if s.page != info.id]
+    else:
+        out += [f"{part} beyond the note" for part in ("tasks", "sheet", "note")
+                if getattr(info, part) is not None]
+    if info.costs is not None and not callable(info.costs):
+        out.append("costs")
+    return out
+
+
+@pytest.mark.parametrize("info", ALL_PAGES, ids=lambda p: p.id)
+def test_every_page_has_the_parts_its_kind_needs(info):
+    assert missing_parts(info) == []
+    for a, b in info.note or ():
+        assert 1 <= a <= b, info.note
+
+
+def test_the_check_sees_a_forgotten_part_and_a_step_part_beyond_the_note():
+    step = PAGES["scores"]
+    assert missing_parts(PageInfo("scores", tasks=(), sheet=step.sheet, note=step.note,
+                                  costs=None)) == ["tasks"]
+    assert missing_parts(PageInfo("scores", tasks=step.tasks, sheet=None, note=None,
+                                  costs=None)) == ["sheet", "note"]
+    assert missing_parts(PageInfo("compare", tasks=None, sheet=step.sheet, note=None, costs=None,
+                                  in_note=False)) == ["sheet beyond the note"]
+
+
+def test_every_part_is_named_in_every_entry():
+    """No part has a default: an entry that forgets one does not build."""
+    parts = {f.name for f in fields(PageInfo) if f.kw_only} - {"in_note", "stem"}
+    assert parts == {"tasks", "sheet", "note", "costs"}
+    with pytest.raises(TypeError, match="sheet"):
+        PageInfo("x", tasks=None, note=None, costs=None)  # type: ignore[call-arg]
+
+
+def test_the_registry_orders_the_steps_and_knows_every_task():
+    assert [p.id for p in ALL_PAGES] == [p.id for p in STEPS] + [p.id for p in EXTRA_PAGES]
+    assert all(p.in_note for p in STEPS) and not any(p.in_note for p in EXTRA_PAGES)
+    assert set(TASKS) == {s.id for p in STEPS for s in p.tasks}
+    assert len(TASKS) == sum(len(p.tasks) for p in STEPS) == 21
+    assert tasks_for("compare", EncoderConfig()) == []
+    assert [s.id for s in tasks_for("ffn", EncoderConfig(use_ffn=False))] == []
+
+
+def id_lists(path: Path, ids: set[str]) -> list[tuple[int, list[str]]]:
+    """The collections (tuple, list, set, dict keys) in `path` that hold two or more page ids."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            items = node.elts
+        elif isinstance(node, ast.Dict):
+            items = [k for k in node.keys if k is not None]
+        else:
+            continue
+        found = [e.value for e in items if isinstance(e, ast.Constant) and e.value in ids]
+        if len(found) >= 2:
+            out.append((node.lineno, found))
+    return out
+
+
+def test_no_other_module_of_the_app_lists_page_ids():
+    ids = {p.id for p in ALL_PAGES}
+    files = [p for top in ("lens", "pages") for p in (ROOT / top).rglob("*.py")]
+    found = {str(p.relative_to(ROOT)): lists for p in files
+             if p.name != "steps.py" and (lists := id_lists(p, ids))}
+    assert found == {}
+
+
+def test_the_list_check_sees_a_dict_and_a_tuple_of_ids(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('LINES = {"qkv": 1, "scores": 2}\nORDER = ("stack", "x", "ffn")\n'
+                     'ONE = ("stack",)\n', encoding="utf-8")
+    assert id_lists(probe, {"qkv", "scores", "stack", "ffn"}) == [
+        (1, ["qkv", "scores"]), (2, ["stack", "ffn"])]
