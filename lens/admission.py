@@ -3,12 +3,26 @@ computes anything new, so heavy settings wait their turn instead of sinking the 
 
 A page run asks for the bytes its new work will take (the traces, weights and derived
 quantities not yet held: `lens.compute.run_cost`, from the core's formula `encoder_core.cost`)
-and holds them until it ends. Reservations are granted strictly in the order they were asked
-for (first come, first served: a small request does not overtake a large one that waits, so
-a heavy session is never starved); a request larger than the whole budget is refused at once
-(`TooHeavyError`), since it could never fit. A run holds one reservation for all of its work, taken
-before it computes anything, so no run ever waits while holding memory another run waits for
-(no deadlock).
+and holds them until it ends. A run holds one reservation for all of its work, taken before it
+computes anything, so no run ever waits while holding memory another run waits for (no
+deadlock). A request larger than the whole budget is refused at once (`TooHeavyError`), since
+it could never fit.
+
+Who goes first: bounded overtaking (`admissible`). The waiting requests form a line in the
+order they came. Walking it from the front, each request that fits in what is still free
+starts, and takes its bytes out of the free; one that does not fit keeps its place, and the
+ones behind it may go past it, each pass counted on it, until it has been passed
+`max_overtakes` times: from then on it is a barrier, and nobody behind it starts before it.
+So
+- a small run never waits behind a heavy one that waits for memory (until that one has been
+  passed `max_overtakes` times), and finishes in about the time of its own work;
+- a heavy run is never starved: after at most `max_overtakes` runs went past it, the line
+  behind it stops, the runs in progress end, what caches keep is dropped (`make_room`) and it
+  starts (it fits alone: it passed the `TooHeavyError` check);
+- among requests that fit, the order they came is kept; a request of 0 bytes takes nothing
+  from anyone and starts at once.
+First come first served (which this replaced) made a learner whose own page costs 0.2 s wait
+for a heavy page of another to be admitted and finish (own10's slowest 5–6 s, issue 39).
 
 The budget is stated per server process (`MEMORY_BUDGET_MB`: 2816 MiB = 2.75 GiB by default,
 so that the heaviest settings the controls allow — 1,024 tokens, d_model 1024, 12 layers, The
@@ -25,8 +39,7 @@ import itertools
 import os
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -34,6 +47,7 @@ M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
 MMAP_THRESHOLD = 128 * 1024  # bytes: larger blocks are mapped, and unmapped when freed
 
 MEMORY_BUDGET_MB = int(os.environ.get("ENCODER_LENS_MEMORY_BUDGET_MB", "2816"))  # 2.75 GiB
+MAX_OVERTAKES = 8  # runs that may start before a waiting one that does not fit yet
 
 
 class TooHeavyError(Exception):
@@ -55,39 +69,82 @@ class Queue:
     waited_s: float
 
 
-@dataclass
-class _Request:
+@dataclass(eq=False)
+class Request:
     ticket: int
-    need: int
-    seconds: float
+    need: int  # bytes
+    seconds: float  # predicted seconds of its work (for the notice)
+    overtaken: int = 0  # requests granted while this one waited ahead of them
+
+
+def admissible(line: Sequence[Request], free: int, max_overtakes: int) -> list[Request]:
+    """The waiting requests that may start now, in line order (bounded overtaking).
+
+    Each request, front to back, starts when its need fits in `free` (what the ones before it
+    in this walk took being subtracted); one that does not fit is passed over, unless it has
+    been overtaken `max_overtakes` times already: then the walk stops there (a barrier).
+
+    Args:
+        line: the waiting requests in the order they came.
+        free: bytes free now (limit − reserved − held).
+        max_overtakes: how often one request may be passed while it waits.
+    Returns:
+        the requests that start, a sub-sequence of `line`.
+    """
+    start = []
+    for r in line:
+        if r.need <= free:
+            start.append(r)
+            free -= r.need
+        elif r.overtaken >= max_overtakes:
+            break  # nobody behind it starts before it
+    return start
+
+
+def shortfall(line: Sequence[Request], request: Request, free: int,
+              max_overtakes: int) -> int | None:
+    """The bytes `request` (in `line`) lacks to be admissible, walking the line as
+    `admissible` does; None when a barrier ahead of it stops the walk (memory would not help).
+    """
+    for r in line:
+        if r is request:
+            return r.need - free
+        if r.need <= free:
+            free -= r.need
+        elif r.overtaken >= max_overtakes:
+            return None
+    raise ValueError("the request is not in the line")
 
 
 class MemoryBudget:
-    """At most `limit` bytes in use at once; requests are granted in the order they came.
+    """At most `limit` bytes in use at once; who starts when is `admissible`'s rule.
 
     In use: what is reserved plus `in_use()`, the bytes held outside any reservation (the
     traces and weights that caches or running pages still hold, `lens.cache.Held`).
-    `reserve(need, seconds)` is a context manager: it returns at once when the request is first
-    in line and fits, else it first asks `make_room(bytes)` to drop what caches keep (which
-    frees memory once no page holds it any more) and then waits, calling `on_wait(Queue)` when
-    it starts waiting and every `poll_s` seconds after (to refresh a notice). A request over
-    `limit − floor()` (`floor`: what is never dropped, e.g. the class's pinned default trace)
-    could never fit: TooHeavyError at once. `clock` gives the waited time (a fake one in tests).
+    `reserve(need, seconds)` is a context manager: it returns at once when the request may
+    start, else, if only memory stands in the way, it first asks `make_room(bytes)` to drop
+    what caches keep (which frees memory once no page holds it any more) and then waits, calling
+    `on_wait(Queue)` when it starts waiting and every `poll_s` seconds after (to refresh a
+    notice). A request over `limit − floor()` (`floor`: what is never dropped, e.g. the class's
+    pinned default trace) could never fit: TooHeavyError at once. `clock` gives the waited time
+    (a fake one in tests); `max_overtakes` bounds how long a heavy request can be passed.
     """
 
     def __init__(self, limit: int, *, in_use: Callable[[], int] = lambda: 0,
                  make_room: Callable[[int], None] | None = None,
                  floor: Callable[[], int] = lambda: 0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 max_overtakes: int = MAX_OVERTAKES) -> None:
         self.limit = limit
+        self.max_overtakes = max_overtakes
         self._in_use = in_use
         self._make_room = make_room
         self._floor = floor
         self._clock = clock
         self._cond = threading.Condition()
         self._tickets = itertools.count()
-        self._waiting: deque[_Request] = deque()
-        self._running: dict[int, _Request] = {}
+        self._waiting: list[Request] = []  # the line, in the order the requests came
+        self._running: dict[int, Request] = {}
         self.reserved = 0
         self.peak = 0  # the most ever reserved at once
         self.granted: list[int] = []  # tickets in the order they were granted (tests)
@@ -105,11 +162,11 @@ class MemoryBudget:
         if need > self.limit - self._floor():
             raise TooHeavyError(need, self.limit - self._floor())
         with self._cond:
-            request = _Request(next(self._tickets), max(0, int(need)), seconds)
+            request = Request(next(self._tickets), max(0, int(need)), seconds)
             self._waiting.append(request)
             start = self._clock()
             try:
-                while not self._fits(request):
+                while not self._may_start(request):
                     if on_wait is not None:
                         # the notice is drawn outside the lock: drawing may be slow
                         info = self._queue_for(request, self._clock() - start)
@@ -118,19 +175,14 @@ class MemoryBudget:
                             on_wait(info)
                         finally:
                             self._cond.acquire()
-                        if self._fits(request):
+                        if self._may_start(request):
                             break
                     self._cond.wait(poll_s)
             except BaseException:
                 self._waiting.remove(request)
-                self._cond.notify_all()  # the one behind may now be first and fit
+                self._cond.notify_all()  # one behind it may now start
                 raise
-            self._waiting.popleft()
-            self._running[request.ticket] = request
-            self.reserved += request.need
-            self.peak = max(self.peak, self.reserved)
-            self.granted.append(request.ticket)
-            self._cond.notify_all()  # the next in line may fit too
+            self._grant(request)
         try:
             yield request.ticket
         finally:
@@ -139,21 +191,36 @@ class MemoryBudget:
                 self.reserved -= request.need
                 self._cond.notify_all()
 
-    def _fits(self, request: _Request) -> bool:
-        if self._waiting[0] is not request:
-            return False
-        over = self.reserved + self._in_use() + request.need - self.limit
-        if over > 0 and self._make_room is not None:
-            self._make_room(over)
-            over = self.reserved + self._in_use() + request.need - self.limit
-        return over <= 0
+    def _free(self) -> int:
+        return self.limit - self.reserved - self._in_use()
 
-    def _queue_for(self, request: _Request, waited_s: float) -> Queue:
-        ahead = list(self._running.values())
-        for r in self._waiting:
-            if r is request:
-                break
-            ahead.append(r)
+    def _may_start(self, request: Request) -> bool:
+        """Whether `request` is the first of the admissible ones (they start one by one, in
+        line order); when only memory stands in its way (no barrier ahead of it), the caches
+        are first asked to make room for what it lacks."""
+        starts = admissible(self._waiting, self._free(), self.max_overtakes)
+        if starts:
+            return starts[0] is request
+        lacking = shortfall(self._waiting, request, self._free(), self.max_overtakes)
+        if lacking is None or self._make_room is None:
+            return False
+        self._make_room(lacking)
+        starts = admissible(self._waiting, self._free(), self.max_overtakes)
+        return bool(starts) and starts[0] is request
+
+    def _grant(self, request: Request) -> None:
+        at = self._waiting.index(request)
+        for r in self._waiting[:at]:
+            r.overtaken += 1
+        del self._waiting[at]
+        self._running[request.ticket] = request
+        self.reserved += request.need
+        self.peak = max(self.peak, self.reserved)
+        self.granted.append(request.ticket)
+        self._cond.notify_all()  # the next in line may fit too
+
+    def _queue_for(self, request: Request, waited_s: float) -> Queue:
+        ahead = list(self._running.values()) + self._waiting[:self._waiting.index(request)]
         return Queue(len(ahead), sum(r.seconds for r in ahead), waited_s)
 
 

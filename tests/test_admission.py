@@ -1,6 +1,7 @@
 """The admission rule (lens/admission.py), with fake costs and a fake clock: under the budget a
-request runs at once, over it waits its turn in the order it came, a request that could never
-fit is refused at once."""
+request runs at once; over it, one waits while a smaller one that fits goes past it, at most
+`max_overtakes` times (then it is a barrier and starts next: never starved); among requests that
+fit, the order they came; a request that could never fit is refused at once."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import threading
 
 import pytest
 
-from lens.admission import MemoryBudget, Queue, TooHeavyError
+from lens.admission import MemoryBudget, Queue, Request, TooHeavyError, admissible, shortfall
 
 GB = 2**30
 WAIT_S = 10  # bound on every wait of a test thread (a failure, never a hang)
@@ -74,28 +75,105 @@ def test_under_the_budget_requests_run_at_once_together():
     assert budget.reserved == 0 and budget.peak == GB + GB // 2
 
 
-def test_over_the_budget_requests_wait_in_the_order_they_came():
+def test_a_small_request_that_fits_goes_past_a_heavy_one_that_waits():
+    """First come first served made c wait for b (which waits for a): head-of-line waiting."""
     budget = MemoryBudget(2 * GB, clock=FakeClock())
     log: list[str] = []
     seen_b: list[Queue] = []
-    seen_c: list[Queue] = []
     a = Runner(budget, "a", 3 * GB // 2, 8.0, log)
     assert a.admitted.wait(WAIT_S)
     b = Runner(budget, "b", GB, 4.0, log, seen_b)  # does not fit beside a
     until(lambda: waiting(budget, 1), "b to wait")
-    c = Runner(budget, "c", GB // 4, 1.0, log, seen_c)  # would fit, but b came first
-    until(lambda: waiting(budget, 2), "c to wait")
-    until(lambda: seen_c, "c to be told")
-    assert not b.admitted.is_set() and not c.admitted.is_set()
+    c = Runner(budget, "c", GB // 4, 1.0, log)  # fits now: it does not wait for b
+    assert c.admitted.wait(WAIT_S)
+    assert log == ["a", "c"] and not b.admitted.is_set()
     assert seen_b[0] == Queue(ahead=1, seconds_ahead=8.0, waited_s=0.0)
-    assert seen_c[0].ahead == 2 and seen_c[0].seconds_ahead == 12.0  # a runs, b waits
-    a.release()
-    assert b.admitted.wait(WAIT_S) and c.admitted.wait(WAIT_S)
-    assert log == ["a", "b", "c"]
-    assert budget.peak <= budget.limit
-    b.release()
     c.release()
+    a.release()
+    assert b.admitted.wait(WAIT_S)
+    assert log == ["a", "c", "b"] and budget.peak <= budget.limit
+    b.release()
     assert budget.reserved == 0
+
+
+def test_a_heavy_request_is_passed_at_most_max_overtakes_times_then_starts_next():
+    budget = MemoryBudget(2 * GB, clock=FakeClock(), max_overtakes=2)
+    log: list[str] = []
+    seen_s3: list[Queue] = []
+    a = Runner(budget, "a", GB, 8.0, log)
+    assert a.admitted.wait(WAIT_S)
+    heavy = Runner(budget, "heavy", 3 * GB // 2, 6.0, log)  # waits for a
+    until(lambda: waiting(budget, 1), "heavy to wait")
+    for name in ("s1", "s2"):  # small ones, one after another: each goes past heavy
+        s = Runner(budget, name, GB // 2, 0.5, log)
+        assert s.admitted.wait(WAIT_S)
+        s.release()
+    s3 = Runner(budget, "s3", GB // 2, 0.5, log, seen_s3)  # fits, but heavy was passed twice
+    until(lambda: seen_s3, "s3 to be told")
+    assert not s3.admitted.is_set() and log == ["a", "s1", "s2"]
+    assert seen_s3[0].ahead == 2 and seen_s3[0].seconds_ahead == 14.0  # a runs, heavy waits
+    a.release()
+    assert heavy.admitted.wait(WAIT_S) and s3.admitted.wait(WAIT_S)
+    assert log == ["a", "s1", "s2", "heavy", "s3"]
+    assert budget.peak <= budget.limit
+    heavy.release()
+    s3.release()
+    assert budget.reserved == 0
+
+
+def test_requests_that_fit_start_in_the_order_they_came():
+    budget = MemoryBudget(2 * GB, clock=FakeClock())
+    log: list[str] = []
+    a = Runner(budget, "a", 2 * GB, 1.0, log)
+    assert a.admitted.wait(WAIT_S)
+    runners = []
+    for n, name in enumerate("bcd"):
+        runners.append(Runner(budget, name, GB // 2, 1.0, log))
+        until(lambda n=n: waiting(budget, n + 1), f"{name} to wait")
+    a.release()
+    for r in runners:
+        assert r.admitted.wait(WAIT_S)
+    assert log == ["a", "b", "c", "d"]
+    for r in runners:
+        r.release()
+
+
+def line(*needs: int, overtaken: tuple[int, ...] = ()) -> list[Request]:
+    return [Request(i, need, 1.0, overtaken[i] if i < len(overtaken) else 0)
+            for i, need in enumerate(needs)]
+
+
+def test_admissible_walks_the_line_in_order_taking_from_what_is_free():
+    waiting_line = line(3, 1, 2, 1)  # with 3 free: the first takes all of it
+    assert [r.ticket for r in admissible(waiting_line, 3, 8)] == [0]
+    assert [r.ticket for r in admissible(waiting_line, 2, 8)] == [1, 3]  # 0 and 2 passed
+    assert [r.ticket for r in admissible(line(0, 5), 0, 8)] == [0]  # 0 bytes: at once
+
+
+def test_admissible_stops_at_a_request_passed_max_overtakes_times():
+    waiting_line = line(5, 1, 1, overtaken=(2,))
+    assert admissible(waiting_line, 2, 2) == []  # the barrier: nothing behind it starts
+    assert [r.ticket for r in admissible(waiting_line, 2, 3)] == [1, 2]
+    assert [r.ticket for r in admissible(waiting_line, 5, 2)] == [0]  # it fits: it goes
+    assert shortfall(waiting_line, waiting_line[2], 1, 2) is None  # memory would not help
+    assert shortfall(waiting_line, waiting_line[2], 1, 3) == 1  # after 1 takes the free byte
+    assert shortfall(waiting_line, waiting_line[0], 2, 2) == 3
+
+
+def test_many_requests_at_random_never_exceed_the_budget_and_all_finish():
+    import random
+
+    rng = random.Random(39)
+    budget = MemoryBudget(8 * GB, clock=FakeClock(), max_overtakes=3)
+    log: list[str] = []
+    runners = [Runner(budget, str(i), rng.choice((GB // 4, GB // 2, 6 * GB)), 1.0, log)
+               for i in range(24)]
+    for _ in runners:  # hold each briefly, in the order they were admitted
+        until(lambda: any(x.admitted.is_set() and not x.go.is_set() for x in runners),
+              "a run to be admitted")
+        next(x for x in runners if x.admitted.is_set() and not x.go.is_set()).release()
+    assert sorted(log, key=int) == [str(i) for i in range(24)]
+    assert budget.peak <= budget.limit and budget.reserved == 0
 
 
 def test_the_waited_time_comes_from_the_clock():

@@ -95,6 +95,41 @@ def test_a_run_over_the_budget_waits_its_turn_with_a_notice_then_draws_its_page(
     assert not [i.value for i in at.main.info if "waiting" in i.value]  # the notice is gone
 
 
+def test_a_light_run_is_not_held_behind_a_heavy_one_that_waits(budget, request):
+    """First come first served kept this page waiting for the heavy run queued before it."""
+    b = budget(700 * MB)
+    hold, release = threading.Event(), threading.Event()
+
+    def other_learner() -> None:  # takes most of the budget for a while
+        with b.reserve(400 * MB, 3.0):
+            hold.set()
+            release.wait(30)
+
+    def heavy_learner() -> None:  # waits for the other: 400 + 500 MB > 700 MB
+        with b.reserve(500 * MB, 5.0):
+            pass
+
+    other = threading.Thread(target=other_learner, daemon=True)
+    other.start()
+    assert hold.wait(10)
+    heavy = threading.Thread(target=heavy_learner, daemon=True)
+    heavy.start()
+    for _ in range(500):
+        if b.queue() == (1, 1):
+            break
+        threading.Event().wait(0.01)
+    assert b.queue() == (1, 1)  # the heavy run waits
+    at = new_app(seed=fresh_seed(request))  # the defaults: ~0.13 GB, fits beside the other
+    at.run()
+    assert_clean(at)
+    assert b.granted == [0, 2] and b.queue() == (1, 1)  # drawn while the heavy one still waits
+    assert list(at.main.image)
+    release.set()
+    other.join(10)
+    heavy.join(10)
+    assert b.granted == [0, 2, 1] and b.reserved == 0
+
+
 def test_what_is_held_costs_nothing_again(budget):
     b = budget(compute.MEMORY_BUDGET)
     at = new_app()
