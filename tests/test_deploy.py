@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml  # PyYAML: huggingface_hub's dependency, so always installed
 
 REPO = Path(__file__).resolve().parents[1]
 DEPLOY = REPO / "deploy"
@@ -80,6 +81,8 @@ def test_serve_moves_a_dead_replicas_browsers_at_once(tmp_path):
     assert opts["inter"] == "1s" and opts["fastinter"] == "500ms" and opts["fall"] == "2", opts
     assert (opts["observe"], opts["error-limit"], opts["on-error"]) == (
         "layer4", "1", "mark-down"), opts
+    # a live replica slow to answer in a burst is not a dead one (a dead one refuses at once)
+    assert "timeout check 5s" in lines
 
 
 def test_compose_config_is_what_serve_writes_with_the_containers(tmp_path):
@@ -99,8 +102,8 @@ def test_compose_config_is_valid_haproxy():
 
 
 def test_compose_runs_one_app_container_per_server_behind_the_config():
-    """Read as text (no YAML parser among the dependencies): the services are the two-space
-    indented keys; each app is the `*app` anchor, built from deploy/Dockerfile."""
+    """Read as text: the services are the two-space indented keys; each app is the `*app`
+    anchor, built from deploy/Dockerfile."""
     text = (DEPLOY / "compose.yaml").read_text()
     hosts = [h for _, h, _, _ in _servers(_directives((DEPLOY / "haproxy.cfg").read_text()))]
     apps = re.findall(r"^  (\w+): \*app$", text, flags=re.M)
@@ -132,3 +135,97 @@ def test_compose_gives_the_apps_a_shared_class_store():
     db = re.search(r"^  db:\n((?:    .*\n)*)", text, flags=re.M).group(1)
     assert "image: postgres:" in db and f"POSTGRES_DB: {parsed.database}" in db
     assert f"POSTGRES_USER: {parsed.username}" in db and "pg_isready" in db
+
+
+HEALTH = "/_stcore/health"
+
+
+def test_compose_restarts_every_service_and_checks_its_health():
+    """Parsed as YAML: every service is started again when it
+    exits and has a health check — each app asks its own /_stcore/health, the balancer a page
+    through itself (not /_balancer/ready: 503 while one app is down and it still serves)."""
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"app1", "app2", "db", "balancer"} <= set(services)
+    for name, service in services.items():
+        assert service.get("restart") in ("always", "unless-stopped"), name
+        check = service.get("healthcheck", {})
+        assert check.get("test") and check.get("interval"), name
+    for app in ("app1", "app2"):
+        test = " ".join(services[app]["healthcheck"]["test"])
+        assert f"http://127.0.0.1:8501{HEALTH}" in test, test
+    balancer = " ".join(services["balancer"]["healthcheck"]["test"])
+    assert "/dev/tcp/127.0.0.1/8501" in balancer and HEALTH in balancer, balancer
+    assert "_balancer/ready" not in balancer
+
+
+def test_the_balancer_health_check_command_runs(tmp_path):
+    """The compose balancer's check, run here by bash against a small HTTP server: true for a
+    200, false for a 503 and when nothing listens."""
+    import http.server
+    import threading
+
+    test = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]["balancer"][
+        "healthcheck"]["test"]
+    assert test[:3] == ["CMD", "bash", "-c"], test
+    status = {"code": 200}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the base class's name
+            self.send_response(status["code"] if self.path == HEALTH else 404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    command = test[3].replace("/127.0.0.1/8501", f"/127.0.0.1/{port}")
+
+    def run() -> int:
+        return subprocess.run(["bash", "-c", command], timeout=10).returncode
+
+    try:
+        assert run() == 0
+        status["code"] = 503
+        assert run() != 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert run() != 0  # nothing listens
+
+
+def _readme_yaml() -> list[dict]:
+    """The documents of the Kubernetes note's YAML block in deploy/README.md."""
+    text = (DEPLOY / "README.md").read_text()
+    note = text[text.index("## Kubernetes"):]
+    block = re.search(r"```yaml\n(.*?)```", note, flags=re.S).group(1)
+    return [d for d in yaml.safe_load_all(block) if d]
+
+
+def test_the_kubernetes_note_probes_every_pod_on_the_health_url():
+    """The Deployment's container has startup, readiness and liveness probes on
+    /_stcore/health at its port; readiness acts within seconds, liveness only after a hung
+    while; the Service and the sticky Ingress point at it."""
+    docs = {d["kind"]: d for d in _readme_yaml()}
+    assert set(docs) == {"Deployment", "Service", "Ingress"}
+    pod = docs["Deployment"]["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    probes = {k: container[k] for k in ("startupProbe", "readinessProbe", "livenessProbe")}
+    for kind, probe in probes.items():
+        get = probe["httpGet"]
+        assert get["path"] == HEALTH, kind
+        assert ports.get(get["port"], get["port"]) == 8501, kind
+    ready, live = probes["readinessProbe"], probes["livenessProbe"]
+    assert ready["periodSeconds"] * ready["failureThreshold"] <= 5
+    assert live["periodSeconds"] * live["failureThreshold"] >= 20
+    labels = pod["metadata"]["labels"]
+    assert docs["Deployment"]["spec"]["selector"]["matchLabels"] == labels
+    assert docs["Service"]["spec"]["selector"] == labels
+    assert {"name": "ENCODER_LENS_BEHIND_PROXY", "value": "1"} in container["env"]
+    notes = docs["Ingress"]["metadata"]["annotations"]
+    assert notes["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    backend = docs["Ingress"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend["name"] == docs["Service"]["metadata"]["name"]
