@@ -41,6 +41,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -49,9 +50,11 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import ConnectionClosed, WebSocketException
 
 from benchmarks import load, replicas
@@ -59,6 +62,7 @@ from benchmarks.classroom import TASK, TEXT_ID, Tab
 
 INPUT_PREFIX = f"lesson_in_{TEXT_ID}_"
 SEND_KEY = f"class_send_{TEXT_ID}"
+STORE_DOWN = "store cannot be reached"  # class.toml's store_down, as the page shows it
 HEALTH_EVERY_S = 0.5  # the frontend's first reconnect tries come about this often
 # what a tab's wait or send raises when its websocket closed or could not open
 LOST = (OSError, TimeoutError, WebSocketException)
@@ -74,6 +78,32 @@ class LiveTab(Tab):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.closed_at: float | None = None
+        self.last_message = time.time()
+        self.trace: deque[str] = deque(maxlen=14)  # the last runs asked for and seen
+
+    async def _handle(self, msg) -> None:  # noqa: ANN001 - a ForwardMsg
+        self.last_message = time.time()
+        kind = msg.WhichOneof("type")
+        if kind == "new_session":
+            ids = list(msg.metadata.run.fragment_ids)
+            self.trace.append(f"{time.time() - STARTED[0]:.1f} new_session"
+                              + (f" fragment {len(ids)}" if ids else " full"))
+        elif kind == "script_finished":
+            self.trace.append(f"{time.time() - STARTED[0]:.1f} finished "
+                              f"{ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)}")
+        await super()._handle(msg)
+
+    def _rerun(self, fragment_id: str = "", auto: bool = False, trigger: str = "") -> bytes:
+        self.trace.append(f"{time.time() - STARTED[0]:.1f} sent "
+                          + ("fragment" if fragment_id else "trigger" if trigger else "full"))
+        return super()._rerun(fragment_id, auto, trigger)
+
+    def state(self) -> str:
+        """What the tab knows, for a report on a stuck answer."""
+        return (f"on {self.replica}, full runs begun {self.full_started} / finished "
+                f"{self.full_done}, {self.messages} messages, the last "
+                f"{time.time() - self.last_message:.1f} s ago, fragment timers "
+                f"{len(self.timers)}; {' | '.join(self.trace)}")
 
     async def _read(self) -> None:
         try:
@@ -112,16 +142,20 @@ class Student:
     sent: list[tuple[int, float]] = field(default_factory=list)  # (value, time)
     acked: list[tuple[int, float, float]] = field(default_factory=list)  # value, sent, acked
     gaps: list[float] = field(default_factory=list)  # seconds without a working page
-    gap_parts: list[tuple[float, float]] = field(default_factory=list)  # (gap, health wait)
+    # (gap, health wait, cause): "moved" (its websocket closed under a kill) or "stuck"
+    gap_parts: list[tuple[float, float, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     disconnects: int = 0
     sessions: list[str] = field(default_factory=list)  # the replica of each session
+    busy_since: float | None = None  # when the answer under way began
+    stuck: list[str] = field(default_factory=list)  # answers that got no run in `timeout`
+    alerts: list[str] = field(default_factory=list)  # "the store cannot be reached" shown
 
     def new_tab(self) -> LiveTab:
         return LiveTab(f"s{self.i}", self.url, "overview", self.query, self.timeout,
                        cookies=self.cookies)
 
-    async def connect(self, since: float | None) -> None:
+    async def connect(self, since: float | None, cause: str = "moved") -> None:
         """Open the page (again): after a loss, first /_stcore/health until it answers, as
         the frontend does; then the page until its card is there. `since`: when the page
         stopped working (the gap is recorded)."""
@@ -155,18 +189,20 @@ class Student:
             self.sessions.append(tab.replica)
             if since is not None:
                 self.gaps.append(time.time() - since)
-                self.gap_parts.append((time.time() - since, health_s))
+                self.gap_parts.append((time.time() - since, health_s, cause))
             return
 
     async def answer(self, value: int) -> bool:
         """Type `value`, press Send; True once the page says "Sent: value"."""
         tab = self.tab
         key_in = next(k for k in tab.widget_ids if k.startswith(INPUT_PREFIX))
+        self.busy_since = time.time()
         await tab.set_int(key_in, value)
         t_send = time.time()
         self.sent.append((value, t_send))
         before = await tab.click(SEND_KEY)
         await tab.wait_full(before)
+        self.busy_since = None
         sent = re.compile(rf"Sent: \**{value}\b")  # "Sent: **196** …" (class.toml's `sent`)
         t_seen = next((t for t, body in tab.texts if t >= t_send and sent.search(body)), None)
         if t_seen is None:
@@ -197,14 +233,23 @@ class Student:
         """The page stopped working: its websocket closed under it (its replica died), or
         something else went wrong (an error). Open it again."""
         tab = self.tab
-        since = tab.closed_at or time.time()
+        since = tab.closed_at or self.busy_since or time.time()
+        self.busy_since = None
+        cause = "stuck"
         if isinstance(err, GoneError | ConnectionClosed) or tab.closed_at is not None:
             self.disconnects += 1
+            cause = "moved"
         else:
             self.errors.append(f"{type(err).__name__}: {err}"[:200])
+            if isinstance(err, TimeoutError):  # connected, but no run came back
+                self.stuck.append(f"s{self.i} at {since - STARTED[0]:.1f} s: {tab.state()}")
+                if DUMP[0] and not DUMP[1]:  # --dump-stuck: every thread's stack, once
+                    DUMP[1] = tab.replica
+                    os.kill(replicas.replica_pids(DUMP[0])[tab.replica], signal.SIGABRT)
         self.errors += [e for e in tab.errors if not _closed_by_kill(e)]
+        self.alerts += [body for _, body in tab.texts if STORE_DOWN in body]
         await tab.close()
-        await self.connect(since)
+        await self.connect(since, cause)
 
     async def last_answer(self, value: int) -> bool:
         for _ in range(3):
@@ -213,6 +258,10 @@ class Student:
             except (GoneError, *LOST) as err:
                 await self.lost(err)
         return False
+
+
+STARTED = [0.0]  # when the kills began (the report's times count from it)
+DUMP: list = [0, ""]  # --dump-stuck: scripts/serve's pid; the replica already dumped
 
 
 def _healthy(pid: int) -> bool:
@@ -306,7 +355,7 @@ async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Pat
     split = {r: sum(1 for s in students if s.sessions[-1] == r) for r in ("r1", "r2")}
     say(f"\nthe class {code}: {args.students} students on the overview's open question "
         f"(sessions {split})")
-    start = time.time()
+    start = STARTED[0] = time.time()
     kills: list[str] = []
     stop_at = start + args.minutes * 60 + args.tail
     running = [asyncio.create_task(s.run(stop_at, random.Random(rng.random()),
@@ -317,11 +366,8 @@ async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Pat
     done = await asyncio.gather(*running, return_exceptions=True)
     crashed = [f"s{i}: {type(r).__name__}: {r}" for i, r in enumerate(done)
                if isinstance(r, BaseException)]
-    finals = []
-    for s in students:  # one last answer each, which must be acknowledged
-        value = values[0]
-        values[0] += 1
-        finals.append(await s.last_answer(value))
+    finals = await asyncio.gather(*(  # one last answer each, which must be acknowledged
+        s.last_answer(values[0] + k) for k, s in enumerate(students)))
     wall = time.time() - start
 
     # --- what the store kept
@@ -361,14 +407,35 @@ async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Pat
         say(f"- {line}")
     for line in crashed[:5]:
         say(f"- a student's script failed: {line}")
+    for s in students:  # the pages still open
+        if s.tab is not None:
+            s.alerts += [body for _, body in s.tab.texts if STORE_DOWN in body]
+    alerts = sorted({a[:160] for s in students for a in s.alerts})
+    say(f"pages that said the class's store could not be reached: "
+        f"{sum(bool(s.alerts) for s in students)}")
+    for line in alerts[:5]:
+        say(f"- {line}")
+    stuck = [line for s in students for line in s.stuck]
+    say(f"answers that got no finished run within {args.timeout:.0f} s on an open websocket "
+        f"(counted as a page not working from the answer on): {len(stuck)}")
+    for line in stuck[:8]:
+        say(f"- {line}")
     say(f"\nlongest time a student was without a working page: {longest:.2f} s "
         f"({len(gaps)} gaps: p50 {load.percentile(gaps, 50):.2f} s, p95 "
         f"{load.percentile(gaps, 95):.2f} s, mean "
         f"{statistics.mean(gaps) if gaps else 0:.2f} s)")
-    worst = max((p for st in students for p in st.gap_parts), default=(0.0, 0.0))
-    say(f"the longest: {worst[1]:.2f} s until /_stcore/health answered through the balancer, "
-        f"{worst[0] - worst[1]:.2f} s more until the page's run on its new session finished "
-        f"with the card (from the websocket closing)")
+    for cause, what in (("moved", "moved by a kill (from its websocket closing to its new "
+                                  "session's run finished with the card)"),
+                        ("stuck", "stuck on an open websocket (from the answer to the card "
+                                  "again, on a new session)")):
+        parts = [p for st in students for p in st.gap_parts if p[2] == cause]
+        if not parts:
+            say(f"- {what}: none")
+            continue
+        worst = max(parts)
+        say(f"- {what}: {len(parts)}, longest {worst[0]:.2f} s ({worst[1]:.2f} s of it until "
+            f"/_stcore/health answered through the balancer), p95 "
+            f"{load.percentile([p[0] for p in parts], 95):.2f} s")
     say(f"Send → acknowledged: p50 {load.percentile(acks, 50):.2f} s, p95 "
         f"{load.percentile(acks, 95):.2f} s, max {max(acks, default=0):.2f} s")
     say("\n| kill | at | replica | students on it | until /_balancer/ready 200 |\n"
@@ -390,8 +457,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pause-max", type=float, default=8.0,
                     help="a student's pause between two answers: uniform in [min, max] s")
     ap.add_argument("--seed", type=int, default=38)
-    ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--timeout", type=float, default=30.0,
+                    help="a page's run (an answer, an open) that takes longer counts as stuck")
     ap.add_argument("--out", type=Path, help="also write the report here")
+    ap.add_argument("--dump-stuck", action="store_true",
+                    help="on the first stuck answer, SIGABRT its replica: Python's faulthandler "
+                    "(PYTHONFAULTHANDLER=1) writes every thread's stack to its log")
+    ap.add_argument("--logs", type=Path, default=load.ROOT / "test-artifacts" / "soak",
+                    help="where the run folder's logs are copied at the end")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
         data = Path(tmp) / "data"
@@ -400,10 +473,16 @@ def main(argv: list[str] | None = None) -> int:
         run_dir.mkdir()
         os.environ["ENCODER_LENS_DATA"] = str(data)  # scripts/serve's replicas inherit it
         os.environ.pop("ENCODER_LENS_CLASS_DB", None)
+        if args.dump_stuck:
+            os.environ["PYTHONFAULTHANDLER"] = "1"
         with replicas.balanced(args.replicas, run_dir) as (url, pid):
+            DUMP[0] = pid if args.dump_stuck else 0
             lines = asyncio.run(scenario(args, url, pid, data))
             logs = {p.name: p.read_text(errors="replace").count("Uvicorn server started")
                     for p in sorted(run_dir.glob("r*.log"))}
+        args.logs.mkdir(parents=True, exist_ok=True)
+        for log in run_dir.glob("*.log"):
+            shutil.copy(log, args.logs / log.name)
         lines.append(f"\nthe replicas' logs kept every start: {logs} (Uvicorn start lines)")
         print(lines[-1], file=sys.stderr)
     if args.out:
