@@ -18,7 +18,7 @@ from . import compute
 from .classroom.member import Member
 from .i18n import translate, translator
 from .models import Model
-from .settings import Settings
+from .settings import FINAL_STEP, Settings
 
 Where = DeltaGenerator | None  # the container a block is drawn in; None: the page itself
 
@@ -99,6 +99,28 @@ class PageContext:
         trace and name instead of on every rerun; `name` must say everything it depends on
         beyond the trace (e.g. f"scaling/{layer}/{head}")."""
         return compute.derived((self.image_key, self.cfg, self.weights_id, name), compute_it)
+
+    @property
+    def has_trained_model(self) -> bool:
+        """Whether the model trained on shapes can be shown beside the page: installed, and no
+        loaded checkpoint shown (its own weights are trained)."""
+        return "trained" in compute.model_architectures() and self.model is None
+
+    def trained_beside(self) -> EncoderTrace | None:
+        """The trace (its weights: `.params`) of the shipped trained model, final weights, on
+        the generated shape the attention pages' button shows (`Settings.sample_seed`), with the
+        page's score scaling and PE switch: the trace that button would show, cached as every
+        trace (a click reuses it). For a demo that shows nothing on random weights (Add &
+        Norm's γ = 1, β = 0; the scores' divisors). None without `has_trained_model`."""
+        if not self.has_trained_model:
+            return None
+        arch = compute.model_architectures()["trained"]
+        cfg = arch.replace(scale=self.settings.scale, use_pe=self.settings.use_pe)
+        data = compute.sample_png(self.settings.sample_seed)
+        _, model_input = compute.decode_image(data, cfg.image_size, cfg.channels)
+        params, _ = compute.weights_for("trained", cfg, FINAL_STEP)
+        return compute.trace_for(compute.content_key(data), model_input, cfg, params,
+                                 compute.weights_id("trained"))
 
     def variant(self, image: np.ndarray | None = None, image_tag: str = "",
                 **changes: object) -> EncoderTrace:

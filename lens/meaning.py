@@ -8,16 +8,13 @@ the trained model on a generated shape; with trained weights it offers the train
 The trace, and with it the maps, the rollout and the prediction, follow the setting
 (`lens.compute.weights_for`).
 
-`trained_beside(ctx)` is the trained model itself, for a demo that shows nothing on random
-weights (Add & Norm's γ = 1, β = 0; the scores' divisors): the page draws it beside its own
-trace, computed live from the shipped weights.
+The trained model itself, for a demo that shows nothing on random weights, is
+`PageContext.trained_beside()`.
 """
 
 from __future__ import annotations
 
 import streamlit as st
-
-from encoder_core import EncoderTrace
 
 from . import compute
 from .context import PageContext
@@ -40,8 +37,7 @@ def trained_attention_control(ctx: PageContext) -> None:
     step slider and the accuracy at that step. Nothing when no trained model is installed, nor
     for a loaded checkpoint (its weights are trained, and its own: no shapes, no steps), nor
     for a student of a live class (the class's model is imposed: the button would do nothing)."""
-    if ("trained" not in compute.model_architectures() or ctx.model is not None
-            or ctx.student is not None):  # a class's student: the model is the class's
+    if not ctx.has_trained_model or ctx.student is not None:  # a student: the class's model
         return
     if ctx.weights != "trained":  # one bordered row: the button, then what it does
         row = st.container(border=True, horizontal=True, vertical_alignment="center")
@@ -61,20 +57,3 @@ def trained_attention_control(ctx: PageContext) -> None:
     checkpoint = compute.checkpoint_at(ctx.settings.train_step)
     box.markdown(say(ctx, "meaning_accuracy", step=checkpoint.step, acc=100 * checkpoint.accuracy))
     box.caption(say(ctx, "meaning_hint"))
-
-
-def trained_beside(ctx: PageContext) -> EncoderTrace | None:
-    """The trace (its weights: `.params`) of the shipped trained model, final weights, on the
-    generated shape its button shows (`Settings.sample_seed`), with the page's score scaling
-    and PE switch: the trace that button would show, cached as every trace (a click reuses
-    it). None when no trained model is installed or a loaded checkpoint is shown (its own
-    weights are trained)."""
-    arch = compute.model_architectures().get("trained")
-    if arch is None or ctx.model is not None:
-        return None
-    cfg = arch.replace(scale=ctx.settings.scale, use_pe=ctx.settings.use_pe)
-    data = compute.sample_png(ctx.settings.sample_seed)
-    _, model_input = compute.decode_image(data, cfg.image_size, cfg.channels)
-    params, _ = compute.weights_for("trained", cfg, FINAL_STEP)
-    return compute.trace_for(compute.content_key(data), model_input, cfg, params,
-                             compute.weights_id("trained"))

@@ -231,7 +231,7 @@ def render(ctx: PageContext) -> None:
                     f"beta_1 = β  [{d}]"], ctx.t("feature_k"), ["γ", "β"],
                     ctx.t("gb_title", l=layer + 1), key="gamma_beta", where=left)
     # random weights hold γ = 1, β = 0: the trained model's, beside them, show what they do
-    beside = meaning.trained_beside(ctx) if ctx.weights == "random" else None
+    beside = ctx.trained_beside() if ctx.weights == "random" else None
     if beside is not None:
         bl = min(layer, beside.config.n_layers - 1)
         bp, bd = beside.params.layers[bl], beside.config.d_model

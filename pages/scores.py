@@ -203,7 +203,7 @@ def render(ctx: PageContext) -> None:
             st.info(ctx.t("scaling_one_head"))
         if ctx.weights == "random":
             st.caption(ctx.t("scaling_random"))
-            beside = meaning.trained_beside(ctx)  # where √d_k and √d_model differ: trained
+            beside = ctx.trained_beside()  # where √d_k and √d_model differ: trained
             if beside is not None:
                 widgets.section(ctx, "scaling_trained",
                                 lambda: trained_scaling(beside, head_entropy))

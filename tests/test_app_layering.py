@@ -6,6 +6,8 @@ imported by the pages alone."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.test_layering import imports, module_name
@@ -99,3 +101,26 @@ def test_the_graph_sees_a_type_checking_and_a_function_level_import(tmp_path):
                     "def f():\n    from . import runner\n", encoding="utf-8")
     found = imports(path, "lens.probe")
     assert {"lens.context", "lens.runner"} <= found
+
+
+PURE = ("lens.lesson.tasks", "lens.classroom.tally", "lens.settings")
+NOT_IN_PURE = ("streamlit", "matplotlib", "pandas")
+
+
+def test_the_tasks_their_judging_and_the_tally_import_no_streamlit():
+    """Imported in a fresh interpreter, the lesson's tasks (and `judge`), the class's tally and
+    the settings bring in neither Streamlit nor a plotting library: they are data and numbers,
+    tested and reused without a running app."""
+    probe = (f"import sys\nimport {', '.join(PURE)}\n"
+             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(NOT_IN_PURE)!r}))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_purity_probe_sees_streamlit():
+    probe = "import sys\nimport lens.lesson.cards\nprint('streamlit' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.strip() == "True", out.stderr

@@ -11,7 +11,6 @@ from encoder_core import encode, init_params
 from lens import compute
 from lens.context import PageContext
 from lens.lesson.tasks import Fixed, Task, judge
-from lens.meaning import trained_beside
 from lens.settings import Settings
 from lens.steps import STEPS, TASKS, tasks_for
 from tests.support.configs import make_test_image
@@ -99,7 +98,7 @@ def test_the_scores_shape_is_tokens_by_tokens(case):
 def test_where_a_trained_head_looks_is_the_references_largest_weight(case):
     settings, ctx, _ = case
     task = build("scores.look", settings)
-    trained = trained_beside(context("scores", **settings))
+    trained = context("scores", **settings).trained_beside()
     assert task.source == "trained" and trained is not None
     ref = reference_encode(trained.image, trained.config, trained.params)
     tc = trained.config
@@ -238,7 +237,7 @@ def test_the_relu_share_is_the_references(case):
 
 def test_two_heads_and_the_last_layer_are_read_off_the_trained_reference(case):
     settings, _, _ = case
-    trained = trained_beside(context("multihead", **settings))
+    trained = context("multihead", **settings).trained_beside()
     ref = reference_encode(trained.image, trained.config, trained.params)
     tc = trained.config
     same = build("multihead.same", settings)

@@ -36,7 +36,6 @@ from encoder_core.views.predictions import (
     top_patch,
 )
 from encoder_core.views.vit_views import position_cosines
-from lens import compute
 
 if TYPE_CHECKING:
     from lens.context import PageContext
@@ -215,17 +214,14 @@ def attention_model(ctx: PageContext) -> tuple[EncoderTrace, str] | None:
     almost evenly everywhere: any guess would be as good); None without a trained model."""
     if ctx.weights != "random":
         return ctx.trace, ""
-    from lens.meaning import trained_beside  # noqa: PLC0415 (lens.meaning imports the context)
-
-    trained = trained_beside(ctx)
+    trained = ctx.trained_beside()
     return (trained, "trained") if trained is not None else None
 
 
 def has_trained_attention(ctx: PageContext) -> bool:
     """Whether a where-will-it-look task can be asked: trained weights, or a trained model to
     ask it on."""
-    return ctx.weights != "random" or (
-        "trained" in compute.model_architectures() and ctx.model is None)
+    return ctx.weights != "random" or ctx.has_trained_model
 
 
 def scores_look(ctx: PageContext, fixed: Fixed) -> Task | None:
