@@ -14,7 +14,7 @@ The folders say what a module is for:
                     trace_bytes, params_bytes, encode_peak_bytes, encode_seconds, trace_cost
     export.py       the trace as .npz;  __main__.py  the command line;  bench.py  the benchmark
 
-Every default is the study note's encoder. The Vision Transformer variants (issue 11: timm,
+Every default is the study note's encoder. The Vision Transformer variants (timm,
 DINO, DeiT, Hugging Face ViT, DINOv2) are switches of `EncoderConfig`, each off by default:
 `norm_first` (pre-norm), `cls_token`, `dist_token`, `n_registers` (the sequence is
 `[cls, dist, registers…, patches…]`, `seq_len` rows; `n_tokens` stays the number of patches),
@@ -23,7 +23,7 @@ DINO, DeiT, Hugging Face ViT, DINOv2) are switches of `EncoderConfig`, each off 
 `pixel_std` (applied inside `encode`: callers pass an image in [0, 1]). Their parameters are
 optional fields of `EncoderParams` / `LayerParams`, None when the variant is off.
 
-A model's prediction (issue 26) is `predict(trace, params)`: the logits of its classification
+A model's prediction is `predict(trace, params)`: the logits of its classification
 head (`params.head`, a `HeadParams`: a checkpoint's head, the shapes model's), pooled as its
 family does (`pipeline/head.py`).
 """

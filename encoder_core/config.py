@@ -5,7 +5,7 @@ d_model = 512, h = 8 heads, 6 layers, d_ff = 2048. Where the note and the 2017 p
 (the score scaling, the feed-forward sub-layer) the default follows the paper and the note's
 variant is one switch away; see README.md, "Where we deviate from the note".
 
-The Vision Transformer variants (issue 11: timm / DINO / DeiT / Hugging Face ViT / DINOv2) are
+The Vision Transformer variants (timm / DINO / DeiT / Hugging Face ViT / DINOv2) are
 fields too, each off by default so the note's encoder is exactly as it was: pre-norm blocks,
 prefix tokens ([CLS], DeiT's distillation token, DINOv2's registers), learned positions,
 biases on the patch embedding / Q, K, V / W_O, GELU, a final LayerNorm, LayerScale and the
@@ -49,7 +49,7 @@ class EncoderConfig:
     use_pe: bool = True  # False = ablation: no positional encoding is added
     ln_eps: float = 1e-5  # ε inside the layer-norm square root
     seed: int = 0  # seed of the random parameters
-    # --- Vision Transformer variants (issue 11); every default is the note's encoder ----------
+    # --- Vision Transformer variants; every default is the note's encoder ----------
     norm_first: bool = False  # True = pre-norm (ViT): x + ls_1 ⊙ attn_out(LN_1(x)); False = post
     cls_token: bool = False  # prepend a learned [CLS] token (params.cls [1, d])
     dist_token: bool = False  # DeiT's distillation token after [CLS] (params.dist [1, d])
@@ -192,7 +192,7 @@ def validation_problems(cfg: EncoderConfig) -> list[str]:
 
 
 def variant_problems(cfg: EncoderConfig) -> list[str]:
-    """Every impossible Vision Transformer setting (issue 11), each a sentence."""
+    """Every impossible Vision Transformer setting, each a sentence."""
     problems = []
     flags = ("norm_first", "cls_token", "dist_token", "pos_prefix", "patch_bias", "qkv_bias",
              "proj_bias", "final_norm", "layer_scale")

@@ -5,7 +5,7 @@ n_layers leaves the existing layers untouched and changing n_heads changes no we
 (all heads of a layer live side by side in one [d_model, d_model] matrix).
 Saved to `.npz` under the keys `params/W_E` and `params/layer{l}/{name}`, never with pickle.
 
-The Vision Transformer variants (issue 11) add optional parameters, `None` when the config
+The Vision Transformer variants add optional parameters, `None` when the config
 leaves their variant off (so the note's files keep exactly their key set): on the encoder
 `b_E`, `cls`, `dist`, `registers`, `pos_embed`, `norm_gamma`, `norm_beta` (keys
 `params/{name}`), on each layer `b_Q`, `b_K`, `b_V`, `b_O`, `ls_1`, `ls_2` (keys
@@ -13,7 +13,7 @@ leaves their variant off (so the note's files keep exactly their key set): on th
 is off, giving them is an error (a weight is never silently ignored).
 
 A model that predicts classes (a checkpoint's classification head, the shapes model's) also has
-`head`, a `HeadParams` (issue 26): how the output rows are pooled and the weights that turn the
+`head`, a `HeadParams`: how the output rows are pooled and the weights that turn the
 pooled row into logits (`encoder_core.pipeline.head.predict`). Keys `params/head/{name}`, the
 pooling as a 0-d string `params/head/pool`. Random weights have none.
 """
@@ -139,7 +139,7 @@ class LayerParams:
     b_2: np.ndarray  # [d_model]
     gamma_2: np.ndarray  # [d_model] scale of the second layer norm
     beta_2: np.ndarray  # [d_model] shift of the second layer norm
-    # --- optional (issue 11): None unless the config's variant is on ---------------------
+    # --- optional: None unless the config's variant is on ---------------------
     b_Q: np.ndarray | None = None  # [d_model] query bias (qkv_bias)
     b_K: np.ndarray | None = None  # [d_model] key bias (qkv_bias)
     b_V: np.ndarray | None = None  # [d_model] value bias (qkv_bias)
@@ -152,7 +152,7 @@ class LayerParams:
 class EncoderParams:
     W_E: np.ndarray  # [P·P·C, d_model] input embedding, rows in our patch order (p1, p2, c)
     layers: tuple[LayerParams, ...]  # one per encoder layer
-    # --- optional (issue 11): None unless the config's variant is on ---------------------
+    # --- optional: None unless the config's variant is on ---------------------
     b_E: np.ndarray | None = None  # [d_model] patch-embedding bias (patch_bias)
     cls: np.ndarray | None = None  # [1, d_model] the [CLS] token (cls_token)
     dist: np.ndarray | None = None  # [1, d_model] DeiT's distillation token (dist_token)
@@ -160,7 +160,7 @@ class EncoderParams:
     pos_embed: np.ndarray | None = None  # [n_pos, d_model] learned positions (position="learned")
     norm_gamma: np.ndarray | None = None  # [d_model] scale of the final LayerNorm (final_norm)
     norm_beta: np.ndarray | None = None  # [d_model] shift of the final LayerNorm (final_norm)
-    head: HeadParams | None = None  # the classification head (issue 26), None without one
+    head: HeadParams | None = None  # the classification head, None without one
 
 
 def encoder_optional_names(cfg: EncoderConfig) -> tuple[str, ...]:

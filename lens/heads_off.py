@@ -1,4 +1,4 @@
-"""Switch heads off (issue 26, item 5), on every page that shows it (★ What a ViT looks at, and
+"""Switch heads off, on every page that shows it (★ What a ViT looks at, and
 The stack for weights with a classification head, the shapes model's): choose a layer and some
 of its heads; the encoder runs again from that layer with those heads' outputs set to 0 before
 W_O (`encoder_core.views.heads_off`). Shown: the prediction before and after (top 5), how much

@@ -1,4 +1,4 @@
-"""PCA of the patch features (issue 26), on every page that shows it (The stack, ★ What a ViT
+"""PCA of the patch features, on every page that shows it (The stack, ★ What a ViT
 looks at): the chosen layer's patch rows, prefix tokens left out, through
 `encoder_core.views.pca` — the first component on the patch grid, the foreground it gives
 (projection > 0, the border's mean made negative) over the image, and the foreground's three

@@ -1,4 +1,4 @@
-"""Patch similarity, live (issue 26), on every page that shows it (The stack, ★ What a ViT looks
+"""Patch similarity, live, on every page that shows it (The stack, ★ What a ViT looks
 at): point at a patch and every patch is coloured by the cosine similarity of its feature row to
 the pointed one's, at the chosen layer, prefix tokens left out (`encoder_core.views.similarity`).
 

@@ -1,4 +1,4 @@
-"""The class names of a checkpoint's classification head, in logit order (issue 26).
+"""The class names of a checkpoint's classification head, in logit order.
 
 In this order: `config.json` beside the weights — Hugging Face's `id2label` ({"0": "tench, …"}),
 timm's `label_names` (a list, at the top or in `pretrained_cfg`) — when it names exactly the

@@ -14,7 +14,7 @@ torchvision) safely, with its classification head when it has one.
    transposed), W_E rows in our patch order (p1, p2, c): timm's conv weight `[d, C, P, P]` →
    `w.transpose(2, 3, 1, 0).reshape(P·P·C, d)`. Another image size resamples the position grid
    bicubically (`resample.py`, as timm or Hugging Face do for their own layouts).
-5. **The head** (issue 26), when the file has one: its pooling from the family (`head_params`),
+5. **The head**, when the file has one: its pooling from the family (`head_params`),
    `[out, in]` transposed to `W_head [d_in, n_classes]`, shapes checked; its class names from
    `config.json`, else ImageNet-1k's for 1,000 classes, else "class k" (`labels.py`).
 """

@@ -4,8 +4,8 @@ Q = X·W_Q, K = X·W_K, V = X·W_V; head h uses columns h·d_head:(h+1)·d_head 
 scores_h = Q_h·K_hᵀ / s, attn_h = softmax(scores_h) row by row, heads_h = attn_h·V_h;
 concat = [heads_0 … heads_{h−1}] side by side, attn_out = concat·W_O: `multi_head_attention`
 does it all, with every intermediate. The note and the paper's formula have no biases; a ViT's
-b_Q, b_K, b_V, b_O are added where its weights have them (`linear`). Heads switched off
-(issue 26): their slices of the concat are set to 0 before W_O (`zero_heads`), so attn_out is
+b_Q, b_K, b_V, b_O are added where its weights have them (`linear`). Heads switched off:
+their slices of the concat are set to 0 before W_O (`zero_heads`), so attn_out is
 the other heads' concat_h·W_O[h] summed, + b_O.
 
 Every function takes optional leading batch axes `...` (one image: none; the trainer: [B]),
@@ -107,7 +107,7 @@ def multi_head_attention(x: np.ndarray, p: LayerParams, cfg: EncoderConfig,
 
     Args:
         x: [..., S, d_model] (post-norm: the layer's input; pre-norm: ln_1.out).
-        heads_off: heads switched off (issue 26): their slices of the concat are 0 before W_O
+        heads_off: heads switched off: their slices of the concat are 0 before W_O
             (`zero_heads`); their q … heads are kept as computed. () for the model itself.
     Returns:
         q, k, v, heads [..., h, S, d_head]; scores, attn [..., h, S, S]; concat (what W_O

@@ -7,7 +7,7 @@ The note's encoder (the default, post-norm):
     for each layer:  x = LayerNorm(x + MultiHead(x));  x = LayerNorm(x + FFN(x))
     output = x
 
-A Vision Transformer (issue 11; timm, DINO, DeiT, Hugging Face ViT, DINOv2) switches on, in
+A Vision Transformer (timm, DINO, DeiT, Hugging Face ViT, DINOv2) switches on, in
 the config, the variants around the same steps:
 
     pixels = (image − mean) / std                                       (pixel_mean/std)
@@ -54,7 +54,7 @@ def encoder_layer(x: np.ndarray, p: LayerParams, cfg: EncoderConfig,
         x: [..., S, d_model], the layer's input (S = seq_len); leading batch axes are allowed
             (one image: none; the trainer: [B]). Its dtype is kept (float64 stays float64).
         p: the layer's weights; cfg: the settings (n_heads, scale, use_ffn, ln_eps, variants).
-        heads_off: heads whose outputs are set to 0 before W_O (`zero_heads`, issue 26); ()
+        heads_off: heads whose outputs are set to 0 before W_O (`zero_heads`); ()
             for the model itself (what `encode` runs).
     Returns:
         LayerTrace whose fields carry the same leading axes as x, e.g. attn [..., h, S, S].

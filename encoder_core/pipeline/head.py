@@ -1,4 +1,4 @@
-"""After the encoder — the classification head: the model's prediction (issue 26).
+"""After the encoder — the classification head: the model's prediction.
 
 The output rows are pooled as the model's family does, then one linear layer gives the logits:
 

@@ -250,7 +250,7 @@ def pipeline_steps(cfg: EncoderConfig) -> list[Step]:
     """Every step of the pipeline at these settings, in the order the encoder runs them:
     formula, shapes (as `Text`: symbols and words by id), parameter count.
 
-    The note's encoder: the ids of STEP_IDS. The ViT variants (issue 11) add steps where they
+    The note's encoder: the ids of STEP_IDS. The ViT variants add steps where they
     happen (ids of VIT_STEP_IDS): "normalise" (pixel_mean / pixel_std) before the patches,
     "prefix" ([CLS], DIST, registers) after the embedding, pre-norm's "ln_1" → attention →
     "add_1" → "ln_2" → FFN → "add_2" in place of the two Add & Norm steps, and "final_norm";

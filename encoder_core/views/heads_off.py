@@ -1,4 +1,4 @@
-"""Heads switched off (issue 26, item 5): the encoder run again from one layer with some of
+"""Heads switched off: the encoder run again from one layer with some of
 that layer's heads' outputs set to 0 before W_O, and what that changes.
 
 For layer l and a set H of its heads, the layers before l are the trace's own (their input

@@ -1,4 +1,4 @@
-"""PCA of the patch features — the DINOv2 picture (issue 26): which patches are the object, and
+"""PCA of the patch features — the DINOv2 picture: which patches are the object, and
 how its parts differ.
 
 On the patch rows X [N, d] of one layer's output (or of the encoder's output, after the final

@@ -1,4 +1,4 @@
-"""Patch similarity (issue 26): how alike two patches' features are, as the cosine of their rows.
+"""Patch similarity: how alike two patches' features are, as the cosine of their rows.
 
 On the patch rows X [N, d] of one layer's output (or of the encoder's output, after the final
 norm), the prefix tokens ([CLS], [DIST], registers) left out:

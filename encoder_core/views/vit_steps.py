@@ -1,6 +1,6 @@
 """The steps a Vision Transformer adds to the note's encoder, written out for the pages.
 
-A real ViT (issue 12) normalises the pixels, learns its positions and uses GELU; the pages show
+A real ViT normalises the pixels, learns its positions and uses GELU; the pages show
 each of these with the real numbers, checked against the trace. Each function here computes one
 of them from the trace's own arrays, in float64 so a page can print it beside the float32 value
 the encoder stored. Pure NumPy; nothing here changes its arguments.

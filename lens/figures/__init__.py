@@ -1,6 +1,6 @@
 """Arrays -> PNG bytes. Pure functions: no Streamlit, no state.
 
-Conventions (issue 3): every heatmap has a title with its name and shape, labelled axes and a
+Conventions: every heatmap has a title with its name and shape, labelled axes and a
 colourbar; signed values use a diverging map centred at 0, probabilities a sequential one;
 matrices with a side over 256 are block-averaged (the factor is returned for the caption);
 a constant matrix still gets a sensible colour scale. Attention over the image is
