@@ -21,6 +21,8 @@ def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -
     mean = x.mean(axis=-1)  # [..., N, d_model] -> [..., N]
     centred = x - mean[..., None]  # [..., N, d_model]
     var = np.mean(centred * centred, axis=-1)  # [..., N, d_model] -> [..., N]
-    normed = centred * (1.0 / np.sqrt(var + eps))[..., None]  # [..., N, d_model]
-    out = normed * gamma + beta  # [..., N, d_model]
+    normed = centred  # the same array: scaled in place (centred is not kept)
+    normed *= (1.0 / np.sqrt(var + eps))[..., None]  # [..., N, d_model]
+    out = normed * gamma  # [..., N, d_model]
+    out += beta  # in place on the product: one array fewer, the same values
     return LayerNormTrace(mean=mean, var=var, normed=normed, out=out)

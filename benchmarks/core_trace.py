@@ -1,0 +1,194 @@
+"""The core's whole trace against a PyTorch trace of the same fields, and A/B runs of two trees.
+
+    .venv/bin/python -m benchmarks.core_trace [--repeat 30]          # ours vs torch, interleaved
+    .venv/bin/python -m benchmarks.core_trace --ab OLD_TREE NEW_TREE --rounds 4
+
+`encode` at the defaults (196 tokens, d_model 512, 8 heads, 6 layers, d_ff 2048, post-norm,
+ReLU) keeps every intermediate. `torch_trace` computes the same fields with torch on as many
+threads as NumPy's BLAS has (2 here) and keeps them too: patches, embedded, x0, and per layer
+q, k, v, heads [h, S, d_head] (contiguous), scores, attn [h, S, S], concat, attn_out, resid_1,
+LayerNorm's mean, var, normed, out, ffn_hidden, ffn_out, resid_2 and the second LayerNorm's.
+The two are timed in turns in one process (this machine is shared: turns keep the noise alike)
+and the medians and minima printed, with their ratio, the machine's float32 matmul rate
+(1024³, NumPy) and the share of it `encode` reaches (its matrix products' FLOPs / time).
+
+With `--ab`, each tree's `encode` is timed in its own process, in turns (`--only-ours --tree`):
+how a change of the core moved it. Figures, not pass/fail. Torch is a benchmark-only import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def times_ms(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, list[float]]:
+    """Each function called `repeat` times, in turns (a, b, a, b, …), after one warm-up call
+    each: wall times in ms by name."""
+    for fn in fns.values():
+        fn()
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            out[name].append(1000 * (time.perf_counter() - t0))
+    return out
+
+
+def sgemm_gflops(n: int = 1024, repeat: int = 9) -> float:
+    """The best float32 GFLOP/s of an n × n × n NumPy product (2·n³ FLOPs)."""
+    rng = np.random.default_rng(0)
+    a = rng.random((n, n), dtype=np.float32)
+    b = rng.random((n, n), dtype=np.float32)
+    best = min(times_ms({"mm": lambda: a @ b}, repeat)["mm"])
+    return 2 * n**3 / (best / 1000) / 1e9
+
+
+def torch_trace(image, params, cfg):  # noqa: ANN001, ANN201 (torch types stay in this file)
+    """The note's encoder (post-norm, ReLU, sinusoidal PE, no biases) in torch, every field of
+    `EncoderTrace` kept. image: [S, S, C] float32 array; returns the list of kept tensors."""
+    import torch  # noqa: PLC0415 (a benchmark-only dependency)
+
+    from encoder_core import positional_encoding  # noqa: PLC0415
+
+    P, h, eps = cfg.patch_size, cfg.n_heads, cfg.ln_eps
+    t = torch.from_numpy
+    img = t(np.array(image, dtype=np.float32))  # [S, S, C]
+    g = img.shape[0] // P
+    # patchify: (gh p1) (gw p2) c -> (gh gw) (p1 p2 c)
+    patches = img.reshape(g, P, g, P, -1).permute(0, 2, 1, 3, 4).reshape(g * g, -1).contiguous()
+    embedded = patches @ t(params.W_E)  # [N, d]
+    pe = t(positional_encoding(g * g, cfg.d_model))
+    x = embedded + pe  # x0
+    kept = [img, patches, embedded, pe, x]
+    N, d = x.shape
+
+    def ln(y):  # noqa: ANN001, ANN202
+        mean = y.mean(-1)
+        centred = y - mean[:, None]
+        var = (centred * centred).mean(-1)
+        normed = centred * torch.rsqrt(var + eps)[:, None]
+        return mean, var, normed, normed * gamma + beta
+
+    for p in params.layers:
+        def heads_of(y):  # noqa: ANN001, ANN202
+            return y.reshape(N, h, d // h).transpose(0, 1).contiguous()  # [h, N, d_head]
+        q, k, v = (heads_of(x @ t(W)) for W in (p.W_Q, p.W_K, p.W_V))
+        scores = q @ k.transpose(1, 2) / cfg.score_scale  # [h, N, N]
+        attn = torch.softmax(scores, -1)
+        heads = attn @ v  # [h, N, d_head]
+        concat = heads.transpose(0, 1).reshape(N, d)
+        attn_out = concat @ t(p.W_O)
+        resid_1 = x + attn_out
+        gamma, beta = t(p.gamma_1), t(p.beta_1)
+        ln_1 = ln(resid_1)
+        hidden = torch.relu(ln_1[3] @ t(p.W_1) + t(p.b_1))
+        ffn_out = hidden @ t(p.W_2) + t(p.b_2)
+        resid_2 = ln_1[3] + ffn_out
+        gamma, beta = t(p.gamma_2), t(p.beta_2)
+        ln_2 = ln(resid_2)
+        kept += [q, k, v, scores, attn, heads, concat, attn_out, resid_1, *ln_1, hidden,
+                 ffn_out, resid_2, *ln_2]
+        x = ln_2[3]
+    return kept
+
+
+def ours_only(repeat: int) -> list[float]:
+    """`encode` at the defaults, `repeat` timed calls (ms) after one warm-up."""
+    from encoder_core import EncoderConfig, encode, init_params  # noqa: PLC0415
+
+    cfg = EncoderConfig()
+    params = init_params(cfg)
+    image = np.random.default_rng(1).random((cfg.image_size,) * 2 + (cfg.channels,),
+                                            dtype=np.float32)
+    return times_ms({"ours": lambda: encode(image, cfg, params)}, repeat)["ours"]
+
+
+def against_torch(repeat: int) -> None:
+    import torch  # noqa: PLC0415
+
+    from encoder_core import EncoderConfig, encode, init_params  # noqa: PLC0415
+    from encoder_core.views.analysis import forward_flops  # noqa: PLC0415
+
+    cfg = EncoderConfig()
+    params = init_params(cfg)
+    image = np.random.default_rng(1).random((cfg.image_size,) * 2 + (cfg.channels,),
+                                            dtype=np.float32)
+    blas = blas_info()
+    torch.set_num_threads(blas["num_threads"])
+    ours = encode(image, cfg, params)
+    theirs = torch_trace(image, params, cfg)
+    err = float((theirs[-1].numpy() - ours.output).__abs__().max())
+    rate = sgemm_gflops()
+    with torch.inference_mode():
+        ms = times_ms({"ours": lambda: encode(image, cfg, params),
+                       "torch": lambda: torch_trace(image, params, cfg)}, repeat)
+    rate = max(rate, sgemm_gflops())  # before and after: the better of the two
+    gflop = forward_flops(cfg) / 1e9
+    med = {k: statistics.median(v) for k, v in ms.items()}
+    best = {k: min(v) for k, v in ms.items()}
+    print(f"numpy {np.__version__} ({blas['internal_api']} {blas['version']}, "
+          f"{blas['architecture']}, {blas['num_threads']} threads), torch {torch.__version__} "
+          f"({torch.get_num_threads()} threads); max |Δ output| {err:.1e}")
+    print(f"sgemm 1024³: {rate:.1f} GFLOP/s;  {gflop:.2f} GFLOP of products per trace")
+    for k in ("ours", "torch"):
+        print(f"{k:6} median {med[k]:7.1f} ms  min {best[k]:7.1f} ms  "
+              f"({gflop / (best[k] / 1000):.1f} GFLOP/s at the min, "
+              f"{100 * gflop / (best[k] / 1000) / rate:.0f} % of sgemm)")
+    print(f"ours / torch: {med['ours'] / med['torch']:.3f} (medians), "
+          f"{best['ours'] / best['torch']:.3f} (minima); {repeat} turns each")
+
+
+def blas_info() -> dict:
+    try:
+        from threadpoolctl import threadpool_info  # noqa: PLC0415
+    except ImportError:
+        return {"internal_api": "BLAS", "version": "?", "architecture": "?", "num_threads": 2}
+    return next(i for i in threadpool_info() if i["user_api"] == "blas")
+
+
+def ab(trees: list[str], rounds: int, repeat: int) -> None:
+    """Each tree's `encode` in its own process, in turns, `rounds` times."""
+    runs: dict[str, list[float]] = {tree: [] for tree in trees}
+    for _ in range(rounds):
+        for tree in trees:
+            out = subprocess.run([sys.executable, "-m", "benchmarks.core_trace", "--only-ours",
+                                  "--tree", tree, "--repeat", str(repeat)], cwd=ROOT,
+                                 capture_output=True, text=True, check=True).stdout
+            runs[tree] += [float(v) for v in out.split()]
+    for tree, ms in runs.items():
+        medians = [statistics.median(ms[i:i + repeat]) for i in range(0, len(ms), repeat)]
+        print(f"{tree}: median {statistics.median(ms):.1f} ms, min {min(ms):.1f} ms; "
+              f"per round {', '.join(f'{m:.1f}' for m in medians)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--ab", nargs="+", metavar="TREE", help="time these trees' encode in turns")
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--only-ours", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--tree", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.only_ours:
+        print(" ".join(f"{v:.2f}" for v in ours_only(args.repeat)))
+    elif args.ab:
+        ab(args.ab, args.rounds, args.repeat)
+    else:
+        against_torch(args.repeat)
+
+
+if __name__ == "__main__":
+    if "--tree" in sys.argv:  # an older core first on the path (A/B runs)
+        sys.path.insert(0, sys.argv[sys.argv.index("--tree") + 1])
+    main()
