@@ -13,10 +13,9 @@ import struct
 import numpy as np
 import pytest
 
-from encoder_core import encode, load_checkpoint
-from encoder_core.cost import similarity_fits
+from encoder_core import EncoderConfig, encode, load_checkpoint
 from encoder_core.views.similarity import cosine_map, unit_rows
-from lens import compute, explorer, widgets
+from lens import compute, explorer, page_costs, widgets
 from lens.settings import Settings
 from tests.support.apptest_helpers import SMALL, assert_clean, new_app, opened, page_path
 from tests.test_app_figure_texts import english_words
@@ -172,8 +171,14 @@ def test_over_the_cap_the_server_draws_the_clicked_patchs_map_and_says_why(
         no_english({"title": args[3], "bar": kwargs["colorbar_label"]})
 
 
-@pytest.mark.parametrize("n, d", [(196, 384), (1024, 1024), (1369, 1024), (1369, 1536),
-                                  (2048, 1024)])
-def test_the_cost_models_cap_is_the_explorers(n, d):
-    assert similarity_fits(n, d) == explorer.rows_fit(n, d)
+@pytest.mark.parametrize("side, d", [(14, 384), (32, 1024), (32, 1536), (32, 2048)])
+def test_the_cost_model_follows_the_explorers_cap(side, d):
+    """lens.page_costs counts the similarity's rows in the payload exactly when the explorer
+    carries them, and the server's map in their place when it does not."""
+    cfg = EncoderConfig(image_size=8 * side, patch_size=8, d_model=d, n_heads=8, d_ff=4 * d)
+    n = cfg.n_tokens
+    terms = page_costs.similarity_terms(cfg)
+    assert len(terms) == (1 if explorer.rows_fit(n, d) else 2)
+    assert (terms[0].kept > n * d * 4 + explorer.FIXED) == explorer.rows_fit(n, d)
     assert explorer.rows_fit(1024, 1024)  # the largest note settings: 2 MiB, sent
+    assert not explorer.rows_fit(1024, 2048)
