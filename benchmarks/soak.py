@@ -1,4 +1,4 @@
-"""A live class through replicas that keep dying (issue 38): 30 scripted students answering
+"""A live class through replicas that keep dying: 30 scripted students answering
 through `scripts/serve --replicas 2` while a random replica is killed (SIGKILL) every 20 s.
 
     .venv/bin/python -m benchmarks.soak                          # 30 students, 2 min, 2 replicas

@@ -1,4 +1,4 @@
-"""`scripts/serve --replicas 2` keeps serving when one of its processes dies (issue 38).
+"""`scripts/serve --replicas 2` keeps serving when one of its processes dies.
 
 The replicas and HAProxy run under supervisord (scripts/serve becomes it). Checked on one real
 `scripts/serve`, driven from outside as a crash would be:

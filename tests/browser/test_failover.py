@@ -1,4 +1,4 @@
-"""A replica dies in the middle of a live class (issue 38), in Chromium, through
+"""A replica dies in the middle of a live class, in Chromium, through
 `scripts/serve --replicas 2` (the replicas and HAProxy under supervisord) on a fresh SQLite
 store.
 
@@ -59,7 +59,7 @@ from tests.support.browser_helpers import (
 pytestmark = pytest.mark.browser
 
 RUN_DIR = ARTIFACTS / "serve-failover"
-RECOVER_S = 40  # bound on a page working again after the kill (issue: ~10 s; a loaded machine)
+RECOVER_S = 40  # bound on a page working again after the kill (~3 s here; a loaded machine)
 RECOVERY_FILE = ARTIFACTS / "failover-recovery.txt"
 NICKS = ("Ada", "Bo", "")
 CHANGED = 14  # the new answer a moved student sends after the kill
