@@ -1,7 +1,7 @@
 """The core's whole trace against a PyTorch trace of the same fields, and A/B runs of two trees.
 
     .venv/bin/python -m benchmarks.core_trace [--repeat 30]          # ours vs torch, interleaved
-    .venv/bin/python -m benchmarks.core_trace --ab OLD_TREE NEW_TREE --rounds 4
+    .venv/bin/python -m benchmarks.core_trace --ab OLD_TREE NEW_TREE --rounds 4 [--cpu]
 
 `encode` at the defaults (196 tokens, d_model 512, 8 heads, 6 layers, d_ff 2048, post-norm,
 ReLU) keeps every intermediate. `torch_trace` computes the same fields with torch on as many
@@ -31,17 +31,18 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def times_ms(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, list[float]]:
+def times_ms(fns: dict[str, Callable[[], object]], repeat: int,
+             clock: Callable[[], float] = time.perf_counter) -> dict[str, list[float]]:
     """Each function called `repeat` times, in turns (a, b, a, b, …), after one warm-up call
-    each: wall times in ms by name."""
+    each: times in ms by name (wall; `time.process_time`: CPU, steadier on a busy machine)."""
     for fn in fns.values():
         fn()
     out: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            out[name].append(1000 * (time.perf_counter() - t0))
+            out[name].append(1000 * (clock() - t0))
     return out
 
 
@@ -103,15 +104,16 @@ def torch_trace(image, params, cfg):  # noqa: ANN001, ANN201 (torch types stay i
     return kept
 
 
-def ours_only(repeat: int) -> list[float]:
-    """`encode` at the defaults, `repeat` timed calls (ms) after one warm-up."""
+def ours_only(repeat: int, cpu: bool = False) -> list[float]:
+    """`encode` at the defaults, `repeat` timed calls (ms, wall or CPU) after one warm-up."""
     from encoder_core import EncoderConfig, encode, init_params  # noqa: PLC0415
 
     cfg = EncoderConfig()
     params = init_params(cfg)
     image = np.random.default_rng(1).random((cfg.image_size,) * 2 + (cfg.channels,),
                                             dtype=np.float32)
-    return times_ms({"ours": lambda: encode(image, cfg, params)}, repeat)["ours"]
+    clock = time.process_time if cpu else time.perf_counter
+    return times_ms({"ours": lambda: encode(image, cfg, params)}, repeat, clock)["ours"]
 
 
 def against_torch(repeat: int) -> None:
@@ -157,14 +159,15 @@ def blas_info() -> dict:
     return next(i for i in threadpool_info() if i["user_api"] == "blas")
 
 
-def ab(trees: list[str], rounds: int, repeat: int) -> None:
+def ab(trees: list[str], rounds: int, repeat: int, cpu: bool) -> None:
     """Each tree's `encode` in its own process, in turns, `rounds` times."""
     runs: dict[str, list[float]] = {tree: [] for tree in trees}
     for _ in range(rounds):
         for tree in trees:
-            out = subprocess.run([sys.executable, "-m", "benchmarks.core_trace", "--only-ours",
-                                  "--tree", tree, "--repeat", str(repeat)], cwd=ROOT,
-                                 capture_output=True, text=True, check=True).stdout
+            cmd = [sys.executable, "-m", "benchmarks.core_trace", "--only-ours", "--tree", tree,
+                   "--repeat", str(repeat), *(["--cpu"] if cpu else [])]
+            out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                                 check=True).stdout
             runs[tree] += [float(v) for v in out.split()]
     for tree, ms in runs.items():
         medians = [statistics.median(ms[i:i + repeat]) for i in range(0, len(ms), repeat)]
@@ -177,13 +180,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--ab", nargs="+", metavar="TREE", help="time these trees' encode in turns")
     ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--cpu", action="store_true", help="with --ab: CPU time, not wall time "
+                    "(with OPENBLAS_NUM_THREADS=1, the steadier figure on a busy machine)")
     ap.add_argument("--only-ours", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--tree", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.only_ours:
-        print(" ".join(f"{v:.2f}" for v in ours_only(args.repeat)))
+        print(" ".join(f"{v:.2f}" for v in ours_only(args.repeat, args.cpu)))
     elif args.ab:
-        ab(args.ab, args.rounds, args.repeat)
+        ab(args.ab, args.rounds, args.repeat, args.cpu)
     else:
         against_torch(args.repeat)
 
