@@ -18,7 +18,8 @@ from matplotlib.patches import StepPatch
 from PIL import Image, ImageDraw
 
 from lens import figures
-from lens.figures import raster
+from lens.figures import lettering
+from lens.figures import pixels as pix  # (`pixels` below decodes a PNG)
 
 RNG = np.random.default_rng(0)
 RGB = RNG.random((32, 32, 3)).astype(np.float32)  # [S, S, C] in [0, 1]
@@ -158,7 +159,7 @@ def test_a_non_square_matrix_keeps_its_orientation_and_fills_its_box():
     (panel,) = pic.panels
     x, y, w, h = panel.box
     img = pixels(figures.png(pic))[y:y + h, x:x + w]
-    top, bottom = raster.lut(figures.PROB_CMAP)[255], raster.lut(figures.PROB_CMAP)[0]
+    top, bottom = pix.lut(figures.PROB_CMAP)[255], pix.lut(figures.PROB_CMAP)[0]
     assert (img[: h // 3 - 1] == top).all()  # the whole first third of the box is row 0
     assert (img[h // 3 + 1:] == bottom).all()
     assert panel.extent == (40, 3)
@@ -168,7 +169,7 @@ def test_the_colour_scale_ends_map_to_the_colour_maps_ends_on_the_cells_and_the_
     m = np.array([[0.0, 0.25, 1.0]])
     pic = figures.heatmap_picture(m, "m", "j", "i", signed=False)
     (panel,) = pic.panels
-    table = raster.lut(figures.PROB_CMAP)
+    table = pix.lut(figures.PROB_CMAP)
     assert (pic.colourbar.vmin, pic.colourbar.vmax) == (0.0, 1.0)
     assert (panel.cells[0, 0] == table[0]).all() and (panel.cells[0, 2] == table[255]).all()
     img = pixels(figures.png(pic))
@@ -182,7 +183,7 @@ def test_a_given_vmax_sets_the_scale_and_values_beyond_it_take_the_end_colours()
     pic = figures.heatmap_picture(m, "m", "j", "i", vmax=10.0)
     assert (pic.colourbar.vmin, pic.colourbar.vmax) == (-10.0, 10.0)
     cells = pic.panels[0].cells[0]
-    table = raster.lut(figures.SIGNED_CMAP)
+    table = pix.lut(figures.SIGNED_CMAP)
     assert (cells[0] == table[0]).all() and (cells[4] == table[255]).all()
     assert tuple(cells[1]) == cmap_bytes(figures.SIGNED_CMAP, -5.0, -10.0, 10.0)
     unsigned = figures.heatmap_picture(np.abs(m), "m", "j", "i", signed=False, vmax=10.0)
@@ -217,7 +218,7 @@ def test_constant_or_non_finite_input_still_gets_a_valid_colour_scale_and_a_png(
     img = pixels(getattr(figures, kind)(m, "m", "j", "i", *extra, signed=signed))
     assert img.shape == (pic.size[1], pic.size[0], 3)
     panel = pic.panels[0]
-    table = raster.lut(cb.cmap)
+    table = pix.lut(cb.cmap)
     for (i, j), v in np.ndenumerate(m):  # NaN white (as matplotlib's "bad"), ±inf the ends
         want = {True: (255, 255, 255)}.get(bool(np.isnan(v)))
         if v == np.inf:
@@ -308,7 +309,7 @@ def test_value_grid_over_256_values_writes_no_numbers_and_thins_its_ticks():
 @pytest.mark.parametrize("shape", [(1, 1), (7, 3), (40, 61)])
 def test_the_png_writer_round_trips_every_pixel(shape, row_filter):
     rgb = np.random.default_rng(2).integers(0, 256, (*shape, 3), dtype=np.uint8)
-    png = raster.encode_png(rgb, row_filter)
+    png = pix.encode_png(rgb, row_filter)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     img = Image.open(io.BytesIO(png))
     img.load()  # checks every chunk's CRC and the zlib stream
@@ -317,8 +318,8 @@ def test_the_png_writer_round_trips_every_pixel(shape, row_filter):
 
 
 def test_text_is_drawn_glyph_by_glyph_in_the_first_font_that_has_it():
-    (latin,) = raster.text_runs("key j", 10)
-    chinese, i = raster.text_runs("查询 i", 10)  # the space stays with the run before it
+    (latin,) = lettering.text_runs("key j", 10)
+    chinese, i = lettering.text_runs("查询 i", 10)  # the space stays with the run before it
     assert (chinese[1], i[1]) == ("查询 ", "i")
     assert latin[0].path == i[0].path != chinese[0].path
     pic = figures.heatmap_picture(np.ones((3, 3)), "注意力  [3 × 3]", "键 j", "查询 i")
@@ -334,12 +335,12 @@ def test_image_with_grid_draws_the_patch_grid_numbers_and_outlines_the_highlight
                                           axis_labels=("x (pixels)", "y (pixels)"))
     (panel,) = pic.panels
     G, P = 4, 8
-    grid = raster.rgb255(figures.GRID_COLOUR)
+    grid = pix.rgb255(figures.GRID_COLOUR)
     assert panel.hlines == panel.vlines == tuple(k * P - 0.5 for k in range(1, G))
     assert panel.line_colour == grid
     assert [t[2] for t in panel.texts] == [str(p) for p in range(G * G)]
     assert all(t[3] == grid for t in panel.texts)
-    (outline,) = [r for r in panel.rects if r.colour == raster.rgb255(figures.QUERY_COLOUR)]
+    (outline,) = [r for r in panel.rects if r.colour == pix.rgb255(figures.QUERY_COLOUR)]
     assert (outline.x, outline.y) == (2 * P - 0.5, 1 * P - 0.5)  # patch 6 = row 1, column 2
     assert (outline.w, outline.h) == (P, P)
     assert (panel.title, panel.xlabel, panel.ylabel) == ("16 patches", "x (pixels)",
@@ -413,7 +414,7 @@ def test_attention_grid_has_one_titled_panel_per_map_and_one_shared_colourbar():
     for panel, w in zip(pic.panels, maps, strict=True):  # every panel on the shared scale
         want = np.round(255 * figures.overlay_rgb(grey, w, 2.0)).astype(np.uint8)
         np.testing.assert_array_equal(panel.cells, want)
-        (outline,) = [r for r in panel.rects if r.colour == raster.rgb255(figures.QUERY_COLOUR)]
+        (outline,) = [r for r in panel.rects if r.colour == pix.rgb255(figures.QUERY_COLOUR)]
         assert (outline.x, outline.y) == (2 * 8 - 0.5, 1 * 8 - 0.5)  # query 6 = row 1, col 2
         assert (outline.w, outline.h) == (8, 8)
     assert pic.title == "attn"
@@ -560,7 +561,7 @@ def test_a_heatmap_outlines_its_number_window_and_words_block_averaging_as_told(
     (panel,) = pic.panels
     (box,) = [r for r in panel.rects if r.dashed]
     assert (box.x, box.y, box.w, box.h) == (99.5, 39.5, 32, 32)
-    assert box.colour == raster.rgb255(figures.WINDOW_COLOUR)
+    assert box.colour == pix.rgb255(figures.WINDOW_COLOUR)
     assert panel.xlabel == "feature  (3 个的平均)" and panel.ylabel == "token  (2 个的平均)"
     img = pixels(figures.png(pic))
     x0, y0 = (round(v) for v in panel.to_px(box.x, box.y))
@@ -576,12 +577,12 @@ def test_attention_maps_mark_the_uniform_weight_on_their_colour_bar(kind):
     img = pixels(figures.png(pic))
     bx, by, bw, bh = cb.box
     row = round(by + (cb.vmax - 1 / 16) / (cb.vmax - cb.vmin) * bh)
-    assert (img[row, bx:bx + bw] == raster.rgb255(figures.QUERY_COLOUR)).all()
+    assert (img[row, bx:bx + bw] == pix.rgb255(figures.QUERY_COLOUR)).all()
     assert (img[row - 3:row + 4, bx - 25:bx - 3] < 120).any()  # "1/16" written left of it
     plain = builder(kind)(*args, **kwargs, vmax=0.5)
     assert plain.colourbar.marks == ()
     assert not (pixels(figures.png(plain))[row, bx:bx + bw]
-                == raster.rgb255(figures.QUERY_COLOUR)).all()
+                == pix.rgb255(figures.QUERY_COLOUR)).all()
 
 
 def test_the_overlay_lets_the_photo_show_where_attention_is_low():
@@ -616,7 +617,7 @@ def test_a_block_averaged_feature_axis_still_names_the_cls_row_but_not_a_mixed_o
 
 
 def test_a_panel_title_wider_than_its_panel_stays_inside_the_picture():
-    from lens.figures.raster import Panel, Picture, render
+    from lens.figures.picture import Panel, Picture, render
 
     cells = np.zeros((4, 4, 3), np.uint8)
     panel = Panel((20, 40, 100, 100), cells, (4, 4), title="a title much wider than its panel")
@@ -682,7 +683,7 @@ def test_the_smallest_text_is_the_size_drawn_after_shrinking_to_fit_and_none_wit
     panel = figures.Panel((10, 40, 100, 100), cells, (4, 4), title=title, title_pt=12)
     sizes = drawn_text_sizes(monkeypatch)
     png = figures.png(figures.Picture((200, 160), (panel,)))
-    assert sizes and min(sizes) < round(12 * raster.PX)  # shrunk to fit 180 px
+    assert sizes and min(sizes) < round(12 * lettering.PX)  # shrunk to fit 180 px
     assert figures.min_text_px(png) == min(sizes)
     assert figures.min_text_px(figures.png(figures.Picture((20, 20), ()))) is None
     fig = figures.lines_figure([0, 1], [np.ones(2)], ["a"], "t", "x", "y")
@@ -707,11 +708,11 @@ def test_long_titles_wrap_or_are_cut_short_but_never_shrink_under_10_pt(monkeypa
     pic = figures.attention_grid_picture(RGB, maps, [long, "b", "c"], "t", ncols=3)
     assert all(p.title_lines == 2 for p in pic.panels)  # the grid makes room for two lines
     figures.png(pic)
-    assert min(sizes) >= round(10 * raster.PX)
-    cut, pt = raster.fitted(long, 12, 60)  # one line in 60 px: 10 pt, then cut short
-    assert pt == 10.0 and cut.endswith("…") and raster.text_width(cut, pt) <= 60
-    lines = raster.wrap_px("查询图像块的注意力权重 of every head", 10, 60, 4)
-    assert 1 < len(lines) <= 4 and all(raster.text_width(t, 10) <= 60 for t in lines[:-1])
+    assert min(sizes) >= round(10 * lettering.PX)
+    cut, pt = lettering.fitted(long, 12, 60)  # one line in 60 px: 10 pt, then cut short
+    assert pt == 10.0 and cut.endswith("…") and lettering.text_width(cut, pt) <= 60
+    lines = lettering.wrap_px("查询图像块的注意力权重 of every head", 10, 60, 4)
+    assert 1 < len(lines) <= 4 and all(lettering.text_width(t, 10) <= 60 for t in lines[:-1])
     assert "".join(lines).replace(" ", "") == "查询图像块的注意力权重ofeveryhead"
 
 

@@ -21,7 +21,7 @@ from fontTools.ttLib import TTFont
 from matplotlib import font_manager
 
 from lens import figures
-from lens.figures import raster, style
+from lens.figures import lettering, style
 
 ROOT = Path(__file__).resolve().parent.parent
 WALKER = "tests.support.font_walk"  # run as `python -m` from ROOT
@@ -116,7 +116,7 @@ def test_the_figures_fall_back_from_dejavu_sans_to_the_subset_then_to_a_system_c
     assert figures.FONTS[:2] == ["DejaVu Sans", "Encoder Lens CJK"]
     assert set(figures.FONTS[2:]) <= set(style.SYSTEM_CJK_FAMILIES) and len(figures.FONTS) <= 3
     assert matplotlib.rcParams["font.family"] == figures.FONTS
-    files = raster._font_files()
+    files = lettering._font_files()
     assert Path(files[0][0]).name == "DejaVuSans.ttf"
     assert Path(files[1][0]) == style.CJK_FONT_FILE
     assert len(files) == len(figures.FONTS)
@@ -130,11 +130,11 @@ def test_bold_chinese_is_drawn_with_the_shipped_bold_face():
 
 
 def test_pillow_text_takes_each_glyph_from_the_first_font_that_has_it():
-    assert raster.font_runs("key j = 3") == ((0, "key j = 3"),)
-    assert raster.font_runs("像素值 p₁p₂c") == ((1, "像素值 "), (0, "p₁p₂c"))  # ₁ ₂: DejaVu
-    assert raster.font_runs("  查询 i") == ((1, "  查询 "), (0, "i"))
-    if len(raster._font_files()) == 3:  # a system CJK font draws what the subset lacks
-        assert raster.font_runs("龘") == ((2, "龘"),)
+    assert lettering.font_runs("key j = 3") == ((0, "key j = 3"),)
+    assert lettering.font_runs("像素值 p₁p₂c") == ((1, "像素值 "), (0, "p₁p₂c"))  # ₁ ₂: DejaVu
+    assert lettering.font_runs("  查询 i") == ((1, "  查询 "), (0, "i"))
+    if len(lettering._font_files()) == 3:  # a system CJK font draws what the subset lacks
+        assert lettering.font_runs("龘") == ((2, "龘"),)
 
 
 # --- a walk of every page in 中文 without the system's fonts -----------------------------------

@@ -8,8 +8,10 @@ nearest-upsampled to the image and alpha-blended on it. Grids are one figure wit
 
     style.py     fonts, colour maps and colours, colour limits, block averaging, margins, to_png,
                  the smallest text of every PNG (a tEXt chunk, `min_text_px`)
-    raster.py    pictures without a layout engine: colour table, nearest scaling, Pillow text,
-                 colour bars, PNG at zlib level 1 (`Picture`, `render`, `png`)
+    picture.py   pictures without a layout engine: panels at fixed pixel positions, ticks,
+                 colour bars (`Picture`, `render`, `png`)
+    lettering.py their text, with Pillow: font fallback glyph by glyph, fitting, wrapping
+    pixels.py    colour table, nearest-neighbour scaling, PNG at zlib level 1 (`encode_png`)
     heatmaps.py  matrices: heatmap, row_heatmap, value_grid                      (raster)
     overlays.py  attention over the image: attention_grid, attention_table       (raster)
     images.py    the input image: image_with_grid, image_pair, patch_gallery           (raster)
@@ -61,8 +63,9 @@ from .overlays import (
     attention_table_picture,
     overlay_rgb,
 )
+from .picture import ColourBar, Panel, Picture, png, render
 from .pipeline import pipeline, pipeline_figure
-from .raster import ColourBar, Panel, Picture, colourise, lut, png, render
+from .pixels import colourise, lut
 from .style import (
     BAR_COLOUR,
     CUT_KEY,

@@ -2,7 +2,7 @@
 named rows (`row_heatmap`), and a small matrix with its numbers written in (`value_grid`).
 
 No layout engine: each `<kind>_picture` lays the picture out at fixed pixel margins and returns
-it as data (tests inspect it); `<kind>` is its PNG (`raster.png`)."""
+it as data (tests inspect it); `<kind>` is its PNG (`picture.png`)."""
 
 from __future__ import annotations
 
@@ -11,25 +11,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .raster import (
-    PX,
+from .lettering import PX, label_lines, text_width, title_lines
+from .picture import (
     TICK,
     ColourBar,
     Panel,
     Picture,
     Rect,
-    colourise,
     index_ticks,
-    label_lines,
     png,
-    rgb255,
-    text_width,
     tick_labels,
-    title_lines,
     value_ticks,
     xlabel_fit,
     ylabel_fit,
 )
+from .pixels import colourise, rgb255
 from .style import (
     DPI,
     MAX_SIDE,

@@ -11,18 +11,9 @@ import math
 import numpy as np
 from matplotlib.axes import Axes
 
-from .raster import (
-    PX,
-    Panel,
-    Picture,
-    Rect,
-    colourise,
-    index_ticks,
-    png,
-    rgb255,
-    text_width,
-    title_lines,
-)
+from .lettering import PX, text_width, title_lines
+from .picture import Panel, Picture, Rect, index_ticks, png
+from .pixels import colourise, rgb255
 from .style import DPI, GRID_COLOUR, MIN_PT, QUERY_COLOUR
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .heatmaps import BAR, GAP, TITLE_ROOM
-from .raster import ColourBar, Panel, Picture, Rect, colourise, png, rgb255
+from .picture import ColourBar, Panel, Picture, Rect, png
+from .pixels import colourise, rgb255
 from .style import DPI, QUERY_COLOUR, SIGNED_CMAP
 
 GAP_COLOUR = (150, 150, 150)  # the NaN rows and columns between the tiles

@@ -2,7 +2,7 @@
 it, many maps in one picture with one shared colour scale (`attention_grid`, `attention_table`).
 
 No layout engine: each `<kind>_picture` lays the panels out at fixed pixel positions and returns
-the picture as data (tests inspect it); `<kind>` is its PNG (`raster.png`)."""
+the picture as data (tests inspect it); `<kind>` is its PNG (`picture.png`)."""
 
 from __future__ import annotations
 
@@ -10,21 +10,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .raster import (
-    PX,
-    TICK,
-    ColourBar,
-    Panel,
-    Picture,
-    Rect,
-    lut,
-    png,
-    rgb255,
-    text_width,
-    tick_labels,
-    value_ticks,
-    wrap_px,
-)
+from .lettering import PX, text_width, wrap_px
+from .picture import TICK, ColourBar, Panel, Picture, Rect, png, tick_labels, value_ticks
+from .pixels import lut, rgb255
 from .style import DPI, MIN_PT, OVERLAY_CMAP, QUERY_COLOUR
 
 BAR = 13  # colour bar width, pixels

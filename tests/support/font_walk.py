@@ -150,7 +150,7 @@ def main(out: str) -> int:
     result: dict = {"crash": None, "pages": []}
     try:
         from lens.figures import style
-        from lens.figures.raster import _font_files
+        from lens.figures.lettering import _font_files
 
         result["probe_before"] = probe(rec)
         result["pages"] = walk(rec)
