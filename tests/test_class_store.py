@@ -17,18 +17,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import and_, select
 
-from lens.classroom.store import (
+from lens.classroom.database import answers, students
+from lens.classroom.rules import (
     CLASS_HOURS,
     MAX_WRONG,
     WRONG_WINDOW_S,
     RateLimitedError,
     RefusedError,
     Rule,
-    Store,
-    answers,
     normal_code,
-    students,
 )
+from lens.classroom.store import Store
 from tests.support.postgres import postgres_server
 
 ROOT = Path(__file__).resolve().parent.parent

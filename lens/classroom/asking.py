@@ -16,7 +16,7 @@ from ..lesson.cards import trace_binding
 from ..lesson.tasks import Fixed, Spec, Task, fixed_now
 from ..settings import Settings
 from ..steps import tasks_for
-from .store import Rule
+from .rules import Rule
 
 if TYPE_CHECKING:
     from ..context import PageContext

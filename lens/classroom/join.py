@@ -30,7 +30,7 @@ from .member import (
     shared_store,
     store_error,
 )
-from .store import MAX_NICKNAME, RefusedError, normal_code
+from .rules import MAX_NICKNAME, RefusedError, normal_code
 
 if TYPE_CHECKING:
     from ..context import PageContext

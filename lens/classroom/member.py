@@ -27,7 +27,8 @@ from typing import Literal
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from .store import CLASS_HOURS, Store, normal_code
+from .rules import CLASS_HOURS, normal_code
+from .store import Store
 
 CLASS_PARAM = "class"  # ?class=CODE: the join link, and every page of a class's member
 STUDENT_PARAM = "student"  # ?student=TOKEN: a student's pages

@@ -1,20 +1,18 @@
 """A class's shared state — classes, students, open tasks, answers — in a real database that
 every server process of the class opens (the replicas behind HAProxy each serve some of the
-students: nothing of a class lives in one process's memory).
+students: nothing of a class lives in one process's memory). `Store` is what a page may do with
+it: the teacher's actions, the students' joins and answers, what the class sees, and expiry.
 
-One code path, SQLAlchemy Core, for both backends:
-- SQLite by default (`default_url()`: a file in the data folder every replica on one machine
-  opens): WAL, a busy timeout, `BEGIN IMMEDIATE` for every transaction that writes (a writer
-  never upgrades a read lock halfway), a deferred `BEGIN` for reads (a snapshot: the class's
-  polls take no write lock), `synchronous=FULL`, connections from a pool, one per thread at a
-  time;
-- PostgreSQL for several machines, named by a URL (`postgresql+psycopg://…`).
+Where the store lives: `ENCODER_LENS_CLASS_DB` when set (PostgreSQL for several machines), else
+SQLite in the data folder every replica on one machine opens (`default_url`); the tables and the
+engine with its transactions (a write locks at once, a read is a snapshot) are `database`'s.
 
-Rules the store keeps itself, whatever a page asks:
+Rules the store keeps itself, whatever a page asks (their limits and the `Rule` of an answer
+are `rules`'):
 - teacher actions need the teacher key (only its SHA-256 is stored; compared in constant time);
-- join codes carry 40 bits (8 characters of an alphabet of 32); wrong codes are counted per
-  client in the store (`MAX_WRONG` in `WRONG_WINDOW_S`), and a client over the limit is refused
-  even the right code until its window has passed;
+- join codes carry 40 bits; wrong codes are counted per client in the store (`MAX_WRONG` in
+  `WRONG_WINDOW_S`), and a client over the limit is refused even the right code until its
+  window has passed;
 - one answer per student per task and settings, changeable until the task is revealed; an
   answer of the wrong kind, out of range, over-long, for an unknown, closed or revealed task, or
   from an unknown student is refused with `RefusedError` and nothing is stored;
@@ -28,144 +26,41 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import math
 import os
 import secrets
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import (
-    Column,
-    Float,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    and_,
-    create_engine,
-    delete,
-    event,
-    func,
-    select,
-    update,
-)
+from sqlalchemy import Table, and_, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
+
+from .database import (
+    READ_OPTION,
+    answers,
+    classes,
+    make_engine,
+    metadata,
+    students,
+    tasks,
+    wrong_codes,
+)
+from .rules import (
+    CLASS_HOURS,
+    MAX_ANSWER_CHARS,
+    MAX_NICKNAME,
+    MAX_WRONG,
+    WRONG_WINDOW_S,
+    RateLimitedError,
+    RefusedError,
+    Rule,
+    new_code,
+    normal_code,
+)
 
 URL_ENV = "ENCODER_LENS_CLASS_DB"  # a database URL; unset: SQLite in the data folder
 DATA_ENV = "ENCODER_LENS_DATA"  # the data folder (default: data/ in the repository)
-ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # 32 symbols, none mistaken for another
-CODE_LENGTH = 8  # 8 × 5 = 40 bits
-CLASS_HOURS = 12.0
-MAX_WRONG = 10  # wrong join codes a client may try …
-WRONG_WINDOW_S = 300.0  # … in this many seconds
-MAX_NICKNAME = 24
-MAX_ANSWER_CHARS = 200  # an answer's JSON
-READ_OPTION = "encoder_lens_read"  # execution option of a read-only connection (`Store._reading`)
-
-metadata = MetaData()
-classes = Table(
-    "classes", metadata,
-    Column("code", String(16), primary_key=True),
-    Column("key_hash", String(64), nullable=False),
-    Column("settings", Text, nullable=False),  # the class's link settings, JSON
-    Column("step", String(32), nullable=False),
-    Column("created", Float, nullable=False),
-    Column("expires", Float, nullable=False),
-)
-students = Table(
-    "students", metadata,
-    Column("code", String(16), primary_key=True),
-    Column("token", String(64), primary_key=True),
-    Column("nickname", String(MAX_NICKNAME), nullable=False),
-    Column("joined", Float, nullable=False),
-)
-tasks = Table(
-    "tasks", metadata,
-    Column("code", String(16), primary_key=True),
-    Column("task", String(64), primary_key=True),
-    Column("settings_key", String(64), primary_key=True),  # answers never mix two settings
-    Column("rule", Text, nullable=False),  # what an answer may be (`Rule`), JSON
-    Column("fixed", Text, nullable=False),  # the teacher's layer, head and query, JSON
-    Column("state", String(8), nullable=False),  # open, revealed, closed
-    Column("opened", Float, nullable=False),
-)
-answers = Table(
-    "answers", metadata,
-    Column("code", String(16), primary_key=True),
-    Column("task", String(64), primary_key=True),
-    Column("settings_key", String(64), primary_key=True),
-    Column("token", String(64), primary_key=True),
-    Column("value", Text, nullable=False),  # JSON
-    Column("at", Float, nullable=False),
-)
-wrong_codes = Table(
-    "wrong_codes", metadata,
-    Column("client", String(128), primary_key=True),
-    Column("since", Float, nullable=False),
-    Column("count", Integer, nullable=False),
-)
-
-
-class RefusedError(Exception):
-    """What was asked is not allowed; its message says why, `reason` names it for the page to
-    say in the asker's language: bad_answer, not_teacher, no_task, no_class, not_student,
-    closed, too_long, rate_limited."""
-
-    def __init__(self, message: str, reason: str = "bad_answer") -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-class RateLimitedError(RefusedError):
-    """Too many wrong join codes from this client: wait, then try again."""
-
-
-@dataclass(frozen=True)
-class Rule:
-    """What an answer to a task may be: a patch index below `n`, one of `options`, `parts`
-    finite numbers, or one number in [lo, hi]."""
-
-    kind: str  # "patch", "choice", "number", "estimate"
-    n: int = 0
-    options: tuple[str, ...] = ()
-    parts: int = 0
-    lo: float = 0.0
-    hi: float = 100.0
-
-    def check(self, value: object) -> object:
-        """The value as stored, or RefusedError."""
-        def finite(v: object) -> bool:
-            return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-        if self.kind == "patch":
-            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < self.n:
-                return value
-            raise RefusedError(f"a patch is a whole number from 0 to {self.n - 1}")
-        if self.kind == "choice":
-            if isinstance(value, str) and value in self.options:
-                return value
-            raise RefusedError("not one of the task's choices")
-        if self.kind == "number":
-            if (isinstance(value, list | tuple) and len(value) == self.parts
-                    and all(finite(v) and abs(v) < 1e12 for v in value)):
-                return [float(v) for v in value]
-            raise RefusedError(f"the answer is {self.parts} finite number(s)")
-        if self.kind == "estimate" and finite(value) and self.lo <= value <= self.hi:
-            return float(value)
-        raise RefusedError(f"the answer is a number from {self.lo:g} to {self.hi:g}")
-
-    def to_json(self) -> str:
-        return json.dumps({"kind": self.kind, "n": self.n, "options": list(self.options),
-                           "parts": self.parts, "lo": self.lo, "hi": self.hi})
-
-    @classmethod
-    def from_json(cls, text: str) -> Rule:
-        d = json.loads(text)
-        return cls(d["kind"], d["n"], tuple(d["options"]), d["parts"], d["lo"], d["hi"])
 
 
 def default_url() -> str:
@@ -178,42 +73,8 @@ def default_url() -> str:
     return f"sqlite:///{folder / 'classes.sqlite'}"
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for `url`; SQLite set up for several processes writing at once."""
-    if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
-
-    @event.listens_for(engine, "connect")
-    def _connect(dbapi_conn, _record) -> None:  # noqa: ANN001 (the driver's own objects)
-        dbapi_conn.isolation_level = None  # the driver begins nothing: `_begin` does
-        cur = dbapi_conn.cursor()
-        for pragma in ("journal_mode=WAL", "busy_timeout=30000", "synchronous=FULL",
-                       "foreign_keys=ON"):
-            cur.execute(f"PRAGMA {pragma}")
-        cur.close()
-
-    @event.listens_for(engine, "begin")
-    def _begin(conn) -> None:  # noqa: ANN001
-        if conn.get_execution_options().get(READ_OPTION):
-            conn.exec_driver_sql("BEGIN")  # a read: deferred, a snapshot of the WAL
-        else:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")  # a write: the lock at once, no deadlock
-
-    return engine
-
-
 def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
-
-
-def _code() -> str:
-    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def normal_code(text: str) -> str:
-    """A join code as typed: upper case, spaces and dashes left out."""
-    return "".join(ch for ch in str(text).upper() if ch not in " -")[:16]
 
 
 class Store:
@@ -249,7 +110,7 @@ class Store:
         key = secrets.token_urlsafe(24)
         with self.engine.begin() as conn:
             while True:
-                code = _code()
+                code = new_code()
                 if conn.execute(select(classes.c.code).where(classes.c.code == code)).first():
                     continue
                 conn.execute(classes.insert().values(

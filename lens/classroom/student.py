@@ -34,7 +34,7 @@ from . import view
 from .asking import OWN, Asked, asked_on, given_value, stored_value
 from .member import Member, brief, shared_store
 from .member import class_state as member_class_state
-from .store import RefusedError
+from .rules import RefusedError
 
 if TYPE_CHECKING:
     from ..context import PageContext

@@ -28,7 +28,7 @@ from .asking import Asked, asked_on, class_settings, rule_for, same_settings
 from .join import join_link, qr_png
 from .member import Member, become, brief, keep_teacher, shared_store, store_error
 from .member import class_state as member_class_state
-from .store import RefusedError
+from .rules import RefusedError
 
 if TYPE_CHECKING:
     from ..context import PageContext

@@ -1,0 +1,94 @@
+"""What a live class allows, whatever a page asks: the limits of join codes, nicknames and answers,
+what an answer to a task may be (`Rule`), and the refusal a page is given when it asks for
+something else (`RefusedError`, with a reason the page says in the asker's language).
+
+A join code carries 40 bits (8 characters of an alphabet of 32 in which no symbol is mistaken
+for another); a client that tries more than `MAX_WRONG` wrong codes in `WRONG_WINDOW_S` is
+refused even the right one until its window has passed (`RateLimitedError`). An answer is
+checked against its task's rule before it is stored, and its JSON may not be longer than
+`MAX_ANSWER_CHARS`. A class lasts `CLASS_HOURS`. The store (`store.Store`) keeps these rules;
+nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+from dataclasses import dataclass
+
+ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # 32 symbols, none mistaken for another
+CODE_LENGTH = 8  # 8 × 5 = 40 bits
+CLASS_HOURS = 12.0
+MAX_WRONG = 10  # wrong join codes a client may try …
+WRONG_WINDOW_S = 300.0  # … in this many seconds
+MAX_NICKNAME = 24
+MAX_ANSWER_CHARS = 200  # an answer's JSON
+
+
+class RefusedError(Exception):
+    """What was asked is not allowed; its message says why, `reason` names it for the page to
+    say in the asker's language: bad_answer, not_teacher, no_task, no_class, not_student,
+    closed, too_long, rate_limited."""
+
+    def __init__(self, message: str, reason: str = "bad_answer") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class RateLimitedError(RefusedError):
+    """Too many wrong join codes from this client: wait, then try again."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What an answer to a task may be: a patch index below `n`, one of `options`, `parts`
+    finite numbers, or one number in [lo, hi]."""
+
+    kind: str  # "patch", "choice", "number", "estimate"
+    n: int = 0
+    options: tuple[str, ...] = ()
+    parts: int = 0
+    lo: float = 0.0
+    hi: float = 100.0
+
+    def check(self, value: object) -> object:
+        """The value as stored, or RefusedError."""
+        def finite(v: object) -> bool:
+            return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+        if self.kind == "patch":
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < self.n:
+                return value
+            raise RefusedError(f"a patch is a whole number from 0 to {self.n - 1}")
+        if self.kind == "choice":
+            if isinstance(value, str) and value in self.options:
+                return value
+            raise RefusedError("not one of the task's choices")
+        if self.kind == "number":
+            if (isinstance(value, list | tuple) and len(value) == self.parts
+                    and all(finite(v) and abs(v) < 1e12 for v in value)):
+                return [float(v) for v in value]
+            raise RefusedError(f"the answer is {self.parts} finite number(s)")
+        if self.kind == "estimate" and finite(value) and self.lo <= value <= self.hi:
+            return float(value)
+        raise RefusedError(f"the answer is a number from {self.lo:g} to {self.hi:g}")
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": self.kind, "n": self.n, "options": list(self.options),
+                           "parts": self.parts, "lo": self.lo, "hi": self.hi})
+
+    @classmethod
+    def from_json(cls, text: str) -> Rule:
+        d = json.loads(text)
+        return cls(d["kind"], d["n"], tuple(d["options"]), d["parts"], d["lo"], d["hi"])
+
+
+def new_code() -> str:
+    """A fresh join code: `CODE_LENGTH` symbols of `ALPHABET`, each drawn by `secrets`."""
+    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normal_code(text: str) -> str:
+    """A join code as typed: upper case, spaces and dashes left out."""
+    return "".join(ch for ch in str(text).upper() if ch not in " -")[:16]
