@@ -44,7 +44,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
-MMAP_THRESHOLD = 128 * 1024  # bytes: larger blocks are mapped, and unmapped when freed
+# bytes: larger blocks are mapped, and unmapped when freed (the variable: for measuring)
+MMAP_THRESHOLD = int(os.environ.get("ENCODER_LENS_MMAP_THRESHOLD_KB", "128")) * 1024
 
 MEMORY_BUDGET_MB = int(os.environ.get("ENCODER_LENS_MEMORY_BUDGET_MB", "2816"))  # 2.75 GiB
 MAX_OVERTAKES = 8  # runs that may start before a waiting one that does not fit yet
