@@ -6,6 +6,7 @@ import streamlit as st
 from encoder_core import ConfigError, patch_rows, prefix_names
 from encoder_core.config import SCALES
 from encoder_core.pipeline.patches import shuffle_patches
+from encoder_core.trace import EncoderTrace
 from encoder_core.views.analysis import (
     attention_entropy,
     fixed_permutation,
@@ -41,12 +42,18 @@ def plan(settings: Settings) -> list[tuple[str, Settings]]:
 def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom (the header and the sidebar are
     drawn by `run_page`)."""
+    st.write(ctx.t("intro"))
+    query, layer, base = pe_off(ctx)
+    shuffled_patches(ctx, query, layer, base)
+    two_settings(ctx, query, layer)
+
+
+def pe_off(ctx: PageContext) -> tuple[int, int, dict[str, EncoderTrace]]:
+    """The query's attention with the positional encoding on and off, one colour scale for
+    both; returns the query and layer chosen, and the two traces by "with_pe", "without_pe"."""
     cfg = ctx.cfg
     kp, T = cfg.n_prefix, cfg.seq_len  # a ViT's prefix tokens (CLS, …); all tokens
     names = ", ".join(prefix_names(cfg))
-    st.write(ctx.t("intro"))
-
-    # --- positional encoding off ---------------------------------------------------------------
     st.header(ctx.t("pe_title"))
     st.write(ctx.t("pe_explain"))
     if cfg.position == "learned":
@@ -73,12 +80,31 @@ def render(ctx: PageContext) -> None:
                             colorbar_label=ctx.t("weight"), key=f"compare_{pe_id}")
         st.caption(ctx.t("one_scale_all"))
         if kp:
-            def share_text(tr) -> str:
-                cls = 100 * prefix_share(tr.layers[layer].attn[heads, r, :], kp)  # [k] in %
-                return ctx.t("share_one" if len(cls) == 1 else "share_range",
-                             lo=float(cls.min()), hi=float(cls.max()))
-            st.info(ctx.t("left_out", names=names, i=query, on=share_text(on), off=share_text(off)))
+            st.info(ctx.t("left_out", names=names, i=query,
+                          on=share_text(ctx, on, layer, heads, r),
+                          off=share_text(ctx, off, layer, heads, r)))
+    return query, layer, {"with_pe": on, "without_pe": off}
 
+
+def share_text(ctx: PageContext, tr: EncoderTrace, layer: int, heads: list[int], r: int) -> str:
+    """The shown heads' share of row r's weight on the prefix tokens, in %, as a range."""
+    cls = 100 * prefix_share(tr.layers[layer].attn[heads, r, :], ctx.cfg.n_prefix)  # [k] in %
+    return ctx.t("share_one" if len(cls) == 1 else "share_range",
+                 lo=float(cls.min()), hi=float(cls.max()))
+
+
+def prefix_percent(tr: EncoderTrace, layer: int, head: int, row: int, kp: int) -> float:
+    """% of the row's weight on the prefix tokens."""
+    return 100 * float(prefix_share(tr.layers[layer].attn[head, row], kp))
+
+
+def shuffled_patches(ctx: PageContext, query: int, layer: int,
+                     base: dict[str, EncoderTrace]) -> None:
+    """The patches shuffled: without the positional encoding the encoder's output moves
+    with them (equivariance), with it it does not."""
+    cfg = ctx.cfg
+    kp, T, G = cfg.n_prefix, cfg.seq_len, cfg.grid_size
+    names = ", ".join(prefix_names(cfg))
     st.subheader(ctx.t("shuffle_title"))
     st.markdown(ctx.t("equivariance"))
     head = widgets.head_selector(ctx, where=st.columns([1, 2])[0])  # drives this section only
@@ -91,9 +117,8 @@ def render(ctx: PageContext) -> None:
     moved_to = int(np.flatnonzero(perm == query)[0])  # where the query patch sits once shuffled
     moved = {pe_id: ctx.variant(image=shuffled, image_tag="/shuffled", use_pe=pe_id == "with_pe")
              for pe_id in ("with_pe", "without_pe")}
-    base = {"with_pe": on, "without_pe": off}
     rows = ("without_pe", "with_pe")
-    rows_of = {"image": r, "shuffled": ctx.row(moved_to)}  # the query patch's row, each image
+    rows_of = {"image": ctx.row(query), "shuffled": ctx.row(moved_to)}  # the query's row
     table = np.stack([np.stack([  # [2 settings, 2 images, G, G], head `head`, the patch keys
         patch_rows(base[pe].layers[layer].attn[head, rows_of["image"]], cfg).reshape(G, G),
         unshuffle(patch_rows(moved[pe].layers[layer].attn[head, rows_of["shuffled"]], cfg),
@@ -112,15 +137,23 @@ def render(ctx: PageContext) -> None:
                         key="moved_maps")
         st.caption(ctx.t("moved_caption", q=query, n=moved_to))
         if kp:
-            def cls(tr, row: int) -> float:  # % of the row's weight on the prefix tokens
-                return 100 * float(prefix_share(tr.layers[layer].attn[head, row], kp))
-            st.caption(ctx.t("moved_left_out", names=names,
-                             a=cls(base["without_pe"], rows_of["image"]),
-                             b=cls(moved["without_pe"], rows_of["shuffled"]),
-                             c=cls(base["with_pe"], rows_of["image"]),
-                             d=cls(moved["with_pe"], rows_of["shuffled"])))
+            st.caption(ctx.t(
+                "moved_left_out", names=names,
+                a=prefix_percent(base["without_pe"], layer, head, rows_of["image"], kp),
+                b=prefix_percent(moved["without_pe"], layer, head, rows_of["shuffled"], kp),
+                c=prefix_percent(base["with_pe"], layer, head, rows_of["image"], kp),
+                d=prefix_percent(moved["with_pe"], layer, head, rows_of["shuffled"], kp)))
+    output_gaps(ctx, base, moved, perm)
+
+
+def output_gaps(ctx: PageContext, base: dict[str, EncoderTrace],
+                moved: dict[str, EncoderTrace], perm: np.ndarray) -> None:
+    """The shuffled image's output against the image's with its patch rows shuffled, with
+    and without the positional encoding."""
+    rows = ("without_pe", "with_pe")
     # [T, d] each: the shuffled image's output against the image's with its patch rows shuffled
-    gaps = {pe: np.abs(moved[pe].output - permute_tokens(base[pe].output, perm, kp)) for pe in rows}
+    gaps = {pe: np.abs(moved[pe].output - permute_tokens(base[pe].output, perm,
+                                                         ctx.cfg.n_prefix)) for pe in rows}
     c1, c2 = st.columns(2)
     top = max(float(g.max()) for g in gaps.values())
     for pe, where in zip(rows, (c1, c2), strict=True):
@@ -129,10 +162,14 @@ def render(ctx: PageContext) -> None:
                        tokens="rows")
     st.markdown(ctx.t("gap_off", gap=float(gaps["without_pe"].max())))
     st.markdown(ctx.t("gap_on", gap=float(gaps["with_pe"].max()),
-                      typical=float(np.abs(on.output).mean())))
+                      typical=float(np.abs(base["with_pe"].output).mean())))
     st.caption(ctx.t("gap_scale"))
 
-    # --- two settings side by side -------------------------------------------------------------
+
+def two_settings(ctx: PageContext, query: int, layer: int) -> None:
+    """Two settings side by side: the query's maps under each, one colour scale for both."""
+    cfg = ctx.cfg
+    r, G = ctx.row(query), cfg.grid_size
     st.header(ctx.t("cmp_title"))
     fixed = ctx.weights == "trained" or ctx.model is not None  # weights made for one architecture
     choices = ["scale"] if fixed else ["n_heads", "scale", "d_model"]
@@ -171,7 +208,7 @@ def render(ctx: PageContext) -> None:
                                                                    else ""), v=value)),
                             ncols=min(len(shown_v), 2), query=query, vmax=top,
                             colorbar_label=ctx.t("weight"), key=f"cmp_{what}_{value}")
-            ent = attention_entropy(tr.layers[layer].attn[:, kp:, :])  # [h] over the patch queries
+            ent = attention_entropy(tr.layers[layer].attn[:, cfg.n_prefix:, :])  # [h], patches
             st.caption(ctx.t("entropy", values=", ".join(f"{ent[i]:.2f}" for i in shown_v)))
     if len(sides) == 2:
         st.caption(ctx.t("cmp_one_scale"))

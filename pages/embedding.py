@@ -53,46 +53,59 @@ def render(ctx: PageContext) -> None:
                         key="emb_terms")
 
     with matrices:
-        left, right = st.columns(2)
-        with left:
-            st.subheader(ctx.t("W_E_title"))
-            widgets.matrix(ctx, tr.params.W_E, "W_E", key="W_E", xlabel=ctx.t("column_j"),
-                           ylabel=ctx.t("pixel_k"), highlight_col=j)
-            if ctx.model is not None:
-                st.caption(ctx.t("we_caption_model", name=ctx.model.name, j=j))
-            elif ctx.weights == "trained":
-                st.caption(ctx.t("we_caption_trained", j=j))
-            else:
-                st.caption(ctx.t("we_caption", seed=cfg.seed, j=j))
-            if bias:  # b_E under W_E: the other parameter of this step
-                st.markdown(f"**{ctx.t('b_E_title')}**")
-                widgets.picture(ctx, figures.bars, [tr.params.b_E], [f"b_E  [{d}]"], ctx.t("dim_j"),
-                                ["b_E"], ctx.t("b_E_bars", j=j), highlight=j, key="b_E")
-        with right:
-            st.subheader(ctx.t("result"))
-            widgets.matrix(ctx, tr.embedded,
-                           ctx.t("embedded_name") + (" + b_E" if bias else ""),
-                           key="embedded", xlabel=ctx.t("column_j"), highlight_row=i,
-                           highlight_col=j)
-            st.caption(ctx.t("emb_caption", i=i, j=j))
-
+        weights_and_result(ctx, i, j)
     if cfg.n_prefix:  # [CLS] (and DIST, registers): learned rows before the patches
-        names = ", ".join(prefix_names(cfg))
-        st.subheader(ctx.t("cls_title"))
-        st.write(ctx.t("cls_text", k=cfg.n_prefix, N=N, names=names, S=cfg.seq_len))
-        left, right = st.columns(2)
-        with left:
-            if tr.params.cls is not None:
-                widgets.picture(ctx, figures.bars, [tr.params.cls[0]], [f"CLS  [{d}]"],
-                                ctx.t("dim_j"), ["CLS"], ctx.t("cls_bars", d=d), highlight=j,
-                                key="cls_vector")
-        with right:
-            widgets.matrix(ctx, tr.tokens, ctx.t("tokens_name", names=names), key="tokens",
-                           xlabel=ctx.t("column_j"), highlight_row=ctx.row(i), highlight_col=j,
-                           tokens="rows")
-            st.caption(ctx.t("tokens_caption", names=names, i=i, row=ctx.row(i)))
+        prefix_tokens(ctx, i, j)
 
     chrome.footer(ctx)
+
+
+def weights_and_result(ctx: PageContext, i: int, j: int) -> None:
+    """W_E (and b_E) beside the embedded patches, entry (i, j) highlighted."""
+    cfg, tr = ctx.cfg, ctx.trace
+    d, bias = cfg.d_model, cfg.patch_bias
+    left, right = st.columns(2)
+    with left:
+        st.subheader(ctx.t("W_E_title"))
+        widgets.matrix(ctx, tr.params.W_E, "W_E", key="W_E", xlabel=ctx.t("column_j"),
+                       ylabel=ctx.t("pixel_k"), highlight_col=j)
+        if ctx.model is not None:
+            st.caption(ctx.t("we_caption_model", name=ctx.model.name, j=j))
+        elif ctx.weights == "trained":
+            st.caption(ctx.t("we_caption_trained", j=j))
+        else:
+            st.caption(ctx.t("we_caption", seed=cfg.seed, j=j))
+        if bias:  # b_E under W_E: the other parameter of this step
+            st.markdown(f"**{ctx.t('b_E_title')}**")
+            widgets.picture(ctx, figures.bars, [tr.params.b_E], [f"b_E  [{d}]"], ctx.t("dim_j"),
+                            ["b_E"], ctx.t("b_E_bars", j=j), highlight=j, key="b_E")
+    with right:
+        st.subheader(ctx.t("result"))
+        widgets.matrix(ctx, tr.embedded,
+                       ctx.t("embedded_name") + (" + b_E" if bias else ""),
+                       key="embedded", xlabel=ctx.t("column_j"), highlight_row=i,
+                       highlight_col=j)
+        st.caption(ctx.t("emb_caption", i=i, j=j))
+
+
+def prefix_tokens(ctx: PageContext, i: int, j: int) -> None:
+    """[CLS] (and DIST, registers): learned rows before the embedded patches."""
+    cfg, tr = ctx.cfg, ctx.trace
+    d = cfg.d_model
+    names = ", ".join(prefix_names(cfg))
+    st.subheader(ctx.t("cls_title"))
+    st.write(ctx.t("cls_text", k=cfg.n_prefix, N=cfg.n_tokens, names=names, S=cfg.seq_len))
+    left, right = st.columns(2)
+    with left:
+        if tr.params.cls is not None:
+            widgets.picture(ctx, figures.bars, [tr.params.cls[0]], [f"CLS  [{d}]"],
+                            ctx.t("dim_j"), ["CLS"], ctx.t("cls_bars", d=d), highlight=j,
+                            key="cls_vector")
+    with right:
+        widgets.matrix(ctx, tr.tokens, ctx.t("tokens_name", names=names), key="tokens",
+                       xlabel=ctx.t("column_j"), highlight_row=ctx.row(i), highlight_col=j,
+                       tokens="rows")
+        st.caption(ctx.t("tokens_caption", names=names, i=i, row=ctx.row(i)))
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

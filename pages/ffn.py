@@ -9,76 +9,117 @@ from lens import blocks, chrome, figures, widgets
 from lens.context import PageContext
 from lens.runner import run_page
 
+ACT_TEX = {"relu": r"\max(0,\; x \cdot W_1 + b_1)", "gelu": r"\mathrm{GELU}(x \cdot W_1 + b_1)",
+           "gelu_tanh": r"\mathrm{GELU}_{\tanh}(x \cdot W_1 + b_1)"}
+
 
 def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom (the header and the sidebar are
     drawn by `run_page`)."""
-    cfg, tr = ctx.cfg, ctx.trace
-    N, d, dff = cfg.n_tokens, cfg.d_model, cfg.d_ff
+    cfg = ctx.cfg
     widgets.note_original(ctx)
-    ACT_TEX = {"relu": r"\max(0,\; x \cdot W_1 + b_1)", "gelu": r"\mathrm{GELU}(x \cdot W_1 + b_1)",
-               "gelu_tanh": r"\mathrm{GELU}_{\tanh}(x \cdot W_1 + b_1)"}
     st.latex(r"\mathrm{FFN}(x) = %s \cdot W_2 + b_2" % ACT_TEX[cfg.activation])
-
     if not cfg.use_ffn:
-        st.info(ctx.t("no_ffn"))
-        st.write(ctx.t("off_what", N=N, d=d, dff=dff))
-        st.latex(r"(%d \times %d) \cdot (%d \times %d) \rightarrow %d \times %d \rightarrow"
-                 r" (%d \times %d) \cdot (%d \times %d) = %d \times %d"
-                 % (N, d, d, dff, N, dff, N, dff, dff, d, N, d))
+        ffn_off(ctx)
         chrome.footer(ctx)
         st.stop()
 
-    pre, gelu = cfg.norm_first, cfg.activation != "relu"  # a ViT's pre-norm block and GELU
-    vit = pre or gelu or cfg.n_prefix > 0
-    S_ = cfg.seq_len  # rows: N for the note's encoder, CLS + N for a ViT
-    if vit:
-        st.write(ctx.t("vit_intro", S=S_, d=d, dff=dff, act=ctx.t(f"act_{cfg.activation}"),
-                       pre=ctx.t("vit_pre") if pre else ""))
-    else:
-        st.write(ctx.t("intro", N=N, d=d, dff=dff))
-    if gelu:
-        st.subheader(ctx.t("gelu_title"))
-        left, right = st.columns([3, 2], gap="large")
-        z, act = activation_curve(cfg.activation)
-        _, relu_z = activation_curve("relu")
-        name = {"gelu": "GELU", "gelu_tanh": "GELU (tanh)"}[cfg.activation]
-        widgets.picture(ctx, figures.lines, z, [act, relu_z], [name, "ReLU"],
-                        ctx.t("gelu_curve"), "z", "f(z)", key="gelu_curve", where=left)
-        with right:
-            st.latex(r"\mathrm{GELU}(z) = z\,%s" % blocks.GATE_TEX[cfg.activation]
-                     if cfg.activation == "gelu_tanh" else
-                     r"\mathrm{GELU}(z) = z\,\Phi(z) = \tfrac12\, z\,\big(1 + "
-                     r"\mathrm{erf}(z/\sqrt{2})\big)")
-            st.write(ctx.t("gelu_text"))
+    intro(ctx)
+    if cfg.activation != "relu":
+        gelu_curve(ctx)
     top_left, top_right = st.columns([2, 3], gap="large")
     with top_left:
         layer = widgets.layer_selector(ctx)
         query = widgets.query_picker(ctx)
     row = ctx.row(query)  # the query's row: after CLS in a ViT
-    lt, lp = tr.layers[layer], tr.params.layers[layer]
-    x_in = lt.ln_2.out if pre else lt.ln_1.out  # what the FFN reads
-    x_field = "ln_2.out" if pre else "ln_1.out"
-    act_tex = r"\mathrm{GELU}\big(" if gelu else r"\max\big(0,\;"
     with top_right:
-        st.markdown(ctx.t("vit_input_is", l=layer + 1) if pre else ctx.t("input_is", l=layer + 1))
-        st.latex(r"\underbrace{\text{ffn\_hidden}}_{%d \times %d} = %s"
-                 r"\underbrace{x}_{%d \times %d} \cdot \underbrace{W_1}_{%d \times %d}"
-                 r" + \underbrace{b_1}_{%d}\big)" % (S_, dff, act_tex, S_, d, d, dff, dff))
-        st.latex(r"\underbrace{\text{ffn\_out}}_{%d \times %d} = \underbrace{\text{ffn\_hidden}}"
-                 r"_{%d \times %d} \cdot \underbrace{W_2}_{%d \times %d} + \underbrace{b_2}_{%d}"
-                 % (S_, d, S_, dff, dff, d, d))
-        if pre:
-            ls = r"\mathrm{ls}_2 \odot " if cfg.layer_scale else ""
-            st.latex(r"x = \text{ln\_2.out} = \mathrm{LN}_2(\text{resid\_1}), \qquad"
-                     r"\text{resid\_2} = \text{resid\_1} + %s\text{ffn\_out}" % ls)
-            st.caption(ctx.t("vit_pos_hint", row=row))
-        else:
-            st.latex(r"\text{resid\_2} = x + \text{ffn\_out}, \qquad"
-                     r"\text{ln\_2.out} = \mathrm{LayerNorm}(\text{resid\_2})")
-            st.caption(ctx.t("vit_pos_hint", row=row) if cfg.n_prefix else ctx.t("pos_hint"))
+        ffn_formulas(ctx, layer, row)
+    hidden_activations(ctx, layer, row)  # --- 1
+    ffn_weights(ctx, layer)
+    back_to_d_model(ctx, layer, row)  # --- 2
+    hidden_unit_by_hand(ctx, layer, query, row)  # --- 3
+    if cfg.norm_first:  # --- 4 · the second residual add (pre-norm)
+        second_residual(ctx, layer, row)
+        chrome.footer(ctx)
+        st.stop()
+    second_add_norm(ctx, layer, row)  # --- 4 · the second Add & Norm (post-norm)
+    chrome.footer(ctx)
 
-    # --- 1 · hidden activations -----------------------------------------------------------------
+
+def is_vit(ctx: PageContext) -> bool:
+    """A ViT's block: pre-norm, GELU or prefix tokens."""
+    cfg = ctx.cfg
+    return cfg.norm_first or cfg.activation != "relu" or cfg.n_prefix > 0
+
+
+def ffn_off(ctx: PageContext) -> None:
+    """The feed-forward sub-layer switched off: what it would compute."""
+    N, d, dff = ctx.cfg.n_tokens, ctx.cfg.d_model, ctx.cfg.d_ff
+    st.info(ctx.t("no_ffn"))
+    st.write(ctx.t("off_what", N=N, d=d, dff=dff))
+    st.latex(r"(%d \times %d) \cdot (%d \times %d) \rightarrow %d \times %d \rightarrow"
+             r" (%d \times %d) \cdot (%d \times %d) = %d \times %d"
+             % (N, d, d, dff, N, dff, N, dff, dff, d, N, d))
+
+
+def intro(ctx: PageContext) -> None:
+    """The page's opening paragraph, a ViT's or the note's."""
+    cfg = ctx.cfg
+    if is_vit(ctx):
+        st.write(ctx.t("vit_intro", S=cfg.seq_len, d=cfg.d_model, dff=cfg.d_ff,
+                       act=ctx.t(f"act_{cfg.activation}"),
+                       pre=ctx.t("vit_pre") if cfg.norm_first else ""))
+    else:
+        st.write(ctx.t("intro", N=cfg.n_tokens, d=cfg.d_model, dff=cfg.d_ff))
+
+
+def gelu_curve(ctx: PageContext) -> None:
+    """GELU beside ReLU, and its formula."""
+    activation = ctx.cfg.activation
+    st.subheader(ctx.t("gelu_title"))
+    left, right = st.columns([3, 2], gap="large")
+    z, act = activation_curve(activation)
+    _, relu_z = activation_curve("relu")
+    name = {"gelu": "GELU", "gelu_tanh": "GELU (tanh)"}[activation]
+    widgets.picture(ctx, figures.lines, z, [act, relu_z], [name, "ReLU"],
+                    ctx.t("gelu_curve"), "z", "f(z)", key="gelu_curve", where=left)
+    with right:
+        st.latex(r"\mathrm{GELU}(z) = z\,%s" % blocks.GATE_TEX[activation]
+                 if activation == "gelu_tanh" else
+                 r"\mathrm{GELU}(z) = z\,\Phi(z) = \tfrac12\, z\,\big(1 + "
+                 r"\mathrm{erf}(z/\sqrt{2})\big)")
+        st.write(ctx.t("gelu_text"))
+
+
+def ffn_formulas(ctx: PageContext, layer: int, row: int) -> None:
+    """What x is, ffn_hidden and ffn_out with their shapes, and the residual after them."""
+    cfg = ctx.cfg
+    S_, d, dff, pre = cfg.seq_len, cfg.d_model, cfg.d_ff, cfg.norm_first
+    act_tex = r"\mathrm{GELU}\big(" if cfg.activation != "relu" else r"\max\big(0,\;"
+    st.markdown(ctx.t("vit_input_is", l=layer + 1) if pre else ctx.t("input_is", l=layer + 1))
+    st.latex(r"\underbrace{\text{ffn\_hidden}}_{%d \times %d} = %s"
+             r"\underbrace{x}_{%d \times %d} \cdot \underbrace{W_1}_{%d \times %d}"
+             r" + \underbrace{b_1}_{%d}\big)" % (S_, dff, act_tex, S_, d, d, dff, dff))
+    st.latex(r"\underbrace{\text{ffn\_out}}_{%d \times %d} = \underbrace{\text{ffn\_hidden}}"
+             r"_{%d \times %d} \cdot \underbrace{W_2}_{%d \times %d} + \underbrace{b_2}_{%d}"
+             % (S_, d, S_, dff, dff, d, d))
+    if pre:
+        ls = r"\mathrm{ls}_2 \odot " if cfg.layer_scale else ""
+        st.latex(r"x = \text{ln\_2.out} = \mathrm{LN}_2(\text{resid\_1}), \qquad"
+                 r"\text{resid\_2} = \text{resid\_1} + %s\text{ffn\_out}" % ls)
+        st.caption(ctx.t("vit_pos_hint", row=row))
+    else:
+        st.latex(r"\text{resid\_2} = x + \text{ffn\_out}, \qquad"
+                 r"\text{ln\_2.out} = \mathrm{LayerNorm}(\text{resid\_2})")
+        st.caption(ctx.t("vit_pos_hint", row=row) if cfg.n_prefix else ctx.t("pos_hint"))
+
+
+def hidden_activations(ctx: PageContext, layer: int, row: int) -> None:
+    """ffn_hidden (an exact slice of at most 256 units), and the share of units at or below 0
+    in each layer."""
+    cfg, tr = ctx.cfg, ctx.trace
+    dff, gelu = cfg.d_ff, cfg.activation != "relu"
+    lt = tr.layers[layer]
     st.subheader(ctx.t("vit_hidden") if gelu else ctx.t("hidden"))
     left, right = st.columns([3, 2], gap="large")
     with left:  # an exact slice of at most 256 units: block-averaging would hide the zeros
@@ -98,7 +139,8 @@ def render(ctx: PageContext) -> None:
     shares = [relu_zero_share(layer_trace.ffn_hidden) for layer_trace in tr.layers]  # ≤ 0
     with right:
         if gelu:
-            st.metric(ctx.t("neg_share"), f"{shares[layer]:.1%}", help=ctx.t("neg_help", S=S_))
+            st.metric(ctx.t("neg_share"), f"{shares[layer]:.1%}",
+                      help=ctx.t("neg_help", S=cfg.seq_len))
             st.write(ctx.t("neg_text"))
         else:
             st.metric(ctx.t("zero_share"), f"{shares[layer]:.1%}", help=ctx.t("zero_help"))
@@ -110,6 +152,11 @@ def render(ctx: PageContext) -> None:
                         ctx.t("neg_title" if gelu else "zero_title"),
                         highlight=layer, tick_labels=[str(l + 1) for l in range(cfg.n_layers)],
                         size=(3.7, 2.8), key="zero_share")
+
+
+def ffn_weights(ctx: PageContext, layer: int) -> None:
+    """W_1, W_2 and the biases, folded away."""
+    lp = ctx.trace.params.layers[layer]
     with st.expander(ctx.t("ffn_weights")):
         c1, c2 = st.columns(2)
         widgets.matrix(ctx, lp.W_1, "W_1", key="W_1", where=c1, xlabel=ctx.t("hidden_unit"),
@@ -118,50 +165,73 @@ def render(ctx: PageContext) -> None:
                        ylabel=ctx.t("hidden_unit"), window=False, size=(2.9, 2.6))
         if ctx.model is not None:
             st.caption(ctx.t("bias_model"))
-            widgets.picture(ctx, figures.bars, [lp.b_1, lp.b_2], [f"b_1  [{dff}]", f"b_2  [{d}]"],
+            widgets.picture(ctx, figures.bars, [lp.b_1, lp.b_2],
+                            [f"b_1  [{ctx.cfg.d_ff}]", f"b_2  [{ctx.cfg.d_model}]"],
                             "j", ["b_1", "b_2"], ctx.t("biases_title", l=layer + 1),
                             key="ffn_biases")
         else:
             st.caption(ctx.t("bias_trained") if ctx.weights == "trained" else ctx.t("bias_random"))
 
-    # --- 2 · back to d_model --------------------------------------------------------------------
+
+def back_to_d_model(ctx: PageContext, layer: int, row: int) -> None:
+    """ffn_out: back to d_model."""
+    S_, d, dff = ctx.cfg.seq_len, ctx.cfg.d_model, ctx.cfg.d_ff
     st.subheader(ctx.t("out"))
     left, right = st.columns([3, 2], gap="large")
-    widgets.matrix(ctx, lt.ffn_out, "ffn_out", key="ffn_out", where=left, highlight_row=row,
-                   tokens="rows" if cfg.n_prefix else "")
+    widgets.matrix(ctx, ctx.trace.layers[layer].ffn_out, "ffn_out", key="ffn_out", where=left,
+                   highlight_row=row, tokens="rows" if ctx.cfg.n_prefix else "")
     with right:
         st.latex(r"(%d \times %d) \cdot (%d \times %d) = %d \times %d" % (S_, dff, dff, d, S_, d))
         st.write(ctx.t("out_text", d=d))
 
-    # --- 3 · one hidden activation by hand ------------------------------------------------------
+
+def hidden_unit_by_hand(ctx: PageContext, layer: int, query: int, row: int) -> None:
+    """One hidden activation of the query's row by hand."""
+    cfg = ctx.cfg
+    lt, lp = ctx.trace.layers[layer], ctx.trace.params.layers[layer]
+    x_in = lt.ln_2.out if cfg.norm_first else lt.ln_1.out  # what the FFN reads
+    x_field = "ln_2.out" if cfg.norm_first else "ln_1.out"
     st.subheader(ctx.t("by_hand", i=query, l=layer + 1))
     left, _ = st.columns(2)
-    j = int(left.number_input(ctx.t("pick_j"), 0, dff - 1, 0, step=1, key="ffn_unit"))
+    j = int(left.number_input(ctx.t("pick_j"), 0, cfg.d_ff - 1, 0, step=1, key="ffn_unit"))
     unit = hidden_unit_terms(x_in[row], lp.W_1, lp.b_1, j, cfg.activation)
     blocks.hidden_unit(ctx, unit, lt.ffn_hidden[row, j], row, j,
                        f"layers[{layer}].ffn_hidden[{row}, {j}]")
-    if vit:
+    if is_vit(ctx):
         st.caption(f"x = {x_field}[{row}]")
 
-    # --- 4 · the second Add & Norm (post-norm) or the second residual add (pre-norm) -------------
+
+def where_to(ctx: PageContext, layer: int) -> str:
+    """Where the layer's output goes: the next layer, or the encoder's output."""
+    return ctx.t("goes_final") if layer == ctx.cfg.n_layers - 1 else ctx.t("goes_next")
+
+
+def second_residual(ctx: PageContext, layer: int, row: int) -> None:
+    """Pre-norm: the second residual add, resid_2 = resid_1 + ffn_out."""
+    cfg = ctx.cfg
+    S_, d = cfg.seq_len, cfg.d_model
+    lt = ctx.trace.layers[layer]
     last_layer = layer == cfg.n_layers - 1
-    where_to = ctx.t("goes_final") if last_layer else ctx.t("goes_next")
-    if pre:
-        st.subheader(ctx.t("vit_addnorm"))
-        ls = "ls_2 ⊙ " if cfg.layer_scale else ""
-        st.write(ctx.t("vit_addnorm_text", ls=ls, where=where_to,
-                       next=ctx.t("next_final") if last_layer and cfg.final_norm
-                       else ctx.t("next_ln")))
-        st.latex(r"\underbrace{\text{resid\_2}}_{%d \times %d} = \underbrace{\text{resid\_1}}"
-                 r"_{%d \times %d} + %s\underbrace{\text{ffn\_out}}_{%d \times %d}"
-                 % (S_, d, S_, d, r"\mathrm{ls}_2 \odot " if ls else "", S_, d))
-        c1, c2 = st.columns(2)
-        widgets.matrix(ctx, lt.resid_1, "resid_1", key="resid_1", where=c1, highlight_row=row,
-                       tokens="rows")
-        widgets.matrix(ctx, lt.resid_2, ctx.t("resid_2_name"), key="resid_2", where=c2,
-                       highlight_row=row, tokens="rows")
-        chrome.footer(ctx)
-        st.stop()
+    st.subheader(ctx.t("vit_addnorm"))
+    ls = "ls_2 ⊙ " if cfg.layer_scale else ""
+    st.write(ctx.t("vit_addnorm_text", ls=ls, where=where_to(ctx, layer),
+                   next=ctx.t("next_final") if last_layer and cfg.final_norm
+                   else ctx.t("next_ln")))
+    st.latex(r"\underbrace{\text{resid\_2}}_{%d \times %d} = \underbrace{\text{resid\_1}}"
+             r"_{%d \times %d} + %s\underbrace{\text{ffn\_out}}_{%d \times %d}"
+             % (S_, d, S_, d, r"\mathrm{ls}_2 \odot " if ls else "", S_, d))
+    c1, c2 = st.columns(2)
+    widgets.matrix(ctx, lt.resid_1, "resid_1", key="resid_1", where=c1, highlight_row=row,
+                   tokens="rows")
+    widgets.matrix(ctx, lt.resid_2, ctx.t("resid_2_name"), key="resid_2", where=c2,
+                   highlight_row=row, tokens="rows")
+
+
+def second_add_norm(ctx: PageContext, layer: int, row: int) -> None:
+    """Post-norm: the second Add & Norm, ln_2.out = LayerNorm(x + ffn_out)."""
+    cfg = ctx.cfg
+    S_, d = cfg.seq_len, cfg.d_model
+    lt = ctx.trace.layers[layer]
     st.subheader(ctx.t("addnorm"))
     st.write(ctx.t("addnorm_text", eps=cfg.ln_eps))
     st.latex(r"\underbrace{\text{resid\_2}}_{%d \times %d} = \underbrace{x}_{%d \times %d} + "
@@ -179,9 +249,7 @@ def render(ctx: PageContext) -> None:
                     [f"ln_2.mean = μ  [{S_}]", f"ln_2.var = σ²  [{S_}]"], ctx.t("position"),
                     ["μ", "σ²"], ctx.t("moments_title"), highlight=row, key="ln_2_moments",
                     where=left)
-    right.write(ctx.t("layer_out", l=layer + 1, where=where_to))
-
-    chrome.footer(ctx)
+    right.write(ctx.t("layer_out", l=layer + 1, where=where_to(ctx, layer)))
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

@@ -23,12 +23,7 @@ MAX_MAPS = 16  # attention maps drawn in the grid; more heads are listed but not
 def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom (the header and the sidebar are
     drawn by `run_page`)."""
-    cfg, tr = ctx.cfg, ctx.trace
-    N, d, h, dh, G = cfg.n_tokens, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.grid_size
-    T, kp = cfg.seq_len, cfg.n_prefix  # rows of every per-token array (= N without prefix tokens)
-    names = ", ".join(prefix_names(cfg))
-
-
+    tr = ctx.trace
     st.write(ctx.t("intro"))
     widgets.note_original(ctx)
     meaning.trained_attention_control(ctx)
@@ -38,21 +33,46 @@ def render(ctx: PageContext) -> None:
     r = ctx.row(query)  # the query patch's row of every per-token array
     with right:
         l = widgets.layer_selector(ctx)
-        layer, W_O, b_O = tr.layers[l], tr.params.layers[l].W_O, tr.params.layers[l].b_O
-        st.markdown("**" + ctx.t("where", l=l + 1, h=h, dh=dh, i=query) + "**")
-        if kp:
-            st.caption(ctx.t("vit_row", names=names, N=N, T=T, first=prefix_names(cfg)[0], k=kp,
-                             i=query, r=r))
-    # the shapes at the page's full width: in the column they were drawn at half size on a tablet
+        where_text(ctx, l, query, r)
+    formulas(ctx, tr.params.layers[l].b_O is not None)
+    heads_grid(ctx, l, query, r)
+    j = concat_and_W_O(ctx, l, r)
+    contrib = head_contributions_section(ctx, l, query, j)
+    entry_arithmetic(ctx, l, r, j, contrib)
+    chrome.footer(ctx)
+
+
+def where_text(ctx: PageContext, l: int, query: int, r: int) -> None:
+    """The layer, the heads and the query, in one line (the query's row in a ViT)."""
+    cfg = ctx.cfg
+    st.markdown("**" + ctx.t("where", l=l + 1, h=cfg.n_heads, dh=cfg.d_head, i=query) + "**")
+    if cfg.n_prefix:
+        st.caption(ctx.t("vit_row", names=", ".join(prefix_names(cfg)), N=cfg.n_tokens,
+                         T=cfg.seq_len, first=prefix_names(cfg)[0], k=cfg.n_prefix,
+                         i=query, r=r))
+
+
+def formulas(ctx: PageContext, has_bias: bool) -> None:
+    """head_h, concat and attn_out with their shapes, at the page's full width (in the column
+    they were drawn at half size on a tablet)."""
+    cfg = ctx.cfg
+    T, d, h, dh = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.d_head
     st.latex(r"\text{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^{\top}}{s}\right) V_h:\quad "
              + dims(T, T) + r" \cdot " + dims(T, dh) + " = " + dims(T, dh))
     st.latex(r"\text{concat} = [\,\text{head}_1, \ldots, \text{head}_{" + str(h) + r"}\,]:\quad "
              + str(h) + r" \times " + dims(T, dh) + r" \rightarrow " + dims(T, d))
-    st.latex(r"\text{attn\_out} = \text{concat} \cdot W_O" + (" + b_O" if b_O is not None else "")
+    st.latex(r"\text{attn\_out} = \text{concat} \cdot W_O" + (" + b_O" if has_bias else "")
              + r":\quad " + dims(T, d) + r" \cdot " + dims(d, d)
-             + (r" + " + dims(d) if b_O is not None else "") + " = " + dims(T, d))
+             + (r" + " + dims(d) if has_bias else "") + " = " + dims(T, d))
 
-    # --- every head's attention over the image, one figure ----------------------------------------
+
+def heads_grid(ctx: PageContext, l: int, query: int, r: int) -> None:
+    """Every head's attention over the image, one figure: live in the explorer when it fits,
+    drawn by the server otherwise."""
+    cfg, tr = ctx.cfg, ctx.trace
+    N, h, G, T, kp = cfg.n_tokens, cfg.n_heads, cfg.grid_size, cfg.seq_len, cfg.n_prefix
+    layer = tr.layers[l]
+    names = ", ".join(prefix_names(cfg))
     st.subheader(ctx.t("grid"))
     k = min(h, MAX_MAPS)
     maps = patch_rows(layer.attn[:k, r, :], cfg).reshape(k, G, G)  # [k, N] -> [k, G, G]
@@ -90,7 +110,12 @@ def render(ctx: PageContext) -> None:
     if ctx.weights == "random":
         st.caption(ctx.t("grid_random"))
 
-    # --- concat, W_O, attn_out --------------------------------------------------------------------
+
+def concat_and_W_O(ctx: PageContext, l: int, r: int) -> int:
+    """concat, W_O and attn_out side by side, the column j picked; returns j."""
+    cfg = ctx.cfg
+    d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
+    layer, lp = ctx.trace.layers[l], ctx.trace.params.layers[l]
     st.subheader(ctx.t("concat"))
     j = int(st.number_input(ctx.t("col_j"), 0, d - 1, 0, step=1, key="mh_col"))
     c1, c2, c3 = st.columns(3)
@@ -100,7 +125,7 @@ def render(ctx: PageContext) -> None:
     if h > 4:
         head_cols = head_cols[:2] + ["…"] + head_cols[-1:]
     c1.caption(ctx.t("boundaries", blocks=", ".join(head_cols)) + " " + ctx.t("concat_stripes"))
-    widgets.matrix(ctx, W_O, ctx.t("W_O_name", l=l + 1), key="W_O", where=c2,
+    widgets.matrix(ctx, lp.W_O, ctx.t("W_O_name", l=l + 1), key="W_O", where=c2,
                    xlabel=ctx.t("out_feature"), ylabel=ctx.t("W_O_rows"), highlight_col=j,
                    size=(3.3, 3.2))
     c2.caption(ctx.t("W_O_caption", j=j) if ctx.model is None else
@@ -109,10 +134,19 @@ def render(ctx: PageContext) -> None:
                    xlabel=ctx.t("out_feature"), highlight_row=r, highlight_col=j,
                    size=(3.3, 3.2), tokens="rows")
     c3.caption(ctx.t("attn_out_caption", i=r, j=j))
-    if b_O is not None:
+    if lp.b_O is not None:
         st.caption(ctx.t("bias_O", d=d))
+    return j
 
-    # --- each head's contribution -----------------------------------------------------------------
+
+def head_contributions_section(ctx: PageContext, l: int, query: int, j: int) -> np.ndarray:
+    """Each head's contribution to the query's row of attn_out, and the check that they sum
+    to it; returns the contributions [h, 1, d]."""
+    cfg = ctx.cfg
+    T, d, h, dh = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.d_head
+    r = ctx.row(query)
+    layer, lp = ctx.trace.layers[l], ctx.trace.params.layers[l]
+    W_O, b_O = lp.W_O, lp.b_O
     st.subheader(ctx.t("contrib"))
     st.write(ctx.t("contrib_text"))
     st.latex(r"\text{concat} \cdot W_O = \sum_{h=1}^{" + str(h) + r"} \text{head}_h \cdot "
@@ -135,8 +169,16 @@ def render(ctx: PageContext) -> None:
     st.success(ctx.t("check_head_sum" if b_O is None else "check_head_sum_bias", N=T, d=d,
                      gap=ctx.derived(f"head_sum_gap/{l}",
                                      lambda: head_sum_gap(layer.heads, W_O, layer.attn_out, b_O))))
+    return contrib
 
-    # --- the arithmetic of one attn_out entry -----------------------------------------------------
+
+def entry_arithmetic(ctx: PageContext, l: int, r: int, j: int, contrib: np.ndarray) -> None:
+    """The arithmetic of one attn_out entry: over the features of concat, and over the
+    heads."""
+    cfg = ctx.cfg
+    d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
+    layer, lp = ctx.trace.layers[l], ctx.trace.params.layers[l]
+    W_O, b_O = lp.W_O, lp.b_O
     st.subheader(ctx.t("arith", i=r, j=j))
     c1, c2 = st.columns([3, 2])
     plus_b = r" + b_O[j]" if b_O is not None else ""
@@ -168,8 +210,6 @@ def render(ctx: PageContext) -> None:
             values, labels = np.append(values, b_O[j]), [*labels, ctx.t("bias_term", j=j)]
         blocks.sum_listing(ctx, values, labels, layer.attn_out[r, j], f"attn_out[{r}, {j}]",
                            first=MAX_MAPS + 1, unit="heads")
-
-    chrome.footer(ctx)
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

@@ -1,5 +1,6 @@
 """Step 5 of 10 — queries, keys and values: x times W_Q, W_K, W_V, split into heads."""
 
+import numpy as np
 import streamlit as st
 
 from encoder_core import prefix_names
@@ -12,7 +13,7 @@ from lens.runner import run_page
 def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom (the header and the sidebar are
     drawn by `run_page`)."""
-    cfg, tr = ctx.cfg, ctx.trace
+    cfg = ctx.cfg
     d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
     T = cfg.seq_len  # rows of x, Q, K, V: the patches and a ViT's prefix tokens (CLS, …)
     st.write(ctx.t("intro", d=d, h=h, dh=dh, dh1=dh - 1, N=T))
@@ -28,37 +29,71 @@ def render(ctx: PageContext) -> None:
             l = widgets.layer_selector(ctx)
         with sel_head:
             hd = widgets.head_selector(ctx)
-        layer, lp = tr.layers[l], tr.params.layers[l]
-        x = tr.x0 if l == 0 else tr.layers[l - 1].out  # [T, d] the layer's input
-        if cfg.norm_first:  # pre-norm: the projections read LN_1(x)
-            x = layer.ln_1.out  # [T, d]
-        xs = r"\tilde{x}" if cfg.norm_first else "x"  # the projections' input in formulas
-        bias = {"Q": lp.b_Q, "K": lp.b_K, "V": lp.b_V}
-        cols = slice(hd * dh, (hd + 1) * dh)  # head hd's columns of W_Q, W_K, W_V
-        a, b = hd * dh, (hd + 1) * dh - 1
-        bq = {n: (rf" + b_{n}" if bias[n] is not None else "") for n in "QKV"}
-        if cfg.norm_first:
-            st.latex(r"\tilde{x} = \mathrm{LN}_1(x)")
-        if bias["Q"] is None:
-            st.latex(rf"Q = {xs}\cdot W_Q,\quad K = {xs}\cdot W_K,\quad V = {xs}\cdot W_V")
-        else:  # one line each: with the biases the three do not fit one column
-            st.latex(r"\begin{aligned} " + r" \\ ".join(
-                rf"{n} &= {xs}\cdot W_{n}{bq[n]}" for n in "QKV") + r" \end{aligned}")
-        st.latex(rf"({T} \times {d})\cdot({d} \times {d})"
-                 + (rf" + (1 \times {d})" if bias["Q"] is not None else "") + rf" = {T} \times {d}")
-        st.latex(rf"Q_{{{hd + 1}}} = {xs}\cdot W_Q[:,\, {a}\!:\!{b + 1}]"
-                 + (rf" + b_Q[{a}\!:\!{b + 1}]" if bias["Q"] is not None else ""))
-        st.latex(rf"({T} \times {d})\cdot({d} \times {dh})"
-                 + (rf" + (1 \times {dh})" if bias["Q"] is not None else "")
-                 + rf" = {T} \times {dh}")
-        st.caption(ctx.t("same_kv", hh=hd + 1))
-        if bias["Q"] is not None:
-            st.caption(ctx.t("biases", d=d, hh=hd + 1, a=a, b=b))
+        projection_formulas(ctx, l, hd)
     input_box = top_right.container()  # filled once the patch i is chosen below
     weights_box = st.container()
     results_box = st.container()
+    i, which, j = one_entry(ctx, l, hd)
+    # the layer's input, then two rows of three: the weight slices and the results
+    with input_box:
+        layer_input(ctx, l, i)
+    with weights_box:
+        weight_slices(ctx, l, hd, which, j)
+    with results_box:
+        results(ctx, l, hd, i, which, j)
+    chrome.footer(ctx)
 
-    # --- one entry written out --------------------------------------------------------------------
+
+def projection_input(ctx: PageContext, l: int) -> np.ndarray:
+    """What the projections of layer l read [T, d]: the layer's input x, or LN_1(x) in
+    pre-norm."""
+    tr = ctx.trace
+    if ctx.cfg.norm_first:  # pre-norm: the projections read LN_1(x)
+        return tr.layers[l].ln_1.out
+    return tr.x0 if l == 0 else tr.layers[l - 1].out
+
+
+def biases(ctx: PageContext, l: int) -> dict[str, np.ndarray | None]:
+    """b_Q, b_K, b_V of layer l by name ([d] each), None where the model has none."""
+    lp = ctx.trace.params.layers[l]
+    return {"Q": lp.b_Q, "K": lp.b_K, "V": lp.b_V}
+
+
+def projection_formulas(ctx: PageContext, l: int, hd: int) -> None:
+    """Q, K, V = x · W with their shapes, and head hd's slice of them."""
+    cfg = ctx.cfg
+    d, dh, T = cfg.d_model, cfg.d_head, cfg.seq_len
+    xs = r"\tilde{x}" if cfg.norm_first else "x"  # the projections' input in formulas
+    bias = biases(ctx, l)
+    a, b = hd * dh, (hd + 1) * dh - 1
+    bq = {n: (rf" + b_{n}" if bias[n] is not None else "") for n in "QKV"}
+    if cfg.norm_first:
+        st.latex(r"\tilde{x} = \mathrm{LN}_1(x)")
+    if bias["Q"] is None:
+        st.latex(rf"Q = {xs}\cdot W_Q,\quad K = {xs}\cdot W_K,\quad V = {xs}\cdot W_V")
+    else:  # one line each: with the biases the three do not fit one column
+        st.latex(r"\begin{aligned} " + r" \\ ".join(
+            rf"{n} &= {xs}\cdot W_{n}{bq[n]}" for n in "QKV") + r" \end{aligned}")
+    st.latex(rf"({T} \times {d})\cdot({d} \times {d})"
+             + (rf" + (1 \times {d})" if bias["Q"] is not None else "") + rf" = {T} \times {d}")
+    st.latex(rf"Q_{{{hd + 1}}} = {xs}\cdot W_Q[:,\, {a}\!:\!{b + 1}]"
+             + (rf" + b_Q[{a}\!:\!{b + 1}]" if bias["Q"] is not None else ""))
+    st.latex(rf"({T} \times {d})\cdot({d} \times {dh})"
+             + (rf" + (1 \times {dh})" if bias["Q"] is not None else "")
+             + rf" = {T} \times {dh}")
+    st.caption(ctx.t("same_kv", hh=hd + 1))
+    if bias["Q"] is not None:
+        st.caption(ctx.t("biases", d=d, hh=hd + 1, a=a, b=b))
+
+
+def one_entry(ctx: PageContext, l: int, hd: int) -> tuple[int, str, int]:
+    """One entry of Q, K or V written out as its sum of products; returns the query's row i,
+    the matrix ("Q", "K", "V") and the column j chosen."""
+    cfg = ctx.cfg
+    d, dh, T = cfg.d_model, cfg.d_head, cfg.seq_len
+    layer, lp = ctx.trace.layers[l], ctx.trace.params.layers[l]
+    x = projection_input(ctx, l)  # [T, d]
+    xs = r"\tilde{x}" if cfg.norm_first else "x"
     st.subheader(ctx.t("one_entry"))
     st.write(ctx.t("one_entry_intro", d=d))
     pick_col, math_col = st.columns([2, 3])
@@ -74,8 +109,8 @@ def render(ctx: PageContext) -> None:
         j = c2.number_input(ctx.t("pick_j"), 0, dh - 1, 0, step=1, key="qkv_j")
         W = {"Q": lp.W_Q, "K": lp.W_K, "V": lp.W_V}[which]
         stored = {"Q": layer.q, "K": layer.k, "V": layer.v}[which][hd, i, j]
-        col = a + j  # the column of the full d_model × d_model matrix
-        b_W = bias[which]  # [d] or None
+        col = hd * dh + j  # the column of the full d_model × d_model matrix
+        b_W = biases(ctx, l)[which]  # [d] or None
         terms = (dot_terms(x[i], W[:, col]) if b_W is None
                  else affine_terms(x[i], W[:, col], b_W[col]))
         low = which.lower()
@@ -86,49 +121,62 @@ def render(ctx: PageContext) -> None:
         blocks.dot_product(ctx, lhs, terms, stored, f"layers[{l}].{low}[{hd}, {i}, {j}]")
         xname = "x̃" if cfg.norm_first else "x"
         blocks.largest_products(ctx, terms, f"{xname}[{i}, k]", f"W_{which}[k, {col}]")
+    return i, which, j
 
-    # --- the layer's input, then two rows of three: the weight slices and the results ------------
-    with input_box:
-        if cfg.norm_first:
-            st.markdown(f"**{ctx.t('input_pre')}**")
-            widgets.matrix(ctx, x, "x̃ = LN₁(x)", key="qkv_x", highlight_row=i, size=(5.0, 3.4),
-                           tokens="rows")
-            what = (ctx.t("what_prev", p=l) if l else
-                    ctx.t("what_x0") if cfg.use_pe else ctx.t("what_x0_nope"))
-            st.caption(ctx.t("input_pre_caption", l=l + 1, l0=l, what=what))
+
+def layer_input(ctx: PageContext, l: int, i: int) -> None:
+    """The projections' input: x, or LN_1(x) in pre-norm, and where it comes from."""
+    cfg = ctx.cfg
+    x = projection_input(ctx, l)
+    if cfg.norm_first:
+        st.markdown(f"**{ctx.t('input_pre')}**")
+        widgets.matrix(ctx, x, "x̃ = LN₁(x)", key="qkv_x", highlight_row=i, size=(5.0, 3.4),
+                       tokens="rows")
+        what = (ctx.t("what_prev", p=l) if l else
+                ctx.t("what_x0") if cfg.use_pe else ctx.t("what_x0_nope"))
+        st.caption(ctx.t("input_pre_caption", l=l + 1, l0=l, what=what))
+    else:
+        st.markdown(f"**{ctx.t('input')}**")
+        widgets.matrix(ctx, x, "x", key="qkv_x", highlight_row=i, size=(5.0, 3.4),
+                       tokens="rows")
+        if l == 0:
+            st.caption(ctx.t("input_0") if cfg.use_pe else ctx.t("input_0_nope"))
         else:
-            st.markdown(f"**{ctx.t('input')}**")
-            widgets.matrix(ctx, x, "x", key="qkv_x", highlight_row=i, size=(5.0, 3.4),
-                           tokens="rows")
-            if l == 0:
-                st.caption(ctx.t("input_0") if cfg.use_pe else ctx.t("input_0_nope"))
-            else:
-                st.caption(ctx.t("input_l", l=l + 1, p=l))
+            st.caption(ctx.t("input_l", l=l + 1, p=l))
 
-    with weights_box:
-        st.subheader(ctx.t("weight_slices", hh=hd + 1))
-        for name, where in zip(("Q", "K", "V"), st.columns(3), strict=True):
-            W_slice = {"Q": lp.W_Q, "K": lp.W_K, "V": lp.W_V}[name][:, cols]  # [d, d_head]
-            widgets.matrix(ctx, W_slice, f"W_{name}[:, {a}:{b + 1}]", key=f"qkv_W{name}",
-                           where=where, xlabel=ctx.t("head_dim"), ylabel=ctx.t("in_dim"),
-                           size=(3.3, 3.0), highlight_col=j if name == which else None)
-        st.caption(ctx.t("weights_caption", a=a, b=b, d=d) if ctx.model is None else
-                   ctx.t("weights_caption_model", a=a, b=b, d=d, name=ctx.model.id))
 
-    with results_box:
-        st.subheader(ctx.t("results", hh=hd + 1))
-        for name, where in zip(("Q", "K", "V"), st.columns(3), strict=True):
-            result = {"Q": layer.q, "K": layer.k, "V": layer.v}[name][hd]  # [N, d_head]
-            plus = f" + b_{name}" if bias[name] is not None else ""
-            xname = "x̃" if cfg.norm_first else "x"
-            widgets.matrix(ctx, result, f"{name}_{hd + 1} = {xname}·W_{name}[:, {a}:{b + 1}]{plus}",
-                           key=f"qkv_{name}", where=where, xlabel=ctx.t("head_dim"),
-                           size=(3.3, 3.0), highlight_row=i if name == which else None,
-                           highlight_col=j if name == which else None, tokens="rows")
-        st.caption(ctx.t("results_caption_vit", first=prefix_names(cfg)[0], k=cfg.n_prefix)
-                   if cfg.n_prefix else ctx.t("results_caption"))
+def weight_slices(ctx: PageContext, l: int, hd: int, which: str, j: int) -> None:
+    """Head hd's columns of W_Q, W_K, W_V."""
+    d, dh = ctx.cfg.d_model, ctx.cfg.d_head
+    lp = ctx.trace.params.layers[l]
+    cols = slice(hd * dh, (hd + 1) * dh)  # head hd's columns of W_Q, W_K, W_V
+    a, b = hd * dh, (hd + 1) * dh - 1
+    st.subheader(ctx.t("weight_slices", hh=hd + 1))
+    for name, where in zip(("Q", "K", "V"), st.columns(3), strict=True):
+        W_slice = {"Q": lp.W_Q, "K": lp.W_K, "V": lp.W_V}[name][:, cols]  # [d, d_head]
+        widgets.matrix(ctx, W_slice, f"W_{name}[:, {a}:{b + 1}]", key=f"qkv_W{name}",
+                       where=where, xlabel=ctx.t("head_dim"), ylabel=ctx.t("in_dim"),
+                       size=(3.3, 3.0), highlight_col=j if name == which else None)
+    st.caption(ctx.t("weights_caption", a=a, b=b, d=d) if ctx.model is None else
+               ctx.t("weights_caption_model", a=a, b=b, d=d, name=ctx.model.id))
 
-    chrome.footer(ctx)
+
+def results(ctx: PageContext, l: int, hd: int, i: int, which: str, j: int) -> None:
+    """Head hd's Q, K and V."""
+    cfg = ctx.cfg
+    dh, layer, bias = cfg.d_head, ctx.trace.layers[l], biases(ctx, l)
+    a, b = hd * dh, (hd + 1) * dh - 1
+    st.subheader(ctx.t("results", hh=hd + 1))
+    for name, where in zip(("Q", "K", "V"), st.columns(3), strict=True):
+        result = {"Q": layer.q, "K": layer.k, "V": layer.v}[name][hd]  # [N, d_head]
+        plus = f" + b_{name}" if bias[name] is not None else ""
+        xname = "x̃" if cfg.norm_first else "x"
+        widgets.matrix(ctx, result, f"{name}_{hd + 1} = {xname}·W_{name}[:, {a}:{b + 1}]{plus}",
+                       key=f"qkv_{name}", where=where, xlabel=ctx.t("head_dim"),
+                       size=(3.3, 3.0), highlight_row=i if name == which else None,
+                       highlight_col=j if name == which else None, tokens="rows")
+    st.caption(ctx.t("results_caption_vit", first=prefix_names(cfg)[0], k=cfg.n_prefix)
+               if cfg.n_prefix else ctx.t("results_caption"))
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

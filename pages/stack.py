@@ -29,12 +29,7 @@ def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom (the header and the sidebar are
     drawn by `run_page`)."""
     cfg, tr = ctx.cfg, ctx.trace
-    N, d, G, P = cfg.n_tokens, cfg.d_model, cfg.grid_size, cfg.patch_size
-    L, H = cfg.n_layers, cfg.n_heads
-    T, kp = cfg.seq_len, cfg.n_prefix  # tokens in the sequence (= N without prefix tokens)
-    names = ", ".join(prefix_names(cfg))
-    rows = ctx.t("rows_one") if kp == 1 else ctx.t("rows_many", last=kp - 1)  # the prefix's rows
-    st.write(ctx.t("intro", L=L, N=T, d=d))
+    st.write(ctx.t("intro", L=cfg.n_layers, N=cfg.seq_len, d=cfg.d_model))
     widgets.note_original(ctx)
     meaning.trained_attention_control(ctx)
 
@@ -43,19 +38,54 @@ def render(ctx: PageContext) -> None:
         query = widgets.query_inputs(ctx)  # the picture that picks it is the explorer below
     r = ctx.row(query)  # the query patch's row of the sequence
     with top_right:
-        st.latex(r"x_l = \mathrm{EncoderLayer}_l(x_{l-1}), \quad l = 1 \dots %d" % L)
-        if tr.final_ln is not None:
-            st.latex(r"\underbrace{\text{output}}_{%d \times %d} = \mathrm{LN}(x_{%d})" % (T, d, L))
-        else:
-            st.latex(r"\underbrace{\text{output}}_{%d \times %d} = x_{%d}" % (T, d, L))
-        if kp:
-            st.caption(ctx.t("vit_rows", T=T, names=names, N=N, i=query, r=r, rows=rows))
+        stack_formulas(ctx, query, r)
+    layer_head_grid(ctx, query, r)  # --- 1
+    rollout(ctx, query, r)  # --- 2
+    per_head_statistics(ctx)  # --- 3
+    output(ctx, r)  # --- 4
 
-    # --- 1 · layer × head grid ------------------------------------------------------------------
+    pca_section(ctx, heading=st.subheader)  # --- 5 · PCA of the output's patch rows ----------
+    similarity_section(ctx, heading=st.subheader)  # --- 6 · patch similarity, live ------------
+    if tr.params.head is not None:  # --- 7 · heads switched off: the shapes model, a ViT's head
+        heads_off_section(ctx, heading=st.subheader)
+
+    in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's
+    if in_lesson:  # the lesson's summary: each answer beside the right one
+        cards.summary(ctx)
+    recap(ctx, lesson_mode=in_lesson)
+    chrome.footer(ctx)
+
+
+def prefix_rows(ctx: PageContext) -> str:
+    """The prefix tokens' rows in words ("row 0", "rows 0 … 4")."""
+    kp = ctx.cfg.n_prefix
+    return ctx.t("rows_one") if kp == 1 else ctx.t("rows_many", last=kp - 1)
+
+
+def stack_formulas(ctx: PageContext, query: int, r: int) -> None:
+    """x_l = EncoderLayer_l(x_{l-1}) and the output, the prefix's rows said."""
+    cfg, tr = ctx.cfg, ctx.trace
+    T, d, L, kp = cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_prefix
+    st.latex(r"x_l = \mathrm{EncoderLayer}_l(x_{l-1}), \quad l = 1 \dots %d" % L)
+    if tr.final_ln is not None:
+        st.latex(r"\underbrace{\text{output}}_{%d \times %d} = \mathrm{LN}(x_{%d})" % (T, d, L))
+    else:
+        st.latex(r"\underbrace{\text{output}}_{%d \times %d} = x_{%d}" % (T, d, L))
+    if kp:
+        st.caption(ctx.t("vit_rows", T=T, names=", ".join(prefix_names(cfg)), N=cfg.n_tokens,
+                         i=query, r=r, rows=prefix_rows(ctx)))
+
+
+def layer_head_grid(ctx: PageContext, query: int, r: int) -> None:
+    """The layer × head grid of the query's attention: live in the explorer when it fits,
+    drawn by the server otherwise; the prefix's share left out of the maps."""
+    cfg, tr = ctx.cfg, ctx.trace
+    N, G, T, kp = cfg.n_tokens, cfg.grid_size, cfg.seq_len, cfg.n_prefix
+    names = ", ".join(prefix_names(cfg))
     st.subheader(ctx.t("grid"))
     st.write(ctx.t("grid_text", i=query, N=T, G=G))
-    layers = widgets.layers_chooser(ctx, L, key="stack_layers", limit=MAX_GRID_LAYERS)
-    heads = widgets.heads_chooser(ctx, H, key="stack_heads", limit=MAX_GRID_HEADS)
+    layers = widgets.layers_chooser(ctx, cfg.n_layers, key="stack_layers", limit=MAX_GRID_LAYERS)
+    heads = widgets.heads_chooser(ctx, cfg.n_heads, key="stack_heads", limit=MAX_GRID_HEADS)
     n_l, n_h = len(layers), len(heads)
     row_labels = [ctx.t("layer_label", l=l + 1) for l in layers]
     col_labels = [ctx.t("head_title", h=h + 1) for h in heads]
@@ -93,7 +123,11 @@ def render(ctx: PageContext) -> None:
         st.info(ctx.t("grid_left_out" if live else "grid_left_out_static", names=names,
                       lo=100 * cls.min(), hi=100 * cls.max(), i=query))
 
-    # --- 2 · attention rollout ------------------------------------------------------------------
+
+def rollout(ctx: PageContext, query: int, r: int) -> None:
+    """Attention rollout: the query's row and the mean of the patch queries' rows."""
+    cfg, tr = ctx.cfg, ctx.trace
+    N, G, L, T, kp = cfg.n_tokens, cfg.grid_size, cfg.n_layers, cfg.seq_len, cfg.n_prefix
     st.subheader(ctx.t("rollout"))
     st.write(ctx.t("rollout_text", L=L))
     st.latex(r"\hat{A}_l = \tfrac{1}{2}\,\mathrm{mean}_h(\text{attn}_l) + \tfrac{1}{2}\,I, \qquad"
@@ -116,11 +150,16 @@ def render(ctx: PageContext) -> None:
     st.caption(ctx.t("rollout_caption_vit", r=r, i=query, N=N) if kp
                else ctx.t("rollout_caption", i=query))
     if kp:
-        st.info(ctx.t("rollout_vit", T=T, names=names, r=r, i=query,
+        st.info(ctx.t("rollout_vit", T=T, names=", ".join(prefix_names(cfg)), r=r, i=query,
                       p=100 * float(prefix_share(R[r], kp)),
                       m=100 * float(prefix_share(R_mean, kp))))
 
-    # --- 3 · distance and entropy per head and layer --------------------------------------------
+
+def per_head_statistics(ctx: PageContext) -> None:
+    """Mean attention distance and entropy per head and layer, beside uniform attention's."""
+    cfg, tr = ctx.cfg, ctx.trace
+    N, G, P, L, H = cfg.n_tokens, cfg.grid_size, cfg.patch_size, cfg.n_layers, cfg.n_heads
+    T, kp = cfg.seq_len, cfg.n_prefix
     st.subheader(ctx.t("per_head"))
     distance, entropy = ctx.derived(  # [L, h] each
         "head_statistics",
@@ -140,12 +179,16 @@ def render(ctx: PageContext) -> None:
                         ctx.t("head_axis"), ctx.t("layer_axis"), signed=False, fmt="{:.2f}",
                         row0=1, col0=1, key="entropy")
     if kp:
-        st.caption(ctx.t("stats_vit", names=names, N=N, T=T))
+        st.caption(ctx.t("stats_vit", names=", ".join(prefix_names(cfg)), N=N, T=T))
     st.caption((ctx.t("uniform_vit", T=T, dist=ref_dist, ent=ref_ent) if kp
                 else ctx.t("uniform", N=N, dist=ref_dist, ent=ref_ent))
                + (" " + ctx.t("random_note") if ctx.weights == "random" else ""))
 
-    # --- 4 · the output -------------------------------------------------------------------------
+
+def output(ctx: PageContext, r: int) -> None:
+    """The encoder's output, what reads it (a classifier's head, if any)."""
+    cfg, tr = ctx.cfg, ctx.trace
+    T, d, L, kp = cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_prefix
     st.subheader(ctx.t("output"))
     left, right = st.columns([3, 2], gap="large")
     widgets.matrix(ctx, tr.output, ctx.t("word_output"), key="output", where=left, highlight_row=r,
@@ -158,26 +201,16 @@ def render(ctx: PageContext) -> None:
             st.latex(r"\underbrace{\text{output}}_{%d \times %d}" % (T, d))
         if kp:
             st.write(ctx.t("output_vit" if tr.final_ln is not None else "output_vit_no_norm",
-                           L=L, T=T, d=d, names=names, rows=rows))
+                           L=L, T=T, d=d, names=", ".join(prefix_names(cfg)),
+                           rows=prefix_rows(ctx)))
         else:
-            st.write(ctx.t("output_text", N=N, d=d))
+            st.write(ctx.t("output_text", N=cfg.n_tokens, d=d))
         if ctx.model is not None:  # a checkpoint: its classifier reads this output, if any
             head = tr.params.head
             st.info(ctx.t("head_kept", n=f"{head.n_classes:,}") if head is not None
                     else ctx.t("head_none"))
         if ctx.weights == "trained" and ctx.head_model is not None:
             st.info(ctx.t("trained_note"))
-
-    pca_section(ctx, heading=st.subheader)  # --- 5 · PCA of the output's patch rows ----------
-    similarity_section(ctx, heading=st.subheader)  # --- 6 · patch similarity, live ------------
-    if tr.params.head is not None:  # --- 7 · heads switched off: the shapes model, a ViT's head
-        heads_off_section(ctx, heading=st.subheader)
-
-    in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's
-    if in_lesson:  # the lesson's summary: each answer beside the right one
-        cards.summary(ctx)
-    recap(ctx, lesson_mode=in_lesson)
-    chrome.footer(ctx)
 
 
 def recap(ctx: PageContext, lesson_mode: bool = False) -> None:
