@@ -94,3 +94,138 @@ def test_no_page_writes_by_magic(script):
 def test_the_check_finds_what_magic_would_show():
     source = '"""doc"""\nimport streamlit as st\nx = 1\nx\n"text"\nst.write(x)\nif x:\n    x + 1\n'
     assert bare_expressions(source) == [4, 5, 8]
+
+
+# --- pages read top to bottom ---------------------------------------------------------------
+# A page's render composes named section functions that take what they use as arguments:
+# minGPT's `forward` reads top to bottom with every name bound before it is used. So no function
+# of a page (or of a lens module that draws a page's sections) is over MAX_FUNCTION_LINES lines,
+# none rebinds an enclosing name with `nonlocal`, and no inner function or lambda reads a name
+# its enclosing function binds only after it (a closure that reads the page's later state).
+
+MAX_FUNCTION_LINES = 80
+SECTION_MODULES = ("lens/blocks.py", "lens/blocks_rows.py", "lens/heads_off.py", "lens/meaning.py",
+                   "lens/pca_view.py", "lens/prediction.py", "lens/similarity_view.py")
+READ_TOP_TO_BOTTOM = sorted((ROOT / "pages").glob("*.py")) + [ROOT / p for p in SECTION_MODULES]
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _scope(node: ast.AST) -> tuple[dict[str, list[int]], set[str], list[ast.AST]]:
+    """What one function's own scope binds (name -> lines), the names it reads (those its
+    comprehensions read included), and its inner functions (lambdas included)."""
+    bound: dict[str, list[int]] = {}
+    loads: set[str] = set()
+    inner: list[ast.AST] = []
+    args = node.args
+    for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if a is not None:
+            bound.setdefault(a.arg, []).append(node.lineno)
+
+    def visit(n: ast.AST) -> None:
+        if isinstance(n, _FUNCTIONS):
+            inner.append(n)  # its defaults and decorators are read here, its body is its own
+            for expr in [*n.args.defaults, *n.args.kw_defaults,
+                         *getattr(n, "decorator_list", [])]:
+                if expr is not None:
+                    visit(expr)
+            if not isinstance(n, ast.Lambda):
+                bound.setdefault(n.name, []).append(n.lineno)
+            return
+        if isinstance(n, _COMPREHENSIONS):
+            comp_bound = {t.id for g in n.generators for t in ast.walk(g.target)
+                          if isinstance(t, ast.Name)}
+            comp_loads: set[str] = set()
+            for sub in ast.walk(n):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                    comp_loads.add(sub.id)
+                elif isinstance(sub, ast.NamedExpr):  # := binds in the enclosing function
+                    bound.setdefault(sub.target.id, []).append(sub.lineno)
+            loads.update(comp_loads - comp_bound)
+            return
+        if isinstance(n, ast.ClassDef):
+            bound.setdefault(n.name, []).append(n.lineno)
+            return
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load):
+                loads.add(n.id)
+            else:
+                bound.setdefault(n.id, []).append(n.lineno)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for alias in n.names:
+                name = alias.asname or alias.name.split(".")[0]
+                bound.setdefault(name, []).append(n.lineno)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.setdefault(n.name, []).append(n.lineno)
+        for child in ast.iter_child_nodes(n):
+            visit(child)
+
+    for stmt in node.body if isinstance(node.body, list) else [node.body]:
+        visit(stmt)
+    return bound, loads, inner
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    """The names a function reads from the functions around it (its inner functions' too)."""
+    bound, loads, inner = _scope(node)
+    nonlocal_names = {name for n in ast.walk(node) if isinstance(n, ast.Nonlocal)
+                      for name in n.names}
+    reads = loads.union(*(_free_names(f) for f in inner))
+    return reads - (set(bound) - nonlocal_names)
+
+
+def read_order_offenders(source: str, path: str = "<page>") -> list[str]:
+    """Everything in `source` that keeps a page from reading top to bottom: functions over
+    MAX_FUNCTION_LINES lines, `nonlocal`, inner functions that read a name their enclosing
+    function binds after them."""
+    tree = ast.parse(source)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines = node.end_lineno - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES:
+                found.append(f"{path}:{node.lineno} {node.name}: {lines} lines")
+        if isinstance(node, ast.Nonlocal):
+            found.append(f"{path}:{node.lineno} nonlocal {', '.join(node.names)}")
+        if isinstance(node, _FUNCTIONS):
+            bound, _, inner = _scope(node)
+            for f in inner:
+                for name in sorted(_free_names(f) & set(bound)):
+                    later = [line for line in bound[name] if line > f.end_lineno]
+                    if later:
+                        what = getattr(f, "name", "lambda")
+                        found.append(f"{path}:{f.lineno} {what} reads {name!r}, bound later "
+                                     f"(line {later[0]})")
+    return found
+
+
+def test_pages_read_top_to_bottom():
+    """Each page's render and sections are short, take what they use as arguments, and no
+    closure reads a name bound after it or rebinds one."""
+    found = [offence for path in READ_TOP_TO_BOTTOM
+             for offence in read_order_offenders(path.read_text(encoding="utf-8"),
+                                                 str(path.relative_to(ROOT)))]
+    assert found == [], "\n".join(found)
+
+
+def test_the_read_order_check_finds_long_functions_nonlocal_and_late_names():
+    source = ("def render(ctx):\n"            # 1
+              "    j = 0\n"                    # 2
+              "    def formulas():\n"          # 3
+              "        nonlocal j\n"           # 4
+              "        j = pick(head)\n"       # 5: head is bound at line 8
+              "    section(lambda: draw(i, j))\n"  # 6: i is bound at line 7
+              "    i = ctx.row(0)\n"           # 7
+              "    head = 1\n"                 # 8
+              "    section(lambda: draw(i, [k for k in range(head)]))\n"  # 9: all bound before
+              "    def shadowed(head):\n"      # 10: its own head
+              "        return head\n"          # 11
+              + "    pass\n" * 70              # 12 … 81: render is 81 lines
+              + "def short(x):\n    return [x for _ in range(3)]\n")
+    assert read_order_offenders(source) == [
+        "<page>:1 render: 81 lines",
+        "<page>:3 formulas reads 'head', bound later (line 8)",
+        "<page>:6 lambda reads 'i', bound later (line 7)",
+        "<page>:4 nonlocal j",
+    ]
