@@ -84,7 +84,14 @@ def test_a_run_over_the_budget_waits_its_turn_with_a_notice_then_draws_its_page(
     other = threading.Thread(target=other_learner, daemon=True)
     other.start()
     assert hold.wait(10)
-    threading.Timer(1.0, release.set).start()  # the other work ends while this page waits
+    def release_once_waiting() -> None:  # the other work ends while this page waits
+        for _ in range(3000):  # not a fixed delay: under load the run may reach it late
+            if b.queue()[1] == 1:
+                break
+            threading.Event().wait(0.01)
+        release.set()
+
+    threading.Thread(target=release_once_waiting, daemon=True).start()
     at = new_app(seed=fresh_seed(request))
     at.run()
     other.join(10)
