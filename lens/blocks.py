@@ -22,7 +22,7 @@ from streamlit.delta_generator import DeltaGenerator
 from encoder_core.views.explain import DotTerms, HiddenUnitTerms, largest_terms, summarise_terms
 
 from .context import Where
-from .i18n import translate
+from .i18n import Texts
 from .latex import dot_latex, fixed, num, term, written_products
 
 GATE_TEX = {"gelu": r"\Phi(z) = z\cdot\tfrac12\big(1 + \mathrm{erf}(z/\sqrt{2})\big)",
@@ -41,20 +41,18 @@ class Page(Protocol):
 OWNER = "blocks"  # lens/texts/<lang>/blocks.toml
 
 
-def say(ctx: Page, key: str, **values: object) -> str:
-    """A block's text in the page's language."""
-    return translate(key, ctx.lang, OWNER, **values)
-
 
 def folded(ctx: Page, where: Where = None) -> DeltaGenerator:
     """The expander that holds a block's long arithmetic, folded until the learner opens it."""
-    return (where or st).expander(say(ctx, "show_arithmetic"))
+    t = Texts(ctx.lang, OWNER)
+    return (where or st).expander(t("show_arithmetic"))
 
 
 def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where: Where = None) -> None:
     """The float64 recomputation beside the float32 value the trace holds at `field`, both to
     7 significant digits (float32's precision), so a rounding difference can show."""
-    (where or st).markdown(say(ctx, "check_stored", mine=f"{mine:.7g}",
+    t = Texts(ctx.lang, OWNER)
+    (where or st).markdown(t("check_stored", mine=f"{mine:.7g}",
                                stored=f"{float(stored):.7g}", field=field))
 
 
@@ -72,6 +70,7 @@ def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str,
         stored: the entry as the encoder stored it (float32); field: its name in the trace.
         bias: the bias added after the sum (e.g. b_E[j]), or None; bias_tex: its name in LaTeX.
     """
+    t = Texts(ctx.lang, OWNER)
     where = where or st
     n = len(terms.products)
     total = terms.total if bias is None else terms.total + bias
@@ -82,11 +81,11 @@ def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str,
         tex = tex.replace(r"\end{aligned}", r" \\ &= %s + %s = %s \end{aligned}"
                           % (num(terms.total), term(bias), num(total)))
         box.latex(tex)
-        box.caption(say(ctx, "plus_bias", name=bias_tex, value=f"{bias:.6g}"))
+        box.caption(t("plus_bias", name=bias_tex, value=f"{bias:.6g}"))
     else:
         box.latex(tex)
     if n > SHOWN + 1:
-        box.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
+        box.caption(t("dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
 
 
 def largest_products(ctx: Page, terms: DotTerms, a_name: str, b_name: str, *, k: int = 4,
@@ -101,8 +100,9 @@ def largest_products(ctx: Page, terms: DotTerms, a_name: str, b_name: str, *, k:
     """
     where = where or st
     top = largest_terms(terms.products, k)  # [≤k] term indices
-    where.markdown(f"**{say(ctx, 'largest_products', k=len(top))}**")
-    product = say(ctx, "col_product")
+    texts = Texts(ctx.lang, OWNER)
+    where.markdown(f"**{texts('largest_products', k=len(top))}**")
+    product = texts("col_product")
     extra = extra or {}
     rows = pd.DataFrame([{"k": int(t), **{name: text(int(t)) for name, text in extra.items()},
                           a_name: float(terms.a[t]), b_name: float(terms.b[t]),
@@ -126,17 +126,19 @@ def with_gaps(shown: np.ndarray, row: Callable[[int], str], indent: str = "   ")
 def trace_line(ctx: Page, name: str, stored: float, digits: str = "+.6g", *,
                one_line: bool = False) -> str:
     """'the trace holds:\n   scores[3, 5] = +0.123', on one line if asked (inside a listing)."""
-    return (f"{say(ctx, 'trace_holds')}:" + ("  " if one_line else "\n   ")
+    t = Texts(ctx.lang, OWNER)
+    return (f"{t('trace_holds')}:" + ("  " if one_line else "\n   ")
             + f"{name} = {float(stored):{digits}}")
 
 
 def _terms_lines(ctx: Page, values: np.ndarray, row: Callable[[int], str], first: int,
                  largest: int, unit: str) -> tuple[list[str], float]:
     """The first and the largest terms of Σ values, the rest together; and the total."""
+    t = Texts(ctx.lang, OWNER)
     summary = summarise_terms(values, first, largest)
     lines = with_gaps(summary.shown, row)
     if summary.rest_count:
-        lines.append(f"   + {say(ctx, f'more_{unit}', n=summary.rest_count)} "
+        lines.append(f"   + {t(f'more_{unit}', n=summary.rest_count)} "
                      f"{fixed(summary.rest_sum)}")
     return lines, summary.total
 
@@ -157,6 +159,7 @@ def dot_listing(ctx: Page, title: str, terms: DotTerms, stored: float, name: str
         divisor: how s is written ("√d_k (√64)"), or None for a plain dot product.
         notes: [n] a note after each written term (e.g. its head), or None.
     """
+    t = Texts(ctx.lang, OWNER)
     where = where or st
     n = len(terms.products)
     w = len(str(n - 1))
@@ -176,7 +179,7 @@ def dot_listing(ctx: Page, title: str, terms: DotTerms, stored: float, name: str
     stored_check(ctx, terms.result, stored, name, where=where)
     box = folded(ctx, where)
     box.code("\n".join(lines), language=None, wrap_lines=True)
-    box.caption(say(ctx, "terms_shown", first=FIRST, largest=LARGEST, size=size, n=n))
+    box.caption(t("terms_shown", first=FIRST, largest=LARGEST, size=size, n=n))
 
 
 def sum_listing(ctx: Page, values: np.ndarray, labels: Sequence[str], stored: float,
@@ -211,6 +214,7 @@ def hidden_unit(ctx: Page, unit: HiddenUnitTerms, stored: float, i: int, j: int,
         i: the row in the trace (a ViT's sequence row); stored: ffn_hidden[i, j] as the encoder
             stored it; field: its name in the trace.
     """
+    t = Texts(ctx.lang, OWNER)
     where = where or st
     dot = unit.dot
     n = len(dot.products)
@@ -235,13 +239,13 @@ def hidden_unit(ctx: Page, unit: HiddenUnitTerms, stored: float, i: int, j: int,
                   r" &= \max(0,\; %s + %s) = \max(0,\; %s) = %s \end{aligned}"
                   % (body, num(dot.total), term(unit.bias), num(unit.pre), num(unit.hidden)))
     if n > SHOWN + 1:
-        box.caption(say(ctx, "dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
+        box.caption(t("dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
     top = largest_terms(dot.products)
-    box.caption(say(ctx, "largest_products_list", k=len(top), terms=", ".join(
+    box.caption(t("largest_products_list", k=len(top), terms=", ".join(
         f"k = {k}: {dot.a[k]:.4g} · {dot.b[k]:.4g} = {dot.products[k]:.4g}" for k in top)))
     if gelu:
-        where.write(say(ctx, "gelu_gate", z=f"{unit.pre:.4g}", g=f"{unit.gate:.4g}",
+        where.write(t("gelu_gate", z=f"{unit.pre:.4g}", g=f"{unit.gate:.4g}",
                         h=f"{unit.hidden:.4g}"))
     else:
-        where.write(say(ctx, "relu_zero") if unit.pre <= 0 else say(ctx, "relu_pass"))
+        where.write(t("relu_zero") if unit.pre <= 0 else t("relu_pass"))
     stored_check(ctx, unit.hidden, stored, field, where=where)

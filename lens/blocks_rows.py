@@ -18,8 +18,9 @@ from encoder_core.views.explain import (
     summarise_terms,
 )
 
-from .blocks import Page, folded, say, stored_check, trace_line, with_gaps
+from .blocks import OWNER, Page, folded, stored_check, trace_line, with_gaps
 from .context import Where
+from .i18n import Texts
 from .latex import fixed, num, term, written_sum
 
 EXP_SHOWN = 3  # exponentials written out: the first ones and the largest
@@ -37,37 +38,38 @@ def softmax_row(ctx: Page, terms: SoftmaxTerms, stored: np.ndarray, i: int, j: i
         terms: softmax_terms(scores[i]) ([N] each); stored: attn[i] as the trace holds it, [N].
         i: the query row; j: the chosen key.
     """
+    texts = Texts(ctx.lang, OWNER)
     where = where or st
     n = len(terms.x)
     arg = int(np.argmax(terms.x))
     exp_sum = summarise_terms(terms.exp, first=EXP_SHOWN, largest=EXP_SHOWN)
     m = terms.x[arg]
     m_txt = f"{m:.4f}" if m >= 0 else f"({m:.4f})"
-    lines = [f"{say(ctx, 'step_max')}:", f"   m = s[{i}, {arg}] = {fixed(m)}",
-             say(ctx, "step_exp", i=i) + ":"]
+    lines = [f"{texts('step_max')}:", f"   m = s[{i}, {arg}] = {fixed(m)}",
+             texts("step_exp", i=i) + ":"]
     lines += with_gaps(exp_sum.shown, lambda k: (
         f"j = {k:>4}:  exp({fixed(terms.x[k])} − {m_txt}) = exp({fixed(terms.shifted[k])}) "
         f"= {terms.exp[k]:.4g}"))
-    lines += [f"{say(ctx, 'step_sum')}:",
+    lines += [f"{texts('step_sum')}:",
               "   Σ = " + " + ".join(f"e_{k}" for k in exp_sum.shown)]
     if exp_sum.rest_count:
-        lines.append(f"     + ({say(ctx, 'more_terms', n=exp_sum.rest_count)} "
+        lines.append(f"     + ({texts('more_terms', n=exp_sum.rest_count)} "
                      f"{exp_sum.rest_sum:.6g})")
-    lines += [f"     = {terms.total:.6g}", say(ctx, "step_div", i=i) + ":"]
+    lines += [f"     = {terms.total:.6g}", texts("step_div", i=i) + ":"]
     picks = {arg: "largest_key"}  # key -> which one; the first label of a key wins
     for k, which in ((j, "chosen_key"), (i, "query_itself")):
         picks.setdefault(k, which)
     for k, which in picks.items():
-        lines += [f"   j = {k:>4} ({say(ctx, which)}):",
+        lines += [f"   j = {k:>4} ({texts(which)}):",
                   f"      {terms.exp[k]:.6g} / {terms.total:.6g} = {terms.p[k]:.6g}",
                   "      " + trace_line(ctx, f"attn[{i}, {k}]", stored[k], ".6g",
                                         one_line=True)]
-    lines += [f"{say(ctx, 'step_check')}:",
+    lines += [f"{texts('step_check')}:",
               f"   Σ_j attn[{i}, j] = {summarise_terms(terms.p).total:.6f}"]
     stored_check(ctx, terms.p[j], stored[j], f"attn[{i}, {j}]", where=where)
     box = folded(ctx, where)
     box.code("\n".join(lines), language=None, wrap_lines=True)
-    box.caption(say(ctx, "exp_shown", first=EXP_SHOWN, n=n))
+    box.caption(texts("exp_shown", first=EXP_SHOWN, n=n))
 
 
 def layer_norm_row(ctx: Page, terms: LayerNormTerms, gamma: np.ndarray, beta: np.ndarray,
@@ -86,6 +88,7 @@ def layer_norm_row(ctx: Page, terms: LayerNormTerms, gamma: np.ndarray, beta: np
         stored: the trace's layer norm (ln_1 or ln_2), row i; field: its name in the trace
             ("layers[0].ln_1").
     """
+    texts = Texts(ctx.lang, OWNER)
     where = where or st
     d = len(terms.x)
     sums = layer_norm_sums(terms)
@@ -106,20 +109,20 @@ def layer_norm_row(ctx: Page, terms: LayerNormTerms, gamma: np.ndarray, beta: np
                 % (k, k, k, k, num(float(gamma[k])), term(terms.normed[k]),
                    term(float(beta[k])), num(terms.out[k])))
     if d > 6:
-        box.caption(say(ctx, "dots_features", m=d - 5, d=d, last=d - 1))
+        box.caption(texts("dots_features", m=d - 5, d=d, last=d - 1))
     else:
-        box.caption(say(ctx, "all_features", d=d, last=d - 1))
+        box.caption(texts("all_features", d=d, last=d - 1))
     top = largest_terms(sums.sq_dev)
-    box.caption(say(ctx, "largest_sq_dev", terms=", ".join(
+    box.caption(texts("largest_sq_dev", terms=", ".join(
         f"k = {t}: {sums.sq_dev[t]:.4g}" for t in top)))
 
-    where.markdown(f"**{say(ctx, 'compare')}**")
+    where.markdown(f"**{texts('compare')}**")
     rows = [("μ", terms.mean, stored.mean[i], f"{field}.mean[{i}]"),
             ("σ²", terms.var, stored.var[i], f"{field}.var[{i}]"),
             (f"x̂_{k}", terms.normed[k], stored.normed[i, k], f"{field}.normed[{i}, {k}]"),
             (f"out_{k}", terms.out[k], stored.out[i, k], f"{field}.out[{i}, {k}]")]
-    where.dataframe([{say(ctx, "col_quantity"): q, say(ctx, "col_written"): f"{a:.7g}",
-                      say(ctx, "col_trace"): f"{b:.7g}", say(ctx, "col_field"): name}
+    where.dataframe([{texts("col_quantity"): q, texts("col_written"): f"{a:.7g}",
+                      texts("col_trace"): f"{b:.7g}", texts("col_field"): name}
                      for q, a, b, name in rows], hide_index=True)
-    where.success(say(ctx, "check_normed", i=i, m=f"{sums.normed_mean:.2e}",
+    where.success(texts("check_normed", i=i, m=f"{sums.normed_mean:.2e}",
                       v=f"{sums.normed_var:.6f}", e=f"{sums.expected_var:.6f}"))

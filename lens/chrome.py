@@ -47,7 +47,7 @@ def route() -> None:
 def navigation_pages() -> list:
     """The pages for `st.navigation`, in the learner's language (the language control's value,
     else the link's `lang`): the hidden landing page, then every page at its id's URL."""
-    lang = st.session_state.get("lang") or st.query_params.get("lang", "en")
+    lang = st.session_state.get(keys.LANG) or st.query_params.get("lang", "en")
     lang = lang if lang in LANG_NAMES else "en"
     return [st.Page(_landing, title="Encoder Lens", url_path="start", default=True,
                     visibility="hidden"),

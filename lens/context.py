@@ -16,7 +16,7 @@ from encoder_core import EncoderConfig, EncoderTrace
 
 from . import compute
 from .classroom.member import Member
-from .i18n import translate, translator
+from .i18n import Texts
 from .models import Model
 from .settings import FINAL_STEP, Settings
 
@@ -25,7 +25,7 @@ Where = DeltaGenerator | None  # the container a block is drawn in; None: the pa
 
 @dataclass
 class PageContext:
-    """What a page needs: the settings, the trace, the images and the translator."""
+    """What a page needs: the settings, the trace, the images and its texts."""
 
     id: str  # the page's id (lens.steps), the owner of its texts
     settings: Settings
@@ -83,16 +83,18 @@ class PageContext:
         """The weights in cache keys: "random", "trained" or "trained@{step}" (a checkpoint)."""
         return compute.weights_id(self.weights, self.settings.train_step)
 
-    def t(self, key: str, **values: object) -> str:
-        """The page's text for `key` (or a common one) in the current language."""
-        return translate(key, self.lang, self.id, **values)
+    @property
+    def t(self) -> Texts:
+        """The page's texts in the current language: `ctx.t("key", **values)` (or a common
+        one); `ctx.t.of(owner)` another owner's. It holds no trace, so a widget may keep it
+        (a `format_func`, a callback): Streamlit holds those until the session's next run, and
+        through `ctx` they would hold the trace (1.7 GB at the heaviest settings)."""
+        return Texts(self.lang, self.id)
 
     @property
-    def texts(self) -> Callable[..., str]:
-        """`t` without the context: for what a widget keeps after the run (a `format_func`,
-        a callback). Streamlit holds those until the session's next run, and through `ctx`
-        they would hold the trace (1.7 GB at the heaviest settings) as long as the tab is open."""
-        return translator(self.lang, self.id)
+    def texts(self) -> Texts:
+        """`t`, by the name the pages used for what a widget keeps."""
+        return self.t
 
     def derived(self, name: str, compute_it: Callable[[], object]) -> object:
         """A quantity derived from this trace (rollout, head statistics, …), computed once per

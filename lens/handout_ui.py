@@ -22,7 +22,7 @@ from encoder_core.views.analysis import score_divisor
 from . import compute, keys
 from .admission import Queue, TooHeavyError
 from .context import PageContext
-from .i18n import translator
+from .i18n import Texts
 from .lesson import cards
 from .page_costs import handout_cost
 
@@ -37,7 +37,7 @@ Slot = DeltaGenerator  # the sidebar's place of the button, its progress and the
 def selection(ctx: PageContext) -> tuple[int, int, int]:
     """The layer, head (0-based) and query patch the pages show now."""
     cfg, s = ctx.cfg, ctx.settings
-    query = int(st.session_state.get("query", s.query))
+    query = int(st.session_state.get(keys.QUERY, s.query))
     return (min(max(s.layer, 0), cfg.n_layers - 1), min(max(s.head, 0), cfg.n_heads - 1),
             min(max(query, 0), cfg.n_tokens - 1))
 
@@ -47,13 +47,14 @@ def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]
     if not ctx.settings.lesson or ctx.member is not None:
         return {}
     rec, lang, out = cards.records(), ctx.lang, {}
+    t = Texts(lang, cards.OWNER)
     for spec in cards.lesson_specs(ctx):
         r = rec.get(spec.id)
         if r is None:
             continue
-        row = (cards.say(lang, f"{spec.id.replace('.', '_')}_short"),
+        row = (t(f"{spec.id.replace('.', '_')}_short"),
                cards.shown_answer(lang, spec.id, r.given),
-               cards.shown_answer(lang, spec.id, r.answer), cards.say(lang, cards.result(r)))
+               cards.shown_answer(lang, spec.id, r.answer), t(cards.result(r)))
         out[spec.page] = (*out.get(spec.page, ()), row)
     return out
 
@@ -81,7 +82,7 @@ def image_name(ctx: PageContext, t: Callable[..., str]) -> str:
 def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
     from .handout.pdf import TitlePage
 
-    t, cfg = translator(ctx.lang, OWNER), ctx.cfg
+    t, cfg = Texts(ctx.lang, OWNER), ctx.cfg
     name = image_name(ctx, t)
     divisor = t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))
     lines = [t("doc_settings", S=cfg.image_size, colour=t("doc_grey" if cfg.channels == 1
@@ -125,7 +126,7 @@ def offer(ctx: PageContext) -> Slot | None:
     state.pop(keys.HANDOUT_ASKED, None)
     if ctx.withheld:
         return None
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     box = st.sidebar.container(key="handout")
     box.subheader(t("handout"))
     slot = box.empty()
@@ -142,7 +143,7 @@ def offer(ctx: PageContext) -> Slot | None:
 
 def download(ctx: PageContext, slot: Slot, pdf: bytes) -> None:
     """The PDF's download button; its bytes are handed over only when it is pressed."""
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     slot.download_button(t("handout_download", mb=len(pdf) / 2**20), lambda: pdf,
                          file_name=file_name(ctx), mime="application/pdf",
                          key=keys.HANDOUT_DOWNLOAD, on_click="ignore")
@@ -156,7 +157,7 @@ def build_asked(ctx: PageContext, slot: Slot | None) -> None:
         return
     from .handout.book import handout
 
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     w = walk(ctx)
     need = handout_cost(ctx.cfg)
     with slot.container():

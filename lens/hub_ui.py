@@ -16,10 +16,8 @@ from collections.abc import Callable
 import streamlit as st
 
 from . import compute, hub
+from .keys import HUB_OPEN, HUB_OUTCOME
 from .session import set_settings
-
-OPEN = "hub_open"  # the expander stays open across reruns once opened
-OUTCOME = "_hub_outcome"  # ("done", model id) or ("error", model id, reason, detail): shown once
 
 
 def button_key(model_id: str) -> str:
@@ -31,13 +29,13 @@ def download_controls(t: Callable[..., str], lang: str) -> None:
     """Draw the expander in the sidebar (`t` translates COMMON keys into `lang`). Its content
     is built only while it is open (opening it reruns the page): folded, it costs one element
     instead of ten on every run."""
-    if OPEN in st.session_state:
-        st.session_state[OPEN] = st.session_state[OPEN]
-    box = st.sidebar.expander(t("hub_title"), key=OPEN, on_change="rerun")  # folded at first
+    if HUB_OPEN in st.session_state:
+        st.session_state[HUB_OPEN] = st.session_state[HUB_OPEN]
+    box = st.sidebar.expander(t("hub_title"), key=HUB_OPEN, on_change="rerun")  # folded at first
     if not box.open:
         return
     cached = hub.cached_models()
-    outcome = st.session_state.pop(OUTCOME, None)
+    outcome = st.session_state.pop(HUB_OUTCOME, None)
     with box:
         if outcome:
             show_outcome(outcome, t)
@@ -83,7 +81,7 @@ def download_now(model_id: str, t: Callable[..., str]) -> None:
     try:
         hub.download(model_id, progress=progress)
     except hub.DownloadError as err:
-        st.session_state[OUTCOME] = ("error", model_id, err.reason, err.detail)
+        st.session_state[HUB_OUTCOME] = ("error", model_id, err.reason, err.detail)
         note.toast(t(f"hub_error_{err.reason}", name=model.name, detail=err.detail,
                      hint=t("hub_offline_hint")), icon=":material/cloud_off:", duration="long")
         return
@@ -92,4 +90,4 @@ def download_now(model_id: str, t: Callable[..., str]) -> None:
     note.toast(t("hub_done", name=model.name), icon=":material/check:", duration="short")
     compute.clear_models()
     set_settings(weights=model_id)
-    st.session_state[OUTCOME] = ("done", model_id)
+    st.session_state[HUB_OUTCOME] = ("done", model_id)

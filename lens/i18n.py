@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from encoder_core.views.analysis import Text, words
@@ -89,11 +89,22 @@ def translate(key: str, lang: str, owner: str | None = None, /, *, root: Path = 
     return text.format(**values) if values else text
 
 
-def translator(lang: str, owner: str | None = None) -> Callable[..., str]:
-    """`translate` bound to a language and an owner: t(key, **values) -> text."""
-    def t(key: str, **values: object) -> str:
-        return translate(key, lang, owner, **values)
-    return t
+@dataclass(frozen=True)
+class Texts:
+    """The texts of one owner (a page's id, a block's name; None: the common ones) in one
+    language — the one way the app gets a string: `t = Texts(lang, owner)`, then
+    `t("key", **values)`, the owner's text or else the common one (`translate`). It holds no
+    page state, so a widget may keep it (a `format_func`) past the run."""
+
+    lang: str
+    owner: str | None = None
+
+    def __call__(self, key: str, **values: object) -> str:
+        return translate(key, self.lang, self.owner, **values)
+
+    def of(self, owner: str | None) -> Texts:
+        """The same language's texts of another owner."""
+        return Texts(self.lang, owner)
 
 
 def worded(text: Text, lang: str) -> str:

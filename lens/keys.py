@@ -1,8 +1,9 @@
 """Session-state keys, in one place.
 
-Every setting's widget is keyed by its `Settings` field name (`SETTING_KEYS`). The other keys
-the app layer shares between modules are named here. A page's own widgets (a column picker,
-a radio) use keys that start with the page's id and appear nowhere else.
+Every setting's widget is keyed by its `Settings` field name (`SETTING_KEYS`). Every other key
+the app writes or reads by name is named here (tests/test_app_layering.py fails on a literal
+key elsewhere). A page's own widgets (a column picker, a radio) use keys that start with the
+page's id and appear nowhere else.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from .settings import URL_KEYS
 
 SETTING_KEYS = URL_KEYS  # lang, source, weights, …, layer, head, query
+LANG = "lang"  # the language control (its Settings field)
+QUERY = "query"  # the query patch (its Settings field), set by the explorer's commit too
 
 INITIALISED = "_initialised"  # the settings were read from the link (first run of a session)
 URL_NOTICES = "_url_notices"  # what the link asked for that could not be used
@@ -42,3 +45,29 @@ NAV_PREV_BOTTOM = "nav_prev_bottom"  # and again at the end of the page
 NAV_NEXT_BOTTOM = "nav_next_bottom"
 
 ENTRY = "_entry"  # the router (chrome.route) runs this script run's page: the app's navigation
+
+
+# lesson mode (lens.lesson.cards)
+LESSON_RECORDS = "_lesson_records"  # task id -> Record (answered or shown)
+LESSON_ASKED = "_lesson_asked"  # task id -> (binding, Fixed) of a task asked, not yet answered
+LESSON_MISSING = "_lesson_missing"  # the task whose Check was pressed without an answer
+LESSON_LAST = "_lesson_last"  # the task answered (or shown) last: its reveal is open
+LESSON_PICK = "lesson_pick_"  # + task: the patch picker's state (the explorer component, no maps)
+
+# a live class (lens.classroom)
+CLASS_MEMBER = "_class_member"  # this session's Member
+CLASS_STORE_ERROR = "_class_store_error"  # why the store could not be reached, this run
+CLASS_STATE = "_class_state"  # the class as this run read it (`class_state`)
+TEACHER_ERROR = "_class_teacher_error"  # the last refused action, in words
+CLASS_FORGET = "_class_forget"  # the teacher ended the class: forget it on the next run
+CLASS_STEP_CHOICE = "class_step_choice"  # the teacher's step picker
+CLASS_JOIN_ERROR = "_class_join_error"  # the last join's refusal, in words
+CLASS_CODE_INPUT = "class_code_input"  # the join form's inputs
+CLASS_NICK_INPUT = "class_nickname_input"
+CLASS_SEEN = "_class_seen"  # the class's settings and tasks as this session's last run saw them
+CLASS_FOLLOWED = "_class_followed"  # the class's step this session last followed
+CLASS_SENT = "_class_sent"  # (task, key) -> the message of the last send (refused: why)
+
+# the sidebar's "Download a model" (lens.hub_ui)
+HUB_OPEN = "hub_open"  # the expander stays open across reruns once opened
+HUB_OUTCOME = "_hub_outcome"  # ("done", id) or ("error", id, reason, detail): shown once

@@ -18,7 +18,7 @@ import streamlit as st
 
 from . import compute
 from .context import PageContext
-from .i18n import translate
+from .i18n import Texts
 from .session import set_settings
 from .settings import FINAL_STEP, train_steps
 
@@ -27,33 +27,30 @@ SHOW_TRAINED = "meaning_show_trained"  # button: trained weights on a generated 
 OWNER = "meaning"  # lens/texts/<lang>/meaning.toml
 
 
-def say(ctx: PageContext, key: str, **values: object) -> str:
-    """This module's text in the page's language."""
-    return translate(key, ctx.lang, OWNER, **values)
-
 
 def trained_attention_control(ctx: PageContext) -> None:
     """Random weights: a button to the trained model on a shape. Trained weights: the training
     step slider and the accuracy at that step. Nothing when no trained model is installed, nor
     for a loaded checkpoint (its weights are trained, and its own: no shapes, no steps), nor
     for a student of a live class (the class's model is imposed: the button would do nothing)."""
+    t = Texts(ctx.lang, OWNER)
     if not ctx.has_trained_model or ctx.student is not None:  # a student: the class's model
         return
     if ctx.weights != "trained":  # one bordered row: the button, then what it does
         row = st.container(border=True, horizontal=True, vertical_alignment="center")
-        row.button(say(ctx, "meaning_show"), key=SHOW_TRAINED, type="primary", wrap=True,
+        row.button(t("meaning_show"), key=SHOW_TRAINED, type="primary", wrap=True,
                    on_click=set_settings, kwargs={"weights": "trained", "source": "sample",
                                                   "train_step": FINAL_STEP})
-        row.caption(say(ctx, "meaning_show_help"))
+        row.caption(t("meaning_show_help"))
         return
     box = st.container(border=True)
     shipped = compute.checkpoint_steps()
     if len(shipped) < 2:  # only the final weights: nothing to slide through
         return
     final = shipped[-1]
-    box.select_slider(say(ctx, "meaning_step"), list(train_steps(shipped)), key="train_step",
+    box.select_slider(t("meaning_step"), list(train_steps(shipped)), key="train_step",
                       format_func=lambda step: f"{final if step == FINAL_STEP else step:,}",
-                      help=say(ctx, "meaning_step_help"))
+                      help=t("meaning_step_help"))
     checkpoint = compute.checkpoint_at(ctx.settings.train_step)
-    box.markdown(say(ctx, "meaning_accuracy", step=checkpoint.step, acc=100 * checkpoint.accuracy))
-    box.caption(say(ctx, "meaning_hint"))
+    box.markdown(t("meaning_accuracy", step=checkpoint.step, acc=100 * checkpoint.accuracy))
+    box.caption(t("meaning_hint"))

@@ -23,67 +23,65 @@ from encoder_core.views.pca import (
 
 from . import figures, widgets
 from .context import PageContext
-from .i18n import translate, translator
+from .i18n import Texts
 
 OWNER = "pca"  # lens/texts/<lang>/pca.toml
 
 
-def say(ctx: PageContext, key: str, **values: object) -> str:
-    """This section's text in the page's language."""
-    return translate(key, ctx.lang, OWNER, **values)
-
 
 def layer_choice(ctx: PageContext) -> int | None:
     """The features the PCA reads (`widgets.feature_layer`)."""
-    L, texts = ctx.cfg.n_layers, translator(ctx.lang, OWNER)  # kept by the widget: not ctx
+    t = Texts(ctx.lang, OWNER)
+    L, texts = ctx.cfg.n_layers, Texts(ctx.lang, OWNER)  # kept by the widget: not ctx
     return widgets.feature_layer(
-        ctx, f"pca_layer_{ctx.id}", say(ctx, "pca_layer"),
+        ctx, f"pca_layer_{ctx.id}", t("pca_layer"),
         lambda i: texts("pca_output") if i == L else texts("pca_layer_n", l=i + 1, L=L))
 
 
 def pca_section(ctx: PageContext, heading: Callable[[str], object] = st.header) -> None:
     """The PCA of the patch features under a `heading` of the page's size: the text, the
     layer chooser, the first component, the foreground over the image and its colours."""
+    t = Texts(ctx.lang, OWNER)
     cfg, tr = ctx.cfg, ctx.trace
     N, d, G, P, n = cfg.n_tokens, cfg.d_model, cfg.grid_size, cfg.patch_size, cfg.n_prefix
-    heading(say(ctx, "pca_title"))
-    st.write(say(ctx, "pca_text", N=N, d=d))
+    heading(t("pca_title"))
+    st.write(t("pca_text", N=N, d=d))
     st.latex(r"\tilde{X} = X - \bar{x} = U \Sigma V^{\top}, \quad p = \tilde{X} v_1 \;[%d],"
              r" \quad \tfrac{1}{|B|}\textstyle\sum_{i \in B} p_i < 0, \quad p_i > 0"
              r" \Rightarrow i \in F" % N)
     if n:
-        st.caption(say(ctx, "pca_prefix", prefix=", ".join(prefix_names(cfg)), n=n))
+        st.caption(t("pca_prefix", prefix=", ".join(prefix_names(cfg)), n=n))
     layer = layer_choice(ctx)
     pca = ctx.derived(f"pca/{layer}", lambda: trace_pca(tr, layer))
     if layer is not None:
-        where = say(ctx, "pca_layer_n", l=layer + 1, L=cfg.n_layers)
+        where = t("pca_layer_n", l=layer + 1, L=cfg.n_layers)
     else:
-        where = say(ctx, "pca_output" if tr.final_ln is not None else "pca_output_last",
+        where = t("pca_output" if tr.final_ln is not None else "pca_output_last",
                     L=cfg.n_layers)
     fg = pca.n_foreground
     left, right = st.columns(2)
     widgets.picture(ctx, figures.heatmap, pca.first.reshape(G, G),
-                    say(ctx, "pca_first_title", where=where, share=100 * pca.first_share, G=G),
-                    say(ctx, "pca_col"), say(ctx, "pca_row"), signed=True,
-                    colorbar_label=say(ctx, "pca_first_scale"), size=(4.8, 4.2),
+                    t("pca_first_title", where=where, share=100 * pca.first_share, G=G),
+                    t("pca_col"), t("pca_row"), signed=True,
+                    colorbar_label=t("pca_first_scale"), size=(4.8, 4.2),
                     key="pca_first", where=left)
     widgets.picture(ctx, figures.attention_table, tr.image,
                     pca.foreground.astype(np.float32).reshape(1, 1, G, G),
-                    say(ctx, "pca_mask_title", n=fg, N=N), row_labels=[""], col_labels=[""],
-                    panel=3.0, vmax=1.0, colorbar_label=say(ctx, "pca_mask_scale"),
+                    t("pca_mask_title", n=fg, N=N), row_labels=[""], col_labels=[""],
+                    panel=3.0, vmax=1.0, colorbar_label=t("pca_mask_scale"),
                     key="pca_mask", where=right)
-    st.caption(say(ctx, "pca_first_caption", border=int(border_patches(G).sum()),
+    st.caption(t("pca_first_caption", border=int(border_patches(G).sum()),
                    m=pca.border_mean))
     if pca.too_few:
-        st.info(say(ctx, "pca_too_few", n=fg, k=MIN_FOREGROUND))
+        st.info(t("pca_too_few", n=fg, k=MIN_FOREGROUND))
     else:
         left, right = st.columns(2)
         shares = 100 * np.pad(pca.shares, (0, N_COLOURS - len(pca.shares)))  # [3] in %
         widgets.picture(ctx, figures.image_with_grid, on_image(pca.rgb, G, P), P,
-                        say(ctx, "pca_rgb_title", n=fg), numbers=False, size=4.2,
-                        axis_labels=(say(ctx, "pixels_x"), say(ctx, "pixels_y")), key="pca_rgb",
+                        t("pca_rgb_title", n=fg), numbers=False, size=4.2,
+                        axis_labels=(t("pixels_x"), t("pixels_y")), key="pca_rgb",
                         where=left)
-        right.markdown(say(ctx, "pca_rgb_caption", r=shares[0], g=shares[1], b=shares[2],
+        right.markdown(t("pca_rgb_caption", r=shares[0], g=shares[1], b=shares[2],
                            n=fg, total=float(shares.sum())))
     if ctx.weights == "random":
-        st.caption(say(ctx, "pca_random"))
+        st.caption(t("pca_random"))

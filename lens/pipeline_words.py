@@ -1,6 +1,6 @@
 """The pipeline picture's words at the live settings — its captions (image, patches, encoder)
 and its boxes, in the order the model runs — for the overview and the handout alike. `t` is
-the overview's translator (`lens/texts/<lang>/overview.toml`)."""
+the overview's texts (`lens/texts/<lang>/overview.toml`)."""
 
 from __future__ import annotations
 

@@ -15,15 +15,11 @@ from encoder_core.views.explain import logit_terms
 
 from . import blocks
 from .context import PageContext
-from .i18n import translate
+from .i18n import Texts
 
 TOP_K = 5  # classes listed with their probabilities
 OWNER = "vit"  # the block's texts are the ViT page's, wherever it is shown
 
-
-def say(ctx: PageContext, key: str, **values: object) -> str:
-    """A text of this page, also when the prediction block is drawn on another page."""
-    return translate(key, ctx.lang, OWNER, **values)
 
 
 def class_names(ctx: PageContext) -> list[str]:
@@ -39,46 +35,47 @@ def prediction(ctx: PageContext, heading: Callable[[str], object] = st.header) -
     written out (pooled row · W_head[:, c] + b_c) — on every page that shows it (the overview,
     under a `heading` of its own size, and this one). Weights without a classification head:
     one line that says so."""
+    t = Texts(ctx.lang, OWNER)
     tr, params = ctx.trace, ctx.trace.params
-    heading(say(ctx, "pred_title"))
+    heading(t("pred_title"))
     if params.head is None:
-        st.caption(say(ctx, "pred_none"))
+        st.caption(t("pred_none"))
         return
     head, cfg = params.head, ctx.cfg
     names = class_names(ctx)
     logits = ctx.derived("prediction/logits", lambda: predict(tr, params))  # [n_classes]
     classes, probs = top_classes(logits, min(TOP_K, head.n_classes))
-    pooled = say(ctx, f"pool_{head.pool}", N=cfg.n_tokens, n=cfg.n_prefix,
+    pooled = t(f"pool_{head.pool}", N=cfg.n_tokens, n=cfg.n_prefix,
                  d_in=head.W_head.shape[0])
-    extra = ([say(ctx, "pool_fc_norm")] if head.fc_norm_gamma is not None else []) + (
-        [say(ctx, "pool_pre_logits", r=head.W_pre.shape[1])] if head.W_pre is not None else [])
-    st.write(say(ctx, "pred_text", n=f"{head.n_classes:,}", pooled=" ".join([pooled, *extra])))
+    extra = ([t("pool_fc_norm")] if head.fc_norm_gamma is not None else []) + (
+        [t("pool_pre_logits", r=head.W_pre.shape[1])] if head.W_pre is not None else [])
+    st.write(t("pred_text", n=f"{head.n_classes:,}", pooled=" ".join([pooled, *extra])))
     if ctx.weights == "trained" and ctx.settings.source != "sample":
-        st.caption(say(ctx, "pred_off_domain"))
+        st.caption(t("pred_off_domain"))
     left, right = st.columns([1, 1])
-    columns = [say(ctx, key) for key in ("col_rank", "col_class", "col_prob", "col_logit")]
+    columns = [t(key) for key in ("col_rank", "col_class", "col_prob", "col_logit")]
     left.table([dict(zip(columns, (k + 1, names[c], f"{100 * p:.2f} %", f"{logits[c]:+.4f}"),
                          strict=True))
                 for k, (c, p) in enumerate(zip(classes, probs, strict=True))], hide_index=True)
     if ctx.model is not None:
-        left.caption(say(ctx, "pred_labels", source=ctx.model.info.labels_source))
+        left.caption(t("pred_labels", source=ctx.model.info.labels_source))
     best = int(classes[0])
     terms = ctx.derived(f"prediction/terms/{best}", lambda: logit_terms(tr, params, best))
     with right:
-        st.markdown(say(ctx, "pred_arith", c=best, name=names[best]))
+        st.markdown(t("pred_arith", c=best, name=names[best]))
         st.latex(r"\text{logit}_{c} = \text{%s} \cdot W_{\text{head}}[:,\, c] + b_c"
-                 % say(ctx, "tex_pooled"))
+                 % t("tex_pooled"))
         two = len(terms.rows) == 2  # DeiT distilled: each head on its row, then their mean
         for r, (row, b, stored) in enumerate(zip(terms.rows, terms.biases, terms.stored,
                                                  strict=True)):
             name = ("CLS", "DIST")[r]
             if two:
-                st.markdown(say(ctx, "pred_dist_row", row=f"[{name}]"))
+                st.markdown(t("pred_dist_row", row=f"[{name}]"))
             lhs = (r"\text{logit}^{\text{%s}}_{%d}" % (name, best) if two
                    else r"\text{logit}_{%d}" % best)
             field = f"{('head', 'head_dist')[r]}(x_{name})[{best}]" if two else f"logits[{best}]"
             blocks.dot_product(ctx, lhs, row, stored, field, bias=b,
                                bias_tex=f"{('b_head', 'b_dist')[r]}[{best}]")
         if len(terms.rows) == 2:
-            st.markdown(say(ctx, "pred_dist_mean", a=terms.stored[0], b=terms.stored[1],
+            st.markdown(t("pred_dist_mean", a=terms.stored[0], b=terms.stored[1],
                             logit=terms.logit))

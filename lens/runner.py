@@ -24,7 +24,7 @@ from .admission import Queue, TooHeavyError
 from .classroom import member as classroom
 from .classroom import student
 from .context import PageContext, Plan
-from .i18n import translator
+from .i18n import Texts
 from .layout_js import hold_tablet_sidebar, layout_behaviours
 from .lesson import cards
 from .settings import Settings
@@ -80,7 +80,7 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     if member is not None and not member.teacher:  # the class's image and model, locked
         settings = session.impose(student.class_settings_for(
             member, settings, models, compute.checkpoint_steps()))
-    t = translator(settings.lang)  # common texts only: the same on every page
+    t = Texts(settings.lang)  # common texts only: the same on every page
     upload_slot = sidebar.controls(settings, t, models,
                                    class_code=member.code if member and not member.teacher
                                    else "")

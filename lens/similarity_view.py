@@ -18,16 +18,12 @@ import streamlit as st
 from encoder_core import prefix_names
 from encoder_core.views.similarity import cosine_map, unit_rows
 
-from . import compute, explorer, figures, widgets
+from . import compute, explorer, figures, keys, widgets
 from .context import PageContext
-from .i18n import translate, translator
+from .i18n import Texts
 
 OWNER = "similarity"  # lens/texts/<lang>/similarity.toml
 
-
-def say(ctx: PageContext, key: str, **values: object) -> str:
-    """This section's text in the page's language."""
-    return translate(key, ctx.lang, OWNER, **values)
 
 
 def click_key(ctx: PageContext) -> str:
@@ -37,9 +33,10 @@ def click_key(ctx: PageContext) -> str:
 
 def layer_choice(ctx: PageContext) -> int | None:
     """The features compared (`widgets.feature_layer`)."""
-    L, texts = ctx.cfg.n_layers, translator(ctx.lang, OWNER)  # kept by the widget: not ctx
+    t = Texts(ctx.lang, OWNER)
+    L, texts = ctx.cfg.n_layers, Texts(ctx.lang, OWNER)  # kept by the widget: not ctx
     return widgets.feature_layer(
-        ctx, f"similarity_layer_{ctx.id}", say(ctx, "sim_layer"),
+        ctx, f"similarity_layer_{ctx.id}", t("sim_layer"),
         lambda i: texts("sim_output") if i == L else texts("sim_layer_n", l=i + 1, L=L))
 
 
@@ -47,54 +44,55 @@ def pointed(ctx: PageContext) -> int:
     """The patch the map is of: the last one clicked in this section, else the page's query."""
     N = ctx.cfg.n_tokens
     commit = explorer.committed(click_key(ctx))
-    patch = commit["query"] if commit else st.session_state.get("query", ctx.settings.query)
+    patch = commit["query"] if commit else st.session_state.get(keys.QUERY, ctx.settings.query)
     return min(max(int(patch), 0), N - 1)
 
 
 def similarity_section(ctx: PageContext, heading: Callable[[str], object] = st.header) -> None:
     """The patch similarity under a `heading` of the page's size: the text, the layer chooser
     and the live map (or, over the explorer's cap, the picker and the server's map)."""
+    t = Texts(ctx.lang, OWNER)
     cfg, tr = ctx.cfg, ctx.trace
     N, d, G, n = cfg.n_tokens, cfg.d_model, cfg.grid_size, cfg.n_prefix
-    heading(say(ctx, "sim_title"))
-    st.write(say(ctx, "sim_text", N=N, d=d))
+    heading(t("sim_title"))
+    st.write(t("sim_text", N=N, d=d))
     st.latex(r"u_i = \frac{x_i}{\lVert x_i \rVert_2}, \qquad \cos(x_i, x_j) = u_i \cdot u_j"
              r" \in [-1, 1] \quad (i, j < %d)" % N)
     if n:
-        st.caption(say(ctx, "sim_prefix", prefix=", ".join(prefix_names(cfg)), n=n))
+        st.caption(t("sim_prefix", prefix=", ".join(prefix_names(cfg)), n=n))
     layer = layer_choice(ctx)
     if layer is not None:
-        where = say(ctx, "sim_layer_n", l=layer + 1, L=cfg.n_layers)
+        where = t("sim_layer_n", l=layer + 1, L=cfg.n_layers)
     else:
-        where = say(ctx, "sim_output" if tr.final_ln is not None else "sim_output_last",
+        where = t("sim_output" if tr.final_ln is not None else "sim_output_last",
                     L=cfg.n_layers)
     unit = ctx.derived(f"similarity/{layer}", lambda: unit_rows(tr, layer))  # [N, d] float32
     patch = pointed(ctx)
     live = explorer.rows_fit(N, d)
     text = {"aria": ctx.t("picker_aria"), "patch": ctx.t("patch_tip", i="{i}", r="{r}", c="{c}"),
-            "weight": say(ctx, "sim_weight"),
-            "hint": say(ctx, "sim_hint" if live else "sim_click_hint")}
+            "weight": t("sim_weight"),
+            "hint": t("sim_hint" if live else "sim_click_hint")}
     base = (ctx.image_key, cfg, ctx.weights_id, f"similarity/{layer}", ctx.lang, patch)
     if live:  # the rows travel: the browser takes the dot products on every hover
-        text.update(title=say(ctx, "sim_map_title", i="{i}", where=where),
-                    colorbar=say(ctx, "sim_scale_fixed"), colorbar_row=say(ctx, "sim_scale_row"),
-                    to_row=say(ctx, "sim_to_row"), to_fixed=say(ctx, "sim_to_fixed"))
+        text.update(title=t("sim_map_title", i="{i}", where=where),
+                    colorbar=t("sim_scale_fixed"), colorbar_row=t("sim_scale_row"),
+                    to_row=t("sim_to_row"), to_fixed=t("sim_to_fixed"))
         blob = compute.payload(base, lambda: explorer.similarity_payload(
             tr.image, G, patch, text, unit))
         explorer.show_similarity(blob, key=click_key(ctx))
-        st.caption(say(ctx, "sim_caption"))
+        st.caption(t("sim_caption"))
     else:  # too many values to send: the picture picks, the server draws the map
         blob = compute.payload((*base, "picker"), lambda: explorer.payload(
             tr.image, G, patch, text))
         left, right = st.columns(2)
         explorer.show_similarity(blob, key=click_key(ctx), where=left)
-        right.caption(say(ctx, "sim_off", N=N, d=d, mb=explorer.rows_bytes(N, d) / 2**20,
+        right.caption(t("sim_off", N=N, d=d, mb=explorer.rows_bytes(N, d) / 2**20,
                           cap=explorer.MAX_BYTES / 2**20))
         cos = cosine_map(unit, patch)  # [N]; its own value, 1, is the top of the scale
         widgets.picture(ctx, figures.attention_grid, tr.image, cos.reshape(1, G, G), [""],
-                        say(ctx, "sim_map_title", i=patch, where=where), ncols=1, query=patch,
-                        colorbar_label=say(ctx, "sim_scale_row"),
+                        t("sim_map_title", i=patch, where=where), ncols=1, query=patch,
+                        colorbar_label=t("sim_scale_row"),
                         vmin=min(float(cos.min()), 1 - 1e-6), vmax=1.0, key="similarity_map",
                         where=right)
     if ctx.weights == "random":
-        st.caption(say(ctx, "sim_random"))
+        st.caption(t("sim_random"))

@@ -30,7 +30,7 @@ from encoder_core import EncoderConfig
 from . import page_costs
 from .handout import sheets, sheets_layer
 from .handout.sheets import Builder
-from .i18n import translate
+from .i18n import Texts
 from .lesson import tasks
 from .lesson.tasks import Spec
 from .note import Ranges
@@ -62,11 +62,11 @@ class PageInfo:
         return self.module.replace(".", "/") + ".py"
 
     def title_in(self, lang: str) -> str:
-        return translate("title", lang, self.id)
+        return Texts(lang, self.id)("title")
 
     def takeaway_in(self, lang: str) -> str:
         """The step in one line."""
-        return translate("takeaway", lang, self.id)
+        return Texts(lang, self.id)("takeaway")
 
 
 STEPS: tuple[PageInfo, ...] = (

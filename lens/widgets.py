@@ -166,14 +166,14 @@ def query_inputs(ctx: PageContext, where: Where = None) -> int:
     commit = explorer.committed(keys.QUERY_CLICK)
     if commit and commit != state.get(keys.LAST_CLICK):
         query = min(max(int(commit["query"]), 0), G * G - 1)
-        state["query"] = query  # first the query, then mark the commit as handled
+        state[keys.QUERY] = query  # first the query, then mark the commit as handled
         state[keys.LAST_CLICK] = commit
-    state["query"] = query
+    state[keys.QUERY] = query
     state[keys.QUERY_ROW], state[keys.QUERY_COL] = divmod(query, G)
     sync_url()  # a commit changed the query after page() wrote the link
 
     def from_row_col() -> None:
-        state["query"] = state[keys.QUERY_ROW] * G + state[keys.QUERY_COL]
+        state[keys.QUERY] = state[keys.QUERY_ROW] * G + state[keys.QUERY_COL]
 
     with (where or st).container():
         st.markdown(f"**{ctx.t('query')} = {query}**")
@@ -182,7 +182,7 @@ def query_inputs(ctx: PageContext, where: Where = None) -> int:
                          on_change=from_row_col)
         row.number_input(ctx.t("query_col"), 0, G - 1, step=1, key=keys.QUERY_COL,
                          on_change=from_row_col)
-    return int(state["query"])
+    return int(state[keys.QUERY])
 
 
 def query_explorer(ctx: PageContext,
@@ -201,7 +201,7 @@ def query_explorer(ctx: PageContext,
         text.update(enlarge=ctx.t("enlarge_hint"), each_max=ctx.t("scale_each_max"),
                     to_shared=ctx.t("scale_to_shared"), to_each=ctx.t("scale_to_each"),
                     below=ctx.t("maps_below"))
-    query = int(st.session_state.get("query", ctx.settings.query))  # after a commit
+    query = int(st.session_state.get(keys.QUERY, ctx.settings.query))  # after a commit
     cfg = ctx.cfg
     if maps is None:
         key = (ctx.image_key, cfg.image_size, cfg.channels, cfg.patch_size, "picker", ctx.lang,
@@ -260,7 +260,7 @@ def _chooser(ctx: PageContext, count: int, *, key: str, limit: int, default: lis
         return list(range(count))
     where = where or st
     shown, item, caption = names
-    texts = ctx.texts  # not ctx itself: the widget keeps its format_func (PageContext.texts)
+    texts = ctx.t  # not ctx itself: the widget keeps its format_func (PageContext.t)
     if [i for i in st.session_state.get(key, default) if not 0 <= i < count]:
         st.session_state[key] = default  # the count changed: a kept choice may name one gone
     chosen = where.multiselect(ctx.t(shown, k=limit, n=count), list(range(count)),
@@ -277,7 +277,7 @@ def feature_layer(ctx: PageContext, key: str, label: str,
     """Which features a view reads: a layer's output (0-based), or None for the encoder's
     output — after its final norm when there is one (then offered beside the layers as index
     L), else the last layer's. `name(i)` words option i; it is kept by the widget, so it must
-    not hold the context (a translator, not ctx)."""
+    not hold the context (its Texts, not ctx)."""
     L = ctx.cfg.n_layers
     options = list(range(L)) + ([L] if ctx.trace.final_ln is not None else [])
     if len(options) == 1:

@@ -11,10 +11,11 @@ import pytest
 import streamlit as st
 
 from lens.classroom import member as member_module
-from lens.classroom.member import MEMBER, STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
+from lens.classroom.member import STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
 from lens.classroom.rules import MAX_WRONG
 from lens.classroom.store import URL_ENV, Store
 from lens.i18n import translate
+from lens.keys import CLASS_MEMBER as MEMBER
 from lens.steps import PAGES
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 

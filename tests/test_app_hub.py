@@ -9,7 +9,7 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
 
 from encoder_core.checkpoints.load import IMAGENET_MEAN, IMAGENET_STD
-from lens import compute, hub, hub_ui
+from lens import compute, hub, hub_ui, keys
 from tests.support.hub_helpers import LocalHub, put_in_cache, timm_config, vit_bytes
 
 # The sidebar as far as the download needs it: the settings (from the link, then the state),
@@ -51,7 +51,7 @@ def run(lang: str = "en", *, open_: bool = True) -> AppTest:
     at = AppTest.from_string(SCRIPT, default_timeout=60)
     at.query_params["lang"] = lang
     if open_:
-        at.session_state[hub_ui.OPEN] = True
+        at.session_state[keys.HUB_OPEN] = True
     return at.run()
 
 
@@ -61,7 +61,7 @@ def test_folded_the_expander_sends_nothing_inside(cache, monkeypatch):
     assert not at.exception
     assert at.sidebar.expander[0].label == "Download a model"
     assert not at.sidebar.button and not at.sidebar.caption
-    at.session_state[hub_ui.OPEN] = True  # the learner opens it
+    at.session_state[keys.HUB_OPEN] = True  # the learner opens it
     at.run()
     assert [b.key for b in at.sidebar.button] == [hub_ui.button_key(m) for m in hub.MODELS]
 

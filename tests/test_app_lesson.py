@@ -9,7 +9,7 @@ import pytest
 from streamlit.elements.lib.utils import user_key_from_element_id
 
 from lens.i18n import translate
-from lens.lesson.cards import RECORDS
+from lens.keys import LESSON_RECORDS as RECORDS
 from lens.lesson.progress import URL_KEY
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 

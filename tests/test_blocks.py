@@ -24,7 +24,7 @@ from encoder_core.views.explain import (
     summarise_terms,
 )
 from lens import blocks, blocks_rows
-from lens.i18n import read_language
+from lens.i18n import Texts, read_language
 from lens.latex import num
 from lens.steps import ALL_PAGES
 
@@ -67,7 +67,7 @@ def assert_folded(at: AppTest, lang: str, kind: str) -> None:
     expander labelled "Show the arithmetic", and its check against the trace stays outside."""
     assert len(at.expander) == 1
     box = at.expander[0]
-    assert box.label == blocks.say(SimpleNamespace(lang=lang), "show_arithmetic")
+    assert box.label == Texts(lang, blocks.OWNER)("show_arithmetic")
     assert not box.proto.expanded  # folded until the learner opens it
     assert len(box.get(kind)) >= 1
     outside = [m.value for m in at.markdown if m not in box.markdown]
@@ -176,7 +176,7 @@ def test_hidden_unit_writes_sum_bias_relu_and_the_stored_activation(trace, lang,
         assert rf"({num(unit.dot.a[k])})\,({num(unit.dot.b[k])})" in worked
     top = largest_terms(unit.dot.products)
     assert all(f"k = {k}: " in at.caption[1].value for k in top)
-    assert at.markdown[0].value == blocks.say(SimpleNamespace(lang=lang), f"relu_{relu}")
+    assert at.markdown[0].value == Texts(lang, blocks.OWNER)(f"relu_{relu}")
     check = at.markdown[1].value
     assert f"**{unit.hidden:.7g}**" in check.split("`")[0]  # the recomputation, after the ReLU
     assert stored_in(check, field) == pytest.approx(unit.hidden, abs=2e-6)

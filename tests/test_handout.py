@@ -21,7 +21,7 @@ from lens.handout.book import handout, sheets_for
 from lens.handout.pdf import Flow, TitlePage, handout_pdf, tokens
 from lens.handout.sheets import Walk
 from lens.handout_ui import image_name
-from lens.i18n import translate, translator
+from lens.i18n import Texts, translate
 from lens.note import note_plain, plain_math
 from lens.page_costs import handout_cost
 from lens.settings import Settings
@@ -258,7 +258,7 @@ def test_a_character_no_pdf_font_has_is_printed_as_a_question_mark(tmp_path):
 
 
 def test_an_image_named_in_a_script_the_pdf_lacks_is_your_upload():
-    t = translator("zh", "handout")
+    t = Texts("zh", "handout")
     assert image_name(SimpleNamespace(image_name="猫咪.png"), t) == t("name_upload")
     assert image_name(SimpleNamespace(image_name="cat 霍珀.png"), t) == "cat 霍珀.png"
 

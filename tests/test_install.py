@@ -38,13 +38,14 @@ print(cfg.d_model, cfg.n_layers, round(float(probs.sum()), 6), int(probs.argmax(
 
 
 def test_a_non_editable_install_loads_the_shipped_weights_from_anywhere(tmp_path):
-    env_dir, work = tmp_path / "venv", tmp_path / "empty"
+    env_dir, work, source = tmp_path / "venv", tmp_path / "empty", tmp_path / "source"
     work.mkdir()
+    copy_tree(source)
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
     # the project without its app dependencies (Streamlit, …): the core needs NumPy and Pillow
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "--no-deps", str(ROOT), "numpy", "pillow"], check=True, timeout=600)
+                    "--no-deps", str(source), "numpy", "pillow"], check=True, timeout=600)
     out = subprocess.run([str(python), "-c", PROBE], cwd=work, capture_output=True, text=True,
                          timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr

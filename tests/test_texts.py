@@ -71,7 +71,7 @@ def test_every_page_has_a_title_and_a_takeaway_in_every_language():
 
 
 # Pages whose texts are drawn by modules of their own (besides the page's): the class page's
-# by lens/classroom, through `t = translator(lang, "class")` and `say(lang, "key")`; the ViT
+# by lens/classroom, through `t = Texts(lang, "class")`; the ViT
 # page's prediction block by lens/prediction.py (the overview draws it too).
 DRAWN_BY = {"class": ["lens/classroom/join.py", "lens/classroom/teacher.py",
                       "lens/classroom/student.py", "lens/classroom/view.py"],
@@ -220,5 +220,5 @@ def test_every_cell_of_the_overview_pipeline_table_is_the_golden_one(name):
 
     cfg = EncoderConfig(**CONFIGS[name])
     for lang in ("en", "zh"):
-        rows = pipeline_rows(cfg, i18n.translator(lang, "overview"), lang)
+        rows = pipeline_rows(cfg, i18n.Texts(lang, "overview"), lang)
         assert [list(r) for r in rows] == GOLDEN["pipeline"][name][lang], lang

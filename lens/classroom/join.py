@@ -17,7 +17,8 @@ import streamlit as st
 from PIL import Image
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..i18n import translate, translator
+from ..i18n import Texts
+from ..keys import CLASS_CODE_INPUT, CLASS_JOIN_ERROR, CLASS_NICK_INPUT
 from ..settings import Settings
 from .asking import class_settings
 from .member import (
@@ -36,9 +37,6 @@ if TYPE_CHECKING:
     from ..context import PageContext
 
 OWNER = "class"
-JOIN_ERROR = "_class_join_error"  # the last join's refusal, in words
-CODE_INPUT = "class_code_input"
-NICK_INPUT = "class_nickname_input"
 QR_MODULE_PX = 8  # one module of the QR code, in pixels
 QR_BORDER = 4  # modules of white around it (the standard's quiet zone)
 
@@ -66,7 +64,7 @@ def qr_png(text: str) -> bytes:
 
 def start_or_join(ctx: PageContext) -> None:
     """Start a class (the teacher) or join one (a student): the class page for nobody yet."""
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     if store_error():
         st.error(t("store_down", why=store_error()))
     left, right = st.columns(2, gap="large")
@@ -81,14 +79,14 @@ def start_or_join(ctx: PageContext) -> None:
     with right.container(border=True, key="class_join"):
         st.subheader(t("join_title"))
         st.markdown(t("join_text"))
-        if CODE_INPUT not in st.session_state:
-            st.session_state[CODE_INPUT] = st.query_params.get(CLASS_PARAM, "")
-        st.text_input(t("code_label"), key=CODE_INPUT, max_chars=16)
-        st.text_input(t("nickname_label"), key=NICK_INPUT, max_chars=MAX_NICKNAME,
+        if CLASS_CODE_INPUT not in st.session_state:
+            st.session_state[CLASS_CODE_INPUT] = st.query_params.get(CLASS_PARAM, "")
+        st.text_input(t("code_label"), key=CLASS_CODE_INPUT, max_chars=16)
+        st.text_input(t("nickname_label"), key=CLASS_NICK_INPUT, max_chars=MAX_NICKNAME,
                       help=t("nickname_help"))
         st.button(t("join_button"), type="primary", key="class_join_button", on_click=join_class,
                   args=(ctx.lang,))
-    error = st.session_state.get(JOIN_ERROR)
+    error = st.session_state.get(CLASS_JOIN_ERROR)
     if error:
         st.error(error)
 
@@ -98,29 +96,29 @@ def start(settings: Settings) -> None:
     try:
         code, key = shared_store().create_class(class_settings(settings), step="overview")
     except SQLAlchemyError as err:
-        st.session_state[JOIN_ERROR] = translate("store_down", settings.lang, OWNER,
-                                                 why=brief(err))
+        t = Texts(settings.lang, OWNER)
+        st.session_state[CLASS_JOIN_ERROR] = t("store_down", why=brief(err))
         return
-    st.session_state.pop(JOIN_ERROR, None)
+    st.session_state.pop(CLASS_JOIN_ERROR, None)
     become(Member(code, "teacher", key))
 
 
 def join_class(lang: str) -> None:
     """Join the class of the typed code (a callback): this session becomes its student."""
-    state = st.session_state
-    code = str(state.get(CODE_INPUT) or "")
+    state, t = st.session_state, Texts(lang, OWNER)
+    code = str(state.get(CLASS_CODE_INPUT) or "")
     if not code.strip():
-        state[JOIN_ERROR] = translate("join_empty", lang, OWNER)
+        state[CLASS_JOIN_ERROR] = t("join_empty")
         return
     try:
-        token = shared_store().join(code, client_key(), str(state.get(NICK_INPUT) or ""))
+        token = shared_store().join(code, client_key(), str(state.get(CLASS_NICK_INPUT) or ""))
     except RefusedError as err:
-        state[JOIN_ERROR] = translate(f"join_{err.reason}", lang, OWNER)
+        state[CLASS_JOIN_ERROR] = t(f"join_{err.reason}")
         return
     except SQLAlchemyError as err:
-        state[JOIN_ERROR] = translate("store_down", lang, OWNER, why=brief(err))
+        state[CLASS_JOIN_ERROR] = t("store_down", why=brief(err))
         return
-    state.pop(JOIN_ERROR, None)
+    state.pop(CLASS_JOIN_ERROR, None)
     become(Member(normal_code(code), "student", token))
 
 

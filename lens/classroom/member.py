@@ -27,6 +27,7 @@ from typing import Literal
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
+from ..keys import CLASS_MEMBER, CLASS_STATE, CLASS_STORE_ERROR
 from .rules import CLASS_HOURS, normal_code
 from .store import Store
 
@@ -34,9 +35,6 @@ CLASS_PARAM = "class"  # ?class=CODE: the join link, and every page of a class's
 STUDENT_PARAM = "student"  # ?student=TOKEN: a student's pages
 TEACHER_PARAM = "teacher"  # ?teacher=KEY: the teacher link, read once and removed
 COOKIE = "encoder_lens_teacher"  # "CODE.KEY" in the teacher's browser
-MEMBER = "_class_member"  # this session's Member
-STORE_ERROR = "_class_store_error"  # why the store could not be reached, this run
-CLASS_STATE = "_class_state"  # the class as this run read it (`class_state`)
 PROXY_ENV = "ENCODER_LENS_BEHIND_PROXY"  # "1": the replicas are reached through HAProxy
 
 JS = (files("lens") / "classroom_web" / "keep.js").read_text(encoding="utf-8")
@@ -81,7 +79,7 @@ def current(store: Store | None = None) -> Member | None:
     teacher key is read once and removed from it; a student token stays), else the teacher's
     cookie. A class that ended (or expired) ends the membership."""
     state = st.session_state
-    member = state.get(MEMBER)
+    member = state.get(CLASS_MEMBER)
     state.pop(CLASS_STATE, None)
     q = st.query_params
     if member is None and not (TEACHER_PARAM in q or STUDENT_PARAM in q
@@ -97,13 +95,13 @@ def current(store: Store | None = None) -> Member | None:
         else:
             state[CLASS_STATE] = seen  # this run's look at the class: `class_state()`
     except SQLAlchemyError as err:  # the database is down or out of reach: said, no crash;
-        state[STORE_ERROR] = brief(err)  # a member stays one (the class may be back soon)
-        return state.get(MEMBER)
-    state.pop(STORE_ERROR, None)
+        state[CLASS_STORE_ERROR] = brief(err)  # a member stays one (the class may be back soon)
+        return state.get(CLASS_MEMBER)
+    state.pop(CLASS_STORE_ERROR, None)
     if member is None:
-        state.pop(MEMBER, None)
+        state.pop(CLASS_MEMBER, None)
     else:
-        state[MEMBER] = member
+        state[CLASS_MEMBER] = member
     return member
 
 
@@ -123,7 +121,7 @@ def brief(err: Exception) -> str:
 def store_error() -> str | None:
     """Why the class's store could not be reached on this run (None: it could, or no class
     was in sight)."""
-    return st.session_state.get(STORE_ERROR)
+    return st.session_state.get(CLASS_STORE_ERROR)
 
 
 def _from_link(store: Store) -> Member | None:
@@ -153,9 +151,9 @@ def _from_cookie(store: Store) -> Member | None:
 def become(member: Member | None) -> None:
     """This session is now `member` (None: it left, or the class ended)."""
     if member is None:
-        st.session_state.pop(MEMBER, None)
+        st.session_state.pop(CLASS_MEMBER, None)
     else:
-        st.session_state[MEMBER] = member
+        st.session_state[CLASS_MEMBER] = member
 
 
 def sync_url(member: Member | None) -> None:

@@ -25,7 +25,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from encoder_core import EncoderConfig
 
-from ..i18n import translate, translator
+from ..i18n import Texts
+from ..keys import CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
 from ..lesson.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
 from ..lesson.tasks import fixed_now, judge
 from ..settings import Settings
@@ -41,13 +42,7 @@ if TYPE_CHECKING:
 
 OWNER = "class"  # lens/texts/<lang>/class.toml
 FOLLOW_S = 2.0  # how often a student's page looks at the class (seconds)
-SEEN = "_class_seen"  # the class's settings and tasks as this session's last full run saw them
-FOLLOWED = "_class_followed"  # the class's step this session last followed
-SENT = "_class_sent"  # (task, key) -> the message of the last send (refused: why)
 
-
-def say(lang: str, key: str, **values: object) -> str:
-    return translate(key, lang, OWNER, **values)
 
 
 def class_settings_for(member: Member, own: Settings, models: Mapping[str, EncoderConfig],
@@ -64,7 +59,7 @@ def class_settings_for(member: Member, own: Settings, models: Mapping[str, Encod
 
 def signature(class_state: dict | None) -> tuple | None:
     """What, when it changes, makes a student's page run again (the step is followed apart:
-    `FOLLOWED`)."""
+    `CLASS_FOLLOWED`)."""
     if class_state is None:
         return None
     return (tuple(sorted(class_state["settings"].items())),
@@ -74,10 +69,11 @@ def signature(class_state: dict | None) -> tuple | None:
 def ask(ctx: PageContext, member: Member) -> frozenset[str]:
     """The class's cards on this step; the element keys still withheld. The store out of
     reach: said, and the step's tasks stay withheld."""
+    t = Texts(ctx.lang, OWNER)
     try:
         return draw_cards(ctx, member)
     except SQLAlchemyError as err:
-        st.error(say(ctx.lang, "store_down", why=brief(err)))
+        st.error(t("store_down", why=brief(err)))
         return frozenset(k for s in tasks_for(ctx.id, ctx.cfg) for k in withheld_by(ctx, s))
 
 
@@ -87,6 +83,7 @@ def withheld_by(ctx: PageContext, spec) -> tuple[str, ...]:  # noqa: ANN001
 
 
 def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
+    t = Texts(ctx.lang, OWNER)
     seen = member_class_state()
     remember(seen)  # the follower runs the page again when the class changes
     mine = shared_store().answers_of(member.code, member.secret)  # out of reach: raises
@@ -101,14 +98,14 @@ def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
             if a.state == "open":
                 answer_card(ctx, member, a, n, len(asked), mine.get((a.spec.id, a.key)))
             else:
-                st.markdown(f"**{say(ctx.lang, 'waiting_title', k=n, n=len(asked))}**")
-                st.caption(say(ctx.lang, "waiting"))
+                st.markdown(f"**{t('waiting_title', k=n, n=len(asked))}**")
+                st.caption(t("waiting"))
     return frozenset(withheld)
 
 
 def answer_card(ctx: PageContext, member: Member, a: Asked, n: int, total: int,
                 sent: object | None) -> None:
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     given = None if sent is None else given_value(a.task, sent)
     if given is not None:  # a reload: the inputs hold what was sent
         prefill(a.task, input_keys(a.task, a.key), given)
@@ -116,7 +113,7 @@ def answer_card(ctx: PageContext, member: Member, a: Asked, n: int, total: int,
     light = replace(a.task, trace=None)  # what a callback keeps: never a trace
     st.button(t("send"), type="primary", key=f"class_send_{a.task.text_id}", on_click=send,
               args=(member, light, a.key, names, ctx.lang, given))
-    message = st.session_state.get(SENT, {}).get((a.spec.id, a.key))
+    message = st.session_state.get(CLASS_SENT, {}).get((a.spec.id, a.key))
     if message:
         st.warning(message)
     elif sent is not None:
@@ -143,60 +140,63 @@ def send(member: Member, task, key: str, names: list[str], lang: str,  # noqa: A
          sent: object | None = None) -> None:
     """Send: store the answer (a callback). Committed before the page says "sent". A patch
     not tapped again since the last send is that patch."""
-    messages = st.session_state.setdefault(SENT, {})
+    t = Texts(lang, OWNER)
+    messages = st.session_state.setdefault(CLASS_SENT, {})
     given = given_answer(task, names)
     if given is None and task.kind == "patch":
         given = sent
     if given is None:
-        messages[(task.id, key)] = say(lang, "answer_first")
+        messages[(task.id, key)] = t("answer_first")
         return
     try:
         shared_store().answer(member.code, member.secret, task.id, key,
                               stored_value(task, given))
         messages.pop((task.id, key), None)
     except RefusedError as err:
-        messages[(task.id, key)] = say(lang, f"refused_{err.reason}")
+        messages[(task.id, key)] = t(f"refused_{err.reason}")
     except SQLAlchemyError as err:  # not stored: never said "sent"
-        messages[(task.id, key)] = say(lang, "store_down", why=brief(err))
+        messages[(task.id, key)] = t("store_down", why=brief(err))
 
 
 def revealed(ctx: PageContext, member: Member, a: Asked, sent: object | None) -> None:
     """The student's answer beside the right one, why, and the class's answers."""
     lang, task = ctx.lang, a.task
+    t = Texts(lang, OWNER)
     given = None if sent is None else given_value(task, sent)
     verdict = ("none" if given is None else "right" if judge(task, given).right else "wrong")
-    label = say(lang, "revealed_label", verdict=say(lang, f"verdict_{verdict}"),
-                task=translate(task.text("short"), lang, "lesson"))
+    label = t("revealed_label", verdict=t(f"verdict_{verdict}"),
+                task=Texts(lang, "lesson")(task.text("short")))
     with st.expander(label, expanded=True):
-        st.markdown(translate(task.text("q"), lang, "lesson", **task.values))
-        st.markdown(translate("yours_and_right", lang, "lesson",
-                              yours=shown_answer(lang, task.id, given),
-                              right=shown_answer(lang, task.id, task.answer)))
+        st.markdown(Texts(lang, "lesson")(task.text("q"), **task.values))
+        st.markdown(Texts(lang, "lesson")("yours_and_right",
+                                          yours=shown_answer(lang, task.id, given),
+                                          right=shown_answer(lang, task.id, task.answer)))
         values = shared_store().answers_to(member.code, task.id, a.key)
         left, right = st.columns(2, gap="large")
         with left:
             if task.kind == "patch" and task.trace is not None and task.true_map:
                 true_map(ctx, task)
             else:
-                st.markdown(translate(task.text("why"), lang, "lesson", **task.values))
+                st.markdown(Texts(lang, "lesson")(task.text("why"), **task.values))
         with right:
             view.class_answers(lang, task, values, revealed=True,
                                image=task.trace.image if task.trace is not None else None)
         if task.kind == "patch" and task.trace is not None and task.true_map:
-            st.markdown(translate(task.text("why"), lang, "lesson", **task.values))
+            st.markdown(Texts(lang, "lesson")(task.text("why"), **task.values))
 
 
 def caption(ctx: PageContext, member: Member) -> None:
     """The header's line for a student: in which class, and that its settings are locked."""
-    st.caption(say(ctx.lang, "student_caption", code=member.code))
+    t = Texts(ctx.lang, OWNER)
+    st.caption(t("student_caption", code=member.code))
 
 
 def remember(class_state: dict | None) -> None:
     """What this full run saw of the class (the follower compares against it); the class's
     step counts as followed from the first look on (a student may then walk elsewhere)."""
-    st.session_state[SEEN] = signature(class_state)
+    st.session_state[CLASS_SEEN] = signature(class_state)
     if class_state is not None:
-        st.session_state.setdefault(FOLLOWED, class_state["step"])
+        st.session_state.setdefault(CLASS_FOLLOWED, class_state["step"])
 
 
 @st.fragment(run_every=FOLLOW_S)
@@ -212,9 +212,9 @@ def follow(code: str, page_id: str, lang: str) -> None:
         st.rerun()
     state = st.session_state
     step = class_state["step"]
-    if state.get(FOLLOWED, step) != step:  # the teacher moved the class: follow
-        state[FOLLOWED] = step
+    if state.get(CLASS_FOLLOWED, step) != step:  # the teacher moved the class: follow
+        state[CLASS_FOLLOWED] = step
         if step != page_id and step in PAGES:
             st.switch_page(PAGES[step].path)
-    if signature(class_state) != state.get(SEEN):
+    if signature(class_state) != state.get(CLASS_SEEN):
         st.rerun()  # a task opened or revealed, new settings: the page runs again

@@ -19,7 +19,8 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from .. import widgets
-from ..i18n import translate, translator
+from ..i18n import Texts
+from ..keys import CLASS_FORGET, CLASS_STEP_CHOICE, TEACHER_ERROR
 from ..lesson.cards import true_map
 from ..lesson.tasks import Task
 from ..steps import PAGES, STEPS, step_number
@@ -36,12 +37,7 @@ if TYPE_CHECKING:
 OWNER = "class"
 LIVE_S = 2.0  # how often the teacher's counts look at the store (seconds)
 PROJECTED_IN = 6.0  # the teacher's histograms, in inches (100 px each): read on a projector
-ERROR = "_class_teacher_error"  # the last refused action, in words
-STEP_CHOICE = "class_step_choice"
 
-
-def say(lang: str, key: str, **values: object) -> str:
-    return translate(key, lang, OWNER, **values)
 
 
 def step_label(lang: str, page_id: str) -> str:
@@ -50,20 +46,21 @@ def step_label(lang: str, page_id: str) -> str:
 
 def panel(ctx: PageContext, member: Member) -> None:
     """The class page of the class's teacher (the store out of reach: said, nothing breaks)."""
+    t = Texts(ctx.lang, OWNER)
     try:
         draw_panel(ctx, member)
     except SQLAlchemyError as err:
-        st.error(say(ctx.lang, "store_down", why=brief(err)))
+        st.error(t("store_down", why=brief(err)))
 
 
 def draw_panel(ctx: PageContext, member: Member) -> None:
+    t = Texts(ctx.lang, OWNER)
     class_state = member_class_state()  # this run's look at the class
     if class_state is None:
         if store_error():
-            st.error(say(ctx.lang, "store_down", why=store_error()))
+            st.error(t("store_down", why=store_error()))
         return
-    t = translator(ctx.lang, OWNER)
-    error = st.session_state.pop(ERROR, None)
+    error = st.session_state.pop(TEACHER_ERROR, None)
     if error:
         st.error(error)
     joining(ctx, member)
@@ -72,11 +69,11 @@ def draw_panel(ctx: PageContext, member: Member) -> None:
     step = class_state["step"]
     st.markdown(t("class_on", step=step_label(ctx.lang, step)))
     ids = [p.id for p in STEPS]
-    if st.session_state.get(STEP_CHOICE) not in ids:
-        st.session_state[STEP_CHOICE] = step
+    if st.session_state.get(CLASS_STEP_CHOICE) not in ids:
+        st.session_state[CLASS_STEP_CHOICE] = step
     row = st.container(horizontal=True, vertical_alignment="bottom")
     lang = ctx.lang  # what the widget keeps must not hold the context
-    chosen = row.selectbox(t("step_choose"), ids, key=STEP_CHOICE, width=320,
+    chosen = row.selectbox(t("step_choose"), ids, key=CLASS_STEP_CHOICE, width=320,
                            format_func=lambda i: step_label(lang, i))
     row.button(t("bring"), key="class_bring", type="primary", disabled=chosen == step,
                on_click=act, args=(member, ctx.lang, "move", chosen))
@@ -96,7 +93,7 @@ def draw_panel(ctx: PageContext, member: Member) -> None:
 
 def joining(ctx: PageContext, member: Member) -> None:
     """The code large, the link and its QR code: what the projector shows first."""
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     link = join_link(member.code)
     left, right = st.columns([3, 2], gap="large")
     with left:
@@ -111,20 +108,21 @@ def joining(ctx: PageContext, member: Member) -> None:
 @st.fragment(run_every=LIVE_S)
 def roster(code: str, key: str, lang: str) -> None:
     """How many joined, and their nicknames (the teacher's eyes only), live."""
+    t = Texts(lang, OWNER)
     try:
         names = shared_store().nicknames(code, key)
     except (RefusedError, SQLAlchemyError):
         return  # the class ended, or the store is out of reach: the page says so
-    st.markdown(f"**{say(lang, 'students_count', n=len(names))}**")
+    st.markdown(f"**{t('students_count', n=len(names))}**")
     given = [n for n in names if n]
     if given:
-        with st.expander(say(lang, "nicknames", n=len(given))):
+        with st.expander(t("nicknames", n=len(given))):
             st.text(", ".join(given))  # plain text: a nickname is never markup
 
 
 def questions(ctx: PageContext, member: Member, class_state: dict) -> None:
     """The questions of the class's step: ask, watch the answers come, reveal."""
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     step = class_state["step"]
     st.subheader(t("questions_title", step=step_label(ctx.lang, step)))
     asked = asked_on(ctx, step, class_state)
@@ -143,10 +141,10 @@ def questions(ctx: PageContext, member: Member, class_state: dict) -> None:
 
 def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
     lang, task = ctx.lang, a.task
-    t = translator(lang, OWNER)
-    st.markdown(f"**{translate(task.text('short'), lang, 'lesson')}** · "
+    t = Texts(lang, OWNER)
+    st.markdown(f"**{Texts(lang, 'lesson')(task.text('short'))}** · "
                 f"{t('state_' + (a.state or 'new'))}")
-    st.markdown(translate(task.text("q"), lang, "lesson", **task.values))
+    st.markdown(Texts(lang, "lesson")(task.text("q"), **task.values))
     row = st.container(horizontal=True)
     if a.state in ("", "closed"):  # a revealed question stays as it was answered
         row.button(t("open_button"), key=f"class_open_{task.text_id}", type="primary",
@@ -165,7 +163,7 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
         with right:
             if task.kind == "patch" and task.trace is not None and task.true_map:
                 true_map(ctx, task)
-            st.markdown(translate(task.text("why"), lang, "lesson", **task.values))
+            st.markdown(Texts(lang, "lesson")(task.text("why"), **task.values))
 
 
 def image_of(task: Task) -> np.ndarray | None:
@@ -175,12 +173,13 @@ def image_of(task: Task) -> np.ndarray | None:
 @st.fragment(run_every=LIVE_S)
 def live(code: str, lang: str, task: Task, key: str, image: np.ndarray | None) -> None:
     """An open question's answers as they come (no right answer marked before the reveal)."""
+    t = Texts(lang, OWNER)
     store = shared_store()
     try:
         class_state = store.state(code)
         values = store.answers_to(code, task.id, key)
     except SQLAlchemyError as err:
-        st.caption(say(lang, "store_down", why=brief(err)))
+        st.caption(t("store_down", why=brief(err)))
         return
     if class_state is None:
         return
@@ -190,6 +189,7 @@ def live(code: str, lang: str, task: Task, key: str, image: np.ndarray | None) -
 
 def act(member: Member, lang: str, action: str, arg: object) -> None:
     """A teacher's action (a callback), checked by the store with the teacher's key."""
+    t = Texts(lang, OWNER)
     store = shared_store()
     try:
         if action == "move":
@@ -208,15 +208,15 @@ def act(member: Member, lang: str, action: str, arg: object) -> None:
         elif action == "end":
             store.end_class(member.code, member.secret)
             become(None)
-            st.session_state["_class_forget"] = True
+            st.session_state[CLASS_FORGET] = True
     except RefusedError as err:
-        st.session_state[ERROR] = say(lang, f"refused_{err.reason}")
+        st.session_state[TEACHER_ERROR] = t(f"refused_{err.reason}")
     except SQLAlchemyError as err:
-        st.session_state[ERROR] = say(lang, "store_down", why=brief(err))
+        st.session_state[TEACHER_ERROR] = t("store_down", why=brief(err))
 
 
 def ending(ctx: PageContext, member: Member) -> None:
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     st.divider()
     with st.expander(t("end_title")):
         sure = st.checkbox(t("end_sure"), key="class_end_sure")
@@ -226,6 +226,6 @@ def ending(ctx: PageContext, member: Member) -> None:
 
 def forget_if_ended(member: Member | None) -> None:
     """After the teacher ended the class: the browser forgets the key."""
-    if st.session_state.pop("_class_forget", False):
+    if st.session_state.pop(CLASS_FORGET, False):
         keep_teacher(Member("", "teacher", ""), forget=True)
 

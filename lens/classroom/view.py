@@ -11,7 +11,7 @@ import numpy as np
 import streamlit as st
 
 from .. import figures
-from ..i18n import translate
+from ..i18n import Texts
 from ..lesson.cards import shown_answer
 from ..lesson.tasks import Task
 from ..widgets import render
@@ -19,9 +19,6 @@ from .tally import Tally, tally
 
 OWNER = "class"
 
-
-def say(lang: str, key: str, **values: object) -> str:
-    return translate(key, lang, OWNER, **values)
 
 
 def labels_of(lang: str, task: Task, counted: Tally) -> list[str]:
@@ -49,30 +46,31 @@ def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool
                   width: float = 4.0) -> Tally:
     """Draw how the class answered `task` (a histogram `width` inches wide, shown at its own
     size: a phone's narrower column shrinks it); its tally."""
+    t = Texts(lang, OWNER)
 
     counted = tally(task, values)
     n = counted.n
-    head = (say(lang, "answered_of", n=n, of=students) if students is not None
-            else say(lang, "answered", n=n))
+    head = (t("answered_of", n=n, of=students) if students is not None
+            else t("answered", n=n))
     st.markdown(f"**{head}**")
     if n and revealed:
-        st.markdown(say(lang, "share_right", right=counted.right, n=n,
+        st.markdown(t("share_right", right=counted.right, n=n,
                         p=100 * counted.right / n))
     if not n:
-        st.caption(say(lang, "no_answers"))
+        st.caption(t("no_answers"))
         return counted
-    title = say(lang, "chart_title", task=translate(task.text("short"), lang, "lesson"))
+    title = t("chart_title", task=Texts(lang, "lesson")(task.text("short")))
     if task.kind == "patch" and image is not None:
         G = task.grid
         maps = counted.patches.astype(np.float32).reshape(1, G, G)
         marked = task.exclude if task.exclude is not None else int(task.values.get("i", -1))
-        png = render(figures.attention_grid, image, maps, [say(lang, "map_panel")], title,
+        png = render(figures.attention_grid, image, maps, [t("map_panel")], title,
                      ncols=1, query=marked if marked >= 0 else None,
-                     colorbar_label=say(lang, "students"), vmax=float(max(1, maps.max())),
+                     colorbar_label=t("students"), vmax=float(max(1, maps.max())),
                      width=3.9, counts=True)
     else:
         png = render(figures.answer_counts, labels_of(lang, task, counted),
-                     list(counted.counts.values()), title, say(lang, "students"),
+                     list(counted.counts.values()), title, t("students"),
                      right_flags(task, counted) if revealed else [], width)
     st.image(png, width="content", output_format="PNG")  # its own size, smaller on a phone
     return counted

@@ -25,7 +25,7 @@ from encoder_core.views.explain import DotTerms, affine_terms, dot_terms, pe_ter
 from encoder_core.views.vit_steps import vit_differences
 
 from .. import figures
-from ..i18n import translate, translator, worded
+from ..i18n import Texts, worded
 from ..pipeline_words import pipeline_captions, pipeline_stages
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
@@ -58,11 +58,11 @@ class Walk:
 
     def t(self, key: str, **values: object) -> str:
         """A text of the handout (or a common one)."""
-        return translate(key, self.lang, OWNER, **values)
+        return Texts(self.lang, OWNER)(key, **values)
 
     def page(self, page_id: str, key: str, **values: object) -> str:
         """A text of a page, where the handout says what the page says."""
-        return translate(key, self.lang, page_id, **values)
+        return Texts(self.lang, page_id)(key, **values)
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def heatmap(w: Walk, m: np.ndarray, name: str, *, signed: bool = True, xlabel: s
 def overview(w: Walk) -> Sheet:
     cfg = w.cfg
     N, D, d, L, S = cfg.n_tokens, cfg.patch_dim, cfg.d_model, cfg.n_layers, cfg.image_size
-    o = translator(w.lang, "overview")
+    o = Texts(w.lang, "overview")
     pipeline = figures.pipeline(w.trace.image, cfg.patch_size, pipeline_captions(o, cfg),
                                 pipeline_stages(o, cfg))
     formulas = [w.t("f_image_to_patches") + rf"  ${dims(S, S, cfg.channels)} \rightarrow "

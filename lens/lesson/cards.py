@@ -24,7 +24,8 @@ import streamlit as st
 
 from .. import compute, explorer, figures
 from ..cache import array_digest
-from ..i18n import translate, translator
+from ..i18n import Texts
+from ..keys import LESSON_ASKED, LESSON_LAST, LESSON_MISSING, LESSON_PICK, LESSON_RECORDS
 from ..session import set_settings
 from ..steps import PAGES, STEPS, TASKS, tasks_for
 from ..widgets import picture
@@ -36,15 +37,7 @@ if TYPE_CHECKING:
     from ..context import PageContext
 
 OWNER = "lesson"  # lens/texts/<lang>/lesson.toml
-RECORDS = "_lesson_records"  # task id -> Record (answered or shown)
-ASKED = "_lesson_asked"  # task id -> (binding, Fixed) of a task asked, not yet answered
-MISSING = "_lesson_missing"  # the task whose Check was pressed without an answer
-LAST = "_lesson_last"  # the task answered (or shown) last: its reveal is open
-PICK = "lesson_pick_"  # + task: the patch picker's state (the explorer component, no maps)
 
-
-def say(lang: str, key: str, **values: object) -> str:
-    return translate(key, lang, OWNER, **values)
 
 
 # --- the records ------------------------------------------------------------------------------
@@ -52,9 +45,9 @@ def say(lang: str, key: str, **values: object) -> str:
 def records() -> dict[str, Record]:
     """This session's records: read from the link on the session's first look."""
     state = st.session_state
-    if RECORDS not in state:
-        state[RECORDS] = progress.decode(st.query_params.get(progress.URL_KEY))
-    return state[RECORDS]
+    if LESSON_RECORDS not in state:
+        state[LESSON_RECORDS] = progress.decode(st.query_params.get(progress.URL_KEY))
+    return state[LESSON_RECORDS]
 
 
 def sync_url(lesson: bool) -> None:
@@ -80,7 +73,7 @@ def current(ctx: PageContext, spec: Spec) -> tuple[Task, str] | None:
     if not spec.possible(ctx):
         return None
     state = st.session_state
-    asked = state.setdefault(ASKED, {})
+    asked = state.setdefault(LESSON_ASKED, {})
     record = records().get(spec.id)
     pending = asked.get(spec.id)
     fixed = record.fixed if record else pending[1] if pending else fixed_now(ctx)
@@ -125,15 +118,15 @@ def input_keys(task: Task, bound: str) -> list[str]:
     if task.kind == "number":
         return [f"{base}_{k}" for k in range(len(task.answer))]  # type: ignore[arg-type]
     if task.kind == "patch":
-        return [f"{PICK}{task.text_id}_{bound}"]
+        return [f"{LESSON_PICK}{task.text_id}_{bound}"]
     return [base]
 
 
 def question(ctx: PageContext, task: Task, bound: str, n: int, total: int) -> None:
     """The card of an open task: the question, its inputs, Check and Show me."""
-    t = translator(ctx.lang, OWNER)  # not ctx: what the widgets keep must not hold the trace
+    t = Texts(ctx.lang, OWNER)  # not ctx: what the widgets keep must not hold the trace
     names = question_inputs(ctx, task, bound, n, total)
-    if st.session_state.get(MISSING) == task.id:
+    if st.session_state.get(LESSON_MISSING) == task.id:
         st.warning(t("answer_first"))
     light = replace(task, trace=None)  # what a callback keeps: never a trace
     buttons = st.container(horizontal=True)
@@ -149,7 +142,7 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
     """The question k of n and its answer inputs (a live class's card has them too, `given`
     the answer it sent: the patch picker shows it until another is tapped); the inputs'
     session-state keys."""
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     st.markdown(f"**{t('predict_first', k=n, n=total)}**")
     if task.source == "trained":
         st.caption(t("on_trained"))
@@ -178,13 +171,14 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
 
 def patch_in_context(ctx: PageContext, task: Task) -> None:
     """The image a choice is asked on, with its grid and the question's patch outlined."""
+    t = Texts(ctx.lang, OWNER)
 
     tr = task.trace
     left, _ = st.columns([2, 3])
     picture(ctx, figures.image_with_grid, tr.image, tr.config.patch_size,
-            say(ctx.lang, "context_title", i=task.values["i"]), numbers=False,
+            t("context_title", i=task.values["i"]), numbers=False,
             highlight=int(task.values["i"]), size=3.9,
-            axis_labels=(translate("pixels_x", ctx.lang), translate("pixels_y", ctx.lang)),
+            axis_labels=(Texts(ctx.lang)("pixels_x"), Texts(ctx.lang)("pixels_y")),
             key=f"lesson_image_{task.text_id}", where=left)
 
 
@@ -196,7 +190,7 @@ def chosen_patch(key: str) -> int | None:
 def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = None) -> None:
     """The task's own picker: the image and its grid, the question's patch framed, no maps;
     the patch chosen (or, in a class, the one sent) named beside it."""
-    t = translator(ctx.lang, OWNER)
+    t = Texts(ctx.lang, OWNER)
     tr = task.trace if task.trace is not None else ctx.trace
     G = task.grid
     marked = task.exclude if task.exclude is not None else int(task.values["i"])  # -1: none
@@ -204,7 +198,7 @@ def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = N
     if chosen is None and sent is not None:
         chosen = int(sent)  # type: ignore[arg-type]
     text = {"hint": t("pick_hint"), "aria": t("pick_aria"),
-            "patch": translate("patch_tip", ctx.lang, i="{i}", r="{r}", c="{c}"),
+            "patch": Texts(ctx.lang)("patch_tip", i="{i}", r="{r}", c="{c}"),
             "weight": ""}
     blob = compute.payload(
         ("lesson", key, marked, chosen, ctx.lang),  # its key names the task and binding
@@ -236,92 +230,96 @@ def submit(task: Task, bound: str, names: list[str]) -> None:
     """Check: judge the answer and record it (a callback, before the page runs)."""
     given = given_answer(task, names)
     if given is None:
-        st.session_state[MISSING] = task.id
+        st.session_state[LESSON_MISSING] = task.id
         return
-    st.session_state.pop(MISSING, None)
+    st.session_state.pop(LESSON_MISSING, None)
     verdict = judge(task, given)
     records()[task.id] = Record(task.id, bound, task.fixed, given, verdict.right, task.answer)
-    st.session_state[LAST] = task.id
+    st.session_state[LESSON_LAST] = task.id
 
 
 def show_me(task: Task, bound: str) -> None:
     """Show me: the answer without one of the learner's (counted as not answered)."""
-    st.session_state.pop(MISSING, None)
+    st.session_state.pop(LESSON_MISSING, None)
     records()[task.id] = Record(task.id, bound, task.fixed, None, False, task.answer)
-    st.session_state[LAST] = task.id
+    st.session_state[LESSON_LAST] = task.id
 
 
 def shown_answer(lang: str, task_id: str, value: object) -> str:
     """An answer in words: "196 × 512", "patch 37", "flatter", "68 %"."""
+    t = Texts(lang, OWNER)
     spec = TASKS[task_id]
     text_id = task_id.replace(".", "_")
     if value is None:
-        return say(lang, "no_answer")
+        return t("no_answer")
     if spec.kind == "number":
         parts = [f"{v:g}" if float(v).is_integer() else f"{v:.3f}" for v in value]  # type: ignore[union-attr]
-        return say(lang, f"{text_id}_answer", a=parts[0], b=parts[-1])
+        return t(f"{text_id}_answer", a=parts[0], b=parts[-1])
     if spec.kind == "patch":
-        return say(lang, "patch_answer", j=value)
+        return t("patch_answer", j=value)
     if spec.kind == "choice":
-        return say(lang, f"{text_id}_{value}")
-    return say(lang, "percent", v=float(value))  # type: ignore[arg-type]
+        return t(f"{text_id}_{value}")
+    return t("percent", v=float(value))  # type: ignore[arg-type]
 
 
 def reveal(ctx: PageContext, task: Task, record: Record) -> None:
     """The answer beside the right one, why, and (a patch) the true map; folded once another
     task was answered since (the page below is what the learner reads on)."""
     lang = ctx.lang
+    t = Texts(lang, OWNER)
     verdict = ("shown" if not record.answered else "right" if record.right else "wrong")
-    label = say(lang, "reveal_label", verdict=say(lang, verdict),
-                task=say(lang, task.text("short")))
-    with st.expander(label, expanded=st.session_state.get(LAST) == task.id):
-        st.markdown(say(lang, task.text("q"), **task.values))
-        st.markdown(say(lang, "yours_and_right",
+    label = t("reveal_label", verdict=t(verdict),
+                task=t(task.text("short")))
+    with st.expander(label, expanded=st.session_state.get(LESSON_LAST) == task.id):
+        st.markdown(t(task.text("q"), **task.values))
+        st.markdown(t("yours_and_right",
                         yours=shown_answer(lang, task.id, record.given),
                         right=shown_answer(lang, task.id, task.answer)))
         if task.kind == "patch" and record.given is not None:
             detail = judge(task, record.given).detail
-            st.caption(say(lang, f"{task.text_id}_quality", j=record.given, **detail))
+            st.caption(t(f"{task.text_id}_quality", j=record.given, **detail))
         if task.kind == "patch" and task.trace is not None and task.true_map:
             left, right = st.columns([2, 3], gap="large")
             with left:
                 true_map(ctx, task)
-            right.markdown(say(lang, task.text("why"), **task.values))
+            right.markdown(t(task.text("why"), **task.values))
         else:
-            st.markdown(say(lang, task.text("why"), **task.values))
-        st.button(say(lang, "ask_again"), key=f"lesson_again_{task.text_id}", on_click=forget,
+            st.markdown(t(task.text("why"), **task.values))
+        st.button(t("ask_again"), key=f"lesson_again_{task.text_id}", on_click=forget,
                   args=(task.id,))
 
 
 def true_map(ctx: PageContext, task: Task) -> None:
     """The true values of every patch, on the image: where the model looked, or how alike."""
+    t = Texts(ctx.lang, OWNER)
 
     G, tr = task.grid, task.trace
     values = np.asarray(task.scores, dtype=np.float32).reshape(1, G, G)
     if task.exclude is not None:  # a similarity: the patch compared from is left out
         values = values.copy()
         values.flat[task.exclude] = float(np.min(values))  # its own 1 would set the scale
-    title = say(ctx.lang, f"{task.text_id}_map", **task.values)
+    title = t(f"{task.text_id}_map", **task.values)
     picture(ctx, figures.attention_grid, tr.image, np.clip(values, 0, None),
-            [say(ctx.lang, "map_panel", best=task.values["best"])], title, ncols=1,
-            query=int(task.values["i"]), colorbar_label=say(ctx.lang, f"{task.text_id}_bar"),
+            [t("map_panel", best=task.values["best"])], title, ncols=1,
+            query=int(task.values["i"]), colorbar_label=t(f"{task.text_id}_bar"),
             width=3.9, key=f"lesson_{task.text_id}")
 
 
 def earlier(ctx: PageContext, task: Task, record: Record) -> None:
     """A task answered on other settings: what was said then, and an offer to ask again."""
     lang = ctx.lang
-    st.markdown(say(lang, "earlier", yours=shown_answer(lang, task.id, record.given),
+    t = Texts(lang, OWNER)
+    st.markdown(t("earlier", yours=shown_answer(lang, task.id, record.given),
                     right=shown_answer(lang, task.id, record.answer),
-                    mark=say(lang, "mark_right" if record.right else "mark_wrong")))
-    st.button(say(lang, "ask_again_here"), key=f"lesson_again_{task.text_id}",
+                    mark=t("mark_right" if record.right else "mark_wrong")))
+    st.button(t("ask_again_here"), key=f"lesson_again_{task.text_id}",
               on_click=forget, args=(task.id,))
 
 
 def forget(task_id: str) -> None:
     """Ask a task again (a callback)."""
     records().pop(task_id, None)
-    st.session_state.get(ASKED, {}).pop(task_id, None)
+    st.session_state.get(LESSON_ASKED, {}).pop(task_id, None)
 
 
 # --- the header and the summary -----------------------------------------------------------
@@ -333,12 +331,13 @@ def lesson_specs(ctx: PageContext) -> list[Spec]:
 
 def progress_caption(ctx: PageContext) -> None:
     """The header's line: steps done, answers right."""
+    t = Texts(ctx.lang, OWNER)
     specs = lesson_specs(ctx)
     rec = records()
     pages = sorted({s.page for s in specs}, key=[p.id for p in STEPS].index)
     done = sum(all(s.id in rec for s in specs if s.page == p) for p in pages)
     answered = [rec[s.id] for s in specs if s.id in rec and rec[s.id].answered]
-    st.caption(say(ctx.lang, "progress", done=done, steps=len(pages),
+    st.caption(t("progress", done=done, steps=len(pages),
                    right=sum(r.right for r in answered), answered=len(answered),
                    tasks=len(specs)))
 
@@ -347,23 +346,24 @@ def summary(ctx: PageContext) -> None:
     """The end of the walk in lesson mode: each task, the learner's answer and the right one,
     and a retry of those not right on new numbers."""
     lang = ctx.lang
+    t = Texts(lang, OWNER)
     rec = records()
     specs = lesson_specs(ctx)
-    st.header(say(lang, "summary_title"))
+    st.header(t("summary_title"))
     rows = []
     for n, s in enumerate(specs):
         r = rec.get(s.id)
         first = n == 0 or specs[n - 1].page != s.page  # a step's name once, on its first row
-        rows.append({say(lang, "col_step"): PAGES[s.page].title_in(lang) if first else "",
-                     say(lang, "col_task"): say(lang, f"{s.id.replace('.', '_')}_short"),
-                     say(lang, "col_yours"): shown_answer(lang, s.id, r.given) if r else "—",
-                     say(lang, "col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
-                     say(lang, "col_result"): say(lang, result(r))})
+        rows.append({t("col_step"): PAGES[s.page].title_in(lang) if first else "",
+                     t("col_task"): t(f"{s.id.replace('.', '_')}_short"),
+                     t("col_yours"): shown_answer(lang, s.id, r.given) if r else "—",
+                     t("col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
+                     t("col_result"): t(result(r))})
     st.table(rows)
-    st.write(say(lang, "summary_text", right=right_count(specs, rec), n=len(specs)))
+    st.write(t("summary_text", right=right_count(specs, rec), n=len(specs)))
     again = [s for s in specs if s.id in rec and not rec[s.id].right]  # wrong, or shown
     if again:
-        st.markdown(say(lang, "retry_text", n=len(again)))
+        st.markdown(t("retry_text", n=len(again)))
         row = st.container(horizontal=True)
         first = PAGES[again[0].page]
         changes = [("retry_image", {"source": "sample",
@@ -371,7 +371,7 @@ def summary(ctx: PageContext) -> None:
         if ctx.weights == "random":
             changes.append(("retry_seed", {"seed": ctx.settings.seed + 1}))
         for name, change in changes:  # settings change in the callback, before any widget
-            if row.button(say(lang, name), key=f"lesson_{name}", type="primary"
+            if row.button(t(name), key=f"lesson_{name}", type="primary"
                           if name == "retry_image" else "secondary", on_click=retry,
                           args=([s.id for s in again],), kwargs=change):
                 st.switch_page(first.path)
@@ -401,12 +401,13 @@ def retry(task_ids: list[str], **changes: object) -> None:
 def choose(ctx: PageContext) -> None:
     """The overview's choice: take the lesson (predict first) or explore freely."""
     lang = ctx.lang
+    t = Texts(lang, OWNER)
     box = st.container(border=True, key="lesson_choice")
-    box.markdown(f"**{say(lang, 'choose_title')}**")
+    box.markdown(f"**{t('choose_title')}**")
     row = box.container(horizontal=True)
     on = ctx.settings.lesson
-    row.button(say(lang, "take_lesson"), key="lesson_on", type="primary" if not on else
+    row.button(t("take_lesson"), key="lesson_on", type="primary" if not on else
                "secondary", on_click=set_settings, kwargs={"lesson": True}, disabled=on)
-    row.button(say(lang, "explore"), key="lesson_off", on_click=set_settings,
+    row.button(t("explore"), key="lesson_off", on_click=set_settings,
                kwargs={"lesson": False}, disabled=not on)
-    box.caption(say(lang, "choose_on" if on else "choose_help"))
+    box.caption(t("choose_on" if on else "choose_help"))
