@@ -1,6 +1,6 @@
 """The look every figure shares: fonts, colour maps, the display size limit, colour limits,
 block averaging, margins fixed in inches, and `to_png`, the one way a matplotlib figure becomes
-bytes (the raster pictures have `raster.png`)."""
+bytes (the pictures drawn without matplotlib have `picture.png`)."""
 
 from __future__ import annotations
 
