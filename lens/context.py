@@ -91,11 +91,6 @@ class PageContext:
         through `ctx` they would hold the trace (1.7 GB at the heaviest settings)."""
         return Texts(self.lang, self.id)
 
-    @property
-    def texts(self) -> Texts:
-        """`t`, by the name the pages used for what a widget keeps."""
-        return self.t
-
     def derived(self, name: str, compute_it: Callable[[], object]) -> object:
         """A quantity derived from this trace (rollout, head statistics, …), computed once per
         trace and name instead of on every rerun; `name` must say everything it depends on

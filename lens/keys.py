@@ -44,6 +44,9 @@ NAV_NEXT = "nav_next"
 NAV_PREV_BOTTOM = "nav_prev_bottom"  # and again at the end of the page
 NAV_NEXT_BOTTOM = "nav_next_bottom"
 
+COMPARE_WHAT = "cmp_what"  # Compare: what settings A and B differ in (its radio)
+SCORES_KEY_J = "scores_key_j"  # Scores: the key column of the worked entry (its number input)
+
 ENTRY = "_entry"  # the router (chrome.route) runs this script run's page: the app's navigation
 
 

@@ -1,4 +1,4 @@
-"""Compare & ablate — positional encoding off, and two settings side by side (issue 4)."""
+"""Compare & ablate — positional encoding off, and two settings side by side."""
 
 import numpy as np
 import streamlit as st
@@ -14,7 +14,7 @@ from encoder_core.views.analysis import (
     prefix_share,
     unshuffle,
 )
-from lens import figures, widgets
+from lens import figures, keys, widgets
 from lens.context import PageContext
 from lens.runner import run_page
 from lens.settings import Settings
@@ -30,7 +30,7 @@ def plan(settings: Settings) -> list[tuple[str, Settings]]:
     settings side by side (as their controls hold them) — so that the run reserves their
     memory before it starts (lens.admission)."""
     state = st.session_state
-    what = state.get("cmp_what", "n_heads")
+    what = state.get(keys.COMPARE_WHAT, "n_heads")
     fixed = settings.architecture is not None  # weights made for one architecture
     what = "scale" if fixed or what not in CMP_OPTIONS else what
     sides = [state.get(f"cmp_{side}_{what}", default)
@@ -177,8 +177,8 @@ def two_settings(ctx: PageContext, query: int, layer: int) -> None:
         st.caption(ctx.t("model_fixed"))
     elif ctx.weights == "trained":
         st.caption(ctx.t("trained_fixed"))
-    texts = ctx.texts  # a widget keeps its format_func: never through ctx (the trace)
-    what = st.radio(ctx.t("cmp_what"), choices, horizontal=True, key="cmp_what",
+    texts = ctx.t  # a widget keeps its format_func: never through ctx (the trace)
+    what = st.radio(ctx.t("cmp_what"), choices, horizontal=True, key=keys.COMPARE_WHAT,
                     format_func=lambda w: texts(f"what_{w}"))
     options, defaults = CMP_OPTIONS[what], CMP_DEFAULTS[what]
     ca, cb = st.columns(2)

@@ -15,7 +15,7 @@ from encoder_core.views.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.views.explain import dot_terms, softmax_terms
-from lens import blocks, blocks_rows, chrome, figures, meaning, widgets
+from lens import blocks, blocks_rows, chrome, figures, keys, meaning, widgets
 from lens.context import PageContext, Where
 from lens.latex import dims, divisor_latex
 from lens.runner import run_page
@@ -64,7 +64,7 @@ def formulas_with_key(ctx: PageContext, right: Where, l: int, head: int, query: 
                       i: int) -> int:
     """The formulas in `right`, with the input of the key j; j as that input holds it, or as
     the session holds it while the lesson withholds the formulas."""
-    held = int(st.session_state.get("scores_key_j", 0)) % ctx.cfg.seq_len
+    held = int(st.session_state.get(keys.SCORES_KEY_J, 0)) % ctx.cfg.seq_len
     picked: list[int] = []
     widgets.section(ctx, "scores_formulas",
                     lambda: picked.append(formulas(ctx, l, head, query, i)), where=right)
@@ -78,7 +78,7 @@ def formulas(ctx: PageContext, l: int, head: int, query: int, i: int) -> int:
     key_label = (ctx.t("key_j_vit", first=prefix_names(cfg)[0], k=kp) if kp
                  else ctx.t("key_j"))
     # the key starts at the row's largest weight
-    j = widgets.index_input(key_label, T, key="scores_key_j",
+    j = widgets.index_input(key_label, T, key=keys.SCORES_KEY_J,
                             start=int(np.argmax(tr.layers[l].attn[head, i])),
                             help=ctx.t("key_j_help"))
     st.markdown("**" + ctx.t("where", l=l + 1, hd=head + 1, h=cfg.n_heads, N=T) + "**")

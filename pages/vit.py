@@ -1,8 +1,7 @@
-"""★ What a ViT looks at — the views users of real Vision Transformers ask for (issue 12):
-the model's own prediction (issue 26), DINO's last-layer CLS attention with "keep x % of the
+"""★ What a ViT looks at — the views users of real Vision Transformers ask for:
+the model's own prediction, DINO's last-layer CLS attention with "keep x % of the
 mass", rollout (discard ratio, head fusion), the layer × head grid of CLS attention, attention
-from any patch, the token-norm map, the PCA of the patch features and heads switched off
-(issue 26)."""
+from any patch, the token-norm map, the PCA of the patch features and heads switched off."""
 
 
 import numpy as np
@@ -139,7 +138,7 @@ def rollout(ctx: PageContext) -> None:
     c1, c2 = st.columns([1, 2])
     ratio = round(c1.slider(ctx.t("discard_label"), 0.0, 0.99, ROLLOUT_DISCARD, step=0.01,
                             key="vit_discard"), 2)
-    texts = ctx.texts  # a widget keeps its format_func: never through ctx (the trace)
+    texts = ctx.t  # a widget keeps its format_func: never through ctx (the trace)
     fusion = c1.radio(ctx.t("fusion_label"), HEAD_FUSIONS, horizontal=True, key="vit_fusion",
                       format_func=lambda f: texts(f"fusion_{f}"))
     cls_map = ctx.derived(f"vit/rollout/{fusion}/{ratio:.2f}", lambda: rollout_cls_map(

@@ -6,6 +6,7 @@ imported by the pages alone."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -124,3 +125,25 @@ def test_the_purity_probe_sees_streamlit():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert out.stdout.strip() == "True", out.stderr
+
+
+KEY_LITERAL = re.compile(r"""session_state\[\s*["']|session_state\.(get|pop|setdefault)\(\s*["']"""
+                         r"""|\bstate\[\s*["']|\bstate\.(get|pop|setdefault)\(\s*["']"""
+                         r"""|["']\w+["'] (not )?in (st\.)?(session_)?state\b""")
+
+
+def literal_keys(text: str) -> list[int]:
+    """The lines that read or write a session-state key given as a string literal."""
+    return [n for n, line in enumerate(text.splitlines(), 1) if KEY_LITERAL.search(line)]
+
+
+def test_every_session_state_key_is_named_in_lens_keys():
+    found = {str(p.relative_to(ROOT)): lines for top in APP for p in (ROOT / top).rglob("*.py")
+             if p.name != "keys.py" and (lines := literal_keys(p.read_text(encoding="utf-8")))}
+    assert found == {}
+
+
+def test_the_key_check_sees_a_literal_key_and_not_a_named_one():
+    assert literal_keys('st.session_state["query"] = 1\nx = state.get("_seen")\n'
+                        'if "lang" in st.session_state:\n') == [1, 2, 3]
+    assert literal_keys("st.session_state[keys.QUERY] = 1\nstate.get(keys.SEEN, {})\n") == []
