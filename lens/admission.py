@@ -20,7 +20,7 @@ So
   behind it stops, the runs in progress end, what caches keep is dropped (`make_room`) and it
   starts (it fits alone: it passed the `TooHeavyError` check);
 - among requests that fit, the order they came is kept; a request of 0 bytes takes nothing
-  from anyone and starts at once.
+  from anyone and starts as soon as no barrier is ahead of it.
 First come first served (which this replaced) made a learner whose own page fits now wait for
 a heavier run queued before it to be admitted and to finish (issue 39).
 
@@ -201,6 +201,9 @@ class MemoryBudget:
         are first asked to make room for what it lacks."""
         starts = admissible(self._waiting, self._free(), self.max_overtakes)
         if starts:
+            if starts[0] is not request:
+                self._cond.notify_all()  # wake the one whose turn it is (memory may have
+                # been freed outside any reservation, which notifies nobody)
             return starts[0] is request
         lacking = shortfall(self._waiting, request, self._free(), self.max_overtakes)
         if lacking is None or self._make_room is None:
