@@ -19,6 +19,7 @@ how a change of the core moved it. Figures, not pass/fail. Torch is a benchmark-
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -104,6 +105,17 @@ def torch_trace(image, params, cfg):  # noqa: ANN001, ANN201 (torch types stay i
     return kept
 
 
+def load_core(tree: Path) -> None:
+    """Import `encoder_core` from another checkout (`tree`, e.g. a `git worktree` of an older
+    commit) as the package every later `import encoder_core` gets: A/B runs of two cores."""
+    init = tree / "encoder_core" / "__init__.py"
+    spec = importlib.util.spec_from_file_location(
+        "encoder_core", init, submodule_search_locations=[str(init.parent)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["encoder_core"] = module
+    spec.loader.exec_module(module)
+
+
 def ours_only(repeat: int, cpu: bool = False) -> list[float]:
     """`encode` at the defaults, `repeat` timed calls (ms, wall or CPU) after one warm-up."""
     from encoder_core import EncoderConfig, encode, init_params  # noqa: PLC0415
@@ -186,6 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tree", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.only_ours:
+        if args.tree:
+            load_core(Path(args.tree))
         print(" ".join(f"{v:.2f}" for v in ours_only(args.repeat, args.cpu)))
     elif args.ab:
         ab(args.ab, args.rounds, args.repeat, args.cpu)
@@ -194,6 +208,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    if "--tree" in sys.argv:  # an older core first on the path (A/B runs)
-        sys.path.insert(0, sys.argv[sys.argv.index("--tree") + 1])
     main()
