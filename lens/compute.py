@@ -32,6 +32,7 @@ from encoder_core import (
 )
 from encoder_core.config import valid_patch_sizes
 
+from . import figures
 from .admission import MEMORY_BUDGET_MB, MemoryBudget, return_freed_memory
 from .cache import ComputeGate, Fresh, Held, LRUCache, nbytes
 from .models import Model, checkpoint_paths, load_models
@@ -184,17 +185,7 @@ def thumbnail_png(image_key: str, original: np.ndarray) -> bytes:
     """A small PNG of `original` ([h, w, 3] floats in [0, 1], the image as shown), at most
     THUMBNAIL_SIDE px a side: the sidebar's reminder of which upload is in use, drawn once per
     image for every session."""
-    def draw() -> bytes:
-        from PIL import Image
-
-        rgb = np.clip(np.asarray(original) * 255 + 0.5, 0, 255).astype(np.uint8)
-        img = Image.fromarray(rgb)
-        img.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))
-        buf = io.BytesIO()
-        img.save(buf, format="PNG")
-        return buf.getvalue()
-
-    return picture(("thumbnail", image_key), draw)
+    return picture(("thumbnail", image_key), lambda: figures.thumbnail(original, THUMBNAIL_SIDE))
 
 
 def params_key(cfg: EncoderConfig) -> tuple:

@@ -23,7 +23,7 @@ from . import compute, keys
 from .admission import Queue, TooHeavyError
 from .context import PageContext
 from .i18n import Texts
-from .lesson import cards
+from .lesson import cards, course
 from .page_costs import handout_cost
 
 if TYPE_CHECKING:
@@ -48,13 +48,13 @@ def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]
         return {}
     rec, lang, out = cards.records(), ctx.lang, {}
     t = Texts(lang, cards.OWNER)
-    for spec in cards.lesson_specs(ctx):
+    for spec in course.lesson_specs(ctx):
         r = rec.get(spec.id)
         if r is None:
             continue
         row = (t(f"{spec.id.replace('.', '_')}_short"),
                cards.shown_answer(lang, spec.id, r.given),
-               cards.shown_answer(lang, spec.id, r.answer), t(cards.result(r)))
+               cards.shown_answer(lang, spec.id, r.answer), t(course.result(r)))
         out[spec.page] = (*out.get(spec.page, ()), row)
     return out
 
@@ -98,8 +98,8 @@ def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
         lines.append(t("doc_model_random", seed=cfg.seed))
     lines.append(t("doc_chosen", l=w.layer + 1, hd=w.head + 1, i=w.query))
     if w.answers:
-        specs = cards.lesson_specs(ctx)
-        lines.append(t("doc_lesson", right=cards.right_count(specs, cards.records()),
+        specs = course.lesson_specs(ctx)
+        lines.append(t("doc_lesson", right=course.right_count(specs, cards.records()),
                        n=len(specs)))
     lines.append(t("doc_made", day=day.isoformat()))
     return TitlePage(title=t("doc_title"), image=ctx.original, image_name=name,

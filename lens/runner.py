@@ -26,7 +26,7 @@ from .classroom import student
 from .context import PageContext, Plan
 from .i18n import Texts
 from .layout_js import hold_tablet_sidebar, layout_behaviours
-from .lesson import cards
+from .lesson import cards, course
 from .settings import Settings
 from .steps import PAGES, STEPS, page_for_script
 
@@ -55,7 +55,7 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
             student.follow(ctx.student.code, info.id, ctx.lang)
         else:
             if info.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
-                cards.choose(ctx)
+                course.choose(ctx)
             if ctx.settings.lesson:  # the task cards, then the page without what they withhold
                 ctx.withheld = cards.ask(ctx)
         slot = handout_ui.offer(ctx)  # the walk as a PDF: built below, once asked
@@ -113,7 +113,7 @@ def header_caption(ctx: PageContext) -> Callable[[], None] | None:
     if ctx.student is not None:
         return lambda: student.caption(ctx, ctx.student)
     if ctx.settings.lesson:
-        return lambda: cards.progress_caption(ctx)
+        return lambda: course.progress_caption(ctx)
     return None
 
 

@@ -4,7 +4,7 @@ note's steps in order, then the pages beyond them; everything else refers to a p
 A page's id is its URL path (/multihead), its module (`pages/multihead.py`: its `render`) and
 the name of its text files (`lens/texts/<lang>/multihead.toml`, whose `title` and `takeaway`
 are the page's). Its entry holds, by reference, every other part it has: its lesson tasks
-(`lens.lesson.tasks`), its handout sheet (`lens.handout.sheets`, `sheets_layer`), its derived
+(`lens.lesson.questions`), its handout sheet (`lens.handout.sheets`, `sheets_layer`), its derived
 work for the memory budget (`lens.page_costs`) and its lines of the note (`lens.note`). Every
 part is named in every entry — None where the page has none (a page beyond the note has no
 sheet) — so none is forgotten (tests/test_steps.py checks what each kind of page needs).
@@ -31,7 +31,7 @@ from . import page_costs
 from .handout import sheets, sheets_layer
 from .handout.sheets import Builder
 from .i18n import Texts
-from .lesson import tasks
+from .lesson import questions
 from .lesson.tasks import Spec
 from .note import Ranges
 from .page_costs import Terms
@@ -43,7 +43,7 @@ PAGES_PACKAGE = "pages"
 class PageInfo:
     id: str  # the page's id and URL path, e.g. "multihead"
     _: KW_ONLY
-    tasks: tuple[Spec, ...] | None  # its lesson tasks, in the order asked (lens.lesson.tasks)
+    tasks: tuple[Spec, ...] | None  # its lesson tasks, in the order asked (lesson.questions)
     sheet: Builder | None  # its sheet of the handout (lens.handout)
     note: Ranges | None  # its lines of the note (() where the note has none: the FFN)
     costs: Terms | None  # what it derives on top of its trace (lens.page_costs), for the
@@ -70,24 +70,26 @@ class PageInfo:
 
 
 STEPS: tuple[PageInfo, ...] = (
-    PageInfo("overview", tasks=tasks.OVERVIEW_TASKS, sheet=sheets.overview, note=((1, 94),),
-             costs=None),
-    PageInfo("patches", tasks=tasks.PATCHES_TASKS, sheet=sheets.patches, note=((5, 8),),
-             costs=None),
-    PageInfo("embedding", tasks=tasks.EMBEDDING_TASKS, sheet=sheets.embedding, note=((5, 13),),
-             costs=None),
-    PageInfo("positional", tasks=tasks.POSITIONAL_TASKS, sheet=sheets.positional, note=((15, 26),),
-             costs=page_costs.positional),
-    PageInfo("qkv", tasks=tasks.QKV_TASKS, sheet=sheets_layer.qkv, note=((27, 35),), costs=None),
-    PageInfo("scores", tasks=tasks.SCORES_TASKS, sheet=sheets_layer.scores, note=((36, 48),),
-             costs=page_costs.scores),
-    PageInfo("multihead", tasks=tasks.MULTIHEAD_TASKS, sheet=sheets_layer.multihead,
+    PageInfo("overview", tasks=questions.OVERVIEW_TASKS, sheet=sheets.overview,
+             note=((1, 94),), costs=None),
+    PageInfo("patches", tasks=questions.PATCHES_TASKS, sheet=sheets.patches,
+             note=((5, 8),), costs=None),
+    PageInfo("embedding", tasks=questions.EMBEDDING_TASKS, sheet=sheets.embedding,
+             note=((5, 13),), costs=None),
+    PageInfo("positional", tasks=questions.POSITIONAL_TASKS, sheet=sheets.positional,
+             note=((15, 26),), costs=page_costs.positional),
+    PageInfo("qkv", tasks=questions.QKV_TASKS, sheet=sheets_layer.qkv,
+             note=((27, 35),), costs=None),
+    PageInfo("scores", tasks=questions.SCORES_TASKS, sheet=sheets_layer.scores,
+             note=((36, 48),), costs=page_costs.scores),
+    PageInfo("multihead", tasks=questions.MULTIHEAD_TASKS, sheet=sheets_layer.multihead,
              note=((49, 59),), costs=page_costs.multihead),
-    PageInfo("addnorm", tasks=tasks.ADDNORM_TASKS, sheet=sheets_layer.addnorm, note=((60, 90),),
-             costs=page_costs.addnorm),
-    PageInfo("ffn", tasks=tasks.FFN_TASKS, sheet=sheets_layer.ffn, note=(), costs=page_costs.ffn),
-    PageInfo("stack", tasks=tasks.STACK_TASKS, sheet=sheets_layer.stack, note=((27, 28), (91, 94)),
-             costs=page_costs.stack),
+    PageInfo("addnorm", tasks=questions.ADDNORM_TASKS, sheet=sheets_layer.addnorm,
+             note=((60, 90),), costs=page_costs.addnorm),
+    PageInfo("ffn", tasks=questions.FFN_TASKS, sheet=sheets_layer.ffn,
+             note=(), costs=page_costs.ffn),
+    PageInfo("stack", tasks=questions.STACK_TASKS, sheet=sheets_layer.stack,
+             note=((27, 28), (91, 94)), costs=page_costs.stack),
 )
 EXTRA_PAGES: tuple[PageInfo, ...] = (
     PageInfo("compare", tasks=None, sheet=None, note=None, costs=page_costs.compare,

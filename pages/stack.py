@@ -15,7 +15,7 @@ from encoder_core.views.rollout import attention_rollout
 from lens import chrome, explorer, figures, meaning, widgets
 from lens.context import PageContext
 from lens.heads_off import heads_off_section
-from lens.lesson import cards
+from lens.lesson import course
 from lens.pca_view import pca_section
 from lens.runner import run_page
 from lens.similarity_view import similarity_section
@@ -51,7 +51,7 @@ def render(ctx: PageContext) -> None:
 
     in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's
     if in_lesson:  # the lesson's summary: each answer beside the right one
-        cards.summary(ctx)
+        course.summary(ctx)
     recap(ctx, lesson_mode=in_lesson)
     chrome.footer(ctx)
 

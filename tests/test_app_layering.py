@@ -104,7 +104,7 @@ def test_the_graph_sees_a_type_checking_and_a_function_level_import(tmp_path):
     assert {"lens.context", "lens.runner"} <= found
 
 
-PURE = ("lens.lesson.tasks", "lens.classroom.tally", "lens.settings")
+PURE = ("lens.lesson.tasks", "lens.lesson.questions", "lens.classroom.tally", "lens.settings")
 NOT_IN_PURE = ("streamlit", "matplotlib", "pandas")
 
 
@@ -147,3 +147,13 @@ def test_the_key_check_sees_a_literal_key_and_not_a_named_one():
     assert literal_keys('st.session_state["query"] = 1\nx = state.get("_seen")\n'
                         'if "lang" in st.session_state:\n') == [1, 2, 3]
     assert literal_keys("st.session_state[keys.QUERY] = 1\nstate.get(keys.SEEN, {})\n") == []
+
+
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_of_the_app_is_over_400_lines():
+    """A module does one job and is read in one sitting: the longer ones are split by job."""
+    long = {str(p.relative_to(ROOT)): n for top in APP for p in (ROOT / top).rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}

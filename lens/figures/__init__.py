@@ -14,7 +14,7 @@ nearest-upsampled to the image and alpha-blended on it. Grids are one figure wit
     pixels.py    colour table, nearest-neighbour scaling, PNG at zlib level 1 (`encode_png`)
     heatmaps.py  matrices: heatmap, row_heatmap, value_grid                      (raster)
     overlays.py  attention over the image: attention_grid, attention_table       (raster)
-    images.py    the input image: image_with_grid, image_pair, patch_gallery           (raster)
+    images.py    the input image: image_with_grid, image_pair, patch_gallery, thumbnail
     charts.py    vectors: bars, bar_panels, lines                                (matplotlib)
     pipeline.py  the whole pipeline with the live shapes: image → patches → encoder (matplotlib)
     mosaic.py    one map per patch on the patch grid (learned positions' similarity)  (raster)
@@ -54,6 +54,7 @@ from .images import (
     image_with_grid_picture,
     patch_gallery,
     patch_gallery_picture,
+    thumbnail,
 )
 from .mosaic import position_mosaic, position_mosaic_picture
 from .overlays import (
@@ -99,7 +100,7 @@ __all__ = [
     "image_with_grid", "image_with_grid_picture", "lines", "lines_figure",
     "patch_gallery", "patch_gallery_picture", "pipeline", "pipeline_figure",
     "position_mosaic", "position_mosaic_picture", "row_heatmap",
-    "row_heatmap_picture",
+    "row_heatmap_picture", "thumbnail",
     "value_grid", "value_grid_picture",
     # the raster pictures' parts
     "ColourBar", "Panel", "Picture", "colourise", "image_cells", "lut", "png", "render",

@@ -6,6 +6,7 @@ All three are raster pictures: `<kind>_picture` returns the picture as data (tes
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -146,3 +147,16 @@ def patch_gallery(patches: np.ndarray, patch_size: int, channels: int, title: st
     """PNG bytes of `patch_gallery_picture`."""
     return png(patch_gallery_picture(patches, patch_size, channels, title, max_patches),
                "patch_gallery")
+
+
+def thumbnail(image: np.ndarray, side: int) -> bytes:
+    """A small PNG of `image` ([h, w, 3] floats in [0, 1]), at most `side` px a side (Pillow's
+    thumbnail: aspect kept)."""
+    from PIL import Image
+
+    rgb = np.clip(np.asarray(image) * 255 + 0.5, 0, 255).astype(np.uint8)
+    img = Image.fromarray(rgb)
+    img.thumbnail((side, side))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()

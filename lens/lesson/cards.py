@@ -26,8 +26,7 @@ from .. import compute, explorer, figures
 from ..cache import array_digest
 from ..i18n import Texts
 from ..keys import LESSON_ASKED, LESSON_LAST, LESSON_MISSING, LESSON_PICK, LESSON_RECORDS
-from ..session import set_settings
-from ..steps import PAGES, STEPS, TASKS, tasks_for
+from ..steps import TASKS, tasks_for
 from ..widgets import picture
 from . import progress
 from .progress import Record, binding
@@ -320,94 +319,3 @@ def forget(task_id: str) -> None:
     """Ask a task again (a callback)."""
     records().pop(task_id, None)
     st.session_state.get(LESSON_ASKED, {}).pop(task_id, None)
-
-
-# --- the header and the summary -----------------------------------------------------------
-
-def lesson_specs(ctx: PageContext) -> list[Spec]:
-    """Every task of the walk for this model, in the walk's order."""
-    return [s for info in STEPS for s in tasks_for(info.id, ctx.cfg) if s.possible(ctx)]
-
-
-def progress_caption(ctx: PageContext) -> None:
-    """The header's line: steps done, answers right."""
-    t = Texts(ctx.lang, OWNER)
-    specs = lesson_specs(ctx)
-    rec = records()
-    pages = sorted({s.page for s in specs}, key=[p.id for p in STEPS].index)
-    done = sum(all(s.id in rec for s in specs if s.page == p) for p in pages)
-    answered = [rec[s.id] for s in specs if s.id in rec and rec[s.id].answered]
-    st.caption(t("progress", done=done, steps=len(pages),
-                   right=sum(r.right for r in answered), answered=len(answered),
-                   tasks=len(specs)))
-
-
-def summary(ctx: PageContext) -> None:
-    """The end of the walk in lesson mode: each task, the learner's answer and the right one,
-    and a retry of those not right on new numbers."""
-    lang = ctx.lang
-    t = Texts(lang, OWNER)
-    rec = records()
-    specs = lesson_specs(ctx)
-    st.header(t("summary_title"))
-    rows = []
-    for n, s in enumerate(specs):
-        r = rec.get(s.id)
-        first = n == 0 or specs[n - 1].page != s.page  # a step's name once, on its first row
-        rows.append({t("col_step"): PAGES[s.page].title_in(lang) if first else "",
-                     t("col_task"): t(f"{s.id.replace('.', '_')}_short"),
-                     t("col_yours"): shown_answer(lang, s.id, r.given) if r else "—",
-                     t("col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
-                     t("col_result"): t(result(r))})
-    st.table(rows)
-    st.write(t("summary_text", right=right_count(specs, rec), n=len(specs)))
-    again = [s for s in specs if s.id in rec and not rec[s.id].right]  # wrong, or shown
-    if again:
-        st.markdown(t("retry_text", n=len(again)))
-        row = st.container(horizontal=True)
-        first = PAGES[again[0].page]
-        changes = [("retry_image", {"source": "sample",
-                                    "sample_seed": ctx.settings.sample_seed + 1})]
-        if ctx.weights == "random":
-            changes.append(("retry_seed", {"seed": ctx.settings.seed + 1}))
-        for name, change in changes:  # settings change in the callback, before any widget
-            if row.button(t(name), key=f"lesson_{name}", type="primary"
-                          if name == "retry_image" else "secondary", on_click=retry,
-                          args=([s.id for s in again],), kwargs=change):
-                st.switch_page(first.path)
-
-
-def right_count(specs: list[Spec], rec: dict[str, Record]) -> int:
-    """How many of these tasks were answered right."""
-    return sum(1 for s in specs if s.id in rec and rec[s.id].right)
-
-
-def result(record: Record | None) -> str:
-    if record is None:
-        return "result_open"
-    if not record.answered:
-        return "result_shown"
-    return "result_right" if record.right else "result_wrong"
-
-
-def retry(task_ids: list[str], **changes: object) -> None:
-    """Forget the tasks not right and change the settings: the same questions, new numbers
-    (a callback)."""
-    for task_id in task_ids:
-        forget(task_id)
-    set_settings(**changes)
-
-
-def choose(ctx: PageContext) -> None:
-    """The overview's choice: take the lesson (predict first) or explore freely."""
-    lang = ctx.lang
-    t = Texts(lang, OWNER)
-    box = st.container(border=True, key="lesson_choice")
-    box.markdown(f"**{t('choose_title')}**")
-    row = box.container(horizontal=True)
-    on = ctx.settings.lesson
-    row.button(t("take_lesson"), key="lesson_on", type="primary" if not on else
-               "secondary", on_click=set_settings, kwargs={"lesson": True}, disabled=on)
-    row.button(t("explore"), key="lesson_off", on_click=set_settings,
-               kwargs={"lesson": False}, disabled=not on)
-    box.caption(t("choose_on" if on else "choose_help"))
