@@ -49,8 +49,11 @@ def the_map(page) -> str:
     return page.locator(MAP).evaluate("c => c.toDataURL()")
 
 
-def at_patch(box: dict, r: int, c: int) -> tuple[float, float]:
-    return box["x"] + (c + 0.5) / G * box["width"], box["y"] + (r + 0.5) / G * box["height"]
+def in_patch(box: dict, r: int, c: int) -> dict:
+    """The centre of patch (r, c) relative to a picture whose box is `box`: for
+    `Locator.hover(position=…)`, which scrolls to it and waits until nothing (the app's sticky
+    header, a notice) covers the point."""
+    return {"x": (c + 0.5) / G * box["width"], "y": (r + 0.5) / G * box["height"]}
 
 
 def test_hovering_two_patches_repaints_the_similarity_map_with_no_rerun(page, app_url):
@@ -63,7 +66,7 @@ def test_hovering_two_patches_repaints_the_similarity_map_with_no_rerun(page, ap
     seen = [the_map(page)]
     page.evaluate(WATCH_RUNS_JS)
     for r, c in [(2, 3), (11, 9)]:
-        page.mouse.move(*at_patch(steady_box(pic), r, c))
+        pic.hover(position=in_patch(steady_box(pic), r, c))
         wait_for(lambda: dataset(page)["hover"], lambda h, r=r, c=c: h == str(r * G + c),
                  f"the similarity map to show patch {(r, c)}")
         now = the_map(page)
@@ -84,7 +87,7 @@ def test_hovering_two_patches_repaints_the_similarity_map_with_no_rerun(page, ap
     wait_for(lambda: dataset(page)["hover"], lambda h: h == str(CENTRE), "the map to reset")
     want = cosine_map(unit, CENTRE)
     for r, c in [(7, 7), (0, 13), (12, 3)]:
-        page.mouse.move(*at_patch(cell.bounding_box(), r, c))
+        cell.hover(position=in_patch(cell.bounding_box(), r, c))
         expect(tip).to_be_visible()
         text = tip.inner_text()
         m = re.search(r"patch (\d+) \(row \d+, column \d+\) · cos (-?[0-9.e-]+)$", text)
