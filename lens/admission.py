@@ -21,8 +21,8 @@ So
   starts (it fits alone: it passed the `TooHeavyError` check);
 - among requests that fit, the order they came is kept; a request of 0 bytes takes nothing
   from anyone and starts as soon as no barrier is ahead of it.
-First come first served (which this replaced) made a learner whose own page fits now wait for
-a heavier run queued before it to be admitted and to finish (issue 39).
+Plain first come first served would make a learner whose own page fits now wait for a heavier
+run queued before it to be admitted and to finish.
 
 The budget is stated per server process (`MEMORY_BUDGET_MB`: 2816 MiB = 2.75 GiB by default,
 so that the heaviest settings the controls allow — 1,024 tokens, d_model 1024, 12 layers, The
@@ -238,7 +238,7 @@ def return_freed_memory() -> bool:
     heavy4: 4.5 GB peak, 2.8 GB with the threshold fixed). Fixing it (as the environment
     variable MALLOC_MMAP_THRESHOLD_ would) also stops the raising. Fixed at 4 MB, not 128 kB:
     at 128 kB every array of every trace was a fresh mapping, paid in page faults (encode at
-    the defaults +5–7 % CPU, issue 39); at 4 MB the heavy settings' [S, d] and [h, S, S]
+    the defaults +5–7 % CPU); at 4 MB the heavy settings' [S, d] and [h, S, S]
     arrays are still mapped (heavy4: 2839 MB peak against 2828 MB at 128 kB)."""
     import ctypes
     import ctypes.util
