@@ -30,6 +30,7 @@ ARTIFACTS = REPO / "test-artifacts"
 SERVE = REPO / "scripts" / "serve"
 BALANCER_STARTUP_S = 90  # bounded wait for /_balancer/ready (replicas start on a shared machine)
 BALANCER_STOP_S = 20
+GONE_S = 5  # how long a stopped program may take to leave the process table
 
 
 def http_get(url: str, cookie: str = "") -> tuple[int, str]:
@@ -124,9 +125,15 @@ def serving(run_dir: Path, log_name: str, replicas: int = 2, env: dict[str, str]
             proc.wait(timeout=BALANCER_STOP_S)  # supervisord stops every program, then exits
         except subprocess.TimeoutExpired:
             pass
-        time.sleep(0.5)
-        left = sorted(p for p in s.seen if alive(p))
-        group = _group_alive(proc.pid)  # anything of the script's group still running
+        # a process may take a moment to be reaped after its parent exits (seconds on a loaded
+        # machine): what is still there after GONE_S is left behind
+        deadline = time.monotonic() + GONE_S
+        while True:
+            time.sleep(0.25)
+            left = sorted(p for p in s.seen if alive(p))
+            group = _group_alive(proc.pid)  # anything of the script's group still running
+            if not (left or group) or time.monotonic() > deadline:
+                break
         if left or group or proc.poll() is None:
             for p in left:
                 try:
@@ -143,7 +150,8 @@ def serving(run_dir: Path, log_name: str, replicas: int = 2, env: dict[str, str]
                 pass
             proc.wait(timeout=BALANCER_STOP_S)
     assert not left and not group, (
-        f"processes left after {signal.Signals(stop_signal).name} to scripts/serve: {left}:\n"
+        f"processes left after {signal.Signals(stop_signal).name} to scripts/serve: {left}, "
+        f"its group: {group}:\n"
         f"{logs_tail(run_dir, log_path)}")
 
 
