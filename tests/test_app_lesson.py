@@ -71,7 +71,8 @@ def records(at) -> dict:
 def verdict_label(verdict: str, task_id: str) -> str:
     """The reveal's label: "✓ Right · the shape of …"."""
     return translate("reveal_label", "en", "lesson", verdict=translate(verdict, "en", "lesson"),
-                     task=translate(f"{task_id.replace('.', '_')}_short", "en", "lesson"))
+                     task=translate(f"{task_id.replace('.', '_')}_short", "en",
+                                    task_id.split(".")[0]))
 
 
 def kind_of(task_id: str) -> str:

@@ -10,9 +10,10 @@ A task declares the page elements it withholds (their keys) until it is answered
 Kinds: a number (one value or several, e.g. a shape: checked exactly or within a stated
 tolerance), a patch chosen on the image (judged by the chosen patch's place among all), a
 choice between outcomes, an estimate on a slider (a share in %, within a tolerance).
-Its texts are the lesson's (`lens/texts/<lang>/lesson.toml`): "<id>.q" the question, "<id>.why"
-the reveal's reason, "<id>.short" its line in the summary (a task id "scores.look" is written
-"scores_look" there).
+Its words are its step's (`lens/texts/<lang>/<step>.toml`, read with `task_texts`), each key
+starting with the task's id written with "_" ("scores.look": "scores_look_q" the question,
+"scores_look_why" the reveal's reason, "scores_look_short" its line in the summary); the words
+every card shares are the lesson's own (`lesson.toml`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from encoder_core import EncoderConfig, EncoderTrace
 from encoder_core.views.predictions import (
     choice_quality,
 )
+
+from ..i18n import Texts
 
 if TYPE_CHECKING:
     from lens.context import PageContext
@@ -76,6 +79,11 @@ class Task:
         """The key of one of its texts: "q", "why" (in its variant), "short", "p0", …"""
         variant = self.variant if name in ("q", "why") else ""
         return f"{self.text_id}_{name}{variant}"
+
+
+def task_texts(lang: str, task_id: str) -> Texts:
+    """The words of task `task_id` ("scores.look"): its step's texts (`scores.toml`)."""
+    return Texts(lang, task_id.split(".", 1)[0])
 
 
 @dataclass(frozen=True)
