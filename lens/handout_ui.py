@@ -24,6 +24,7 @@ from .admission import Queue, TooHeavyError
 from .context import PageContext
 from .i18n import Texts
 from .lesson import cards, course
+from .lesson.tasks import task_texts
 from .page_costs import handout_cost
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]
         r = rec.get(spec.id)
         if r is None:
             continue
-        row = (t(f"{spec.id.replace('.', '_')}_short"),
+        row = (task_texts(lang, spec.id)(f"{spec.id.replace('.', '_')}_short"),
                cards.shown_answer(lang, spec.id, r.given),
                cards.shown_answer(lang, spec.id, r.answer), t(course.result(r)))
         out[spec.page] = (*out.get(spec.page, ()), row)

@@ -3,11 +3,12 @@ note's steps in order, then the pages beyond them; everything else refers to a p
 
 A page's id is its URL path (/multihead), its module (`pages/multihead.py`: its `render`) and
 the name of its text files (`lens/texts/<lang>/multihead.toml`, whose `title` and `takeaway`
-are the page's). Its entry holds, by reference, every other part it has: its lesson tasks
-(`lens.lesson.questions`), its handout sheet (`lens.handout.sheets`, `sheets_layer`), its derived
-work for the memory budget (`lens.page_costs`) and its lines of the note (`lens.note`). Every
-part is named in every entry — None where the page has none (a page beyond the note has no
-sheet) — so none is forgotten (tests/test_steps.py checks what each kind of page needs).
+are the page's, its lesson tasks' words too). Its entry holds, by reference, every other part it
+has: a step's lesson tasks and handout sheet (its module of `lens.walk`: `multihead.TASKS`,
+`multihead.sheet`), its derived work for the memory budget (`lens.page_costs`) and its lines of
+the note (`lens.note`). Every part is named in every entry — None where the page has none (a
+page beyond the note has no sheet) — so none is forgotten (tests/test_steps.py checks what
+each kind of page needs).
 
 Why the module is named exactly as the URL path: while a folder `pages/` exists, a fresh
 server's first visit runs in Streamlit's pages-folder mode, which looks the URL up among the
@@ -28,13 +29,23 @@ from dataclasses import KW_ONLY, dataclass
 from encoder_core import EncoderConfig
 
 from . import page_costs
-from .handout import sheets, sheets_layer
 from .handout.sheets import Builder
 from .i18n import Texts
-from .lesson import questions
 from .lesson.tasks import Spec
 from .note import Ranges
 from .page_costs import Terms
+from .walk import (
+    addnorm,
+    embedding,
+    ffn,
+    multihead,
+    overview,
+    patches,
+    positional,
+    qkv,
+    scores,
+    stack,
+)
 
 PAGES_PACKAGE = "pages"
 
@@ -43,8 +54,8 @@ PAGES_PACKAGE = "pages"
 class PageInfo:
     id: str  # the page's id and URL path, e.g. "multihead"
     _: KW_ONLY
-    tasks: tuple[Spec, ...] | None  # its lesson tasks, in the order asked (lesson.questions)
-    sheet: Builder | None  # its sheet of the handout (lens.handout)
+    tasks: tuple[Spec, ...] | None  # its lesson tasks, in the order asked (lens.walk.<id>)
+    sheet: Builder | None  # its sheet of the handout (lens.walk.<id>)
     note: Ranges | None  # its lines of the note (() where the note has none: the FFN)
     costs: Terms | None  # what it derives on top of its trace (lens.page_costs), for the
     #                      memory budget; None: it only indexes the trace
@@ -70,26 +81,23 @@ class PageInfo:
 
 
 STEPS: tuple[PageInfo, ...] = (
-    PageInfo("overview", tasks=questions.OVERVIEW_TASKS, sheet=sheets.overview,
-             note=((1, 94),), costs=None),
-    PageInfo("patches", tasks=questions.PATCHES_TASKS, sheet=sheets.patches,
-             note=((5, 8),), costs=None),
-    PageInfo("embedding", tasks=questions.EMBEDDING_TASKS, sheet=sheets.embedding,
-             note=((5, 13),), costs=None),
-    PageInfo("positional", tasks=questions.POSITIONAL_TASKS, sheet=sheets.positional,
-             note=((15, 26),), costs=page_costs.positional),
-    PageInfo("qkv", tasks=questions.QKV_TASKS, sheet=sheets_layer.qkv,
-             note=((27, 35),), costs=None),
-    PageInfo("scores", tasks=questions.SCORES_TASKS, sheet=sheets_layer.scores,
-             note=((36, 48),), costs=page_costs.scores),
-    PageInfo("multihead", tasks=questions.MULTIHEAD_TASKS, sheet=sheets_layer.multihead,
-             note=((49, 59),), costs=page_costs.multihead),
-    PageInfo("addnorm", tasks=questions.ADDNORM_TASKS, sheet=sheets_layer.addnorm,
-             note=((60, 90),), costs=page_costs.addnorm),
-    PageInfo("ffn", tasks=questions.FFN_TASKS, sheet=sheets_layer.ffn,
-             note=(), costs=page_costs.ffn),
-    PageInfo("stack", tasks=questions.STACK_TASKS, sheet=sheets_layer.stack,
-             note=((27, 28), (91, 94)), costs=page_costs.stack),
+    PageInfo("overview", tasks=overview.TASKS, sheet=overview.sheet, note=((1, 94),),
+             costs=None),
+    PageInfo("patches", tasks=patches.TASKS, sheet=patches.sheet, note=((5, 8),), costs=None),
+    PageInfo("embedding", tasks=embedding.TASKS, sheet=embedding.sheet, note=((5, 13),),
+             costs=None),
+    PageInfo("positional", tasks=positional.TASKS, sheet=positional.sheet, note=((15, 26),),
+             costs=page_costs.positional),
+    PageInfo("qkv", tasks=qkv.TASKS, sheet=qkv.sheet, note=((27, 35),), costs=None),
+    PageInfo("scores", tasks=scores.TASKS, sheet=scores.sheet, note=((36, 48),),
+             costs=page_costs.scores),
+    PageInfo("multihead", tasks=multihead.TASKS, sheet=multihead.sheet, note=((49, 59),),
+             costs=page_costs.multihead),
+    PageInfo("addnorm", tasks=addnorm.TASKS, sheet=addnorm.sheet, note=((60, 90),),
+             costs=page_costs.addnorm),
+    PageInfo("ffn", tasks=ffn.TASKS, sheet=ffn.sheet, note=(), costs=page_costs.ffn),
+    PageInfo("stack", tasks=stack.TASKS, sheet=stack.sheet, note=((27, 28), (91, 94)),
+             costs=page_costs.stack),
 )
 EXTRA_PAGES: tuple[PageInfo, ...] = (
     PageInfo("compare", tasks=None, sheet=None, note=None, costs=page_costs.compare,

@@ -12,6 +12,7 @@ from lens import compute, keys
 from lens.i18n import translate
 from lens.page_costs import handout_cost
 from lens.settings import Settings
+from lens.steps import STEPS, step_number
 from tests.support.apptest_helpers import assert_clean, errors, opened
 from tests.test_app_admission import Recording
 from tests.test_app_lesson import answer_with, expose_truth, lesson_page  # noqa: F401
@@ -42,7 +43,7 @@ def test_the_button_builds_the_pdf_and_then_offers_it(lang, tmp_path):
     assert not build_button(at)  # the download in its place
     text = text_of(pdf, tmp_path)
     assert translate("doc_title", lang, "handout") in text
-    assert translate("step_title", lang, "handout", k=6, n=10,
+    assert translate("step_title", lang, "handout", k=step_number("scores"), n=len(STEPS),
                      title=translate("title", lang, "scores")) in text
     # the image named in the learner's language (title page and every page's foot)
     name = translate("name_builtin", lang, "common")
@@ -68,9 +69,9 @@ def test_a_lessons_answers_are_in_the_pdf_and_an_open_task_withholds_it(tmp_path
     build_button(at)[0].click().run(timeout=180)
     assert_clean(at)
     text = text_of(at.session_state[keys.HANDOUT][1], tmp_path)
-    say = lambda key: translate(key, "en", "lesson")  # noqa: E731
+    say = lambda key, owner="lesson": translate(key, "en", owner)  # noqa: E731
     assert translate("h_answers", "en", "handout") in text
-    assert say("positional_shape_short") in text and say("result_wrong") in text
+    assert say("positional_shape_short", "positional") in text and say("result_wrong") in text
     assert say("result_right") in text
 
 

@@ -104,20 +104,37 @@ def test_the_graph_sees_a_type_checking_and_a_function_level_import(tmp_path):
     assert {"lens.context", "lens.runner"} <= found
 
 
-PURE = ("lens.lesson.tasks", "lens.lesson.questions", "lens.classroom.tally", "lens.settings")
+PURE = ("lens.lesson.tasks", "lens.classroom.tally", "lens.settings")
 NOT_IN_PURE = ("streamlit", "matplotlib", "pandas")
 
 
-def test_the_tasks_their_judging_and_the_tally_import_no_streamlit():
-    """Imported in a fresh interpreter, the lesson's tasks (and `judge`), the class's tally and
-    the settings bring in neither Streamlit nor a plotting library: they are data and numbers,
-    tested and reused without a running app."""
-    probe = (f"import sys\nimport {', '.join(PURE)}\n"
-             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(NOT_IN_PURE)!r}))")
+def imported_tops(modules: list[str]) -> set[str]:
+    """The top-level packages a fresh interpreter holds once it has imported `modules`."""
+    probe = (f"import sys\nimport {', '.join(modules)}\n"
+             "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    return set(out.stdout.split())
+
+
+def test_the_tasks_their_judging_and_the_tally_import_no_streamlit():
+    """Imported in a fresh interpreter, what a task is (and `judge`), the class's tally and the
+    settings bring in neither Streamlit nor a plotting library: they are data and numbers,
+    tested and reused without a running app."""
+    assert imported_tops(list(PURE)) & set(NOT_IN_PURE) == set()
+
+
+def test_each_steps_tasks_and_sheet_import_no_streamlit():
+    """A step's module (`lens.walk.<id>`, found through the registry) holds its tasks and its
+    handout sheet: no Streamlit, so both are built and tested without a running app. (Its sheet
+    draws with `lens.figures`, so matplotlib is there.)"""
+    from lens.steps import STEPS  # noqa: PLC0415
+
+    modules = sorted({s.build.__module__ for p in STEPS for s in p.tasks}
+                     | {p.sheet.__module__ for p in STEPS})
+    assert len(modules) == len(STEPS)
+    assert "streamlit" not in imported_tops(modules)
 
 
 def test_the_purity_probe_sees_streamlit():

@@ -101,7 +101,8 @@ def step_pages(walk: Walk, texts: list[str]) -> dict[str, str]:
     """Each step's text: from the page its title starts on up to the next step's."""
     starts = {}
     for step in STEPS:
-        title = walk.t("step_title", k=STEPS.index(step) + 1, n=10, title=step.title_in(walk.lang))
+        title = walk.t("step_title", k=STEPS.index(step) + 1, n=len(STEPS),
+                       title=step.title_in(walk.lang))
         found = [n for n, t in enumerate(texts) if title in " ".join(t.split())]
         assert len(found) == 1, (title, found)
         starts[step.id] = found[0]

@@ -17,14 +17,23 @@ from lens.steps import ALL_PAGES, EXTRA_PAGES, PAGES, STEPS, TASKS, PageInfo, ta
 ROOT = Path(__file__).resolve().parent.parent
 
 
+STEP_PACKAGE = "lens.walk"  # a step's tasks and sheet: lens/walk/<id>.py
+
+
 def missing_parts(info: PageInfo) -> list[str]:
     """What a page lacks that its kind needs (a step: tasks, sheet, note; any page: its
-    module), and what a page beyond the note has that only steps have."""
+    module), what a page beyond the note has that only steps have, and a step's part that is
+    not in the step's own module (`lens/walk/<id>.py`)."""
     out = [] if (ROOT / info.path).is_file() else ["page module"]
     if info.in_note:
         out += [part for part, ok in (("tasks", bool(info.tasks)), ("sheet", callable(info.sheet)),
                                       ("note", info.note is not None)) if not ok]
         out += [f"task {s.id} of another page" for s in info.tasks or () if s.page != info.id]
+        home = f"{STEP_PACKAGE}.{info.id}"
+        out += [f"task {s.id} built outside {home}" for s in info.tasks or ()
+                if s.build.__module__ != home]
+        if callable(info.sheet) and info.sheet.__module__ != home:
+            out.append(f"sheet outside {home}")
     else:
         out += [f"{part} beyond the note" for part in ("tasks", "sheet", "note")
                 if getattr(info, part) is not None]
@@ -46,6 +55,8 @@ def test_the_check_sees_a_forgotten_part_and_a_step_part_beyond_the_note():
                                   costs=None)) == ["tasks"]
     assert missing_parts(PageInfo("scores", tasks=step.tasks, sheet=None, note=None,
                                   costs=None)) == ["sheet", "note"]
+    assert missing_parts(PageInfo("scores", tasks=step.tasks, sheet=PAGES["qkv"].sheet,
+                                  note=step.note, costs=None)) == ["sheet outside lens.walk.scores"]
     assert missing_parts(PageInfo("compare", tasks=None, sheet=step.sheet, note=None, costs=None,
                                   in_note=False)) == ["sheet beyond the note"]
 
@@ -62,7 +73,7 @@ def test_the_registry_orders_the_steps_and_knows_every_task():
     assert [p.id for p in ALL_PAGES] == [p.id for p in STEPS] + [p.id for p in EXTRA_PAGES]
     assert all(p.in_note for p in STEPS) and not any(p.in_note for p in EXTRA_PAGES)
     assert set(TASKS) == {s.id for p in STEPS for s in p.tasks}
-    assert len(TASKS) == sum(len(p.tasks) for p in STEPS) == 21
+    assert len(TASKS) == sum(len(p.tasks) for p in STEPS)  # no task id twice
     assert tasks_for("compare", EncoderConfig()) == []
     assert [s.id for s in tasks_for("ffn", EncoderConfig(use_ffn=False))] == []
 

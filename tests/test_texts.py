@@ -15,7 +15,7 @@ import pytest
 from lens import i18n
 from lens.i18n import catalogue, collisions, read_language, translate
 from lens.settings import LANGS
-from lens.steps import ALL_PAGES
+from lens.steps import ALL_PAGES, TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = json.loads((ROOT / "tests" / "golden" / "texts.json").read_text(encoding="utf-8"))
@@ -103,6 +103,21 @@ def test_a_page_uses_only_keys_of_its_own_file_or_the_common_one(page):
     assert used, "the scan finds the page's texts"
     missing = [(line, key) for line, key in used if not i18n.has_text(key, page.id)]
     assert not missing, missing
+
+
+# What a task's card, reveal and summary line read, by kind (`lens.lesson.cards`): the part of
+# each key after the task's id ("scores_look" + "_q").
+TASK_PARTS = {"number": ("_p0", "_answer"), "choice": ("_label",), "estimate": ("_label",),
+              "patch": ("_quality",)}
+
+
+@pytest.mark.parametrize("task_id", sorted(TASKS))
+def test_a_tasks_words_are_in_its_steps_file_and_not_in_the_lessons(task_id):
+    spec, texts = TASKS[task_id], catalogue(i18n.SOURCE)
+    text_id = task_id.replace(".", "_")
+    parts = ("_q", "_why", "_short", *TASK_PARTS[spec.kind], *(f"_{o}" for o in spec.options))
+    assert [p for p in parts if text_id + p not in texts[spec.page]] == []
+    assert [k for k in texts["lesson"] if k.startswith(text_id + "_")] == []
 
 
 def test_a_key_of_another_page_is_refused_at_run_time():

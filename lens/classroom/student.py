@@ -28,7 +28,7 @@ from encoder_core import EncoderConfig
 from ..i18n import Texts
 from ..keys import CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
 from ..lesson.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
-from ..lesson.tasks import fixed_now, judge
+from ..lesson.tasks import fixed_now, judge, task_texts
 from ..settings import Settings
 from ..steps import PAGES, tasks_for
 from . import view
@@ -161,13 +161,13 @@ def send(member: Member, task, key: str, names: list[str], lang: str,  # noqa: A
 def revealed(ctx: PageContext, member: Member, a: Asked, sent: object | None) -> None:
     """The student's answer beside the right one, why, and the class's answers."""
     lang, task = ctx.lang, a.task
-    t = Texts(lang, OWNER)
+    t, words = Texts(lang, OWNER), task_texts(lang, task.id)
     given = None if sent is None else given_value(task, sent)
     verdict = ("none" if given is None else "right" if judge(task, given).right else "wrong")
     label = t("revealed_label", verdict=t(f"verdict_{verdict}"),
-                task=Texts(lang, "lesson")(task.text("short")))
+                task=words(task.text("short")))
     with st.expander(label, expanded=True):
-        st.markdown(Texts(lang, "lesson")(task.text("q"), **task.values))
+        st.markdown(words(task.text("q"), **task.values))
         st.markdown(Texts(lang, "lesson")("yours_and_right",
                                           yours=shown_answer(lang, task.id, given),
                                           right=shown_answer(lang, task.id, task.answer)))
@@ -177,12 +177,12 @@ def revealed(ctx: PageContext, member: Member, a: Asked, sent: object | None) ->
             if task.kind == "patch" and task.trace is not None and task.true_map:
                 true_map(ctx, task)
             else:
-                st.markdown(Texts(lang, "lesson")(task.text("why"), **task.values))
+                st.markdown(words(task.text("why"), **task.values))
         with right:
             view.class_answers(lang, task, values, revealed=True,
                                image=task.trace.image if task.trace is not None else None)
         if task.kind == "patch" and task.trace is not None and task.true_map:
-            st.markdown(Texts(lang, "lesson")(task.text("why"), **task.values))
+            st.markdown(words(task.text("why"), **task.values))
 
 
 def caption(ctx: PageContext, member: Member) -> None:

@@ -22,7 +22,7 @@ from .. import widgets
 from ..i18n import Texts
 from ..keys import CLASS_FORGET, CLASS_STEP_CHOICE, TEACHER_ERROR
 from ..lesson.cards import true_map
-from ..lesson.tasks import Task
+from ..lesson.tasks import Task, task_texts
 from ..steps import PAGES, STEPS, step_number
 from . import view
 from .asking import Asked, asked_on, class_settings, rule_for, same_settings
@@ -141,10 +141,9 @@ def questions(ctx: PageContext, member: Member, class_state: dict) -> None:
 
 def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
     lang, task = ctx.lang, a.task
-    t = Texts(lang, OWNER)
-    st.markdown(f"**{Texts(lang, 'lesson')(task.text('short'))}** · "
-                f"{t('state_' + (a.state or 'new'))}")
-    st.markdown(Texts(lang, "lesson")(task.text("q"), **task.values))
+    t, words = Texts(lang, OWNER), task_texts(lang, task.id)
+    st.markdown(f"**{words(task.text('short'))}** · {t('state_' + (a.state or 'new'))}")
+    st.markdown(words(task.text("q"), **task.values))
     row = st.container(horizontal=True)
     if a.state in ("", "closed"):  # a revealed question stays as it was answered
         row.button(t("open_button"), key=f"class_open_{task.text_id}", type="primary",
@@ -163,7 +162,7 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
         with right:
             if task.kind == "patch" and task.trace is not None and task.true_map:
                 true_map(ctx, task)
-            st.markdown(Texts(lang, "lesson")(task.text("why"), **task.values))
+            st.markdown(task_texts(lang, task.id)(task.text("why"), **task.values))
 
 
 def image_of(task: Task) -> np.ndarray | None:

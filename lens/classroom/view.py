@@ -13,7 +13,7 @@ import streamlit as st
 from .. import figures
 from ..i18n import Texts
 from ..lesson.cards import shown_answer
-from ..lesson.tasks import Task
+from ..lesson.tasks import Task, task_texts
 from ..widgets import render
 from .tally import Tally, tally
 
@@ -59,7 +59,7 @@ def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool
     if not n:
         st.caption(t("no_answers"))
         return counted
-    title = t("chart_title", task=Texts(lang, "lesson")(task.text("short")))
+    title = t("chart_title", task=task_texts(lang, task.id)(task.text("short")))
     if task.kind == "patch" and image is not None:
         G = task.grid
         maps = counted.patches.astype(np.float32).reshape(1, G, G)

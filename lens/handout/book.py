@@ -9,8 +9,7 @@ from dataclasses import replace
 from ..note import note_plain
 from ..steps import STEPS, PageInfo, step_number
 from .pdf import Progress, TitlePage, handout_pdf
-from .sheets import Sheet, Walk, plain
-from .sheets_layer import prediction
+from .sheets import Sheet, Walk, plain, prediction
 
 
 def framed(built: Sheet, info: PageInfo, walk: Walk) -> Sheet:

@@ -7,8 +7,9 @@ drawn as on the page), the learner's lesson answers and the note's original line
 builders read a `Walk` — the trace and what the learner chose — and no Streamlit state, so
 the handout is made and tested without a running app. `lens.handout.pdf` lays sheets out.
 
-Steps 1–4 (the input: the pipeline, patches, embedding, positions) are here; the layer's
-steps and the model's prediction are in `sheets_layer.py`.
+Here: what a sheet is, the helpers every step's builder uses and the model's prediction (its
+sheet after the steps, when the weights have a classification head). Each step's builder is in
+its module of `lens.walk` (`lens/walk/scores.py`: `sheet`), named by its entry in `lens.steps`.
 """
 
 from __future__ import annotations
@@ -19,17 +20,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from encoder_core import EncoderConfig, EncoderTrace, prefix_names
-from encoder_core.views.analysis import channel_values, parameter_count, pipeline_steps
-from encoder_core.views.explain import DotTerms, affine_terms, dot_terms, pe_terms
-from encoder_core.views.vit_steps import vit_differences
+from encoder_core import EncoderConfig, EncoderTrace, predict, prefix_names, top_classes
+from encoder_core.views.explain import DotTerms, logit_terms
 
 from .. import figures
-from ..i18n import Texts, worded
-from ..pipeline_words import pipeline_captions, pipeline_stages
+from ..i18n import Texts
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
 SHOWN_TERMS = 3  # products of a dot product written out before "…"
+MAX_HEADS = 8  # maps of a grid, as the pages show at most
+TOP_K = 5  # classes of the prediction
 
 Answer = tuple[str, str, str, str]  # (the task, the learner's answer, the right one, result)
 
@@ -83,8 +83,8 @@ class Sheet:
     note: tuple[str, ...] = ()  # the note's original lines (Chinese), math as plain text
 
 
-def sheet(w: Walk, formulas: list[str], worked: list[str], pictures: list[bytes],
-          lines: list[str] | None = None, note_head: int = 0) -> Sheet:
+def make_sheet(w: Walk, formulas: list[str], worked: list[str], pictures: list[bytes],
+               lines: list[str] | None = None, note_head: int = 0) -> Sheet:
     """A step's sheet as its builder makes it (`Sheet`)."""
     return Sheet(formulas=tuple(formulas), worked=tuple(worked), pictures=tuple(pictures),
                  lines=tuple(plain(x) for x in lines or []), note_head=note_head)
@@ -133,98 +133,41 @@ def heatmap(w: Walk, m: np.ndarray, name: str, *, signed: bool = True, xlabel: s
                            prefix_cols=tokens == "both")
 
 
-# --- 1 · the pipeline -------------------------------------------------------------------------
+# --- what the sheets of a layer share -------------------------------------------------------
 
-def overview(w: Walk) -> Sheet:
-    cfg = w.cfg
-    N, D, d, L, S = cfg.n_tokens, cfg.patch_dim, cfg.d_model, cfg.n_layers, cfg.image_size
-    o = Texts(w.lang, "overview")
-    pipeline = figures.pipeline(w.trace.image, cfg.patch_size, pipeline_captions(o, cfg),
-                                pipeline_stages(o, cfg))
-    formulas = [w.t("f_image_to_patches") + rf"  ${dims(S, S, cfg.channels)} \rightarrow "
-                rf"{dims(N, D)} \rightarrow {dims(cfg.seq_len, d)}$"]
-    for s in pipeline_steps(cfg):
-        formulas.append(f"{o('step_' + s.id)}:  {worded(s.shape, w.lang)}")
-    worked = [w.t("w_parameters", n=parameter_count(cfg), L=L)]
-    lines = [o("diff_" + name, mean=channel_values(cfg.pixel_mean),
-               std=channel_values(cfg.pixel_std), S=cfg.seq_len,
-               R=cfg.n_registers, n=cfg.n_pos, d=d, eps=cfg.ln_eps)
-             for name in vit_differences(cfg)]
-    # the page shows the whole note; here each step has its own part: the note's title only
-    return sheet(w, formulas, worked, [pipeline], lines, note_head=2)
+def layer_input(w: Walk, l: int) -> np.ndarray:
+    """[T, d] what layer l's projections read: its input x, or LN₁(x) in pre-norm order."""
+    tr = w.trace
+    if w.cfg.norm_first:
+        return tr.layers[l].ln_1.out
+    return tr.x0 if l == 0 else tr.layers[l - 1].out
 
 
-# --- 2 · patches ------------------------------------------------------------------------------
-
-def patches(w: Walk) -> Sheet:
-    cfg, tr = w.cfg, w.trace
-    S, P, C, G, N, D = (cfg.image_size, cfg.patch_size, cfg.channels, cfg.grid_size,
-                        cfg.n_tokens, cfg.patch_dim)
-    r, c = divmod(w.query, G)
-    grid = figures.image_with_grid(tr.image, P, w.page("patches", "grid_title", G=G, N=N),
-                                   highlight=w.query, size=4.0)
-    rows = heatmap(w, tr.patches, w.t("word_patches"), signed=cfg.normalises_pixels,
-                   xlabel=w.t("pixel_in_patch"), row=w.query, label=w.t("pixel_value"))
-    formulas = [rf"${dims(S, S, C)} \rightarrow ({G}\cdot{P}) \times ({G}\cdot{P}) \times {C}"
-                rf" \rightarrow {dims(N, D)}$",
-                w.t("f_patch_count") + rf"  $N = (S/P)^2 = ({S}/{P})^2 = {N},\quad "
-                rf"P \cdot P \cdot C = {P}\cdot{P}\cdot{C} = {D}$"]
-    first = ", ".join(f"{v:.3f}" for v in tr.patches[w.query, :4])
-    worked = [w.t("w_patch", i=w.query, r=r, c=c, y0=r * P, y1=(r + 1) * P - 1, x0=c * P,
-                  x1=(c + 1) * P - 1, D=D, first=first)]
-    return sheet(w, formulas, worked, [grid, rows])
+def x_name(w: Walk) -> str:
+    return r"\tilde{x}" if w.cfg.norm_first else "x"
 
 
-# --- 3 · the input embedding ------------------------------------------------------------------
+# --- the prediction (weights with a classification head) --------------------------------------
 
-def embedding(w: Walk) -> Sheet:
-    cfg, tr = w.cfg, w.trace
-    N, D, d, i, j = cfg.n_tokens, cfg.patch_dim, cfg.d_model, w.query, 0
-    b = tr.params.b_E
-    bias = " + b_E" if b is not None else ""
-    formulas = [rf"$\mathrm{{embedded}} = \mathrm{{patches}} \cdot W_E{bias}:\quad "
-                rf"{dims(N, D)} \cdot {dims(D, d)} = {dims(N, d)}$"]
-    if cfg.n_prefix:
-        names = ", ".join(prefix_names(cfg))
-        formulas.append(w.t("f_prefix", names=names)
-                        + rf"  ${dims(cfg.seq_len, d)}$")
-    terms = (affine_terms(tr.patches[i], tr.params.W_E[:, j], float(b[j])) if b is not None
-             else dot_terms(tr.patches[i], tr.params.W_E[:, j]))
-    worked = [f"embedded[{i}, {j}] = Σ_k patches[{i}, k] · W_E[k, {j}]"
-              + (f" + b_E[{j}]" if b is not None else ""),
-              f"  = {written(terms)} = {terms.result:+.4f}",
-              w.t("w_stored", v=float(tr.embedded[i, j]))]
-    shown = tr.tokens if cfg.n_prefix else tr.embedded
-    name = (w.page("embedding", "tokens_name", names=", ".join(prefix_names(cfg)))
-            if cfg.n_prefix else w.page("embedding", "embedded_name"))
-    return sheet(w, formulas, worked,
-                 [heatmap(w, shown, name, row=w.row, tokens="rows")])
-
-
-# --- 4 · positional encoding ------------------------------------------------------------------
-
-def positional(w: Walk) -> Sheet:
-    cfg, tr = w.cfg, w.trace
-    N, d, T = cfg.n_tokens, cfg.d_model, cfg.seq_len
-    x0 = heatmap(w, tr.x0, "x0", row=w.row, tokens="rows")
-    if cfg.position == "learned":
-        formulas = [rf"$x_0 = \mathrm{{tokens}} + \mathrm{{pos\_embed}}:\quad {dims(T, d)}"
-                    rf" + {dims(T, d)} = {dims(T, d)}$"]
-        r, k = w.row, 0
-        worked = [f"x0[{r}, {k}] = tokens[{r}, {k}] + pos[{r}, {k}] = "
-                  f"{tr.tokens[r, k]:+.4f} + {tr.pos[r, k]:+.4f} = {tr.x0[r, k]:+.4f}"]
-        pictures = [heatmap(w, tr.pos, "pos", row=w.row, tokens="rows"), x0]
-    else:
-        formulas = [r"$PE(pos, 2i) = \sin(pos\,/\,10000^{2i/d_{model}}),\quad "
-                    r"PE(pos, 2i+1) = \cos(pos\,/\,10000^{2i/d_{model}})$",
-                    rf"$i = 0, \ldots, d_{{model}}/2 - 1 = {d // 2 - 1},\quad PE: {dims(N, d)}$",
-                    rf"$x_0 = X + PE:\quad {dims(N, d)} + {dims(N, d)} = {dims(N, d)}$"]
-        ex = pe_terms(w.query, 1, d)
-        worked = [f"PE[{ex.pos}, {ex.column}] = {ex.func}({ex.pos} / 10000^({2 * ex.i}/{d})) = "
-                  f"{ex.func}({ex.angle:.4f}) = {ex.value:+.4f}",
-                  w.t("w_stored", v=float(tr.pe[ex.pos, ex.column]))]
-        pictures = [heatmap(w, tr.pe, "PE", row=w.query), x0]
-        if not cfg.use_pe:
-            worked.append(w.t("w_pe_off"))
-    return sheet(w, formulas, worked, pictures)
-
+def prediction(w: Walk) -> Sheet | None:
+    """The top classes and the top logit written out; None without a head."""
+    tr, params = w.trace, w.trace.params
+    if params.head is None:
+        return None
+    logits = predict(tr, params)  # [n_classes]
+    classes, probs = top_classes(logits, min(TOP_K, params.head.n_classes))
+    names = list(w.labels) or [f"class {c}" for c in range(params.head.n_classes)]
+    top = logit_terms(tr, params, int(classes[0]))
+    lines = [f"{k + 1}. {names[c]}   {100 * p:.2f} %   (logit {logits[c]:+.4f})"
+             for k, (c, p) in enumerate(zip(classes, probs, strict=True))]
+    formulas = [rf"$\mathrm{{logit}}_c = \mathrm{{pooled}} \cdot W_{{head}}[:, c] + b_c:\quad "
+                rf"{dims(1, params.head.W_head.shape[0])} \cdot "
+                rf"{dims(params.head.W_head.shape[0], params.head.n_classes)}$",
+                r"$p = \mathrm{softmax}(\mathrm{logits})$"]
+    dot = top.rows[0]
+    worked = [w.t("w_logit", c=names[int(classes[0])]),
+              f"logit = {written(dot)} + ({top.biases[0]:+.3f}) = {dot.total + top.biases[0]:+.4f}",
+              w.t("w_stored", v=top.logit)]
+    return Sheet(step="prediction", title=w.t("prediction_title"),
+                 takeaway=w.t("prediction_takeaway"), formulas=tuple(formulas),
+                 worked=tuple(worked), pictures=(), lines=tuple(lines))

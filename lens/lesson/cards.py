@@ -30,12 +30,12 @@ from ..steps import TASKS, tasks_for
 from ..widgets import picture
 from . import progress
 from .progress import Record, binding
-from .tasks import Spec, Task, fixed_now, judge
+from .tasks import Spec, Task, fixed_now, judge, task_texts
 
 if TYPE_CHECKING:
     from ..context import PageContext
 
-OWNER = "lesson"  # lens/texts/<lang>/lesson.toml
+OWNER = "lesson"  # lens/texts/<lang>/lesson.toml: the words every card shares
 
 
 
@@ -141,16 +141,16 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
     """The question k of n and its answer inputs (a live class's card has them too, `given`
     the answer it sent: the patch picker shows it until another is tapped); the inputs'
     session-state keys."""
-    t = Texts(ctx.lang, OWNER)
+    t, words = Texts(ctx.lang, OWNER), task_texts(ctx.lang, task.id)
     st.markdown(f"**{t('predict_first', k=n, n=total)}**")
     if task.source == "trained":
         st.caption(t("on_trained"))
-    st.markdown(t(task.text("q"), **task.values))
+    st.markdown(words(task.text("q"), **task.values))
     names = input_keys(task, bound)
     if task.kind == "number":
         row = st.container(horizontal=True)
         for k, key in enumerate(names):
-            label = t(f"{task.text_id}_p{k}")
+            label = words(f"{task.text_id}_p{k}")
             if task.decimals:
                 row.number_input(label, value=None, step=10.0 ** -task.decimals,
                                  format=f"%.{task.decimals}f", key=key, width=180)
@@ -159,10 +159,10 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
     elif task.kind == "choice":
         if task.trace is not None:  # the image the question is asked on, its patch framed
             patch_in_context(ctx, task)
-        st.radio(t(f"{task.text_id}_label"), task.options, index=None, key=names[0],
-                 format_func=lambda o: t(f"{task.text_id}_{o}"), horizontal=True)
+        st.radio(words(f"{task.text_id}_label"), task.options, index=None, key=names[0],
+                 format_func=lambda o: words(f"{task.text_id}_{o}"), horizontal=True)
     elif task.kind == "estimate":
-        st.slider(t(f"{task.text_id}_label"), 0, 100, 50, step=1, format="%d %%", key=names[0])
+        st.slider(words(f"{task.text_id}_label"), 0, 100, 50, step=1, format="%d %%", key=names[0])
     else:
         patch_picker(ctx, task, names[0], sent=given)
     return names
@@ -246,18 +246,18 @@ def show_me(task: Task, bound: str) -> None:
 
 def shown_answer(lang: str, task_id: str, value: object) -> str:
     """An answer in words: "196 × 512", "patch 37", "flatter", "68 %"."""
-    t = Texts(lang, OWNER)
+    t, words = Texts(lang, OWNER), task_texts(lang, task_id)
     spec = TASKS[task_id]
     text_id = task_id.replace(".", "_")
     if value is None:
         return t("no_answer")
     if spec.kind == "number":
         parts = [f"{v:g}" if float(v).is_integer() else f"{v:.3f}" for v in value]  # type: ignore[union-attr]
-        return t(f"{text_id}_answer", a=parts[0], b=parts[-1])
+        return words(f"{text_id}_answer", a=parts[0], b=parts[-1])
     if spec.kind == "patch":
         return t("patch_answer", j=value)
     if spec.kind == "choice":
-        return t(f"{text_id}_{value}")
+        return words(f"{text_id}_{value}")
     return t("percent", v=float(value))  # type: ignore[arg-type]
 
 
@@ -265,42 +265,41 @@ def reveal(ctx: PageContext, task: Task, record: Record) -> None:
     """The answer beside the right one, why, and (a patch) the true map; folded once another
     task was answered since (the page below is what the learner reads on)."""
     lang = ctx.lang
-    t = Texts(lang, OWNER)
+    t, words = Texts(lang, OWNER), task_texts(lang, task.id)
     verdict = ("shown" if not record.answered else "right" if record.right else "wrong")
     label = t("reveal_label", verdict=t(verdict),
-                task=t(task.text("short")))
+                task=words(task.text("short")))
     with st.expander(label, expanded=st.session_state.get(LESSON_LAST) == task.id):
-        st.markdown(t(task.text("q"), **task.values))
+        st.markdown(words(task.text("q"), **task.values))
         st.markdown(t("yours_and_right",
                         yours=shown_answer(lang, task.id, record.given),
                         right=shown_answer(lang, task.id, task.answer)))
         if task.kind == "patch" and record.given is not None:
             detail = judge(task, record.given).detail
-            st.caption(t(f"{task.text_id}_quality", j=record.given, **detail))
+            st.caption(words(f"{task.text_id}_quality", j=record.given, **detail))
         if task.kind == "patch" and task.trace is not None and task.true_map:
             left, right = st.columns([2, 3], gap="large")
             with left:
                 true_map(ctx, task)
-            right.markdown(t(task.text("why"), **task.values))
+            right.markdown(words(task.text("why"), **task.values))
         else:
-            st.markdown(t(task.text("why"), **task.values))
+            st.markdown(words(task.text("why"), **task.values))
         st.button(t("ask_again"), key=f"lesson_again_{task.text_id}", on_click=forget,
                   args=(task.id,))
 
 
 def true_map(ctx: PageContext, task: Task) -> None:
     """The true values of every patch, on the image: where the model looked, or how alike."""
-    t = Texts(ctx.lang, OWNER)
-
+    t, words = Texts(ctx.lang, OWNER), task_texts(ctx.lang, task.id)
     G, tr = task.grid, task.trace
     values = np.asarray(task.scores, dtype=np.float32).reshape(1, G, G)
     if task.exclude is not None:  # a similarity: the patch compared from is left out
         values = values.copy()
         values.flat[task.exclude] = float(np.min(values))  # its own 1 would set the scale
-    title = t(f"{task.text_id}_map", **task.values)
+    title = words(f"{task.text_id}_map", **task.values)
     picture(ctx, figures.attention_grid, tr.image, np.clip(values, 0, None),
             [t("map_panel", best=task.values["best"])], title, ncols=1,
-            query=int(task.values["i"]), colorbar_label=t(f"{task.text_id}_bar"),
+            query=int(task.values["i"]), colorbar_label=words(f"{task.text_id}_bar"),
             width=3.9, key=f"lesson_{task.text_id}")
 
 

@@ -14,7 +14,7 @@ from ..session import set_settings
 from ..steps import PAGES, STEPS, tasks_for
 from .cards import OWNER, forget, records, shown_answer
 from .progress import Record
-from .tasks import Spec
+from .tasks import Spec, task_texts
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -51,7 +51,7 @@ def summary(ctx: PageContext) -> None:
         r = rec.get(s.id)
         first = n == 0 or specs[n - 1].page != s.page  # a step's name once, on its first row
         rows.append({t("col_step"): PAGES[s.page].title_in(lang) if first else "",
-                     t("col_task"): t(f"{s.id.replace('.', '_')}_short"),
+                     t("col_task"): task_texts(lang, s.id)(f"{s.id.replace('.', '_')}_short"),
                      t("col_yours"): shown_answer(lang, s.id, r.given) if r else "—",
                      t("col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
                      t("col_result"): t(result(r))})

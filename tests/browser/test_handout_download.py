@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from lens.i18n import translate
+from lens.steps import STEPS
 from tests.support.browser_helpers import (
     MAIN,
     assert_no_errors,
@@ -98,8 +99,9 @@ def test_the_walk_downloads_as_a_pdf(desktop, app_url, tmp_path, lang):
     check_label_size(label, data)
     text = pdf_text(tmp_path / name)
     assert "[196 × 512]" in text, f"no [196 × 512] in the PDF's text: {text[:2000]!r}"
-    for k in range(1, 11):  # "Step k of 10", "第 k 步，共 10 步"
-        step = translate("step_title", lang, "handout", k=k, n=10, title="").split(" · ")[0]
+    n = len(STEPS)
+    for k in range(1, n + 1):  # "Step k of n", "第 k 步，共 n 步"
+        step = translate("step_title", lang, "handout", k=k, n=n, title="").split(" · ")[0]
         assert step in text, f"no {step!r} in the PDF"
     expect(sidebar(page).locator(DOWNLOAD)).to_be_visible()  # still offered after the download
     assert_no_errors(page)

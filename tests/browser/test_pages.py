@@ -63,7 +63,7 @@ def test_navigation_lists_the_steps_in_order(shared_page, app_url):
 
 @pytest.mark.parametrize("step", [s[0] for s in ALL_PAGES])
 def test_page_opens_from_navigation(shared_page, app_url, step):
-    """Each page opens by its link (same session): its title, 'Step k of 10', pictures."""
+    """Each page opens by its link (same session): its title, 'Step k of n', pictures."""
     page = shared_page
     if not page.url.startswith(app_url):
         open_app(page, app_url)

@@ -1,0 +1,92 @@
+"""Feed-forward: what the step asks in lesson mode (`TASKS`, in the order its cards ask them) and
+its sheet of the handout (`sheet`). Its page is `pages/ffn.py`, its words
+`lens/texts/<lang>/ffn.toml` (its tasks' too); its entry in `lens/steps.py` names them all, and
+its place in the walk. No Streamlit here: the tasks and the sheet are built and tested without a
+running app.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from encoder_core import EncoderConfig
+from encoder_core.views.analysis import relu_zero_share
+from encoder_core.views.explain import hidden_unit_terms
+
+from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
+from ..lesson.tasks import PAGE, Fixed, Spec, Task, shape_task
+
+if TYPE_CHECKING:
+    from ..context import PageContext
+
+
+def uses_ffn(cfg: EncoderConfig) -> bool:
+    return cfg.use_ffn
+
+
+def uses_relu(cfg: EncoderConfig) -> bool:
+    """ReLU's zeros: not a ViT's GELU, which is seldom exactly 0."""
+    return cfg.use_ffn and cfg.activation == "relu"
+
+
+def ffn_hidden(ctx: PageContext, fixed: Fixed) -> Task:
+    """The FFN widens every token: [T × d_ff]."""
+    cfg = ctx.cfg
+    return shape_task("ffn.hidden", ctx.trace.layers[0].ffn_hidden,
+                      {"T": cfg.seq_len, "d": cfg.d_model, "dff": cfg.d_ff}, PAGE, fixed)
+
+
+def ffn_relu(ctx: PageContext, fixed: Fixed) -> Task:
+    """The share of layer l's hidden activations that ReLU sets to 0, in %."""
+    cfg = ctx.cfg
+    l = min(fixed.layer, cfg.n_layers - 1)
+    share = 100 * relu_zero_share(ctx.trace.layers[l].ffn_hidden)
+    return Task("ffn.relu", "estimate", round(share, 1),
+                {"l": l + 1, "share": share, "T": cfg.seq_len, "dff": cfg.d_ff,
+                 "n": cfg.seq_len * cfg.d_ff}, PAGE, Fixed(layer=l), tolerance=10.0)
+
+
+TASKS: tuple[Spec, ...] = (
+    Spec("ffn.hidden", "number", ffn_hidden, applies=uses_ffn),
+    Spec("ffn.relu", "estimate", ffn_relu, applies=uses_relu),
+)
+
+
+# --- its sheet of the handout --------------------------------------------------------------------
+
+ACTIVATION = {"relu": r"\mathrm{ReLU}", "gelu": r"\mathrm{GELU}", "gelu_tanh": r"\mathrm{GELU}"}
+
+
+def sheet(w: Walk) -> Sheet:
+    cfg, tr, l, i = w.cfg, w.trace, w.layer, w.row
+    T, d, dff = cfg.seq_len, cfg.d_model, cfg.d_ff
+    layer, lp = tr.layers[l], tr.params.layers[l]
+    if not cfg.use_ffn or layer.ffn_hidden is None:
+        return make_sheet(w, [], [w.t("w_ffn_off")], [])
+    act = ACTIVATION[cfg.activation]
+    x = layer.ln_2.out if cfg.norm_first else layer.ln_1.out  # [T, d] the FFN's input
+    src = "ln_2.out" if cfg.norm_first else "ln_1.out"
+    formulas = [rf"$\mathrm{{FFN}}(x) = {act}(x W_1 + b_1)\, W_2 + b_2$"
+                + (r",  $\mathrm{ReLU}(z) = \max(0, z)$" if cfg.activation == "relu" else ""),
+                rf"${dims(T, d)} \cdot {dims(d, dff)} \rightarrow {dims(T, dff)} \rightarrow "
+                rf"{dims(T, dff)} \cdot {dims(dff, d)} = {dims(T, d)}$",
+                (rf"$\mathrm{{resid\_2}} = \mathrm{{resid\_1}} + \mathrm{{FFN}}"
+                 rf"(\mathrm{{LN}}_2(\mathrm{{resid\_1}})):\ {dims(T, d)}$") if cfg.norm_first else
+                (rf"$\mathrm{{ln\_2}} = \mathrm{{LN}}_2(\mathrm{{ln\_1}} + \mathrm{{FFN}}"
+                 rf"(\mathrm{{ln\_1}})):\ {dims(T, d)}$")]
+    j = int(np.argmax(layer.ffn_hidden[i]))
+    unit = hidden_unit_terms(x[i], lp.W_1, lp.b_1, j, cfg.activation)
+    name = "ReLU" if cfg.activation == "relu" else "GELU"
+    worked = [w.t("w_unit", i=i, j=j, l=l + 1),
+              f"ffn_hidden[{i}, {j}] = {name}({src}[{i}] · W_1[:, {j}] + b_1[{j}]) = "
+              f"{name}({written(unit.dot)} + ({unit.bias:+.3f})) = {name}({unit.pre:+.4f}) = "
+              f"{unit.hidden:+.4f}",
+              w.t("w_stored", v=float(layer.ffn_hidden[i, j]))]
+    return make_sheet(w, formulas, worked, [
+        heatmap(w, layer.ffn_hidden, f"ffn_hidden ({w.t('layer_n', l=l + 1)})", row=i,
+                xlabel=w.page("ffn", "hidden_unit"), signed=cfg.activation != "relu",
+                tokens="rows"),
+        heatmap(w, layer.ffn_out, f"ffn_out ({w.t('layer_n', l=l + 1)})", row=i,
+                tokens="rows")])

@@ -1,0 +1,70 @@
+"""Overview: what the step asks in lesson mode (`TASKS`, in the order its cards ask them) and its
+sheet of the handout (`sheet`). Its page is `pages/overview.py`, its words
+`lens/texts/<lang>/overview.toml` (its tasks' too); its entry in `lens/steps.py` names them all,
+and its place in the walk. No Streamlit here: the tasks and the sheet are built and tested
+without a running app.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from encoder_core import EncoderConfig
+from encoder_core.views.analysis import channel_values, parameter_count, pipeline_steps
+from encoder_core.views.vit_steps import vit_differences
+
+from .. import figures
+from ..handout.sheets import Sheet, Walk, dims, make_sheet
+from ..i18n import Texts, worded
+from ..lesson.tasks import PAGE, Fixed, Spec, Task, shape_task
+from ..pipeline_words import pipeline_captions, pipeline_stages
+
+if TYPE_CHECKING:
+    from ..context import PageContext
+
+
+def prefix_variant(cfg: EncoderConfig) -> str:
+    return "_vit" if cfg.n_prefix else ""
+
+
+def overview_tokens(ctx: PageContext, fixed: Fixed) -> Task:
+    """How many tokens the encoder reads: (S/P)² patches (and a ViT's prefix tokens)."""
+    cfg = ctx.cfg
+    return Task("overview.tokens", "number", (float(ctx.trace.x0.shape[0]),),
+                {"S": cfg.image_size, "P": cfg.patch_size, "G": cfg.grid_size,
+                 "N": cfg.n_tokens, "T": cfg.seq_len, "k": cfg.n_prefix},
+                PAGE, fixed, variant=prefix_variant(cfg))
+
+
+def overview_output(ctx: PageContext, fixed: Fixed) -> Task:
+    """The encoder's output: one row per token, d_model wide, whatever the layers."""
+    cfg = ctx.cfg
+    return shape_task("overview.output", ctx.trace.output,
+                      {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers}, PAGE, fixed)
+
+
+TASKS: tuple[Spec, ...] = (
+    Spec("overview.tokens", "number", overview_tokens),
+    Spec("overview.output", "number", overview_output),
+)
+
+
+# --- its sheet of the handout --------------------------------------------------------------------
+
+def sheet(w: Walk) -> Sheet:
+    cfg = w.cfg
+    N, D, d, L, S = cfg.n_tokens, cfg.patch_dim, cfg.d_model, cfg.n_layers, cfg.image_size
+    o = Texts(w.lang, "overview")
+    pipeline = figures.pipeline(w.trace.image, cfg.patch_size, pipeline_captions(o, cfg),
+                                pipeline_stages(o, cfg))
+    formulas = [w.t("f_image_to_patches") + rf"  ${dims(S, S, cfg.channels)} \rightarrow "
+                rf"{dims(N, D)} \rightarrow {dims(cfg.seq_len, d)}$"]
+    for s in pipeline_steps(cfg):
+        formulas.append(f"{o('step_' + s.id)}:  {worded(s.shape, w.lang)}")
+    worked = [w.t("w_parameters", n=parameter_count(cfg), L=L)]
+    lines = [o("diff_" + name, mean=channel_values(cfg.pixel_mean),
+               std=channel_values(cfg.pixel_std), S=cfg.seq_len,
+               R=cfg.n_registers, n=cfg.n_pos, d=d, eps=cfg.ln_eps)
+             for name in vit_differences(cfg)]
+    # the page shows the whole note; here each step has its own part: the note's title only
+    return make_sheet(w, formulas, worked, [pipeline], lines, note_head=2)

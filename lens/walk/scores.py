@@ -1,0 +1,106 @@
+"""Scores & softmax: what the step asks in lesson mode (`TASKS`, in the order its cards ask them)
+and its sheet of the handout (`sheet`). Its page is `pages/scores.py`, its words
+`lens/texts/<lang>/scores.toml` (its tasks' too); its entry in `lens/steps.py` names them all,
+and its place in the walk. No Streamlit here: the tasks and the sheet are built and tested
+without a running app.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from encoder_core import EncoderConfig
+from encoder_core.views.analysis import scaling_demo, score_divisor
+from encoder_core.views.explain import dot_terms, softmax_terms
+from encoder_core.views.predictions import compare_sharpness
+
+from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
+from ..lesson.tasks import Fixed, Spec, Task, has_trained_attention, looks_most, shape_task
+
+if TYPE_CHECKING:
+    from ..context import PageContext
+
+
+def divides_by_d_k(cfg: EncoderConfig) -> bool:
+    """The question compares √d_model with the page's √d_k: asked when the page divides so."""
+    return cfg.scale == "d_k"
+
+
+SCORES_SHAPE = ("scores_formulas", "matrices", "row", "arith")
+SCORES_LOOK = ("matrices", "grid", "row", "arith", "scaling", "scaling_trained")
+SCORES_DIVISOR = ("scaling", "scaling_trained")
+SHARPNESS = ("sharper", "flatter", "same")
+
+
+def scores_shape(ctx: PageContext, fixed: Fixed) -> Task:
+    """scores_h = Q_h · K_hᵀ: [T × d_k] · [d_k × T] = [T × T]."""
+    cfg = ctx.cfg
+    return shape_task("scores.shape", ctx.trace.layers[0].scores,  # [h, T, T]
+                      {"T": cfg.seq_len, "dk": cfg.d_head, "h": cfg.n_heads,
+                       "d": cfg.d_model}, SCORES_SHAPE, fixed)
+
+
+def scores_look(ctx: PageContext, fixed: Fixed) -> Task | None:
+    """From patch i, the patch head h of layer l gives its largest weight (patch keys only)."""
+    return looks_most(ctx, fixed, "scores.look", SCORES_LOOK)
+
+
+def scores_divisor(ctx: PageContext, fixed: Fixed) -> Task:
+    """Dividing by √d_model instead of √d_k: row i of head h sharper, flatter or the same."""
+    cfg = ctx.cfg
+    l, hd = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
+    r = ctx.row(min(fixed.query, cfg.n_tokens - 1))
+    layer = ctx.trace.layers[l]
+    cases = ctx.derived(f"scaling/{l}/{hd}",  # the page's own scaling demo, shared
+                        lambda: scaling_demo(layer.q[hd:hd + 1], layer.k[hd:hd + 1], cfg.d_model))
+    by_name = {c.name: float(c.entropy[0, r]) for c in cases}
+    outcome = compare_sharpness(by_name["d_k"], by_name["d_model"])
+    return Task("scores.divisor", "choice", outcome,
+                {"i": r, "l": l + 1, "hd": hd + 1, "dk": cfg.d_head, "d": cfg.d_model,
+                 "sdk": cfg.d_head ** 0.5, "sd": cfg.d_model ** 0.5, "e_dk": by_name["d_k"],
+                 "e_d": by_name["d_model"], "lnT": float(np.log(cfg.seq_len))},
+                SCORES_DIVISOR, Fixed(l, hd, r - cfg.n_prefix),
+                options=SHARPNESS)
+
+
+TASKS: tuple[Spec, ...] = (
+    Spec("scores.shape", "number", scores_shape),
+    Spec("scores.look", "patch", scores_look, possible=has_trained_attention),
+    Spec("scores.divisor", "choice", scores_divisor, applies=divides_by_d_k, options=SHARPNESS),
+)
+
+
+# --- its sheet of the handout --------------------------------------------------------------------
+
+def sheet(w: Walk) -> Sheet:
+    cfg, l, hd, i = w.cfg, w.layer, w.head, w.row
+    T, dk = cfg.seq_len, cfg.d_head
+    layer, s = w.trace.layers[l], cfg.score_scale
+    j = int(np.argmax(layer.attn[hd, i]))
+    n = score_divisor(cfg)["n"]
+    divisor = rf"\sqrt{{{n}}}" if cfg.scale != "none" else "1"
+    formulas = [rf"$\mathrm{{scores}}_h = Q_h \cdot K_h^\top / {divisor}:\quad {dims(T, dk)} "
+                rf"\cdot {dims(dk, T)} = {dims(T, T)}$",
+                rf"$\mathrm{{attn}}_h[i, j] = \exp(\mathrm{{scores}}_h[i, j])\ /\ \sum_k "
+                rf"\exp(\mathrm{{scores}}_h[i, k]):\quad {dims(T, T)},\ \sum_j "
+                rf"\mathrm{{attn}}_h[i, j] = 1$",
+                w.t("f_divisor", s=s)]
+    dot = dot_terms(layer.q[hd, i], layer.k[hd, j], divisor=s)
+    soft = softmax_terms(layer.scores[hd, i])
+    worked = [w.t("w_where", l=l + 1, hd=hd + 1, i=i),
+              f"scores[{i}, {j}] = q_{i} · k_{j} / {s:.4g} = ({written(dot)}) / {s:.4g}"
+              f" = {dot.result:+.4f}",
+              f"attn[{i}, {j}] = e^({soft.shifted[j]:.4f}) / Σ_k e^(s_{i}k − max) = "
+              f"{soft.exp[j]:.4f} / {soft.total:.4f} = {soft.p[j]:.4f}",
+              w.t("w_stored_pair", a=float(layer.scores[hd, i, j]),
+                  b=float(layer.attn[hd, i, j])),
+              w.t("w_largest", j=j)]
+    common = dict(xlabel=w.t("keys"), ylabel=w.page("scores", "queries"), row=i, col=j,
+                  tokens="both")
+    return make_sheet(w, formulas, worked, [
+        heatmap(w, layer.scores[hd], w.page("scores", "scores_name", l=l + 1, hd=hd + 1),
+                label=w.page("scores", "score"), **common),
+        heatmap(w, layer.attn[hd], w.page("scores", "attn_name", l=l + 1, hd=hd + 1),
+                signed=False, label=w.page("scores", "weight"), **common)])
