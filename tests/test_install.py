@@ -38,19 +38,13 @@ print(cfg.d_model, cfg.n_layers, round(float(probs.sum()), 6), int(probs.argmax(
 
 
 def test_a_non_editable_install_loads_the_shipped_weights_from_anywhere(tmp_path):
-    env_dir, work, source = tmp_path / "venv", tmp_path / "empty", tmp_path / "source"
-    work.mkdir()
-    copy_tree(source)
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = env_dir / "bin" / "python"
     # the project without its app dependencies (Streamlit, …): the core needs NumPy and Pillow
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "--no-deps", str(source), "numpy", "pillow"], check=True, timeout=600)
+    python, work = install_copy(tmp_path, "numpy", "pillow")
     out = subprocess.run([str(python), "-c", PROBE], cwd=work, capture_output=True, text=True,
                          timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     module, weights, figures = out.stdout.strip().splitlines()
-    site = str(env_dir)
+    site = str(python.parents[1])  # the venv
     assert module.startswith(site) and weights.startswith(site), (module, weights)
     assert str(ROOT) not in module + weights
     d_model, n_layers, total, right, n_imagenet = figures.split()
@@ -89,14 +83,8 @@ def test_a_non_editable_install_imports_every_app_module_and_reads_its_files(tmp
     pages imports from the installed copy (the dependencies from this run's environment, which
     has the checkout only as an editable finder that a path entry does not activate), and the
     texts and the browser's files are read from it."""
-    env_dir, work, source = tmp_path / "venv", tmp_path / "empty", tmp_path / "source"
-    work.mkdir()
-    copy_tree(source)
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "--no-deps", str(source)], check=True, timeout=600)
-    site = next((env_dir / "lib").glob("python3*/site-packages"))
+    python, work = install_copy(tmp_path)
+    site = next((python.parents[1] / "lib").glob("python3*/site-packages"))
     deps = next(p for p in map(Path, sys.path) if p.name == "site-packages" and p.is_dir()
                 and (p / "streamlit").is_dir())
     (site / "zz_dependencies.pth").write_text(f"{deps}\n", encoding="utf-8")
@@ -112,6 +100,19 @@ def test_a_non_editable_install_imports_every_app_module_and_reads_its_files(tmp
     assert int(count.split()[0]) == len(expected)
     assert titles == "多头注意力 Multi-head attention"
     assert files == "True True True True"
+
+
+def install_copy(tmp_path: Path, *extra: str) -> tuple[Path, Path]:
+    """`pip install` (not editable, no dependencies) a copy of the checkout into a new venv,
+    with the packages `extra` beside it: (its python, an empty folder to run it from)."""
+    env_dir, work, source = tmp_path / "venv", tmp_path / "empty", tmp_path / "source"
+    work.mkdir()
+    copy_tree(source)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "--no-deps", str(source), *extra], check=True, timeout=600)
+    return python, work
 
 
 def copy_tree(to: Path) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pytest
@@ -167,18 +168,26 @@ def _choose_step(page: Page, label: str) -> None:
     expect(page.locator(".st-key-class_bring button")).to_be_enabled()
 
 
-def test_a_class_of_three_on_two_replicas(browser: Browser, class_url: str) -> None:
+@contextmanager
+def members(test: str) -> Iterator[list[Member]]:
+    """The list the test's browsers join (`_member`): on a failure each open page is saved as
+    FAILED-<test>_<name>.png; every context is closed at the end."""
     keep: list[Member] = []
     try:
-        _class(browser, class_url, keep)
+        yield keep
     except Exception:
         for m in keep:
             if not m.page.is_closed():
-                screenshot(m.page, f"FAILED-class_{m.name}")
+                screenshot(m.page, f"FAILED-{test}_{m.name}")
         raise
     finally:
         for m in keep:
             m.context.close()
+
+
+def test_a_class_of_three_on_two_replicas(browser: Browser, class_url: str) -> None:
+    with members("class") as keep:
+        _class(browser, class_url, keep)
 
 
 def _class(browser: Browser, base: str, keep: list[Member]) -> None:

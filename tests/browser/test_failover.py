@@ -43,6 +43,7 @@ from tests.browser.test_class import (
     _join,
     _member,
     _open,
+    members,
     say,
     verdict,
 )
@@ -88,17 +89,8 @@ def _watch_websockets(m: Member) -> list[tuple[float, str]]:
 
 
 def test_a_class_survives_a_killed_replica(browser: Browser, served: Serving) -> None:
-    keep: list[Member] = []
-    try:
+    with members("failover") as keep:
         _failover(browser, served, keep)
-    except Exception:
-        for m in keep:
-            if not m.page.is_closed():
-                screenshot(m.page, f"FAILED-failover_{m.name}")
-        raise
-    finally:
-        for m in keep:
-            m.context.close()
 
 
 def _failover(browser: Browser, served: Serving, keep: list[Member]) -> None:
