@@ -63,7 +63,7 @@ def say(key: str, **values: object) -> str:
 
 def verdict(right: bool) -> str:
     return say("revealed_label", verdict=say("verdict_right" if right else "verdict_wrong"),
-               task=translate(f"{TOKENS}_short", "en", "lesson"))
+               task=translate(f"{TOKENS}_short", "en", "overview"))  # the task's step
 
 
 @dataclass
