@@ -33,3 +33,7 @@ def test_the_comparison_sees_a_changed_text_and_a_changed_picture():
     for changed in (text, picture, page[:1]):
         diff = golden_pages.differences(old, {"defaults": {"en": {"patches": changed}}})
         assert len(diff) == 1 and diff[0].startswith("defaults/en/patches:")
+    # an emptied placeholder before them draws nothing: not a difference
+    slot = [{"at": "main/0", "kind": "empty", "proto": {}},
+            *({**e, "at": f"main/{k + 1}"} for k, e in enumerate(page))]
+    assert golden_pages.differences(old, {"defaults": {"en": {"patches": slot}}}) == []
