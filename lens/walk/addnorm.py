@@ -1,8 +1,5 @@
-"""Add & Norm: what the step asks in lesson mode (`TASKS`, in the order its cards ask them) and its
-sheet of the handout (`sheet`). Its page is `pages/addnorm.py`, its words
-`lens/texts/<lang>/addnorm.toml` (its tasks' too); its entry in `lens/steps.py` names them all,
-and its place in the walk. No Streamlit here: the tasks and the sheet are built and tested
-without a running app.
+"""Add & Norm: its lesson tasks (`TASKS`, in the order asked) and its handout sheet
+(`sheet`); page `pages/addnorm.py`, words `lens/texts/<lang>/addnorm.toml`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Input embedding: what the step asks in lesson mode (`TASKS`, in the order its cards ask them)
-and its sheet of the handout (`sheet`). Its page is `pages/embedding.py`, its words
-`lens/texts/<lang>/embedding.toml` (its tasks' too); its entry in `lens/steps.py` names them
-all, and its place in the walk. No Streamlit here: the tasks and the sheet are built and tested
-without a running app.
+"""Input embedding: its lesson tasks (`TASKS`, in the order asked) and its handout sheet
+(`sheet`); page `pages/embedding.py`, words `lens/texts/<lang>/embedding.toml`.
 """
 
 from __future__ import annotations

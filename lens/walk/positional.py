@@ -1,8 +1,5 @@
-"""Positional encoding: what the step asks in lesson mode (`TASKS`, in the order its cards ask
-them) and its sheet of the handout (`sheet`). Its page is `pages/positional.py`, its words
-`lens/texts/<lang>/positional.toml` (its tasks' too); its entry in `lens/steps.py` names them
-all, and its place in the walk. No Streamlit here: the tasks and the sheet are built and tested
-without a running app.
+"""Positional encoding: its lesson tasks (`TASKS`, in the order asked) and its handout sheet
+(`sheet`); page `pages/positional.py`, words `lens/texts/<lang>/positional.toml`.
 """
 
 from __future__ import annotations
