@@ -13,8 +13,24 @@ from tests.support.configs import SMALL, TRACE_CONFIGS, make_test_image  # tests
 
 # A live class's store (lens/classroom/store.py) in a folder of this test run, not the
 # repository's data/: the app's pages and every server a test starts (it inherits the
-# environment) open it there.
+# environment) open it there; one folder per pytest-xdist worker (a worker inherits the run's
+# environment: two workers would otherwise share one class store).
 os.environ.setdefault("ENCODER_LENS_DATA", tempfile.mkdtemp(prefix="encoder-lens-data-"))
+if WORKER := os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["ENCODER_LENS_DATA"] = tempfile.mkdtemp(prefix=f"encoder-lens-data-{WORKER}-")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The browser tests' screenshots of this run only: last run's (and its FAILED-*) are
+    removed first — once, by the run, not by each pytest-xdist worker (a late worker would
+    remove what an early one took)."""
+    if hasattr(session.config, "workerinput"):
+        return
+    from tests.support.browser_helpers import SHOTS
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SHOTS.glob("*.png"):
+        old.unlink()
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@
 The server runs `app.py` from the repository root on a free loopback port; every test gets a
 fresh browser context (a fresh Streamlit session). A failing test leaves a screenshot in
 test-artifacts/screenshots/FAILED-<test>.png and the server's log is kept in
-test-artifacts/streamlit-server.log.
+test-artifacts/streamlit-server.log (streamlit-server-gw1.log, … for pytest-xdist's
+other workers).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expec
 from tests.support.browser_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    SHOTS,
     TIMEOUT_MS,
     VIEWPORT,
     app_server,
+    per_worker,
     screenshot,
 )
 
@@ -31,18 +32,11 @@ STARTUP_S = 60  # bounded wait for /_stcore/health
 expect.set_options(timeout=TIMEOUT_MS)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _fresh_screenshots() -> None:
-    """Screenshots of this run only: last run's (and its FAILED-*) are removed first."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    for old in SHOTS.glob("*.png"):
-        old.unlink()
-
-
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
-    """Start `streamlit run app.py` on a free port, yield its base URL, stop it afterwards."""
-    with app_server("streamlit-server.log") as url:
+    """Start `streamlit run app.py` on a free port, yield its base URL, stop it afterwards
+    (one per pytest-xdist worker, each with its own log)."""
+    with app_server(per_worker("streamlit-server.log")) as url:
         yield url
 
 

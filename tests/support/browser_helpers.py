@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import io
+import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -348,6 +349,16 @@ def go_to_step(page: Page, step: str) -> None:
 
 
 @contextmanager
+def per_worker(log_name: str) -> str:
+    """`log_name` for pytest-xdist's first worker (or a run without workers); with the worker's
+    name added for the others (`streamlit-server-gw1.log`): each server keeps its own log."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    if worker == "gw0":
+        return log_name
+    stem, dot, ext = log_name.rpartition(".")
+    return f"{stem}-{worker}{dot}{ext}"
+
+
 def app_server(log_name: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """This repository's app on a free loopback port for a browser test, with `env` added to
     its environment; yields its base URL, always stops it. Its log: test-artifacts/<log_name>;
