@@ -348,7 +348,6 @@ def go_to_step(page: Page, step: str) -> None:
     wait_idle(page)
 
 
-@contextmanager
 def per_worker(log_name: str) -> str:
     """`log_name` for pytest-xdist's first worker (or a run without workers); with the worker's
     name added for the others (`streamlit-server-gw1.log`): each server keeps its own log."""
@@ -359,6 +358,7 @@ def per_worker(log_name: str) -> str:
     return f"{stem}-{worker}{dot}{ext}"
 
 
+@contextmanager
 def app_server(log_name: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """This repository's app on a free loopback port for a browser test, with `env` added to
     its environment; yields its base URL, always stops it. Its log: test-artifacts/<log_name>;
