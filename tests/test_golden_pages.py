@@ -15,9 +15,15 @@ from tests.support import golden_pages
 pytestmark = pytest.mark.slow
 
 
-def test_every_page_in_every_case_and_language_is_as_the_golden_file(tmp_path):
+@pytest.fixture(scope="module")
+def now(tmp_path_factory) -> dict:
+    """Today's dump of every case, language and page."""
+    folder = tmp_path_factory.mktemp("golden")
+    return golden_pages.dump(checkpoint=golden_pages.test_checkpoint(folder))
+
+
+def test_every_page_in_every_case_and_language_is_as_the_golden_file(now):
     golden = json.loads(golden_pages.GOLDEN.read_text(encoding="utf-8"))
-    now = golden_pages.dump(checkpoint=golden_pages.test_checkpoint(tmp_path))
     assert set(now) == set(golden_pages.CASES)
     diff = golden_pages.differences(golden, now)
     assert diff == [], "\n".join(diff)
@@ -37,3 +43,20 @@ def test_the_comparison_sees_a_changed_text_and_a_changed_picture():
     slot = [{"at": "main/0", "kind": "empty", "proto": {}},
             *({**e, "at": f"main/{k + 1}"} for k, e in enumerate(page))]
     assert golden_pages.differences(old, {"defaults": {"en": {"patches": slot}}}) == []
+
+
+@pytest.mark.parametrize("case", ["defaults", "vit"])
+def test_no_chinese_figure_has_smaller_text_than_its_english_twin(now, case):
+    """The browser measures figure texts as displayed in English only
+    (tests/browser/test_figure_text_size.py): the same pictures, shown in the same columns,
+    have text at least as large in 中文 — relative to its picture's width, every figure's
+    smallest text in 中文 ≥ in English (fit_fontsize shrinks a text too long for its place)."""
+    smaller, measured = [], 0
+    for page_id in now[case]["en"]:
+        en, zh = (golden_pages.pictures(now[case][lang][page_id]) for lang in ("en", "zh"))
+        assert len(en) == len(zh), f"{case}/{page_id}: {len(en)} pictures in en, {len(zh)} in zh"
+        measured += len(en)
+        smaller += [(page_id, k, e, z) for k, (e, z) in enumerate(zip(en, zh, strict=True))
+                    if z[1] / z[0] < e[1] / e[0] * (1 - 1e-9)]
+    assert measured > 20, f"only {measured} pictures with texts in {case}"
+    assert smaller == [], f"中文 figures with smaller text than English (width, px): {smaller}"

@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ from google.protobuf.json_format import MessageToDict
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 from lens import compute
+from lens.figures import min_text_px
 from lens.models import CHECKPOINTS_ENV
 from lens.steps import ALL_PAGES, STEPS
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
@@ -46,6 +48,9 @@ CASES: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
 }
 
 _MEDIA: dict[str, str] = {}  # media file id -> SHA-256 of its bytes
+# SHA-256 of a figure's PNG -> (its width in px, its smallest text in px: lens.figures'
+# min_text_px chunk); only the PNGs that have texts
+GEOMETRY: dict[str, tuple[int, float]] = {}
 
 
 @contextmanager
@@ -58,6 +63,8 @@ def media_recorded() -> Iterator[None]:
         file_id = real(self, path_or_data, mimetype, kind, filename)
         data = path_or_data if isinstance(path_or_data, bytes) else Path(path_or_data).read_bytes()
         _MEDIA[file_id] = hashlib.sha256(data).hexdigest()
+        if data[:8] == b"\x89PNG\r\n\x1a\n" and (smallest := min_text_px(data)) is not None:
+            GEOMETRY[_MEDIA[file_id]] = (int.from_bytes(data[16:20], "big"), smallest)
         return file_id
 
     MemoryMediaFileStorage.load_and_get_id = load_and_get_id
@@ -135,6 +142,12 @@ def test_checkpoint(folder: Path) -> str:
     from tests.support.vit_dicts import SMALL_VIT, write_timm_checkpoint
 
     return write_timm_checkpoint(folder / "vit_tiny_test.safetensors", **SMALL_VIT)
+
+
+def pictures(elements: list[dict]) -> list[tuple[int, float]]:
+    """(width, smallest text) in px of every figure PNG with texts on a page, in page order."""
+    found = re.findall(r"media sha256:([0-9a-f]{64})", json.dumps(elements))
+    return [GEOMETRY[sha] for sha in found if sha in GEOMETRY]
 
 
 def seen(elements: list[dict] | None) -> list[dict] | None:
