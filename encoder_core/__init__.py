@@ -12,6 +12,8 @@ The folders say what a module is for:
     shapes_model/   the generated shapes data set and the classifier of the shipped weights
     cost.py         what a trace and the views' derived work cost, predicted from the config:
                     trace_bytes, params_bytes, encode_peak_bytes, encode_seconds, trace_cost
+    gradients.py    backward: the gradient of a logit with respect to every trace field and
+                    weight, from the trace alone
     export.py       the trace as .npz;  __main__.py  the command line;  bench.py  the benchmark
 
 Every default is the study note's encoder. The Vision Transformer variants (timm,
@@ -25,7 +27,9 @@ optional fields of `EncoderParams` / `LayerParams`, None when the variant is off
 
 A model's prediction is `predict(trace, params)`: the logits of its classification
 head (`params.head`, a `HeadParams`: a checkpoint's head, the shapes model's), pooled as its
-family does (`pipeline/head.py`).
+family does (`pipeline/head.py`); `backward(trace, params, target)` is the gradient of one of
+those logits (or of a loss) with respect to every field of the trace, in its own shape
+(`gradients.py`).
 """
 
 from .checkpoints.load import CheckpointInfo, load_checkpoint
@@ -39,6 +43,7 @@ from .cost import (
     trace_bytes,
     trace_cost,
 )
+from .gradients import backward
 from .image import ImageError, load_image, read_image, to_model_input
 from .params import (
     EncoderParams,
@@ -62,7 +67,7 @@ from .trace import EncoderTrace, LayerNormTrace, LayerTrace, trace_arrays
 __all__ = [
     "CheckpointInfo", "load_checkpoint",
     "ConfigError", "Cost", "EncoderConfig", "EncoderParams", "EncoderTrace", "HeadParams",
-    "ImageError",
+    "ImageError", "backward",
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",
     "encode", "encode_peak_bytes", "encode_seconds", "encoder_layer", "feed_forward", "gelu",
     "gelu_tanh", "init_params", "layer_norm", "load_image", "load_params", "merge_heads",
