@@ -29,7 +29,8 @@ A model's prediction is `predict(trace, params)`: the logits of its classificati
 head (`params.head`, a `HeadParams`: a checkpoint's head, the shapes model's), pooled as its
 family does (`pipeline/head.py`); `backward(trace, params, target)` is the gradient of one of
 those logits (or of a loss) with respect to every field of the trace, in its own shape
-(`gradients.py`).
+(`gradients.py`); `relevance(trace, params, target, method)` how much that logit rests on each
+patch, from the attention and its gradient (`views/relevance.py`).
 """
 
 from .checkpoints.load import CheckpointInfo, load_checkpoint
@@ -63,6 +64,7 @@ from .pipeline.norm import layer_norm
 from .pipeline.patches import normalise_pixels, patch_centres, patchify, unpatchify
 from .pipeline.positional import patch_positions, position_rows, positional_encoding
 from .trace import EncoderTrace, LayerNormTrace, LayerTrace, trace_arrays
+from .views.relevance import relevance
 
 __all__ = [
     "CheckpointInfo", "load_checkpoint",
@@ -75,6 +77,6 @@ __all__ = [
     "patch_centres",
     "patch_positions", "patch_rows", "patchify", "position_rows", "positional_encoding",
     "predict", "prefix_names", "prefix_tokens", "token_names", "top_classes",
-    "read_image", "relu", "save_params", "softmax", "split_heads", "to_model_input",
+    "read_image", "relevance", "relu", "save_params", "softmax", "split_heads", "to_model_input",
     "trace_arrays", "trace_bytes", "trace_cost", "unpatchify",
 ]
