@@ -42,7 +42,14 @@ from dataclasses import fields as dataclass_fields
 import numpy as np
 
 from .config import EncoderConfig
-from .params import EncoderParams, HeadParams, LayerParams, ParamsError, read_only
+from .params import (
+    EncoderParams,
+    HeadParams,
+    LayerParams,
+    ParamsError,
+    params_to_arrays,
+    read_only,
+)
 from .pipeline.attention import merge_heads, split_heads
 from .pipeline.ffn import GELU_TANH_C, SQRT_2_OVER_PI, erfc_positive
 from .pipeline.head import head_rows, pooled_rows
@@ -143,22 +150,21 @@ def activation_backward(d_hidden: np.ndarray, hidden: np.ndarray, ffn_in: np.nda
     return slope
 
 
-def scaled_backward(d_sum: np.ndarray, ls: np.ndarray | None, f: np.ndarray,
-                    grads: dict[str, np.ndarray], name: str, weights: bool) -> np.ndarray:
-    """df of y = x + ls ⊙ f (dx = dy is the caller's): ls ⊙ dy, or dy without LayerScale;
-    records dls = Σ dy ⊙ f as grads[name]. Shapes [..., S, d]; ls [d] or None."""
+def scaled_backward(d_sum: np.ndarray, ls: np.ndarray | None, f: np.ndarray, name: str,
+                    weights: bool) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """y = x + ls ⊙ f in reverse (dx = dy is the caller's): (df = ls ⊙ dy, or dy without
+    LayerScale; {name: dls = Σ dy ⊙ f} when weights and LayerScale, else {}).
+    Shapes [..., S, d]; ls [d] or None."""
     if ls is None:
-        return d_sum
-    if weights:
-        grads[name] = vector_grad(d_sum * f)  # [d]
-    return d_sum * ls
+        return d_sum, {}
+    return d_sum * ls, ({name: vector_grad(d_sum * f)} if weights else {})
 
 
 # --- one layer -------------------------------------------------------------------------------
 
 def attention_backward(d_attn_out: np.ndarray, x: np.ndarray, c: LayerTrace, p: LayerParams,
-                       cfg: EncoderConfig, grads: dict[str, np.ndarray], weights: bool,
-                       ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+                       cfg: EncoderConfig, weights: bool,
+                       ) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]]:
     """Multi-head attention in reverse, every intermediate's gradient by LayerTrace field name.
 
     Args:
@@ -166,8 +172,10 @@ def attention_backward(d_attn_out: np.ndarray, x: np.ndarray, c: LayerTrace, p: 
             input; pre-norm: ln_1.out); c: the layer's trace; p: its weights.
     Returns:
         ({q, k, v, heads [..., h, S, d_head]; scores, attn [..., h, S, S]; concat, attn_out
-        [..., S, d]}, dx [..., S, d] through Q, K and V)
+        [..., S, d]}, dx [..., S, d] through Q, K and V, the weights' gradients by name:
+        W_Q … b_O, {} when weights is False)
     """
+    grads: dict[str, np.ndarray] = {}
     s = cfg.score_scale
     d_concat = linear_backward(d_attn_out, p.W_O)  # [..., S, d] @ [d, d] -> [..., S, d]
     d_heads = split_heads(d_concat, cfg.n_heads)  # -> [..., h, S, d_head]
@@ -193,16 +201,18 @@ def attention_backward(d_attn_out: np.ndarray, x: np.ndarray, c: LayerTrace, p: 
             grads["b_O"] = vector_grad(d_attn_out)
     fields = dict(q=d_q, k=d_k, v=d_v, scores=d_scores, attn=d_attn, heads=d_heads,
                   concat=d_concat, attn_out=d_attn_out)
-    return fields, dx
+    return fields, dx, grads
 
 
 def ffn_backward(d_ffn_out: np.ndarray, ffn_in: np.ndarray, c: LayerTrace, p: LayerParams,
-                 cfg: EncoderConfig, grads: dict[str, np.ndarray], weights: bool,
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 cfg: EncoderConfig, weights: bool,
+                 ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """FFN(x) = act(x·W_1 + b_1)·W_2 + b_2 in reverse.
 
     d_ffn_out: [..., S, d]; ffn_in: [..., S, d] what the FFN read. Returns (d_ffn_hidden
-    [..., S, d_ff], dx [..., S, d])."""
+    [..., S, d_ff], dx [..., S, d], {W_1, b_1, W_2, b_2: their gradients}, {} without
+    weights)."""
+    grads: dict[str, np.ndarray] = {}
     d_hidden = linear_backward(d_ffn_out, p.W_2)  # [..., S, d] @ [d, d_ff] -> [..., S, d_ff]
     d_z = activation_backward(d_hidden, c.ffn_hidden, ffn_in, p, cfg.activation)  # [.., d_ff]
     if weights:
@@ -210,7 +220,8 @@ def ffn_backward(d_ffn_out: np.ndarray, ffn_in: np.ndarray, c: LayerTrace, p: La
         grads["b_2"] = vector_grad(d_ffn_out)  # [d]
         grads["W_1"] = weight_grad(ffn_in, d_z)  # [d, d_ff]
         grads["b_1"] = vector_grad(d_z)  # [d_ff]
-    return d_hidden, linear_backward(d_z, p.W_1)  # [..., S, d_ff] @ [d_ff, d] -> [..., S, d]
+    dx = linear_backward(d_z, p.W_1)  # [..., S, d_ff] @ [d_ff, d] -> [..., S, d]
+    return d_hidden, dx, grads
 
 
 def layer_backward(d_out: np.ndarray, x: np.ndarray, c: LayerTrace, p: LayerParams,
@@ -237,24 +248,31 @@ def layer_backward(d_out: np.ndarray, x: np.ndarray, c: LayerTrace, p: LayerPara
         d_resid_1 = d_out  # out = resid_1 without the FFN
         if cfg.use_ffn:
             d_resid_2 = d_out  # out = resid_2
-            d_ffn_out = scaled_backward(d_resid_2, p.ls_2, c.ffn_out, g, "ls_2", weights)
-            d_ffn_hidden, d_ffn_in = ffn_backward(d_ffn_out, c.ln_2.out, c, p, cfg, g, weights)
+            d_ffn_out, g_ls = scaled_backward(d_resid_2, p.ls_2, c.ffn_out, "ls_2", weights)
+            d_ffn_hidden, d_ffn_in, g_ffn = ffn_backward(d_ffn_out, c.ln_2.out, c, p, cfg,
+                                                         weights)
+            g |= g_ls | g_ffn
             d_ln_2, dx_ln_2 = layer_norm_backward(d_ffn_in, c.ln_2, p.gamma_2, eps)
             d_resid_1 = d_resid_2 + dx_ln_2  # the residual path + the FFN's
-        d_attn_out = scaled_backward(d_resid_1, p.ls_1, c.attn_out, g, "ls_1", weights)
-        d_attention, dx_qkv = attention_backward(d_attn_out, c.ln_1.out, c, p, cfg, g, weights)
+        d_attn_out, g_ls = scaled_backward(d_resid_1, p.ls_1, c.attn_out, "ls_1", weights)
+        d_attention, dx_qkv, g_attn = attention_backward(d_attn_out, c.ln_1.out, c, p, cfg,
+                                                         weights)
+        g |= g_ls | g_attn
         d_ln_1, dx_ln_1 = layer_norm_backward(dx_qkv, c.ln_1, p.gamma_1, eps)
         dx = d_resid_1 + dx_ln_1  # the residual path + attention's
     else:
         d_ln_1_out = d_out  # out = ln_1.out without the FFN
         if cfg.use_ffn:
             d_ln_2, d_resid_2 = layer_norm_backward(d_out, c.ln_2, p.gamma_2, eps)
-            d_ffn_out = scaled_backward(d_resid_2, p.ls_2, c.ffn_out, g, "ls_2", weights)
-            d_ffn_hidden, d_ffn_in = ffn_backward(d_ffn_out, c.ln_1.out, c, p, cfg, g, weights)
+            d_ffn_out, g_ls = scaled_backward(d_resid_2, p.ls_2, c.ffn_out, "ls_2", weights)
+            d_ffn_hidden, d_ffn_in, g_ffn = ffn_backward(d_ffn_out, c.ln_1.out, c, p, cfg,
+                                                         weights)
+            g |= g_ls | g_ffn
             d_ln_1_out = d_resid_2 + d_ffn_in  # the residual path + the FFN's
         d_ln_1, d_resid_1 = layer_norm_backward(d_ln_1_out, c.ln_1, p.gamma_1, eps)
-        d_attn_out = scaled_backward(d_resid_1, p.ls_1, c.attn_out, g, "ls_1", weights)
-        d_attention, dx_qkv = attention_backward(d_attn_out, x, c, p, cfg, g, weights)
+        d_attn_out, g_ls = scaled_backward(d_resid_1, p.ls_1, c.attn_out, "ls_1", weights)
+        d_attention, dx_qkv, g_attn = attention_backward(d_attn_out, x, c, p, cfg, weights)
+        g |= g_ls | g_attn
         dx = d_resid_1 + dx_qkv
     if weights:
         g["gamma_1"], g["beta_1"] = vector_grad(d_ln_1.out * c.ln_1.normed), vector_grad(d_ln_1.out)
@@ -372,8 +390,9 @@ def backward(trace: EncoderTrace, params: EncoderParams, target: int | np.ndarra
     if trace.final_ln is not None:
         final_ln, d_x = layer_norm_backward(d_output, trace.final_ln, params.norm_gamma,
                                             cfg.ln_eps)
-        top["norm_gamma"] = vector_grad(d_output * trace.final_ln.normed)
-        top["norm_beta"] = vector_grad(d_output)
+        if weights:
+            top["norm_gamma"] = vector_grad(d_output * trace.final_ln.normed)
+            top["norm_beta"] = vector_grad(d_output)
     layers, layer_grads = [], []
     for l in reversed(range(cfg.n_layers)):
         x = trace.layers[l - 1].out if l else trace.x0  # [..., S, d] the layer's input
@@ -383,16 +402,20 @@ def backward(trace: EncoderTrace, params: EncoderParams, target: int | np.ndarra
     layers.reverse()
     layer_grads.reverse()
     d_x0 = d_x  # [..., S, d]
-    inputs, top_inputs = input_backward(d_x0, trace, params)
+    inputs, top_inputs = input_backward(d_x0, trace, params, weights)
     top.update(top_inputs)
-    grads_params = (weight_gradients(params, top, layer_grads, head_grads) if weights
-                    else None)
+    grads_params = None
+    if weights:
+        grads_params = weight_gradients(params, top, layer_grads, head_grads)
+        for a in params_to_arrays(grads_params).values():
+            read_only(a)
     grads = EncoderTrace(config=cfg, params=grads_params, **inputs, x0=d_x0,
                          layers=tuple(layers), final_ln=final_ln, output=d_output)
     return freeze(grads)
 
 
 def input_backward(d_x0: np.ndarray, trace: EncoderTrace, params: EncoderParams,
+                   weights: bool = True,
                    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The embedding, the positions and the pixels in reverse:
     x0 = tokens + pos, tokens = [cls, dist, registers…, embedded], pos = [learned prefix rows,
@@ -400,7 +423,8 @@ def input_backward(d_x0: np.ndarray, trace: EncoderTrace, params: EncoderParams,
     pixels = (image − mean) / std.
 
     d_x0: [..., S, d]. Returns (the gradients of image, pixels, patches, embedded, pe, tokens,
-    pos by field name; of W_E, b_E, cls, dist, registers, pos_embed by EncoderParams name)."""
+    pos by field name; of W_E, b_E, cls, dist, registers, pos_embed by EncoderParams name, {}
+    when weights is False)."""
     cfg = trace.config
     n = cfg.n_prefix
     d_tokens = d_x0
@@ -412,6 +436,10 @@ def input_backward(d_x0: np.ndarray, trace: EncoderTrace, params: EncoderParams,
     d_image = d_pixels
     if cfg.normalises_pixels:
         d_image = d_pixels / np.asarray(cfg.pixel_std, dtype=d_pixels.dtype)
+    fields = dict(image=d_image, pixels=d_pixels, patches=d_patches, embedded=d_embedded,
+                  pe=d_pe, tokens=d_tokens, pos=d_pos)
+    if not weights:
+        return fields, {}
     g = {"W_E": weight_grad(trace.patches, d_embedded)}  # [P·P·C, d]
     if params.b_E is not None:
         g["b_E"] = vector_grad(d_embedded)
@@ -423,22 +451,19 @@ def input_backward(d_x0: np.ndarray, trace: EncoderTrace, params: EncoderParams,
         n_rows = cfg.n_pos - cfg.n_tokens  # cls and dist rows when pos_prefix
         g["pos_embed"] = np.concatenate([d_pos[..., :n_rows, :], d_pe], axis=-2).reshape(
             -1, cfg.n_pos, cfg.d_model).sum(axis=0)  # [n_pos, d]
-    fields = dict(image=d_image, pixels=d_pixels, patches=d_patches, embedded=d_embedded,
-                  pe=d_pe, tokens=d_tokens, pos=d_pos)
     return fields, g
 
 
 def weight_gradients(params: EncoderParams, top: dict[str, np.ndarray],
                      layers: list[dict[str, np.ndarray]], head: dict[str, np.ndarray],
                      ) -> EncoderParams:
-    """The weights' gradients as an EncoderParams, read-only: None where the weight is None,
-    zero for the FFN's weights when the FFN is off (they exist, and nothing reads them)."""
+    """The weights' gradients as an EncoderParams (the dicts' arrays, not copied): None where
+    the weight is None, zero for the FFN's weights when the FFN is off (they exist, and nothing
+    reads them). params: the weights, for their shapes and the head's pooling."""
     full = []
     for g, lp in zip(layers, params.layers, strict=True):
         unused = {f.name: np.zeros_like(getattr(lp, f.name)) for f in dataclass_fields(lp)
                   if f.name not in g and getattr(lp, f.name) is not None}
         full.append({**g, **unused})
-    for a in (*top.values(), *head.values(), *(v for g in full for v in g.values())):
-        read_only(a)
     grads_head = HeadParams(pool=params.head.pool, **head)
     return EncoderParams(layers=tuple(LayerParams(**g) for g in full), head=grads_head, **top)

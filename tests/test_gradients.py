@@ -323,3 +323,23 @@ def test_a_field_that_is_another_fields_array_has_the_same_gradient(solved):
     grads = trace_arrays(solved.grads) | {"image": solved.grads.image}
     for field, node in aliases(solved.cfg).items():
         np.testing.assert_array_equal(grads[field], grads[node], err_msg=field)
+
+
+def test_without_the_weights_the_fields_gradients_are_the_same(solved):
+    lean = backward(solved.trace, solved.params, TARGET, weights=False)
+    assert lean.params is None and solved.grads.params is not None
+    full = trace_arrays(solved.grads)
+    for key, value in trace_arrays(lean).items():
+        np.testing.assert_array_equal(value, full[key], err_msg=key)
+
+
+def test_a_loss_seed_and_a_class_index_agree_and_bad_targets_are_refused(solved):
+    s = solved
+    seed = np.zeros(s.params.head.n_classes)
+    seed[TARGET] = 1
+    by_seed = backward(s.trace, s.params, seed, weights=False)
+    np.testing.assert_array_equal(by_seed.layers[0].attn, s.grads.layers[0].attn)
+    with pytest.raises(ValueError, match="does not exist"):
+        backward(s.trace, s.params, s.params.head.n_classes)
+    with pytest.raises(ValueError, match="d logits has shape"):
+        backward(s.trace, s.params, np.zeros(3))
