@@ -11,6 +11,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from encoder_core import predict, top_classes
+from encoder_core.checkpoints.load import normalisation_example
 from encoder_core.views.explain import logit_terms
 
 from . import blocks
@@ -20,6 +21,12 @@ from .i18n import Texts
 TOP_K = 5  # classes listed with their probabilities
 OWNER = "vit"  # the block's texts are the ViT page's, wherever it is shown
 
+
+
+def fmt_numbers(values: tuple[float, ...]) -> str:
+    """(0.5,) -> "0.5"; (0.485, 0.456, 0.406) -> "(0.485, 0.456, 0.406)"."""
+    text = ", ".join(f"{v:g}" for v in values)
+    return text if len(values) == 1 else f"({text})"
 
 
 def class_names(ctx: PageContext) -> list[str]:
@@ -52,6 +59,10 @@ def prediction(ctx: PageContext, heading: Callable[[str], object] = st.header) -
     st.write(t("pred_text", n=f"{head.n_classes:,}", pooled=" ".join([pooled, *extra])))
     if ctx.weights == "trained" and ctx.settings.source != "sample":
         st.caption(t("pred_off_domain"))
+    if ctx.model is not None and ctx.model.info.guessed_normalisation():
+        st.warning(t("pred_norm_guessed", mean=fmt_numbers(cfg.pixel_mean),
+                     std=fmt_numbers(cfg.pixel_std),
+                     example=normalisation_example(cfg.channels)))
     left, right = st.columns([1, 1])
     columns = [t(key) for key in ("col_rank", "col_class", "col_prob", "col_logit")]
     left.table([dict(zip(columns, (k + 1, names[c], f"{100 * p:.2f} %", f"{logits[c]:+.4f}"),
