@@ -7,8 +7,8 @@ the Streamlit process in the environment variable CHECKPOINTS_ENV, and the head 
 files that do not say theirs (a torchvision ViT of no standard size) in HEADS_ENV. Each file is
 read with the safe loader (`encoder_core.checkpoints.load.load_checkpoint`: nothing in it runs);
 one that cannot be read is reported by `load_models` and left out, and the app serves the
-others. A model is named in links by its id, made from the file's name (two files of one name by their folders too): a link
-can choose among the loaded models, never name a path.
+others. A model is named in links by its id, made from the file's name (two files of one name
+by their folders too): a link can choose among the loaded models, never name a path.
 """
 
 from __future__ import annotations
