@@ -20,6 +20,7 @@ from .i18n import Texts
 
 TOP_K = 5  # classes listed with their probabilities
 OWNER = "vit"  # the block's texts are the ViT page's, wherever it is shown
+NUMBERED = "numbered"  # the labels' source when the file names no class (`checkpoints.labels`)
 
 
 
@@ -30,8 +31,12 @@ def fmt_numbers(values: tuple[float, ...]) -> str:
 
 
 def class_names(ctx: PageContext) -> list[str]:
-    """The head's class names in logit order: the checkpoint's (`info.labels`), or the shapes
-    model's in the learner's language."""
+    """The head's class names in logit order: the checkpoint's (`info.labels`; "class k" in the
+    learner's language when the file names none), or the shapes model's in the learner's
+    language."""
+    if ctx.model is not None and ctx.model.info.labels_source == NUMBERED:  # "class k": ours
+        t = Texts(ctx.lang, OWNER)
+        return [t("class_numbered", k=k) for k in range(len(ctx.model.info.labels))]
     if ctx.model is not None:
         return list(ctx.model.info.labels)
     return [ctx.t(f"class_{c}") for c in ctx.head_model.class_names]
@@ -69,7 +74,9 @@ def prediction(ctx: PageContext, heading: Callable[[str], object] = st.header) -
                          strict=True))
                 for k, (c, p) in enumerate(zip(classes, probs, strict=True))], hide_index=True)
     if ctx.model is not None:
-        left.caption(t("pred_labels", source=ctx.model.info.labels_source))
+        source = ctx.model.info.labels_source
+        left.caption(t("pred_labels", source=t("labels_numbered") if source == NUMBERED
+                       else source))
     best = int(classes[0])
     terms = ctx.derived(f"prediction/terms/{best}", lambda: logit_terms(tr, params, best))
     with right:
