@@ -35,7 +35,7 @@ from encoder_core.config import valid_patch_sizes
 from . import figures
 from .admission import MEMORY_BUDGET_MB, MemoryBudget, return_freed_memory
 from .cache import ComputeGate, Fresh, Held, LRUCache, nbytes
-from .models import Model, checkpoint_heads, checkpoint_paths, load_models
+from .models import Model, checkpoint_heads, checkpoint_paths, has_head, load_models
 from .page_costs import Terms, page_cost
 from .settings import FINAL_STEP, Settings
 
@@ -123,7 +123,7 @@ def run_cost(image_key: str, planned: list[tuple[str, EncoderConfig]], weights: 
         total_bytes += c.bytes
         seconds += c.seconds
         if n == 0:
-            derived_work = page_cost(cfg, terms)
+            derived_work = page_cost(cfg, terms, has_head(weights, checkpoint_models()))
             total_bytes += derived_work.bytes
             seconds += derived_work.seconds
         pkey = params_key(cfg)

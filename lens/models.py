@@ -129,6 +129,13 @@ def load_models(paths: Iterable[str | os.PathLike],
     return models, problems
 
 
+def has_head(weights: str, models: Mapping[str, Model]) -> bool:
+    """Whether the weights `weights` names have a classification head: the shapes model's
+    ("trained") do, a loaded checkpoint's (in `models`) when its file has one, random weights
+    never."""
+    return weights == "trained" or (weights in models and models[weights].params.head is not None)
+
+
 def describe(model: Model) -> str:
     """The architecture in one line, e.g. "ViT: d_model 384, h 6, 12 layers, d_ff 1536,
     pre-norm, CLS token, learned positions, GELU, 21,665,664 parameters"."""

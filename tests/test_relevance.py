@@ -145,3 +145,25 @@ def test_an_unknown_method_or_a_discard_for_chefer_is_refused():
         relevance(trace, params, 0, "rollout")
     with pytest.raises(ValueError, match="discard_ratio"):
         relevance(trace, params, 0, "chefer", discard_ratio=0.5)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_maps_beside_it_read_the_same_row_as_the_rollout_and_the_attention(case):
+    """attention_readout: the [CLS] row (or the patch rows' mean) of the last layer's heads'
+    mean and of the whole rollout matrix R, the prefix columns left out."""
+    from encoder_core.views.analysis import rollout_mean_over_queries
+    from encoder_core.views.relevance import attention_readout
+    from encoder_core.views.rollout import attention_rollout
+
+    cfg, _, trace = model(*CASES[case])
+    n = cfg.n_prefix
+    last, rolled = attention_readout(trace)
+    R = attention_rollout([layer.attn for layer in trace.layers])  # [T, T] float64
+    A = trace.layers[-1].attn.astype(np.float64).mean(axis=0)  # [T, T]
+    if cfg.cls_token:
+        want_last, want_rolled = A[0, n:], R[0, n:]
+    else:
+        want_last, want_rolled = A[n:].mean(axis=0)[n:], rollout_mean_over_queries(R, n)[n:]
+    assert last.shape == rolled.shape == (cfg.n_tokens,)
+    np.testing.assert_allclose(last, want_last, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(rolled, want_rolled, rtol=1e-9, atol=1e-12)

@@ -31,7 +31,7 @@ import numpy as np
 from ..gradients import backward
 from ..params import EncoderParams
 from ..trace import EncoderTrace
-from .rollout import discard_lowest
+from .rollout import discard_lowest, fuse_heads, rollout_step
 
 Method = Literal["chefer", "gradient_rollout"]
 METHODS: tuple[str, ...] = ("chefer", "gradient_rollout")
@@ -98,3 +98,19 @@ def relevance(trace: EncoderTrace, params: EncoderParams, target: int, method: M
         else:
             r = r @ gradient_rollout_step(gradient_rollout_fusion(attn, d_attn), discard_ratio)
     return r[cfg.n_prefix:].astype(np.float32)  # [N]
+
+
+def attention_readout(trace: EncoderTrace) -> tuple[np.ndarray, np.ndarray]:
+    """The maps a class's relevance is shown beside, read through the same row (`readout_row`:
+    the [CLS] row, or the mean of the patch rows): the last layer's attention, the heads'
+    mean; and the attention rollout of every layer (`rollout.rollout_step`: the heads' mean,
+    nothing discarded, ½(Ā + I) rows renormalised), carried as one row from the last layer
+    down (T² a layer). Neither depends on the class. ([N], [N]) float64, the prefix left out."""
+    cfg = trace.config
+    attns = [layer.attn for layer in trace.layers]  # per layer [h, T, T]
+    r = readout_row(attns[0].shape[-1], cfg.n_prefix, cfg.cls_token, np.dtype(np.float64))
+    last = r @ fuse_heads(attns[-1], "mean")  # [T]
+    rolled = r
+    for attn in reversed(attns):
+        rolled = rolled @ rollout_step(fuse_heads(attn, "mean"))
+    return last[cfg.n_prefix:], rolled[cfg.n_prefix:]
