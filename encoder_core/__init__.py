@@ -12,6 +12,8 @@ The folders say what a module is for:
     shapes_model/   the generated shapes data set and the classifier of the shipped weights
     cost.py         what a trace and the views' derived work cost, predicted from the config:
                     trace_bytes, params_bytes, encode_peak_bytes, encode_seconds, trace_cost
+    gradients.py    backward: the gradient of a logit with respect to every trace field and
+                    weight, from the trace alone
     export.py       the trace as .npz;  __main__.py  the command line;  bench.py  the benchmark
 
 Every default is the study note's encoder. The Vision Transformer variants (timm,
@@ -25,7 +27,10 @@ optional fields of `EncoderParams` / `LayerParams`, None when the variant is off
 
 A model's prediction is `predict(trace, params)`: the logits of its classification
 head (`params.head`, a `HeadParams`: a checkpoint's head, the shapes model's), pooled as its
-family does (`pipeline/head.py`).
+family does (`pipeline/head.py`); `backward(trace, params, target)` is the gradient of one of
+those logits (or of a loss) with respect to every field of the trace, in its own shape
+(`gradients.py`); `relevance(trace, params, target, method)` how much that logit rests on each
+patch, from the attention and its gradient (`views/relevance.py`).
 """
 
 from .checkpoints.load import CheckpointInfo, load_checkpoint
@@ -39,6 +44,7 @@ from .cost import (
     trace_bytes,
     trace_cost,
 )
+from .gradients import backward
 from .image import ImageError, load_image, read_image, to_model_input
 from .params import (
     EncoderParams,
@@ -58,11 +64,12 @@ from .pipeline.norm import layer_norm
 from .pipeline.patches import normalise_pixels, patch_centres, patchify, unpatchify
 from .pipeline.positional import patch_positions, position_rows, positional_encoding
 from .trace import EncoderTrace, LayerNormTrace, LayerTrace, trace_arrays
+from .views.relevance import relevance
 
 __all__ = [
     "CheckpointInfo", "load_checkpoint",
     "ConfigError", "Cost", "EncoderConfig", "EncoderParams", "EncoderTrace", "HeadParams",
-    "ImageError",
+    "ImageError", "backward",
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",
     "encode", "encode_peak_bytes", "encode_seconds", "encoder_layer", "feed_forward", "gelu",
     "gelu_tanh", "init_params", "layer_norm", "load_image", "load_params", "merge_heads",
@@ -70,6 +77,6 @@ __all__ = [
     "patch_centres",
     "patch_positions", "patch_rows", "patchify", "position_rows", "positional_encoding",
     "predict", "prefix_names", "prefix_tokens", "token_names", "top_classes",
-    "read_image", "relu", "save_params", "softmax", "split_heads", "to_model_input",
+    "read_image", "relevance", "relu", "save_params", "softmax", "split_heads", "to_model_input",
     "trace_arrays", "trace_bytes", "trace_cost", "unpatchify",
 ]

@@ -332,3 +332,18 @@ def heads_off(cfg: EncoderConfig) -> Derived:
     kept = h * F64 + S * F64 + 2 * h * N * F64 + 1000 * F32  # logits: ImageNet-1k's at most
     return Derived(kept, 2 * layer_bytes(cfg) + 4 * S * d * F32,
                    (h + 1) * encode_seconds(cfg) / L)
+
+
+RELEVANCE_PER_ENCODE = 1.4  # relevance's time / encode's (benchmarks/backward.py: 1.32–1.44)
+
+
+def relevance(cfg: EncoderConfig) -> Derived:
+    """encoder_core.relevance of one class, either method: kept, the map [N] float32; beside
+    it, the gradients of `backward(…, weights=False)`, field for field the trace's shapes
+    (`trace_bytes`), and a layer's softmax backward, two [h, S, S] float32 temporaries
+    (tracemalloc: the trace's bytes × 1.01–1.13 at 144–200 tokens; benchmarks/backward.py:
+    81 MB for ViT-S's 88 MB trace); RELEVANCE_PER_ENCODE forwards' time. A page that shows
+    two classes by one method declares two."""
+    S, N, h = cfg.seq_len, cfg.n_tokens, cfg.n_heads
+    return Derived(N * F32, trace_bytes(cfg) + 2 * h * S * S * F32,
+                   RELEVANCE_PER_ENCODE * encode_seconds(cfg))

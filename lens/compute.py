@@ -35,7 +35,7 @@ from encoder_core.config import valid_patch_sizes
 from . import figures
 from .admission import MEMORY_BUDGET_MB, MemoryBudget, return_freed_memory
 from .cache import ComputeGate, Fresh, Held, LRUCache, nbytes
-from .models import Model, checkpoint_paths, load_models
+from .models import Model, checkpoint_heads, checkpoint_paths, has_head, load_models
 from .page_costs import Terms, page_cost
 from .settings import FINAL_STEP, Settings
 
@@ -123,7 +123,7 @@ def run_cost(image_key: str, planned: list[tuple[str, EncoderConfig]], weights: 
         total_bytes += c.bytes
         seconds += c.seconds
         if n == 0:
-            derived_work = page_cost(cfg, terms)
+            derived_work = page_cost(cfg, terms, has_head(weights, checkpoint_models()))
             total_bytes += derived_work.bytes
             seconds += derived_work.seconds
         pkey = params_key(cfg)
@@ -314,7 +314,8 @@ _RECENT_MODELS: Fresh[tuple[dict[str, Model], list[str]]] = Fresh(2.0)
 
 def _models_now() -> tuple[dict[str, Model], list[str]]:
     paths = tuple(checkpoint_paths())
-    return _RECENT_MODELS.get(paths, lambda: _models_cached(paths, _downloaded()))
+    heads = tuple(sorted(checkpoint_heads().items()))
+    return _RECENT_MODELS.get((paths, heads), lambda: _models_cached(paths, _downloaded(), heads))
 
 
 def _downloaded() -> tuple[tuple[str, str], ...]:
@@ -325,10 +326,11 @@ def _downloaded() -> tuple[tuple[str, str], ...]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _models_cached(paths: tuple[str, ...], named: tuple[tuple[str, str], ...]):
+def _models_cached(paths: tuple[str, ...], named: tuple[tuple[str, str], ...],
+                   heads: tuple[tuple[str, int], ...] = ()):
     from . import hub
 
-    models, problems = load_models(paths, dict(named))
+    models, problems = load_models(paths, dict(named), dict(heads))
     for mid, model in models.items():  # a named model by its own name: "DINO ViT-S/16"
         if mid in hub.MODELS and dict(named).get(mid) == model.path:
             models[mid] = replace(model, name=hub.MODELS[mid].name)

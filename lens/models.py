@@ -2,16 +2,18 @@
 
     scripts/app --checkpoint vit_small.safetensors --checkpoint dino_vits16/
 
-`lens.serve --checkpoint PATH` (what `scripts/app` passes on) hands the paths to the Streamlit
-process in the environment variable CHECKPOINTS_ENV. Each file is read with the safe loader
-(`encoder_core.checkpoints.load.load_checkpoint`: nothing in it runs); one that cannot be read is
-reported by `load_models` and left out, and the app serves the others. A model is named in
-links by its id, made from the file's name: a link can choose among the loaded models, never
-name a path.
+`lens.serve --checkpoint PATH [--n-heads H]` (what `scripts/app` passes on) hands the paths to
+the Streamlit process in the environment variable CHECKPOINTS_ENV, and the head counts given for
+files that do not say theirs (a torchvision ViT of no standard size) in HEADS_ENV. Each file is
+read with the safe loader (`encoder_core.checkpoints.load.load_checkpoint`: nothing in it runs);
+one that cannot be read is reported by `load_models` and left out, and the app serves the
+others. A model is named in links by its id, made from the file's name (two files of one name
+by their folders too): a link can choose among the loaded models, never name a path.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -22,6 +24,7 @@ from encoder_core import EncoderConfig, EncoderParams, ParamsError
 from encoder_core.checkpoints.load import WEIGHT_FILES, CheckpointInfo, load_checkpoint
 
 CHECKPOINTS_ENV = "ENCODER_LENS_CHECKPOINTS"  # paths joined by os.pathsep
+HEADS_ENV = "ENCODER_LENS_CHECKPOINT_HEADS"  # JSON {path: n_heads}, for files that do not say
 RESERVED = ("random", "trained")  # the note encoder's weights ids
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # what a link may name
 
@@ -37,19 +40,48 @@ class Model:
     info: CheckpointInfo
     path: str
 
+    @property
+    def place(self) -> str:
+        """The file by its folder and name, e.g. "mnist/vit_weights.pth" (what tells two files
+        of one name apart; the rest of the server's path is not shown)."""
+        p = Path(self.path)
+        return f"{p.parent.name}/{p.name}" if p.parent.name else p.name
+
 
 def checkpoint_paths(environ: dict[str, str] | os._Environ = os.environ) -> list[str]:
     """The checkpoint paths the server was started with (CHECKPOINTS_ENV), in order."""
     return [p for p in environ.get(CHECKPOINTS_ENV, "").split(os.pathsep) if p.strip()]
 
 
-def model_id(path: str | os.PathLike, taken: Iterable[str] = ()) -> str:
+def checkpoint_heads(environ: dict[str, str] | os._Environ = os.environ) -> dict[str, int]:
+    """{path: n_heads} given with `--n-heads` (HEADS_ENV); {} when none, or unreadable."""
+    try:
+        given = json.loads(environ.get(HEADS_ENV, "") or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return {str(p): h for p, h in given.items() if type(h) is int} if isinstance(given,
+                                                                                 dict) else {}
+
+
+def _stem(p: Path) -> str:
+    return p.parent.name if p.name in WEIGHT_FILES else (p.name if p.is_dir() else p.stem)
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^a-z0-9._-]+", "_", text.lower()).strip("._-")
+
+
+def model_id(path: str | os.PathLike, taken: Iterable[str] = (), folder: bool = False) -> str:
     """A link-safe id from a checkpoint's name, unique among `taken`: "ViT-S 16.safetensors"
     -> "vit-s_16"; a Hugging Face folder's weights file ("…/dino-vits16/model.safetensors")
-    is named after its folder."""
+    is named after its folder; `folder`: after the folder holding it too, "mnist/w.pth" ->
+    "mnist-w"."""
     p = Path(path)
-    stem = p.parent.name if p.name in WEIGHT_FILES else (p.name if p.is_dir() else p.stem)
-    base = re.sub(r"[^a-z0-9._-]+", "_", stem.lower()).strip("._-")[:56] or "model"
+    stem = _stem(p)
+    where = _safe((p.parent.parent if p.name in WEIGHT_FILES else p.parent).name)
+    base = _safe(stem)[:56] or "model"
+    if folder and where:
+        base = f"{where[:63 - len(base)]}-{base}".strip("._-")
     if base in RESERVED:
         base = f"{base}-checkpoint"
     taken = set(taken)
@@ -59,25 +91,49 @@ def model_id(path: str | os.PathLike, taken: Iterable[str] = ()) -> str:
     return name
 
 
+def model_ids(paths: Iterable[str | os.PathLike], taken: Iterable[str] = ()) -> list[str]:
+    """One id per path (`model_id`), unique: files whose names give one id are each named by
+    their folder too ("runs/a/w.pth", "runs/b/w.pth" -> "a-w", "b-w"), so a list of models
+    tells them apart by more than a number."""
+    paths = list(paths)
+    plain = [model_id(p) for p in paths]
+    ids: list[str] = []
+    for p, mid in zip(paths, plain, strict=True):
+        ids.append(model_id(p, [*taken, *ids], folder=plain.count(mid) > 1))
+    return ids
+
+
 def load_models(paths: Iterable[str | os.PathLike],
                 named: Mapping[str, str | os.PathLike] | None = None,
+                heads: Mapping[str, int] | None = None,
                 ) -> tuple[dict[str, Model], list[str]]:
     """({id: Model}, problems): every checkpoint that loads — the `paths` named after their
-    files, the `named` ones ({id: path}, e.g. downloaded models) by their fixed ids — and one
-    line for each that does not (the file and what is wrong with it)."""
+    files (`model_ids`), the `named` ones ({id: path}, e.g. downloaded models) by their fixed
+    ids — and one line for each that does not (the file and what is wrong with it). `heads`:
+    {path: n_heads} for files that do not say theirs (`--n-heads`)."""
     models: dict[str, Model] = {}
     problems: list[str] = []
-    sources = [(None, p) for p in paths] + list((named or {}).items())
-    for given_id, path in sources:
+    paths = list(paths)
+    named = dict(named or {})
+    sources = list(zip(model_ids(paths, named), paths, strict=True)) + list(named.items())
+    for mid, path in sources:
         try:
-            cfg, params, info = load_checkpoint(path)
+            cfg, params, info = load_checkpoint(path, n_heads=(heads or {}).get(os.fspath(path)))
         except (ParamsError, OSError) as err:
             problems.append(f"{path}: {err}")
             continue
-        mid = given_id if given_id and given_id not in models else model_id(path, models)
+        if mid in models:
+            mid = model_id(path, models)
         models[mid] = Model(id=mid, name=f"{mid} ({info.family})", cfg=cfg, params=params,
                             info=info, path=os.fspath(path))
     return models, problems
+
+
+def has_head(weights: str, models: Mapping[str, Model]) -> bool:
+    """Whether the weights `weights` names have a classification head: the shapes model's
+    ("trained") do, a loaded checkpoint's (in `models`) when its file has one, random weights
+    never."""
+    return weights == "trained" or (weights in models and models[weights].params.head is not None)
 
 
 def describe(model: Model) -> str:

@@ -24,13 +24,16 @@ from encoder_core.cost import (
     head_statistics,
     heads_off,
     patch_pca,
+    relevance,
     rollout,
     trace_bytes,
 )
 
 from . import explorer
 
-Terms = Callable[[EncoderConfig], list[Derived]]  # a page's derived work at a configuration
+Terms = Callable[[EncoderConfig, bool], list[Derived]]
+"""A page's derived work at a configuration, `head` True when its weights have a
+classification head (the shapes model, a checkpoint with one): what the relevance maps need."""
 
 # A picture (lens.figures → PNG), measured at the defaults and at 1,024 tokens (the same within
 # 10 %: the maps are G × G, a matrix is block-averaged to at most MAX_SIDE columns): drawing
@@ -76,11 +79,23 @@ def similarity_terms(cfg: EncoderConfig) -> list[Derived]:
     live = explorer.rows_fit(cfg.n_tokens, cfg.d_model)
     return [patch_similarity(cfg)] + ([] if live else [pictures([1])])
 
-def stack(cfg: EncoderConfig) -> list[Derived]:
+def relevance_terms(cfg: EncoderConfig) -> list[Derived]:
+    """A class's relevance beside the attention (lens/relevance_view.py): two classes' maps by
+    one method (`encoder_core.cost.relevance` each); the last layer's attention and the
+    rollout of the row the head reads (`views.relevance.attention_readout`: [N] float64 each
+    kept, a layer's fused heads and its step [S, S] float64 beside them, L·(h + 7)·S² element
+    passes, as `rollout` counts them); two pictures of two maps each."""
+    S, N, h, L = cfg.seq_len, cfg.n_tokens, cfg.n_heads, cfg.n_layers
+    readout = Derived(2 * N * F64, 3 * S * S * F64, L * (h + 7) * S * S / ELEMENTWISE64_PER_S)
+    return [relevance(cfg), relevance(cfg), readout, pictures([2, 2])]
+
+
+def stack(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     """Rollout, head statistics, the explorer with the maps that fit (pages/stack.py: at most 6
     layers × 8 heads; all of them, else the chosen layer, else none), its pictures: the layer ×
     head table when the explorer does not carry every layer, two rollout maps, two value grids,
-    the output heatmap; the PCA of the output's patch rows and its three pictures."""
+    the output heatmap; the PCA of the output's patch rows and its three pictures; with a head,
+    two classes' relevance (`relevance_terms`)."""
     N, L, h, S = cfg.n_tokens, cfg.n_layers, cfg.n_heads, cfg.seq_len
     n_l, n_h = min(L, 6), min(h, 8)  # pages/stack.py MAX_GRID_LAYERS, MAX_GRID_HEADS
     live = n_l if explorer.fits(n_l * n_h, N) else (1 if explorer.fits(n_h, N) else 0)
@@ -93,9 +108,9 @@ def stack(cfg: EncoderConfig) -> list[Derived]:
     terms.append(pictures(table + [1, 1, 0, 0, 0]))
     terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
     terms += similarity_terms(cfg)
-    return terms
+    return terms + (relevance_terms(cfg) if head else [])
 
-def multihead(cfg: EncoderConfig) -> list[Derived]:
+def multihead(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     S, d, h, N = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.n_tokens
     gap = Derived(0, 3 * S * d * F64, 2 * S * d * d / (MATMUL64_GFLOPS * 1e9))  # head_sum_gap
     live = explorer.fits(h, N)  # else the server draws the first ≤ 16 maps
@@ -103,7 +118,7 @@ def multihead(cfg: EncoderConfig) -> list[Derived]:
     return [gap, explorer_payload(h, N), pictures(grid + [0, 0, 0, 0, 0])]
 
 
-def scores(cfg: EncoderConfig) -> list[Derived]:
+def scores(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     """scaling_demo on one head (3 softmaxes kept, [S, S] float32) and divisor_sweep(S, …)
     (Q, K [S, 1024] float64, scores, their softmax and entropy [S, S] float64)."""
     S = cfg.seq_len
@@ -115,10 +130,11 @@ def scores(cfg: EncoderConfig) -> list[Derived]:
                     + 12 * 2 * 20 * S * S / ELEMENTWISE64_PER_S)
     return [demo, sweep]
 
-def vit(cfg: EncoderConfig) -> list[Derived]:
+def vit(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     """cls maps [L, h, N]; rollout of row 0 with a discard (partition, masks, indices of
     S² float64 per layer); token norms [L, S]; the explorer of one layer's heads; the PCA of
-    the output's patch rows; the heads switched off (`heads_off`)."""
+    the output's patch rows; the heads switched off (`heads_off`); with a head, two classes'
+    relevance (`relevance_terms`)."""
     if not cfg.cls_token:
         return []
     S, N, h, L, d = cfg.seq_len, cfg.n_tokens, cfg.n_heads, cfg.n_layers, cfg.d_model
@@ -134,10 +150,10 @@ def vit(cfg: EncoderConfig) -> list[Derived]:
     terms.append(pictures([k, k, 1, L * k] + ([] if live else [k]) + [0, 0, 0, 2]))
     terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
     terms += similarity_terms(cfg)
-    return terms
+    return terms + (relevance_terms(cfg) if head else [])
 
 
-def compare(cfg: EncoderConfig) -> list[Derived]:
+def compare(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     """The non-trace work of Compare: the shuffled image, the output gaps [S, d] and the
     entropy of one layer's attention for the two settings ([h, N, S] float64 temporaries)."""
     S, N, d, h = cfg.seq_len, cfg.n_tokens, cfg.d_model, cfg.n_heads
@@ -149,12 +165,12 @@ def compare(cfg: EncoderConfig) -> list[Derived]:
     return [gaps, entropy, pictures([k, k, 0, 4, 0, 0, k, k])]
 
 
-def addnorm(cfg: EncoderConfig) -> list[Derived]:
+def addnorm(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     S, d = cfg.seq_len, cfg.d_model
     return [Derived(4 * S * F64, 3 * S * d * F64, 2 * 3 * S * d / ELEMENTWISE64_PER_S)]
 
 
-def positional(cfg: EncoderConfig) -> list[Derived]:
+def positional(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     if cfg.position != "learned":
         return []
     N, d, G = cfg.n_tokens, cfg.d_model, cfg.grid_size
@@ -163,13 +179,13 @@ def positional(cfg: EncoderConfig) -> list[Derived]:
                     2 * N * N * d / (MATMUL64_GFLOPS * 1e9))]
 
 
-def ffn(cfg: EncoderConfig) -> list[Derived]:
+def ffn(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     if not cfg.use_ffn:
         return []
     return [Derived(0, cfg.seq_len * cfg.d_ff, cfg.n_layers * cfg.seq_len * cfg.d_ff / 1e9)]
 
 
-def page_cost(cfg: EncoderConfig, terms: Terms | None) -> Cost:
+def page_cost(cfg: EncoderConfig, terms: Terms | None, head: bool = False) -> Cost:
     """The predicted cost of what a page derives on top of its trace (not the trace), from its
     `terms` (its registry entry's `costs`; None: it only indexes the trace): bytes = the
     results kept + the largest temporaries of one computation (they run one after another),
@@ -182,11 +198,13 @@ def page_cost(cfg: EncoderConfig, terms: Terms | None) -> Cost:
     variant traces (`compare_variants`) are each a trace of their own, to be admitted with
     `trace_cost` of their configuration; "vit": the [CLS] maps, the row-0 rollout with a
     discard ratio, the token norms, the explorer, the PCA, the patch similarity, the heads
-    switched off (`heads_off`: ~2 layers' arrays while it reruns); "scores": the scaling demo
+    switched off (`heads_off`: ~2 layers' arrays while it reruns); "stack" and "vit" with a
+    `head`: two classes' relevance (a trace's worth of gradients each, one at a time);
+    "scores": the scaling demo
     and the divisor sweep; "multihead": the head-sum check and the explorer; the other pages
     derive a few rows at most (Cost(0, 0.0)).
     """
-    derived = terms(cfg) if terms is not None else []
+    derived = terms(cfg, head) if terms is not None else []
     if not derived:
         return Cost(0, 0.0)
     kept = sum(t.kept for t in derived)

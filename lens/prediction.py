@@ -11,6 +11,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from encoder_core import predict, top_classes
+from encoder_core.checkpoints.load import normalisation_example
 from encoder_core.views.explain import logit_terms
 
 from . import blocks
@@ -19,12 +20,23 @@ from .i18n import Texts
 
 TOP_K = 5  # classes listed with their probabilities
 OWNER = "vit"  # the block's texts are the ViT page's, wherever it is shown
+NUMBERED = "numbered"  # the labels' source when the file names no class (`checkpoints.labels`)
 
+
+
+def fmt_numbers(values: tuple[float, ...]) -> str:
+    """(0.5,) -> "0.5"; (0.485, 0.456, 0.406) -> "(0.485, 0.456, 0.406)"."""
+    text = ", ".join(f"{v:g}" for v in values)
+    return text if len(values) == 1 else f"({text})"
 
 
 def class_names(ctx: PageContext) -> list[str]:
-    """The head's class names in logit order: the checkpoint's (`info.labels`), or the shapes
-    model's in the learner's language."""
+    """The head's class names in logit order: the checkpoint's (`info.labels`; "class k" in the
+    learner's language when the file names none), or the shapes model's in the learner's
+    language."""
+    if ctx.model is not None and ctx.model.info.labels_source == NUMBERED:  # "class k": ours
+        t = Texts(ctx.lang, OWNER)
+        return [t("class_numbered", k=k) for k in range(len(ctx.model.info.labels))]
     if ctx.model is not None:
         return list(ctx.model.info.labels)
     return [ctx.t(f"class_{c}") for c in ctx.head_model.class_names]
@@ -52,13 +64,19 @@ def prediction(ctx: PageContext, heading: Callable[[str], object] = st.header) -
     st.write(t("pred_text", n=f"{head.n_classes:,}", pooled=" ".join([pooled, *extra])))
     if ctx.weights == "trained" and ctx.settings.source != "sample":
         st.caption(t("pred_off_domain"))
+    if ctx.model is not None and ctx.model.info.guessed_normalisation():
+        st.warning(t("pred_norm_guessed", mean=fmt_numbers(cfg.pixel_mean),
+                     std=fmt_numbers(cfg.pixel_std),
+                     example=normalisation_example(cfg.channels)))
     left, right = st.columns([1, 1])
     columns = [t(key) for key in ("col_rank", "col_class", "col_prob", "col_logit")]
     left.table([dict(zip(columns, (k + 1, names[c], f"{100 * p:.2f} %", f"{logits[c]:+.4f}"),
                          strict=True))
                 for k, (c, p) in enumerate(zip(classes, probs, strict=True))], hide_index=True)
     if ctx.model is not None:
-        left.caption(t("pred_labels", source=ctx.model.info.labels_source))
+        source = ctx.model.info.labels_source
+        left.caption(t("pred_labels", source=t("labels_numbered") if source == NUMBERED
+                       else source))
     best = int(classes[0])
     terms = ctx.derived(f"prediction/terms/{best}", lambda: logit_terms(tr, params, best))
     with right:

@@ -1,9 +1,10 @@
 """Serve the app in production: start warming the defaults, then run `streamlit run app.py` in
 this same process (so the warmed caches are the server's).
 
-    python -m lens.serve [--checkpoint FILE …] [Streamlit flags]      # what scripts/app runs
+    python -m lens.serve [--checkpoint FILE [--n-heads H] …] [Streamlit flags]  # scripts/app
 
-`--checkpoint FILE` (any number of times) loads Vision Transformer checkpoints (`lens.models`).
+`--checkpoint FILE` (any number of times) loads Vision Transformer checkpoints (`lens.models`);
+`--n-heads H` after one gives its head count when the file does not say it.
 
 Two warm-ups run in background threads while the server starts, so the first page is never
 delayed (a learner arriving before they are done waits for the computation under way instead
@@ -19,6 +20,7 @@ The production settings live in .streamlit/config.toml.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import threading
@@ -111,28 +113,43 @@ def warm_pages(pages: tuple[str, ...] = WARM_PAGES) -> None:
             print(f"lens.serve: warming the page {page!r} failed: {err}", file=sys.stderr)
 
 
-def split_checkpoints(argv: list[str]) -> tuple[list[str], list[str]]:
-    """(checkpoint paths, the other arguments): `--checkpoint PATH` and `--checkpoint=PATH`,
-    any number of times, are ours; the rest are Streamlit's."""
-    paths, rest = [], []
+def split_checkpoints(argv: list[str]) -> tuple[list[str], dict[str, int], list[str]]:
+    """(checkpoint paths, {path: n_heads}, the other arguments): `--checkpoint PATH` and
+    `--checkpoint=PATH`, any number of times, are ours, and so is `--n-heads H` (or
+    `--n-heads=H`) after a checkpoint: the head count of the file just named, for a file that
+    does not say it (a torchvision ViT of no standard size); the rest are Streamlit's.
+    ValueError for an `--n-heads` before any checkpoint or not a positive whole number."""
+    paths, heads, rest = [], {}, []
     args = iter(argv)
     for arg in args:
         if arg == "--checkpoint":
             paths.append(next(args, ""))
         elif arg.startswith("--checkpoint="):
             paths.append(arg.split("=", 1)[1])
+        elif arg == "--n-heads" or arg.startswith("--n-heads="):
+            value = next(args, "") if arg == "--n-heads" else arg.split("=", 1)[1]
+            if not paths:
+                raise ValueError("--n-heads H comes after the --checkpoint FILE it is for: "
+                                 "--checkpoint FILE --n-heads H")
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"--n-heads takes a positive whole number, not {value!r}")
+            heads[paths[-1]] = int(value)
         else:
             rest.append(arg)
-    return paths, rest
+    return paths, heads, rest
 
 
 def main(argv: list[str]) -> int:
     from streamlit.web import cli
 
     from . import compute
-    from .models import CHECKPOINTS_ENV
+    from .models import CHECKPOINTS_ENV, HEADS_ENV
 
-    paths, argv = split_checkpoints(argv)
+    try:
+        paths, heads, argv = split_checkpoints(argv)
+    except ValueError as err:
+        print(f"lens.serve: {err}", file=sys.stderr)
+        return 2
     missing = [p for p in paths if not p or not Path(p).exists()]
     if missing:
         print("lens.serve: no such checkpoint: " + ", ".join(repr(p) for p in missing)
@@ -141,6 +158,7 @@ def main(argv: list[str]) -> int:
         return 2
     if paths:  # the Streamlit process is this one: the registry reads them from here
         os.environ[CHECKPOINTS_ENV] = os.pathsep.join(str(Path(p).resolve()) for p in paths)
+        os.environ[HEADS_ENV] = json.dumps({str(Path(p).resolve()): h for p, h in heads.items()})
     compute.warming()
     threading.Thread(target=warm_pages, name="encoder-lens-warm-pages", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *argv]

@@ -46,6 +46,7 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
     locked = bool(s.locked)
     if s.weights in checkpoints:
         sb.info(t("checkpoint_locked", arch=describe(checkpoints[s.weights])))
+        sb.caption(t("checkpoint_file", place=checkpoints[s.weights].place))
     elif locked:
         arch = s.architecture
         sb.info(t("trained_locked", arch=f"d_model {arch.d_model}, h {arch.n_heads}, "

@@ -17,6 +17,7 @@ from lens.context import PageContext
 from lens.heads_off import heads_off_section
 from lens.lesson import course
 from lens.pca_view import pca_section
+from lens.relevance_view import relevance_section
 from lens.runner import run_page
 from lens.similarity_view import similarity_section
 from lens.steps import EXTRA_PAGES, STEPS
@@ -43,6 +44,8 @@ def render(ctx: PageContext) -> None:
     rollout(ctx, query, r)  # --- 2
     per_head_statistics(ctx)  # --- 3
     output(ctx, r)  # --- 4
+    if tr.params.head is not None:  # a class's relevance: the shapes model, a ViT's head
+        relevance_section(ctx, heading=st.subheader)
 
     pca_section(ctx, heading=st.subheader)  # --- 5 · PCA of the output's patch rows ----------
     similarity_section(ctx, heading=st.subheader)  # --- 6 · patch similarity, live ------------

@@ -1,7 +1,8 @@
 """★ What a ViT looks at — the views users of real Vision Transformers ask for:
 the model's own prediction, DINO's last-layer CLS attention with "keep x % of the
 mass", rollout (discard ratio, head fusion), the layer × head grid of CLS attention, attention
-from any patch, the token-norm map, the PCA of the patch features and heads switched off."""
+from any patch, the token-norm map, a class's relevance beside another's (with a head), the
+PCA of the patch features and heads switched off."""
 
 
 import numpy as np
@@ -33,6 +34,7 @@ from lens.context import PageContext
 from lens.heads_off import heads_off_section
 from lens.pca_view import pca_section
 from lens.prediction import prediction
+from lens.relevance_view import relevance_section
 from lens.runner import run_page
 from lens.similarity_view import similarity_section
 
@@ -62,6 +64,8 @@ def render(ctx: PageContext) -> None:
     cls_grid(ctx, cls_maps, heads)  # --- 3
     patch_attention_maps(ctx, heads)  # --- 4
     token_norm_map(ctx)  # --- 5
+    if tr.params.head is not None:  # why this class and not that one: relevance per patch
+        relevance_section(ctx)
     pca_section(ctx)  # --- 6 · PCA of the patch features ---------------------------------------
     similarity_section(ctx)  # --- 7 · patch similarity, live -----------------------------------
     heads_off_section(ctx)  # --- 8 · heads switched off ----------------------------------------

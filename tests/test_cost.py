@@ -336,3 +336,27 @@ def test_the_pca_term_bounds_what_tracemalloc_sees_and_adds_gesdds_workspace(n_s
 
     assert term in page_costs.stack(cfg) and term in page_costs.vit(
         cfg.replace(cls_token=True, norm_first=True, final_norm=True, position="learned"))
+
+
+@pytest.mark.parametrize("changes", [{}, {"cls_token": True, "dist_token": True,
+                                          "norm_first": True, "activation": "gelu"}])
+def test_a_class_relevance_is_predicted_within_20_percent_of_tracemalloc(changes):
+    """encoder_core.cost.relevance: the map kept, the gradients of the trace and a layer's
+    softmax backward beside it (what the relevance section of The stack and the ViT page runs
+    twice, one class after the other)."""
+    from dataclasses import replace
+
+    from encoder_core import relevance
+    from encoder_core.cost import relevance as relevance_cost
+    from tests.test_gradients import random_head
+
+    cfg = EncoderConfig(**{**dict(image_size=96, patch_size=8, d_model=64, n_heads=4,
+                                  n_layers=2, d_ff=256), **changes})
+    params = init_params(cfg)
+    params = replace(params, head=random_head(cfg, "token" if cfg.cls_token else "avg", ()))
+    tr = encode(make_test_image(cfg.image_size, cfg.channels), cfg, params)
+    term = relevance_cost(cfg)
+    for method in ("chefer", "gradient_rollout"):
+        m, peak = traced_peak(lambda method=method: relevance(tr, params, 1, method))
+        assert m.nbytes == term.kept
+        assert abs(term.kept + term.transient - peak) <= 0.2 * peak, (term, peak, method)

@@ -25,7 +25,7 @@ def test_paths_come_from_the_environment_and_the_command_line(tmp_path):
     env = {CHECKPOINTS_ENV: os.pathsep.join(["/a/b.safetensors", "", "/c"])}
     assert checkpoint_paths(env) == ["/a/b.safetensors", "/c"]
     assert split_checkpoints(["--checkpoint", "a", "--server.port", "1", "--checkpoint=b"]) == (
-        ["a", "b"], ["--server.port", "1"])
+        ["a", "b"], {}, ["--server.port", "1"])
 
 
 def test_a_file_that_does_not_load_is_reported_and_the_others_are_kept(tmp_path, vit_checkpoint):

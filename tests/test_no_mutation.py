@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from encoder_core import config, export, image, params, trace
+from encoder_core import config, export, gradients, image, params, trace
 from encoder_core.pipeline import (
     attention,
     embedding,
@@ -32,13 +32,13 @@ from encoder_core.pipeline import (
 )
 from encoder_core.shapes_model import classifier
 from encoder_core.shapes_model import dataset as shapes
-from encoder_core.views import analysis, explain, rollout, vit_steps
+from encoder_core.views import analysis, explain, relevance, rollout, vit_steps
 
 # the core's modules by the short names the cases use (not the CLIs)
 CORE_MODULES = {"analysis": analysis, "attention": attention, "classifier": classifier,
                 "config": config, "embedding": embedding, "encoder": encoder, "explain": explain,
                 "export": export, "ffn": ffn, "head": head, "image": image, "norm": norm,
-                "params": params,
+                "params": params, "gradients": gradients, "relevance": relevance,
                 "patches": patches, "positional": positional, "rollout": rollout,
                 "shapes": shapes, "trace": trace, "vit_steps": vit_steps}
 CFG = config.EncoderConfig(image_size=16, patch_size=4, d_model=8, n_heads=2, n_layers=2, d_ff=16)
@@ -95,6 +95,29 @@ def a_vit_head() -> params.HeadParams:
 
 def with_a_head() -> params.EncoderParams:
     return dataclasses.replace(writable_params(), head=params.HeadParams("avg", a(D, 3), a(3)))
+
+
+def a_layer() -> trace.LayerTrace:
+    """A fresh layer trace of a batch [2, N, D] (writable arrays)."""
+    return encoder.encoder_layer(a(2, N, D), writable_params().layers[0], CFG)
+
+
+def writable(value):
+    """A copy of `value` with every array inside it a writable copy (traces are read-only)."""
+    if isinstance(value, np.ndarray):
+        return np.array(value)
+    if isinstance(value, tuple):
+        return tuple(writable(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: writable(getattr(value, f.name))
+                                             for f in dataclasses.fields(value)})
+    return value
+
+
+def a_vit_trace() -> trace.EncoderTrace:
+    """The ViT variant's trace (a writable copy), its weights with a head of every part."""
+    p = dataclasses.replace(writable_params(VIT), head=a_vit_head())
+    return writable(encoder.encode(rng().random((16, 16, 3), dtype=np.float32), VIT, p))
 
 
 def png() -> bytes:
@@ -225,6 +248,38 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "classifier.load_checkpoints": lambda: ((), {}),
     "classifier.object_patch_mask": lambda: ((mask(), P), {}),
     "classifier.localisation_ratio": lambda: ((a_trace(), mask()), {}),
+    # gradients.py, relevance.py
+    "gradients.swap": lambda: ((a(2, 3, 4),), {}),
+    "gradients.weight_grad": lambda: ((a(2, N, D), a(2, N, 3)), {}),
+    "gradients.vector_grad": lambda: ((a(2, N, D),), {}),
+    "gradients.linear_backward": lambda: ((a(2, N, 3), a(D, 3)), {}),
+    "gradients.softmax_backward": lambda: ((a(2, H, N, N), attn(2)), {}),
+    "gradients.layer_norm_backward": lambda: ((a(2, N, D), norm.layer_norm(a(2, N, D), a(D), a(D),
+                                                                           1e-5), a(D), 1e-5), {}),
+    "gradients.normal_cdf": lambda: ((a(N, 16),), {}),
+    "gradients.gelu_derivative": lambda: ((a(N, 16),), {}),
+    "gradients.gelu_tanh_derivative": lambda: ((a(N, 16),), {}),
+    "gradients.activation_backward": lambda: ((a(2, N, 16), a(2, N, 16), a(2, N, D),
+                                               writable_params(VIT).layers[0], "gelu"), {}),
+    "gradients.scaled_backward": lambda: ((a(2, N, D), a(D), a(2, N, D), "ls_1", True), {}),
+    "gradients.attention_backward": lambda: ((a(2, N, D), a(2, N, D), a_layer(),
+                                              writable_params().layers[0], CFG, True), {}),
+    "gradients.ffn_backward": lambda: ((a(2, N, D), a(2, N, D), a_layer(),
+                                        writable_params().layers[0], CFG, True), {}),
+    "gradients.layer_backward": lambda: ((a(2, N, D), a(2, N, D), a_layer(),
+                                          writable_params().layers[0], CFG), {}),
+    "gradients.logit_seed": lambda: ((a(3), (), 3, np.dtype(np.float32)), {}),
+    "gradients.head_backward": lambda: ((a(2, 3), a(2, VIT.seq_len, D), a_vit_head(), VIT), {}),
+    "gradients.backward": lambda: ((a_trace(), with_a_head(), 1), {}),
+    "gradients.input_backward": lambda: ((a(N, D), a_trace(), writable_params()), {}),
+    "gradients.weight_gradients": lambda: ((with_a_head(), {"W_E": a(CFG.patch_dim, D)},
+                                            [{"W_Q": a(D, D)}, {}],
+                                            {"W_head": a(D, 3), "b_head": a(3)}), {}),
+    "relevance.chefer_fusion": lambda: ((attn(), a(H, N, N)), {}),
+    "relevance.gradient_rollout_fusion": lambda: ((attn(), a(H, N, N)), {}),
+    "relevance.gradient_rollout_step": lambda: ((a(N, N), 0.5), {}),
+    "relevance.readout_row": lambda: ((N + 1, 1, True, np.dtype(np.float32)), {}),
+    "relevance.relevance": lambda: ((a_trace(), with_a_head(), 1, "gradient_rollout"), {}),
     # params.py
     "params.expected_shapes": lambda: ((CFG,), {}),
     "params.glorot_uniform": lambda: ((rng(), 3, 4), {}),
@@ -309,6 +364,10 @@ VIT_CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
                                 writable_params(VIT)), {}),
     "encoder.encoder_layer": lambda: ((a(2, VIT.seq_len, D), writable_params(VIT).layers[0], VIT),
                                       {}),
+    "gradients.backward": lambda: ((a_vit_trace(), dataclasses.replace(writable_params(VIT),
+                                                                     head=a_vit_head()), 1), {}),
+    "relevance.relevance": lambda: ((a_vit_trace(), dataclasses.replace(
+        writable_params(VIT), head=a_vit_head()), 1, "chefer"), {}),
 }
 
 

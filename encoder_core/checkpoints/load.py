@@ -86,6 +86,13 @@ class CheckpointInfo:
         """The source of setting `name` ("weights", "config", …)."""
         return next(s.source for s in self.settings if s.name == name)
 
+    def guessed_normalisation(self) -> str:
+        """Why the pixel mean / std are what they are when no configuration file gave them
+        (the family's usual values, a guess), else ""."""
+        if self.source("pixel_mean") == "config":
+            return ""
+        return next(s.why for s in self.settings if s.name == "pixel_mean")
+
     def describe(self) -> list[str]:
         """Human-readable lines (the CLI prints them)."""
         lines = [f"checkpoint: {self.path} ({self.format}, {self.layout} layout)",
@@ -314,7 +321,7 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
     S.append(Setting("norm_first", True, "weights", "ViT blocks are pre-norm"))
     timm_heads = timm_cfg.get("num_heads", section(timm_cfg, "model_args").get("num_heads"))
     S.append(heads_setting(d, hf.get("num_attention_heads", timm_heads), weights_heads,
-                           n_layers=len(layers), layout=layout, given=given_heads))
+                           n_layers=len(layers), layout=layout, given=given_heads, channels=C))
     S.append(eps_setting(layout, hf))
     S.append(activation_setting(hf, layout))
     arch = timm_cfg.get("architecture")
@@ -323,7 +330,12 @@ def settle(T: dict[str, np.ndarray], layout: str, configs: dict[str, dict],
     if isinstance(arch, str):
         family += f": {arch}"
     S.append(Setting("family", family, "inferred"))
-    S += normalisation(layout, family, section(timm_cfg, "pretrained_cfg"), pre, C)
+    mean, std = normalisation(layout, family, section(timm_cfg, "pretrained_cfg"), pre, C)
+    S += [mean, std]
+    if mean.source != "config":
+        notes.append(f"the pixel normalisation is guessed ({mean.why}): mean {mean.value}, "
+                     f"std {std.value}. If the model was trained with others, give them in a "
+                     f"config.json beside the file: {normalisation_example(C)}.")
     missing_b = [i for i in layers for n in ("fc1", "fc2") if f"{i}.{n}.bias" not in T]
     if missing_b:
         notes.append(f"{len(missing_b)} FFN biases are absent in the file and set to zero.")
@@ -375,8 +387,34 @@ def biases_and_norms(T: dict[str, np.ndarray], n_layers: int) -> list[Setting]:
             Setting("final_norm", "norm.weight" in T, "weights")]
 
 
+HEADS_OPTIONS = ("scripts/app --checkpoint FILE --n-heads H, python -m encoder_core IMAGE "
+                 "--checkpoint FILE --n-heads H, or load_checkpoint(path, n_heads=H)")
+"""Where a head count can be given, as the refusals name them."""
+
+
+def config_example(d: int, channels: int) -> str:
+    """A config.json for a file that does not say its heads: the head count (a divisor of
+    `d`) and the pixel normalisation timm's way, one number per channel — MNIST's for one
+    channel, ImageNet's for three."""
+    h = d // 64 if d % 64 == 0 else next(h for h in (8, 6, 4, 3, 2, 1) if d % h == 0)
+    mean, std, whose = (([0.485, 0.456, 0.406], [0.229, 0.224, 0.225], "ImageNet's")
+                        if channels == 3 else
+                        ([0.1307] * channels, [0.3081] * channels, "MNIST's"))
+    return (json.dumps({"num_heads": h, "pretrained_cfg": {"mean": mean, "std": std}})
+            + f" ({whose} mean / std here; one number per channel, the file has {channels})")
+
+
+def normalisation_example(channels: int) -> str:
+    """timm's pretrained_cfg in a config.json, one number per channel (MNIST's for one
+    channel, ImageNet's for three)."""
+    mean, std = (([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]) if channels == 3
+                 else ([0.1307] * channels, [0.3081] * channels))
+    return json.dumps({"pretrained_cfg": {"mean": mean, "std": std}})
+
+
 def heads_setting(d: int, from_config: object, from_weights: int | None = None,
-                  n_layers: int = 0, layout: str = "timm", given: int | None = None) -> Setting:
+                  n_layers: int = 0, layout: str = "timm", given: int | None = None,
+                  channels: int = 3) -> Setting:
     """n_heads: the argument, the weights (Google's kernels), config.json, the standard size by
     width and depth (STANDARD_HEADS); else d_head = 64 for timm / Hugging Face files, and for a
     torchvision file (which never says) a CheckpointError asking for the count."""
@@ -400,14 +438,15 @@ def heads_setting(d: int, from_config: object, from_weights: int | None = None,
         raise CheckpointError(
             f"A torchvision ViT file does not say its number of heads, and d_model {d} with "
             f"{n_layers} layers is not one of its standard sizes (B/16, B/32: 768 × 12; L/16, "
-            "L/32: 1024 × 24; H/14: 1280 × 32): give the head count, --n-heads H on the "
-            "command line (load_checkpoint(path, n_heads=H)), or put a config.json with "
-            "num_heads beside the file.")
+            "L/32: 1024 × 24; H/14: 1280 × 32): give the head count — "
+            f"{HEADS_OPTIONS} — or put a config.json beside the file that gives it, with the "
+            f"pixel normalisation the model was trained on: {config_example(d, channels)}.")
     if d % 64:
-        raise CheckpointError(f"the number of heads is not in the weights and d_model {d} is not a "
-                          "multiple of 64 (the usual d_head): put a config.json with "
-                          "num_attention_heads (or num_heads) beside the checkpoint, or give "
-                          "--n-heads.")
+        raise CheckpointError(
+            f"the number of heads is not in the weights and d_model {d} is not a multiple of "
+            f"64 (the usual d_head): give it — {HEADS_OPTIONS} — or put a config.json beside "
+            "the checkpoint with num_heads (a Hugging Face folder: num_attention_heads), e.g. "
+            f"{config_example(d, channels)}.")
     return Setting("n_heads", d // 64, "inferred", "d_head = 64 (the ViT convention)")
 
 

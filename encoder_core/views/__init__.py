@@ -3,6 +3,8 @@
     rollout.py     attention_rollout: the one rollout (head fusion, discard ratio)
     analysis.py    attention distance, entropy, the scaling demo, PE similarity, per-head
                    contributions, the pipeline's steps and parameter counts
+    relevance.py   class-specific relevance per patch from the attention and its gradient:
+                   Chefer et al.'s, and vit-explain's gradient rollout (corrected)
     explain.py     one entry of a product written out term by term
     vit_views.py   a real ViT's views: [CLS] attention, keep-mass masks, token norms, …
     vit_steps.py   what a ViT adds to the note's steps (a normalised pixel, the GELU gate, …)

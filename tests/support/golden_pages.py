@@ -138,10 +138,12 @@ def dump(cases: dict[str, tuple[dict[str, str], tuple[str, ...]]] = CASES,
 
 
 def test_checkpoint(folder: Path) -> str:
-    """The small random timm ViT of the tests (`vit_tiny_test`), written into `folder`."""
+    """The small random timm ViT of the tests (`vit_tiny_test`), written into a folder
+    "models" of `folder` (the sidebar shows its folder and name: the same in every run)."""
     from tests.support.vit_dicts import SMALL_VIT, write_timm_checkpoint
 
-    return write_timm_checkpoint(folder / "vit_tiny_test.safetensors", **SMALL_VIT)
+    (folder / "models").mkdir(exist_ok=True)
+    return write_timm_checkpoint(folder / "models" / "vit_tiny_test.safetensors", **SMALL_VIT)
 
 
 def pictures(elements: list[dict]) -> list[tuple[int, float]]:
