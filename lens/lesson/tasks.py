@@ -20,7 +20,7 @@ every card shares are the lesson's own (`lesson.toml`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -69,10 +69,26 @@ class Task:
     #                   own weights are random)
     variant: str = ""  # "_vit": the question and its reason in a ViT's words
     true_map: bool = True  # patch: the reveal draws each patch's true value on the image
+    mistakes: tuple[tuple[str, object], ...] = ()  # the wrong answers a misconception gives:
+    #   (name, answer) — number: its parts; patch: its index; estimate: (lo, hi), inclusive;
+    #   a choice's wrong
+    #   options need none (each is its own: "<task>_if_<option>")
+    evidence: Callable[[], dict[str, object]] | None = field(default=None, compare=False,
+                                                             repr=False)
+    #   the experiment the reveal shows, run on the live trace only when revealed (its
+    #   numbers are never computed, let alone sent, before the answer)
 
     @property
     def text_id(self) -> str:
         return self.id.replace(".", "_")
+
+    def light(self) -> Task:
+        """What a widget's callback may keep: no trace, no experiment."""
+        return replace(self, trace=None, evidence=None)
+
+    def revealed(self) -> dict[str, object]:
+        """The values of the reveal's texts: the question's and the experiment's."""
+        return {**self.values, **(self.evidence() if self.evidence is not None else {})}
 
     def text(self, name: str) -> str:
         """The key of one of its texts: "q", "why" (in its variant), "short", "p0", …"""
@@ -110,6 +126,28 @@ def judge(task: Task, given: object) -> Verdict:
                     "of": q.of})
 
 
+def mistake(task: Task, given: object) -> str | None:
+    """The misconception a wrong answer reveals: its name (its text is "<task>_if_<name>"), or
+    None (right, not answered, or a wrong answer no misconception explains)."""
+    if given is None or judge(task, given).right:
+        return None
+    if task.kind == "choice":
+        return str(given)
+    for name, answer in task.mistakes:
+        if task.kind == "number":
+            parts = tuple(float(g) for g in given)  # type: ignore[union-attr]
+            if parts == tuple(float(a) for a in answer):  # type: ignore[union-attr]
+                return name
+        elif task.kind == "patch":
+            if int(given) == int(answer):  # type: ignore[call-overload]
+                return name
+        elif task.kind == "estimate":
+            lo, hi = answer  # type: ignore[misc]
+            if lo <= float(given) <= hi:  # type: ignore[arg-type]
+                return name
+    return None
+
+
 # --- where a task applies -------------------------------------------------------------------
 
 def everywhere(cfg: EncoderConfig) -> bool:
@@ -141,11 +179,17 @@ def fixed_now(ctx: PageContext) -> Fixed:
 
 
 def shape_task(task_id: str, array: np.ndarray, values: dict[str, object],
-               withholds: tuple[str, ...], fixed: Fixed, variant: str = "") -> Task:
-    """A number task whose answer is the shape of one of the trace's matrices [rows, cols]."""
+               withholds: tuple[str, ...], fixed: Fixed, variant: str = "",
+               mistakes: tuple[tuple[str, object], ...] = ()) -> Task:
+    """A number task whose answer is the shape of one of the trace's matrices [rows, cols];
+    `mistakes` the shapes a misconception gives (each also transposed: rows vs columns is
+    recognised for every shape)."""
     rows, cols = array.shape[-2:]
+    known = {tuple(map(float, a)) for _, a in mistakes}  # type: ignore[call-overload]
+    flipped = (float(cols), float(rows))
+    extra = (("transposed", flipped),) if rows != cols and flipped not in known else ()
     return Task(task_id, "number", (float(rows), float(cols)), values, withholds, fixed,
-                variant=variant)
+                variant=variant, mistakes=tuple(mistakes) + extra)
 
 
 # --- what several steps' tasks share -----------------------------------------------------
