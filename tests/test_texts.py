@@ -115,7 +115,8 @@ TASK_PARTS = {"number": ("_p0", "_answer"), "choice": ("_label",), "estimate": (
 def test_a_tasks_words_are_in_its_steps_file_and_not_in_the_lessons(task_id):
     spec, texts = TASKS[task_id], catalogue(i18n.SOURCE)
     text_id = task_id.replace(".", "_")
-    parts = ("_q", "_why", "_short", *TASK_PARTS[spec.kind], *(f"_{o}" for o in spec.options))
+    parts = ("_q", "_why", "_short", "_concept", *TASK_PARTS[spec.kind],
+             *(f"_{o}" for o in spec.options))
     assert [p for p in parts if text_id + p not in texts[spec.page]] == []
     assert [k for k in texts["lesson"] if k.startswith(text_id + "_")] == []
 

@@ -1,5 +1,5 @@
 """What a prediction task of the lesson is, how an answer to it is judged, and what the steps'
-tasks share (`shape_task`, `looks_most`, …); each step's own tasks are in its module of
+tasks share (`shape_task`, `mistake`, …); each step's own tasks are in its module of
 `lens.walk` (`lens/walk/scores.py`: `TASKS`), named by its entry in `lens.steps`.
 
 A `Spec` names a task, the page that asks it, its kind and where it applies; its `build` makes
@@ -10,7 +10,8 @@ A task declares the page elements it withholds (their keys) until it is answered
 
 Kinds: a number (one value or several, e.g. a shape: checked exactly or within a stated
 tolerance), a patch chosen on the image (judged by the chosen patch's place among all), a
-choice between outcomes, an estimate on a slider (a share in %, within a tolerance).
+choice between outcomes, an estimate (a share in %, within a tolerance, entered in a box that
+starts empty).
 Its words are its step's (`lens/texts/<lang>/<step>.toml`, read with `task_texts`), each key
 starting with the task's id written with "_" ("scores.look": "scores_look_q" the question,
 "scores_look_why" the reveal's reason, "scores_look_short" its line in the summary); the words
@@ -25,8 +26,8 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from encoder_core import EncoderConfig, EncoderTrace, patch_rows
-from encoder_core.views.predictions import choice_quality, top_patch
+from encoder_core import EncoderConfig, EncoderTrace
+from encoder_core.views.predictions import choice_quality
 
 from ..i18n import Texts
 
@@ -195,42 +196,3 @@ def shape_task(task_id: str, array: np.ndarray, values: dict[str, object],
 # --- what several steps' tasks share -----------------------------------------------------
 
 PAGE = ("page",)  # withheld: the whole page below the cards (`lens.runner.run_page`)
-
-
-def attention_model(ctx: PageContext) -> tuple[EncoderTrace, str] | None:
-    """The trace a where-will-it-look task runs on: the page's own when its weights are trained
-    (the shapes model, a checkpoint), else the model trained on shapes (random heads look
-    almost evenly everywhere: any guess would be as good); None without a trained model."""
-    if ctx.weights != "random":
-        return ctx.trace, ""
-    trained = ctx.trained_beside()
-    return (trained, "trained") if trained is not None else None
-
-
-def has_trained_attention(ctx: PageContext) -> bool:
-    """Whether a where-will-it-look task can be asked: trained weights, or a trained model to
-    ask it on."""
-    return ctx.weights != "random" or ctx.has_trained_model
-
-
-def looks_most(ctx: PageContext, fixed: Fixed, task_id: str, withholds: tuple[str, ...],
-               last_layer: bool = False) -> Task | None:
-    """Where a head looks most from patch i: on the trace of `attention_model`, in layer
-    `fixed.layer` (or the last layer)."""
-    model = attention_model(ctx)
-    if model is None:
-        return None
-    tr, source = model
-    cfg = tr.config
-    l = cfg.n_layers - 1 if last_layer else min(fixed.layer, cfg.n_layers - 1)
-    hd = min(fixed.head, cfg.n_heads - 1)
-    i = min(fixed.query, cfg.n_tokens - 1)
-    row = patch_rows(tr.layers[l].attn[hd, cfg.n_prefix + i], cfg)  # [N]: patch keys
-    best = top_patch(row)
-    G = cfg.grid_size
-    return Task(task_id, "patch", best,
-                {"i": i, "r": i // G, "c": i % G, "l": l + 1, "hd": hd + 1, "G": G,
-                 "best": best, "br": best // G, "bc": best % G, "w": float(row[best]),
-                 "uniform": 1 / cfg.seq_len, "N": cfg.n_tokens, "L": cfg.n_layers},
-                withholds, Fixed(l, hd, i), scores=tuple(map(float, row)), grid=G, trace=tr,
-                source=source)
