@@ -39,9 +39,7 @@ def stack_reach(ctx: PageContext, fixed: Fixed) -> Task:
     G = cfg.grid_size
     i = min(fixed.query, cfg.n_tokens - 1)
     r, c = divmod(i, G)
-    j = (G - 1 - r) * G + (G - 1 - c)  # the patch diagonally opposite
-    if j == i:
-        j = (i + 1) % cfg.n_tokens
+    j = (0 if 2 * r >= G else G - 1) * G + (0 if 2 * c >= G else G - 1)  # the far corner
 
     def evidence() -> dict[str, object]:
         def change(k: int) -> float:
