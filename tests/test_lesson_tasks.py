@@ -266,7 +266,7 @@ def test_after_the_stack_a_far_patch_reaches_a_row_less_than_its_own(case):
     task = build("stack.reach", settings)
     ev = task.revealed()
     G = ctx.cfg.grid_size
-    i, j = task.values["i"], task.values["j"]
+    i = task.values["i"]
     for q in (i, 0, G * G - 1, G * G // 2 + G // 2):  # a corner, the centre: far from each
         far = TASKS["stack.reach"].build(ctx, Fixed(query=q)).values["j"]
         assert abs(q // G - far // G) + abs(q % G - far % G) >= G - 1, (q, far)
