@@ -76,16 +76,29 @@ def notices(t: Callable[..., str]) -> None:
 
 def header(ctx: PageContext, caption: Callable[[], None] | None = None) -> None:
     """The app's name, the title, 'step k of n' with previous / next, the `caption` the
-    runner gives (a student's class, the lesson's progress), the step in one line, and the
-    caption about the weights."""
+    runner gives (a student's class, the lesson's progress), the step in one line (after the
+    cards in the lesson: `asks_first`), and the caption about the weights."""
     info = PAGES[ctx.id]
     st.caption(ctx.t("app_title"))
     st.title(info.title_in(ctx.lang))
     _step_navigation(ctx, keys.NAV_PREV, keys.NAV_NEXT)
     if caption is not None:
         caption()
-    st.markdown(f"**{info.takeaway_in(ctx.lang)}**")
+    if not asks_first(ctx):
+        takeaway(ctx)
     weights_caption(ctx)
+
+
+def asks_first(ctx: PageContext) -> bool:
+    """Whether the step's questions come before its one-line summary: in the lesson and in a
+    class the takeaway would answer them (it states what the step does), so it follows the
+    cards, once none is open (`takeaway`, from `lens.runner.run_page`)."""
+    return ctx.settings.lesson or ctx.student is not None
+
+
+def takeaway(ctx: PageContext) -> None:
+    """The step in one line, in bold."""
+    st.markdown(f"**{PAGES[ctx.id].takeaway_in(ctx.lang)}**")
 
 
 def footer(ctx: PageContext) -> None:

@@ -58,6 +58,8 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
                 course.choose(ctx)
             if ctx.settings.lesson:  # the task cards, then the page without what they withhold
                 ctx.withheld = cards.ask(ctx)
+        if chrome.asks_first(ctx) and not ctx.withheld:  # every question answered
+            chrome.takeaway(ctx)
         slot = handout_ui.offer(ctx)  # the walk as a PDF: built below, once asked
         if ctx.shows("page"):
             render(ctx)

@@ -182,10 +182,14 @@ def two_settings(ctx: PageContext, query: int, layer: int) -> None:
                     format_func=lambda w: texts(f"what_{w}"))
     options, defaults = CMP_OPTIONS[what], CMP_DEFAULTS[what]
     ca, cb = st.columns(2)
+
+    def named(v: object) -> str:  # the scale in the sidebar's words, not its id ("d_k")
+        return texts(f"setting_scale_{v}") if what == "scale" else str(v)
+
     values = (ca.selectbox(ctx.t("cmp_a"), options, index=options.index(defaults[0]),
-                           key=f"cmp_a_{what}"),
+                           key=f"cmp_a_{what}", format_func=named),
               cb.selectbox(ctx.t("cmp_b"), options, index=options.index(defaults[1]),
-                           key=f"cmp_b_{what}"))
+                           key=f"cmp_b_{what}", format_func=named))
     sides = []  # (column, value, trace, heads shown, their maps [k, G, G]) of each possible side
     for side, col, value in zip("ab", (ca, cb), values, strict=True):
         with col:

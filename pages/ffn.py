@@ -147,7 +147,7 @@ def hidden_activations(ctx: PageContext, layer: int, row: int) -> None:
             st.write(ctx.t("zero_text"))
         widgets.picture(ctx, figures.bar_panels, [shares],
                         [f"ffn_hidden ≤ 0  [{cfg.n_layers}]" if gelu else
-                         f"relu_zero_share(ffn_hidden)  [{cfg.n_layers}]"], ctx.t("layer_axis"),
+                         f"{ctx.t('share')}  [{cfg.n_layers}]"], ctx.t("layer_axis"),
                         ctx.t("share_neg" if gelu else "share"),
                         ctx.t("neg_title" if gelu else "zero_title"),
                         highlight=layer, tick_labels=[str(l + 1) for l in range(cfg.n_layers)],

@@ -30,6 +30,9 @@ def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom (the header and the sidebar are
     drawn by `run_page`)."""
     cfg, tr = ctx.cfg, ctx.trace
+    in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's
+    if in_lesson:  # the lesson's end, right below the step's last card: what was right
+        course.summary(ctx)
     st.write(ctx.t("intro", L=cfg.n_layers, N=cfg.seq_len, d=cfg.d_model))
     widgets.note_original(ctx)
     meaning.trained_attention_control(ctx)
@@ -52,9 +55,6 @@ def render(ctx: PageContext) -> None:
     if tr.params.head is not None:  # --- 7 · heads switched off: the shapes model, a ViT's head
         heads_off_section(ctx, heading=st.subheader)
 
-    in_lesson = ctx.settings.lesson and ctx.student is None  # a class's answers are the class's
-    if in_lesson:  # the lesson's summary: each answer beside the right one
-        course.summary(ctx)
     recap(ctx, lesson_mode=in_lesson)
     chrome.footer(ctx)
 

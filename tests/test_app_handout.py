@@ -63,15 +63,15 @@ def test_a_kept_pdf_goes_once_what_it_shows_changes():
 def test_a_lessons_answers_are_in_the_pdf_and_an_open_task_withholds_it(tmp_path):
     at = lesson_page("positional")
     assert not build_button(at)  # its tasks are open: the PDF would show what they withhold
-    answer_with(at, "positional.shape", right=False)
-    answer_with(at, "positional.similar", right=True)
+    answer_with(at, "positional.similar", right=False)
+    answer_with(at, "positional.shuffle", right=True)
     assert build_button(at)
     build_button(at)[0].click().run(timeout=180)
     assert_clean(at)
     text = text_of(at.session_state[keys.HANDOUT][1], tmp_path)
     say = lambda key, owner="lesson": translate(key, "en", owner)  # noqa: E731
     assert translate("h_answers", "en", "handout") in text
-    assert say("positional_shape_short", "positional") in text and say("result_wrong") in text
+    assert say("positional_similar_short", "positional") in text and say("result_wrong") in text
     assert say("result_right") in text
 
 

@@ -90,9 +90,9 @@ def answer_with(at, task_id: str, right: bool) -> None:
         radio = next(r for r in at.radio if r.key and r.key.startswith(f"lesson_in_{text_id}_"))
         radio.set_value(truth if right else next(o for o in radio.options if o != truth))
     elif kind == "estimate":
-        slider = next(s for s in at.slider if s.key and s.key.startswith(
+        box = next(n for n in at.number_input if n.key and n.key.startswith(
             f"lesson_in_{text_id}_"))
-        slider.set_value(round(truth) if right else (round(truth) + 40) % 100)
+        box.set_value(round(truth) if right else (round(truth) + 40) % 100)
     else:
         key = next(k for k in keyed(at) if k.startswith(f"lesson_pick_{text_id}_"))
         j = truth if right else at.session_state["_lesson_worst"][task_id]
@@ -103,31 +103,35 @@ def answer_with(at, task_id: str, right: bool) -> None:
 
 @pytest.fixture(autouse=True)
 def expose_truth(monkeypatch):
-    """Keep each asked task's right answer (and a poor patch) in the session, for the test to
-    answer with — read from the Task the page built, never computed here."""
+    """Keep each task's right answer (and a poor patch) in the session, for the test to answer
+    with — read from the Task the page built (every task of the page, the ones still waiting
+    for their turn too), never computed here."""
     import lens.lesson.cards as lesson  # noqa: PLC0415
 
-    real = lesson.question
+    real = lesson.current
 
-    def question(ctx, task, bound, n, total):
+    def current(ctx, spec):
         import numpy as np  # noqa: PLC0415
         import streamlit as st  # noqa: PLC0415
 
-        st.session_state.setdefault("_lesson_truth", {})[task.id] = task.answer
-        st.session_state.setdefault("_lesson_withholds", {})[task.id] = set(task.withholds)
-        if task.kind == "patch":
-            st.session_state.setdefault("_lesson_worst", {})[task.id] = int(
-                np.argmin(task.scores))
-        return real(ctx, task, bound, n, total)
+        asked = real(ctx, spec)
+        if asked is not None:
+            task = asked[0]
+            st.session_state.setdefault("_lesson_truth", {})[task.id] = task.answer
+            st.session_state.setdefault("_lesson_withholds", {})[task.id] = set(task.withholds)
+            if task.kind == "patch":
+                st.session_state.setdefault("_lesson_worst", {})[task.id] = int(
+                    np.argmin(task.scores))
+        return asked
 
-    monkeypatch.setattr(lesson, "question", question)
+    monkeypatch.setattr(lesson, "current", current)
 
 
 @pytest.mark.parametrize("page", list(LESSON_PAGES))
 def test_withheld_sections_are_absent_until_answered_and_present_in_free_mode(page):
     at = lesson_page(page)
     assert_clean(at)
-    assert open_tasks(at) == LESSON_PAGES[page]
+    assert open_tasks(at) == LESSON_PAGES[page][:1]  # one at a time, in order
     withholds = {t: at.session_state["_lesson_withholds"][t] for t in LESSON_PAGES[page]}
     everything = set().union(*withholds.values())
 
@@ -149,35 +153,36 @@ def test_withheld_sections_are_absent_until_answered_and_present_in_free_mode(pa
 
 def test_a_wrong_and_a_right_answer_are_judged_so():
     at = lesson_page("positional")
-    answer_with(at, "positional.shape", right=False)
-    answer_with(at, "positional.similar", right=True)
+    answer_with(at, "positional.similar", right=False)
+    answer_with(at, "positional.shuffle", right=True)
     rec = records(at)
-    assert rec["positional.shape"].right is False and rec["positional.shape"].answered
-    assert rec["positional.similar"].right is True
+    assert rec["positional.similar"].right is False and rec["positional.similar"].answered
+    assert rec["positional.shuffle"].right is True
     labels = [e.label for e in at.expander]
-    assert verdict_label("wrong", "positional.shape") in labels
-    assert verdict_label("right", "positional.similar") in labels
+    assert verdict_label("wrong", "positional.similar") in labels
+    assert verdict_label("right", "positional.shuffle") in labels
     progress = translate("progress", "en", "lesson", done=1, steps=len(STEPS), right=1, answered=2,
                          tasks=N_TASKS)
     assert progress in [c.value for c in at.caption]
 
 
 def test_a_patch_answer_is_judged_by_its_place_among_the_patches():
-    at = lesson_page("scores")
-    answer_with(at, "scores.look", right=False)
-    record = records(at)["scores.look"]
-    assert not record.right and record.given == at.session_state["_lesson_worst"]["scores.look"]
+    at = lesson_page("positional")
+    answer_with(at, "positional.similar", right=False)
+    record = records(at)["positional.similar"]
+    worst = at.session_state["_lesson_worst"]["positional.similar"]
+    assert not record.right and record.given == worst
     captions = [c.value for c in at.caption]
-    assert any(f"Your patch {record.given} got weight" in c for c in captions), captions
-    assert "dl_lesson_scores_look" in [b.key for b in at.get("download_button")]  # true map
+    assert any(f"Your patch {record.given}: cos" in c for c in captions), captions
+    assert "dl_lesson_positional_similar" in [b.key for b in at.get("download_button")]
 
 
 def test_show_me_reveals_and_counts_as_not_answered():
     at = lesson_page("addnorm")
-    at.button(key="lesson_show_addnorm_moments").click().run()
-    record = records(at)["addnorm.moments"]
+    at.button(key="lesson_show_addnorm_scale").click().run()
+    record = records(at)["addnorm.scale"]
     assert record.given is None and not record.right
-    assert verdict_label("shown", "addnorm.moments") in [e.label for e in at.expander]
+    assert verdict_label("shown", "addnorm.scale") in [e.label for e in at.expander]
     assert "normalise" not in shown_sections(at)  # the other task still withholds it
     at.button(key="lesson_show_addnorm_within").click().run()
     assert {"normalise", "by_hand"} <= shown_sections(at)
@@ -185,20 +190,20 @@ def test_show_me_reveals_and_counts_as_not_answered():
 
 def test_next_and_a_reload_keep_the_lesson_and_its_progress():
     at = lesson_page("positional")
-    answer_with(at, "positional.shape", right=True)
+    answer_with(at, "positional.similar", right=True)
     assert at.query_params["lesson"] == "1"
     link = at.query_params[URL_KEY]
     open_page(at, "qkv")  # Next (AppTest does not follow st.switch_page)
     open_page(at, "scores")
-    assert open_tasks(at) == LESSON_PAGES["scores"]
+    assert open_tasks(at) == LESSON_PAGES["scores"][:1]
     assert at.query_params[URL_KEY] == link
 
     reloaded = new_app(lesson="1", **{URL_KEY: link})  # a new session from the link
     reloaded.run()
     open_page(reloaded, "positional")
-    assert open_tasks(reloaded) == ["positional.similar"]
-    assert records(reloaded)["positional.shape"].right
-    assert "pe_formula" in shown_sections(reloaded)  # withheld by the shape task alone
+    assert open_tasks(reloaded) == ["positional.shuffle"]
+    assert records(reloaded)["positional.similar"].right
+    assert "pe_similarity" in shown_sections(reloaded)  # withheld by the similar task alone
 
 
 def new_app_free(page: str):
@@ -216,36 +221,37 @@ def test_free_mode_has_no_cards_and_no_progress():
 
 def test_a_task_is_asked_afresh_when_the_weights_change_before_it_is_answered():
     at = lesson_page("scores")
-    before = at.session_state["_lesson_truth"]["scores.divisor"]
-    question = [m.value for m in at.markdown if "row 105" in m.value]
+    at.button(key="lesson_show_scores_shape").click().run()
+    keys_before = {k for k in keyed(at) if k.startswith("lesson_in_scores_shift_")}
+    question = [m.value for m in at.markdown if "Row 105" in m.value]
     at.session_state["seed"] = 7  # new weights before an answer
     at.run()
-    assert open_tasks(at) == LESSON_PAGES["scores"]
-    keys_now = {k for k in keyed(at) if k.startswith("lesson_in_scores_divisor_")}
-    assert keys_now and question
-    assert before == "flatter"
+    assert open_tasks(at) == ["scores.shift"]
+    keys_now = {k for k in keyed(at) if k.startswith("lesson_in_scores_shift_")}
+    assert keys_now and question and keys_now != keys_before  # asked afresh: new inputs
     # answered, then the weights change: the answer stays, said as given on other settings
-    answer_with(at, "scores.divisor", right=True)
+    answer_with(at, "scores.shift", right=True)
     at.session_state["seed"] = 8
     at.run()
-    assert "scores.divisor" not in open_tasks(at)
+    assert "scores.shift" not in open_tasks(at)
     assert any("Answered on other settings" in m.value for m in at.markdown)
-    at.button(key="lesson_again_scores_divisor").click().run()
-    assert "scores.divisor" in open_tasks(at)
+    at.button(key="lesson_again_scores_shift").click().run()
+    assert "scores.shift" in open_tasks(at)
 
 
 def test_moving_a_selector_keeps_the_asked_question():
     at = lesson_page("scores")
-    asked = [m.value for m in at.markdown if "where will" in m.value]
+    at.button(key="lesson_show_scores_shape").click().run()
+    asked = [m.value for m in at.markdown if "Row 105 of head 1" in m.value]
     at.session_state["head"] = 5
     at.session_state["query"] = 20
     at.run()
-    assert [m.value for m in at.markdown if "where will" in m.value] == asked
+    assert asked and [m.value for m in at.markdown if "Row 105 of head" in m.value] == asked
 
 
 def test_the_stack_ends_with_the_lessons_summary_in_lesson_mode():
     at = lesson_page("positional")
-    answer_with(at, "positional.shape", right=False)
+    answer_with(at, "positional.similar", right=False)
     open_page(at, "stack")
     assert_clean(at)
     assert translate("summary_title", "en", "lesson") not in [h.value for h in at.header]
@@ -257,7 +263,7 @@ def test_the_stack_ends_with_the_lessons_summary_in_lesson_mode():
     assert translate("recap_title", "en", "stack") not in [h.value for h in at.header]
     at.button(key="lesson_retry_seed").click().run()
     assert_clean(at)
-    assert "positional.shape" not in records(at)
+    assert "positional.similar" not in records(at)
     assert at.session_state["seed"] == 1
 
 
@@ -267,15 +273,17 @@ def test_a_vits_lesson_asks_in_its_own_terms_and_reveals_without_an_error(page,
     at = lesson_page(page, weights="vit_tiny_test")
     assert_clean(at)
     assert at.session_state["weights"] == "vit_tiny_test"
-    asked = open_tasks(at)
     gelu = {"ffn.relu"}  # a ViT's GELU is seldom exactly 0: the ReLU share is not asked
-    assert asked == [t for t in LESSON_PAGES[page] if t not in gelu]
+    expected = [t for t in LESSON_PAGES[page] if t not in gelu]
     truth = at.session_state["_lesson_truth"]
-    if page == "positional":  # pos: the CLS row and one per patch (197 × d)
-        assert truth["positional.shape"][0] == 197
-    if page == "scores":  # the ViT's own attention, over its 196 patch keys (CLS left out)
+    assert [t for t in truth if t.split(".")[0] == page] == expected
+    if page == "overview":  # the CLS token and one per patch
+        assert truth["overview.tokens"] == (197.0,)
+    if page == "scores":  # the ViT's own scores: its CLS row and column too
         assert truth["scores.shape"] == (197.0, 197.0)
-    for task_id in asked:
-        at.button(key=f"lesson_show_{task_id.replace('.', '_')}").click().run()
+    shown = []
+    while asked := open_tasks(at):
+        shown.append(asked[0])
+        at.button(key=f"lesson_show_{asked[0].replace('.', '_')}").click().run()
         assert_clean(at)
-    assert open_tasks(at) == []
+    assert shown == expected

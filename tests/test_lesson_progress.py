@@ -12,9 +12,9 @@ from lens.lesson.progress import MAX_URL_CHARS, Record, binding, decode, encode
 from lens.lesson.tasks import Fixed
 
 RECORDS = {
-    "positional.shape": Record("positional.shape", "abc123", Fixed(0, 0, 105), (196.0, 512.0),
-                               True, (196.0, 512.0)),
-    "scores.look": Record("scores.look", "def456", Fixed(1, 2, 7), 33, False, 34),
+    "patches.shape": Record("patches.shape", "abc123", Fixed(0, 0, 105), (196.0, 256.0),
+                            True, (196.0, 256.0)),
+    "positional.similar": Record("positional.similar", "def456", Fixed(1, 2, 7), 33, False, 34),
     "scores.divisor": Record("scores.divisor", "def456", Fixed(1, 2, 7), None, False,
                              "flatter"),
     "addnorm.within": Record("addnorm.within", "0a0b0c", Fixed(0, 0, 3), 70.0, True, 68.4),
@@ -35,21 +35,21 @@ def test_records_round_trip_through_the_link():
 
 @pytest.mark.parametrize("rows", [
     [["no.such_task", "abc", [0, 0, 0], 1, 1, 1]],  # unknown task
-    [["scores.look", "abc", [0, 0, 0], True, 1, 3]],  # a bool is no patch
-    [["scores.look", "abc", [0, 0, -1], 3, 1, 3]],  # a negative query
-    [["scores.look", "a b<", [0, 0, 0], 3, 1, 3]],  # a binding that is no name
+    [["positional.similar", "abc", [0, 0, 0], True, 1, 3]],  # a bool is no patch
+    [["positional.similar", "abc", [0, 0, -1], 3, 1, 3]],  # a negative query
+    [["positional.similar", "a b<", [0, 0, 0], 3, 1, 3]],  # a binding that is no name
     [["scores.divisor", "abc", [0, 0, 0], "<script>", 0, "flatter"]],  # not one of its options
-    [["positional.shape", "abc", [0, 0, 0], [196, "x"], 1, [196, 512]]],  # a part no number
-    [["positional.shape", "abc", [0, 0, 0], [196, 512], 2, [196, 512]]],  # right: 0 or 1
+    [["patches.shape", "abc", [0, 0, 0], [196, "x"], 1, [196, 256]]],  # a part no number
+    [["patches.shape", "abc", [0, 0, 0], [196, 256], 2, [196, 256]]],  # right: 0 or 1
     [["addnorm.within", "abc", [0, 0, 0], 1e999, 1, 50]],  # not finite (JSON: Infinity)
-    [["scores.look", "abc", [0, 0], 3, 1, 3]],  # a short fixed
+    [["positional.similar", "abc", [0, 0], 3, 1, 3]],  # a short fixed
     {"not": "a list"},
 ])
 def test_a_malformed_record_is_dropped_and_the_rest_kept(rows):
-    good = ["scores.look", "abc", [0, 1, 2], 5, 1, 5]
+    good = ["positional.similar", "abc", [0, 1, 2], 5, 1, 5]
     records = decode(link([good, *rows] if isinstance(rows, list) else rows))
     if isinstance(rows, list):
-        assert list(records) == ["scores.look"] and records["scores.look"].given == 5
+        assert list(records) == ["positional.similar"] and records["positional.similar"].given == 5
     else:
         assert records == {}
 

@@ -115,7 +115,8 @@ TASK_PARTS = {"number": ("_p0", "_answer"), "choice": ("_label",), "estimate": (
 def test_a_tasks_words_are_in_its_steps_file_and_not_in_the_lessons(task_id):
     spec, texts = TASKS[task_id], catalogue(i18n.SOURCE)
     text_id = task_id.replace(".", "_")
-    parts = ("_q", "_why", "_short", *TASK_PARTS[spec.kind], *(f"_{o}" for o in spec.options))
+    parts = ("_q", "_why", "_short", "_concept", *TASK_PARTS[spec.kind],
+             *(f"_{o}" for o in spec.options))
     assert [p for p in parts if text_id + p not in texts[spec.page]] == []
     assert [k for k in texts["lesson"] if k.startswith(text_id + "_")] == []
 
@@ -221,6 +222,16 @@ CHANGED_SINCE_THE_MOVE: dict[tuple[str, str], str] = {
     **{("embedding", key): "中文 in every picture: the bars' titles say 图像块[i, k] and "
        "嵌入[i, j], not the English names patches and embedded (issue 22, item 2)"
        for key in ("terms_title", "terms_a", "terms_ab", "terms_ab_bias")},
+    **{(owner, key): "中文: 奈特, not the English nats, as the lesson's texts say it (issue 36, "
+       "item 6)" for owner, key in (("compare", "entropy"), ("scores", "col_head_h"),
+                                    ("scores", "col_row_h"), ("scores", "entropy_caption"),
+                                    ("scores", "entropy_line"), ("stack", "entropy_text"),
+                                    ("stack", "entropy_title"), ("stack", "uniform"),
+                                    ("stack", "uniform_vit"))},
+    ("compare", "gap_name"): "中文: [置换], not the English perm (issue 36, item 6)",
+    ("scores", "col_now"): "中文: 本页使用的, not 'trace 使用的' (issue 36, item 6)",
+    ("multihead", "where"): "'h = 1 heads' read wrong with one head: 'h = {h}, each head "
+                            "d_head = {dh} wide' (issue 36, item 6)",
     **{("scores", key): "中文 in every picture: 分数, not the English name scores, in the "
        "heatmaps' and the bars' titles (issue 22, item 2)"
        for key in ("scores_name", "attn_name", "row_before")},

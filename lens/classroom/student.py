@@ -17,7 +17,6 @@ hidden), so it catches up when it is shown again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -110,7 +109,7 @@ def answer_card(ctx: PageContext, member: Member, a: Asked, n: int, total: int,
     if given is not None:  # a reload: the inputs hold what was sent
         prefill(a.task, input_keys(a.task, a.key), given)
     names = question_inputs(ctx, a.task, a.key, n, total, given=given)
-    light = replace(a.task, trace=None)  # what a callback keeps: never a trace
+    light = a.task.light()  # what a callback keeps: never a trace
     st.button(t("send"), type="primary", key=f"class_send_{a.task.text_id}", on_click=send,
               args=(member, light, a.key, names, ctx.lang, given))
     message = st.session_state.get(CLASS_SENT, {}).get((a.spec.id, a.key))
@@ -177,12 +176,12 @@ def revealed(ctx: PageContext, member: Member, a: Asked, sent: object | None) ->
             if task.kind == "patch" and task.trace is not None and task.true_map:
                 true_map(ctx, task)
             else:
-                st.markdown(words(task.text("why"), **task.values))
+                st.markdown(words(task.text("why"), **task.revealed()))
         with right:
             view.class_answers(lang, task, values, revealed=True,
                                image=task.trace.image if task.trace is not None else None)
         if task.kind == "patch" and task.trace is not None and task.true_map:
-            st.markdown(words(task.text("why"), **task.values))
+            st.markdown(words(task.text("why"), **task.revealed()))
 
 
 def caption(ctx: PageContext, member: Member) -> None:

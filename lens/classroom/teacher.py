@@ -11,7 +11,6 @@ only, as plain text (`st.text`: never markdown or HTML).
 from __future__ import annotations
 
 import html
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -147,12 +146,12 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
     row = st.container(horizontal=True)
     if a.state in ("", "closed"):  # a revealed question stays as it was answered
         row.button(t("open_button"), key=f"class_open_{task.text_id}", type="primary",
-                   on_click=act, args=(member, lang, "open", (replace(task, trace=None), a.key)))
+                   on_click=act, args=(member, lang, "open", (task.light(), a.key)))
     if a.state == "open":
         row.button(t("reveal_button"), key=f"class_reveal_{task.text_id}", type="primary",
                    on_click=act, args=(member, lang, "reveal", (task.id, a.key)))
     if a.state == "open":
-        live(member.code, lang, replace(task, trace=None), a.key, image_of(task))
+        live(member.code, lang, task.light(), a.key, image_of(task))
     elif a.state == "revealed":
         values = shared_store().answers_to(member.code, task.id, a.key)
         left, right = st.columns(2, gap="large")
@@ -162,7 +161,7 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
         with right:
             if task.kind == "patch" and task.trace is not None and task.true_map:
                 true_map(ctx, task)
-            st.markdown(task_texts(lang, task.id)(task.text("why"), **task.values))
+            st.markdown(task_texts(lang, task.id)(task.text("why"), **task.revealed()))
 
 
 def image_of(task: Task) -> np.ndarray | None:

@@ -84,12 +84,15 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
     k, n = values.shape
     w, h = size or (min(4.2 * k, 13.0), 3.2)
     suptitle, pt = fit_title(suptitle, w - 0.2, 12)
-    lines = suptitle.count("\n") + 1
+    panel_inches = (w - 1.1) / k - 0.2
+    titles = [wrap_to(t, panel_inches, MIN_PT) for t in titles]
+    # the panels' titles may take several lines (a case and its entropy): room for them under
+    # the suptitle, or the two overlap
+    lines = suptitle.count("\n") + 1 + max((t.count("\n") for t in titles), default=0)
     fig = Figure(figsize=(w, h + 0.2 * (lines - 1)))
     fig.suptitle(suptitle, fontsize=pt)
     axes = fig.subplots(1, k, squeeze=False, sharey=sharey)[0]
     fixed_margins(fig, wspace=0.25 if sharey else 0.45, title_lines=lines)
-    panel_inches = (w - 1.1) / k - 0.2
     for p, (ax, v, t) in enumerate(zip(axes, values, titles, strict=True)):
         if n > 32:
             bar_row(ax, v, highlight)
@@ -98,7 +101,7 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
             if highlight is not None and 0 <= highlight < n:
                 colours[highlight] = HIGHLIGHT_COLOUR
             ax.bar(np.arange(n), v, color=colours, width=0.8)
-        ax.set_title(wrap_to(t, panel_inches, MIN_PT), fontsize=MIN_PT)
+        ax.set_title(t, fontsize=MIN_PT)
         ax.set_xlabel(xlabel)
         if p == 0 or not sharey:
             ax.set_ylabel(ylabel)

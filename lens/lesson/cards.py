@@ -16,7 +16,6 @@ link (`progress`).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,7 +29,7 @@ from ..steps import TASKS, tasks_for
 from ..widgets import picture
 from . import progress
 from .progress import Record, binding
-from .tasks import Spec, Task, fixed_now, judge, task_texts
+from .tasks import Spec, Task, fixed_now, judge, mistake, task_texts
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -97,17 +96,25 @@ def ask(ctx: PageContext) -> frozenset[str]:
     specs = tasks_for(ctx.id, ctx.cfg)
     withheld: set[str] = set()
     asked = [a for a in (current(ctx, s) for s in specs) if a is not None]
+    waiting = 0  # open tasks after the one asked now: asked one at a time, in order, so that
+    #              no reveal gives away a later question's answer
     for n, (task, bound) in enumerate(asked, 1):
         record = records().get(task.id)
+        if record is None:
+            withheld.update(task.withholds)
+            if any(records().get(t.id) is None for t, _ in asked[:n - 1]):
+                waiting += 1
+                continue
         box = st.container(border=record is None, key=f"lesson_card_{task.text_id}")
         with box:
             if record is None:
                 question(ctx, task, bound, n, len(asked))
-                withheld.update(task.withholds)
             elif record.bound == bound:
                 reveal(ctx, task, record)
             else:
                 earlier(ctx, task, record)
+    if waiting:
+        st.caption(Texts(ctx.lang, OWNER)("more_after", n=waiting))
     return frozenset(withheld)
 
 
@@ -127,7 +134,7 @@ def question(ctx: PageContext, task: Task, bound: str, n: int, total: int) -> No
     names = question_inputs(ctx, task, bound, n, total)
     if st.session_state.get(LESSON_MISSING) == task.id:
         st.warning(t("answer_first"))
-    light = replace(task, trace=None)  # what a callback keeps: never a trace
+    light = task.light()  # what a callback keeps: never a trace, nor the experiment
     buttons = st.container(horizontal=True)
     buttons.button(t("check"), type="primary", key=f"lesson_check_{task.text_id}",
                    on_click=submit, args=(light, bound, names))
@@ -161,8 +168,10 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
             patch_in_context(ctx, task)
         st.radio(words(f"{task.text_id}_label"), task.options, index=None, key=names[0],
                  format_func=lambda o: words(f"{task.text_id}_{o}"), horizontal=True)
-    elif task.kind == "estimate":
-        st.slider(words(f"{task.text_id}_label"), 0, 100, 50, step=1, format="%d %%", key=names[0])
+    elif task.kind == "estimate":  # unset until the learner enters one: no starting value
+        #                             that could already be the answer
+        st.number_input(f"{words(f'{task.text_id}_label')} (%)", min_value=0, max_value=100,
+                        value=None, step=1, key=names[0], width=260)
     else:
         patch_picker(ctx, task, names[0], sent=given)
     return names
@@ -277,13 +286,16 @@ def reveal(ctx: PageContext, task: Task, record: Record) -> None:
         if task.kind == "patch" and record.given is not None:
             detail = judge(task, record.given).detail
             st.caption(words(f"{task.text_id}_quality", j=record.given, **detail))
+        values = task.revealed()  # the experiment runs now, once the answer is in
+        if (name := mistake(task, record.given)) is not None:
+            st.info(words(f"{task.text_id}_if_{name}", **values))
         if task.kind == "patch" and task.trace is not None and task.true_map:
             left, right = st.columns([2, 3], gap="large")
             with left:
                 true_map(ctx, task)
-            right.markdown(words(task.text("why"), **task.values))
+            right.markdown(words(task.text("why"), **values))
         else:
-            st.markdown(words(task.text("why"), **task.values))
+            st.markdown(words(task.text("why"), **values))
         st.button(t("ask_again"), key=f"lesson_again_{task.text_id}", on_click=forget,
                   args=(task.id,))
 

@@ -5,6 +5,7 @@ not right. Each step's own cards are `lens.lesson.cards`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -38,39 +39,75 @@ def progress_caption(ctx: PageContext) -> None:
                    tasks=len(specs)))
 
 
+@dataclass(frozen=True)
+class Concept:
+    """One task of the walk as the summary reads it: the idea it asks about and how the
+    learner did (a later comparison — before / after a class — compares these)."""
+
+    task_id: str
+    page: str
+    result: str  # "result_right", "result_wrong", "result_shown", "result_open"
+
+
+def concepts(specs: list[Spec], rec: dict[str, Record]) -> list[Concept]:
+    """Every task's idea and the learner's result, in the walk's order."""
+    return [Concept(s.id, s.page, result(rec.get(s.id))) for s in specs]
+
+
+SUMMARY_ANCHOR = "lesson-summary"
+
+
 def summary(ctx: PageContext) -> None:
-    """The end of the walk in lesson mode: each task, the learner's answer and the right one,
-    and a retry of those not right on new numbers."""
+    """The end of the walk in lesson mode: the ideas the learner got right and those to look
+    at again, then each task with the learner's answer and the right one, and a retry of those
+    not right on new numbers."""
     lang = ctx.lang
     t = Texts(lang, OWNER)
     rec = records()
     specs = lesson_specs(ctx)
-    st.header(t("summary_title"))
-    rows = []
-    for n, s in enumerate(specs):
-        r = rec.get(s.id)
-        first = n == 0 or specs[n - 1].page != s.page  # a step's name once, on its first row
-        rows.append({t("col_step"): PAGES[s.page].title_in(lang) if first else "",
-                     t("col_task"): task_texts(lang, s.id)(f"{s.id.replace('.', '_')}_short"),
-                     t("col_yours"): shown_answer(lang, s.id, r.given) if r else "—",
-                     t("col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
-                     t("col_result"): t(result(r))})
-    st.table(rows)
-    st.write(t("summary_text", right=right_count(specs, rec), n=len(specs)))
-    again = [s for s in specs if s.id in rec and not rec[s.id].right]  # wrong, or shown
-    if again:
-        st.markdown(t("retry_text", n=len(again)))
-        row = st.container(horizontal=True)
-        first = PAGES[again[0].page]
-        changes = [("retry_image", {"source": "sample",
-                                    "sample_seed": ctx.settings.sample_seed + 1})]
-        if ctx.weights == "random":
-            changes.append(("retry_seed", {"seed": ctx.settings.seed + 1}))
-        for name, change in changes:  # settings change in the callback, before any widget
-            if row.button(t(name), key=f"lesson_{name}", type="primary"
-                          if name == "retry_image" else "secondary", on_click=retry,
-                          args=([s.id for s in again],), kwargs=change):
-                st.switch_page(first.path)
+    ideas = concepts(specs, rec)
+    with st.container(border=True, key="lesson_summary"):
+        st.header(t("summary_title"), anchor=SUMMARY_ANCHOR)
+        st.write(t("summary_text", right=right_count(specs, rec), n=len(specs)))
+        for title, wanted in (("got_right", ("result_right",)),
+                              ("look_again", ("result_wrong", "result_shown")),
+                              ("not_yet", ("result_open",))):
+            lines = [f"- {idea_line(lang, c)}" for c in ideas if c.result in wanted]
+            if lines:
+                st.markdown(f"**{t(title, n=len(lines))}**")
+                st.markdown("\n".join(lines))
+        st.container(key="lesson_summary_more")  # room for what a class adds (before / after)
+        rows = []
+        for n, s in enumerate(specs):
+            r = rec.get(s.id)
+            first = n == 0 or specs[n - 1].page != s.page  # a step's name once, on its first row
+            rows.append({t("col_step"): PAGES[s.page].title_in(lang) if first else "",
+                         t("col_task"): task_texts(lang, s.id)(f"{s.id.replace('.', '_')}_short"),
+                         t("col_yours"): shown_answer(lang, s.id, r.given) if r else "—",
+                         t("col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
+                         t("col_result"): t(result(r))})
+        with st.expander(t("summary_table")):
+            st.table(rows)
+        again = [s for s in specs if s.id in rec and not rec[s.id].right]  # wrong, or shown
+        if again:
+            st.markdown(t("retry_text", n=len(again)))
+            row = st.container(horizontal=True)
+            first = PAGES[again[0].page]
+            changes = [("retry_image", {"source": "sample",
+                                        "sample_seed": ctx.settings.sample_seed + 1})]
+            if ctx.weights == "random":
+                changes.append(("retry_seed", {"seed": ctx.settings.seed + 1}))
+            for name, change in changes:  # settings change in the callback, before any widget
+                if row.button(t(name), key=f"lesson_{name}", type="primary"
+                              if name == "retry_image" else "secondary", on_click=retry,
+                              args=([s.id for s in again],), kwargs=change):
+                    st.switch_page(first.path)
+
+
+def idea_line(lang: str, c: Concept) -> str:
+    """A task's idea in one line, with its step: "Scores & softmax: softmax ignores …"."""
+    idea = task_texts(lang, c.task_id)(f"{c.task_id.replace('.', '_')}_concept")
+    return f"{PAGES[c.page].title_in(lang)} · {idea}"
 
 
 def right_count(specs: list[Spec], rec: dict[str, Record]) -> int:

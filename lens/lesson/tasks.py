@@ -1,5 +1,5 @@
 """What a prediction task of the lesson is, how an answer to it is judged, and what the steps'
-tasks share (`shape_task`, `looks_most`, …); each step's own tasks are in its module of
+tasks share (`shape_task`, `mistake`, …); each step's own tasks are in its module of
 `lens.walk` (`lens/walk/scores.py`: `TASKS`), named by its entry in `lens.steps`.
 
 A `Spec` names a task, the page that asks it, its kind and where it applies; its `build` makes
@@ -10,7 +10,8 @@ A task declares the page elements it withholds (their keys) until it is answered
 
 Kinds: a number (one value or several, e.g. a shape: checked exactly or within a stated
 tolerance), a patch chosen on the image (judged by the chosen patch's place among all), a
-choice between outcomes, an estimate on a slider (a share in %, within a tolerance).
+choice between outcomes, an estimate (a share in %, within a tolerance, entered in a box that
+starts empty).
 Its words are its step's (`lens/texts/<lang>/<step>.toml`, read with `task_texts`), each key
 starting with the task's id written with "_" ("scores.look": "scores_look_q" the question,
 "scores_look_why" the reveal's reason, "scores_look_short" its line in the summary); the words
@@ -20,13 +21,13 @@ every card shares are the lesson's own (`lesson.toml`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from encoder_core import EncoderConfig, EncoderTrace, patch_rows
-from encoder_core.views.predictions import choice_quality, top_patch
+from encoder_core import EncoderConfig, EncoderTrace
+from encoder_core.views.predictions import choice_quality
 
 from ..i18n import Texts
 
@@ -69,10 +70,26 @@ class Task:
     #                   own weights are random)
     variant: str = ""  # "_vit": the question and its reason in a ViT's words
     true_map: bool = True  # patch: the reveal draws each patch's true value on the image
+    mistakes: tuple[tuple[str, object], ...] = ()  # the wrong answers a misconception gives:
+    #   (name, answer) — number: its parts; patch: its index; estimate: (lo, hi), inclusive;
+    #   a choice's wrong
+    #   options need none (each is its own: "<task>_if_<option>")
+    evidence: Callable[[], dict[str, object]] | None = field(default=None, compare=False,
+                                                             repr=False)
+    #   the experiment the reveal shows, run on the live trace only when revealed (its
+    #   numbers are never computed, let alone sent, before the answer)
 
     @property
     def text_id(self) -> str:
         return self.id.replace(".", "_")
+
+    def light(self) -> Task:
+        """What a widget's callback may keep: no trace, no experiment."""
+        return replace(self, trace=None, evidence=None)
+
+    def revealed(self) -> dict[str, object]:
+        """The values of the reveal's texts: the question's and the experiment's."""
+        return {**self.values, **(self.evidence() if self.evidence is not None else {})}
 
     def text(self, name: str) -> str:
         """The key of one of its texts: "q", "why" (in its variant), "short", "p0", …"""
@@ -110,6 +127,28 @@ def judge(task: Task, given: object) -> Verdict:
                     "of": q.of})
 
 
+def mistake(task: Task, given: object) -> str | None:
+    """The misconception a wrong answer reveals: its name (its text is "<task>_if_<name>"), or
+    None (right, not answered, or a wrong answer no misconception explains)."""
+    if given is None or judge(task, given).right:
+        return None
+    if task.kind == "choice":
+        return str(given)
+    for name, answer in task.mistakes:
+        if task.kind == "number":
+            parts = tuple(float(g) for g in given)  # type: ignore[union-attr]
+            if parts == tuple(float(a) for a in answer):  # type: ignore[union-attr]
+                return name
+        elif task.kind == "patch":
+            if int(given) == int(answer):  # type: ignore[call-overload]
+                return name
+        elif task.kind == "estimate":
+            lo, hi = answer  # type: ignore[misc]
+            if lo <= float(given) <= hi:  # type: ignore[arg-type]
+                return name
+    return None
+
+
 # --- where a task applies -------------------------------------------------------------------
 
 def everywhere(cfg: EncoderConfig) -> bool:
@@ -141,52 +180,19 @@ def fixed_now(ctx: PageContext) -> Fixed:
 
 
 def shape_task(task_id: str, array: np.ndarray, values: dict[str, object],
-               withholds: tuple[str, ...], fixed: Fixed, variant: str = "") -> Task:
-    """A number task whose answer is the shape of one of the trace's matrices [rows, cols]."""
+               withholds: tuple[str, ...], fixed: Fixed, variant: str = "",
+               mistakes: tuple[tuple[str, object], ...] = ()) -> Task:
+    """A number task whose answer is the shape of one of the trace's matrices [rows, cols];
+    `mistakes` the shapes a misconception gives (each also transposed: rows vs columns is
+    recognised for every shape)."""
     rows, cols = array.shape[-2:]
+    known = {tuple(map(float, a)) for _, a in mistakes}  # type: ignore[call-overload]
+    flipped = (float(cols), float(rows))
+    extra = (("transposed", flipped),) if rows != cols and flipped not in known else ()
     return Task(task_id, "number", (float(rows), float(cols)), values, withholds, fixed,
-                variant=variant)
+                variant=variant, mistakes=tuple(mistakes) + extra)
 
 
 # --- what several steps' tasks share -----------------------------------------------------
 
 PAGE = ("page",)  # withheld: the whole page below the cards (`lens.runner.run_page`)
-
-
-def attention_model(ctx: PageContext) -> tuple[EncoderTrace, str] | None:
-    """The trace a where-will-it-look task runs on: the page's own when its weights are trained
-    (the shapes model, a checkpoint), else the model trained on shapes (random heads look
-    almost evenly everywhere: any guess would be as good); None without a trained model."""
-    if ctx.weights != "random":
-        return ctx.trace, ""
-    trained = ctx.trained_beside()
-    return (trained, "trained") if trained is not None else None
-
-
-def has_trained_attention(ctx: PageContext) -> bool:
-    """Whether a where-will-it-look task can be asked: trained weights, or a trained model to
-    ask it on."""
-    return ctx.weights != "random" or ctx.has_trained_model
-
-
-def looks_most(ctx: PageContext, fixed: Fixed, task_id: str, withholds: tuple[str, ...],
-               last_layer: bool = False) -> Task | None:
-    """Where a head looks most from patch i: on the trace of `attention_model`, in layer
-    `fixed.layer` (or the last layer)."""
-    model = attention_model(ctx)
-    if model is None:
-        return None
-    tr, source = model
-    cfg = tr.config
-    l = cfg.n_layers - 1 if last_layer else min(fixed.layer, cfg.n_layers - 1)
-    hd = min(fixed.head, cfg.n_heads - 1)
-    i = min(fixed.query, cfg.n_tokens - 1)
-    row = patch_rows(tr.layers[l].attn[hd, cfg.n_prefix + i], cfg)  # [N]: patch keys
-    best = top_patch(row)
-    G = cfg.grid_size
-    return Task(task_id, "patch", best,
-                {"i": i, "r": i // G, "c": i % G, "l": l + 1, "hd": hd + 1, "G": G,
-                 "best": best, "br": best // G, "bc": best % G, "w": float(row[best]),
-                 "uniform": 1 / cfg.seq_len, "N": cfg.n_tokens, "L": cfg.n_layers},
-                withholds, Fixed(l, hd, i), scores=tuple(map(float, row)), grid=G, trace=tr,
-                source=source)

@@ -6,6 +6,6 @@ them all.
 
 No module here imports Streamlit (tests/test_app_layering.py): the tasks and sheets are data
 and numbers, built and tested without a running app. What several steps share is in
-`lens.lesson.tasks` (`shape_task`, `looks_most`, …) and `lens.handout.sheets` (`Walk`,
+`lens.lesson.tasks` (`shape_task`, `mistake`, …) and `lens.handout.sheets` (`Walk`,
 `heatmap`, `make_sheet`, …). This __init__ imports nothing.
 """

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core.views.analysis import row_moments
+from encoder_core import layer_norm
 from encoder_core.views.explain import layer_norm_terms
 from encoder_core.views.predictions import share_within
 
@@ -30,15 +30,40 @@ def _normed_row(ctx: PageContext, fixed: Fixed) -> tuple[np.ndarray, int, int]:
     return ctx.trace.layers[l].ln_1.normed[r], l, r
 
 
-def addnorm_moments(ctx: PageContext, fixed: Fixed) -> Task:
-    """The normalised row x̂_i: its mean (0) and variance (σ²/(σ² + ε) ≈ 1)."""
-    x_hat, l, r = _normed_row(ctx, fixed)
-    mean, var = row_moments(x_hat[None, :])
-    return Task("addnorm.moments", "number", (float(mean[0]), float(var[0])),
-                {"i": r, "l": l + 1, "d": ctx.cfg.d_model, "eps": ctx.cfg.ln_eps,
-                 "m": float(mean[0]), "v": float(var[0])},
-                ADDNORM, Fixed(layer=l, query=r - ctx.cfg.n_prefix), tolerance=0.01,
-                decimals=2)
+def ln_input(ctx: PageContext, l: int) -> np.ndarray:
+    """[T, d] what LN₁ of layer l normalises: resid_1 (the note's order), or the layer's
+    input x (pre-norm)."""
+    tr = ctx.trace
+    if not ctx.cfg.norm_first:
+        return tr.layers[l].resid_1
+    return tr.x0 if l == 0 else tr.layers[l - 1].out
+
+
+SCALE = 10.0  # what the question multiplies the row by
+SCALES = ("times", "root", "same")
+
+
+def addnorm_scale(ctx: PageContext, fixed: Fixed) -> Task:
+    """Multiply a row of LayerNorm's input by 10: its output does not change (up to ε) — the
+    row is measured in units of its own spread (a concept: the same answer for every model).
+    The reveal normalises the live row and ten times it."""
+    cfg, tr = ctx.cfg, ctx.trace
+    l = min(fixed.layer, cfg.n_layers - 1)
+    r = ctx.row(min(fixed.query, cfg.n_tokens - 1))
+
+    def evidence() -> dict[str, object]:
+        lp = tr.params.layers[l]
+        x = ln_input(ctx, l)[r:r + 1].astype(np.float64)
+        once = layer_norm(x, lp.gamma_1, lp.beta_1, cfg.ln_eps)
+        tenfold = layer_norm(SCALE * x, lp.gamma_1, lp.beta_1, cfg.ln_eps)
+        return {"gap": float(np.abs(tenfold.out - once.out).max()),
+                "size": float(np.abs(once.out).max()), "mu": float(once.mean[0]),
+                "sigma": float(np.sqrt(once.var[0])), "mu10": float(tenfold.mean[0]),
+                "sigma10": float(np.sqrt(tenfold.var[0])), "eps": cfg.ln_eps}
+
+    return Task("addnorm.scale", "choice", "same", {"i": r, "l": l + 1, "k": SCALE},
+                ADDNORM, Fixed(layer=l, query=r - cfg.n_prefix), options=SCALES,
+                evidence=evidence)
 
 
 def addnorm_within(ctx: PageContext, fixed: Fixed) -> Task:
@@ -48,11 +73,12 @@ def addnorm_within(ctx: PageContext, fixed: Fixed) -> Task:
     return Task("addnorm.within", "estimate", round(share, 1),
                 {"i": r, "l": l + 1, "d": ctx.cfg.d_model, "share": share,
                  "n": int(round(share * ctx.cfg.d_model / 100))},
-                ADDNORM, Fixed(layer=l, query=r - ctx.cfg.n_prefix), tolerance=10.0)
+                ADDNORM, Fixed(layer=l, query=r - ctx.cfg.n_prefix), tolerance=10.0,
+                mistakes=(("all", (95.0, 100.0)), ("two", (90.0, 94.9))))
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("addnorm.moments", "number", addnorm_moments),
+    Spec("addnorm.scale", "choice", addnorm_scale, options=SCALES),
     Spec("addnorm.within", "estimate", addnorm_within),
 )
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from encoder_core import prefix_names
+import numpy as np
+
+from encoder_core import EncoderConfig, embed, prefix_names
 from encoder_core.views.explain import affine_terms, dot_terms
 
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
@@ -19,23 +21,45 @@ if TYPE_CHECKING:
 def embedding_shape(ctx: PageContext, fixed: Fixed) -> Task:
     """W_E maps a patch's P·P·C values to d_model: [P·P·C × d_model]."""
     cfg = ctx.cfg
+    N, D, d = float(cfg.n_tokens), float(cfg.patch_dim), float(cfg.d_model)
     return shape_task("embedding.shape", ctx.trace.params.W_E,
                       {"P": cfg.patch_size, "C": cfg.channels, "D": cfg.patch_dim,
-                       "d": cfg.d_model, "N": cfg.n_tokens}, PAGE, fixed)
+                       "d": cfg.d_model, "N": cfg.n_tokens}, PAGE, fixed,
+                      mistakes=(("output", (N, d)), ("patches", (N, D))))
 
 
-def embedding_params(ctx: PageContext, fixed: Fixed) -> Task:
-    """The trainable numbers of the embedding: W_E, and b_E when the model has it."""
-    cfg, params = ctx.cfg, ctx.trace.params
-    bias = params.b_E.size if cfg.patch_bias and params.b_E is not None else 0
-    return Task("embedding.params", "number", (float(params.W_E.size + bias),),
-                {"D": cfg.patch_dim, "d": cfg.d_model, "w": int(params.W_E.size), "b": bias},
-                PAGE, fixed, variant="_bias" if bias else "")
+def adds_positions(cfg: EncoderConfig) -> bool:
+    """The second half of the question (after adding the positions) needs them added."""
+    return cfg.use_pe
+
+
+TWINS = ("equal_equal", "differ_differ", "equal_differ")
+
+
+def embedding_twins(ctx: PageContext, fixed: Fixed) -> Task:
+    """Two patches with the same pixels: equal rows after W_E (one matrix for every patch),
+    different once their positions are added (a concept: the same answer for every model
+    that adds positions). The reveal gives patch j patch i's pixels and embeds both."""
+    cfg, tr = ctx.cfg, ctx.trace
+    i = min(fixed.query, cfg.n_tokens - 1)
+    j = (i + cfg.grid_size + 1) % cfg.n_tokens  # one row down, one column on
+
+    def evidence() -> dict[str, object]:
+        twins = tr.patches[[i, i]]  # patch j's pixels replaced by patch i's
+        rows = embed(twins, tr.params.W_E, tr.params.b_E)  # [2, d]
+        with_pos = rows + tr.pos[[ctx.row(i), ctx.row(j)]]
+        return {"after_w": float(np.abs(rows[0] - rows[1]).max()),
+                "after_pe": float(np.abs(with_pos[0] - with_pos[1]).max()),
+                "size": float(np.abs(rows[0]).max())}
+
+    return Task("embedding.twins", "choice", "equal_differ",
+                {"i": i, "j": j, "d": cfg.d_model}, PAGE, Fixed(query=i), options=TWINS,
+                evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
     Spec("embedding.shape", "number", embedding_shape),
-    Spec("embedding.params", "number", embedding_params),
+    Spec("embedding.twins", "choice", embedding_twins, applies=adds_positions, options=TWINS),
 )
 
 

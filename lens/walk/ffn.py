@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import EncoderConfig
+from encoder_core import EncoderConfig, feed_forward
 from encoder_core.views.analysis import relu_zero_share
 from encoder_core.views.explain import hidden_unit_terms
 
@@ -31,8 +31,43 @@ def uses_relu(cfg: EncoderConfig) -> bool:
 def ffn_hidden(ctx: PageContext, fixed: Fixed) -> Task:
     """The FFN widens every token: [T × d_ff]."""
     cfg = ctx.cfg
+    T, d, dff = float(cfg.seq_len), float(cfg.d_model), float(cfg.d_ff)
     return shape_task("ffn.hidden", ctx.trace.layers[0].ffn_hidden,
-                      {"T": cfg.seq_len, "d": cfg.d_model, "dff": cfg.d_ff}, PAGE, fixed)
+                      {"T": cfg.seq_len, "d": cfg.d_model, "dff": cfg.d_ff}, PAGE, fixed,
+                      mistakes=(("width", (T, d)), ("weight", (d, dff))))
+
+
+MIX = ("yes", "no")
+
+
+def ffn_input(ctx: PageContext, l: int) -> np.ndarray:
+    """[T, d] what layer l's feed-forward reads: ln_1.out, or LN₂(resid_1) in pre-norm."""
+    layer = ctx.trace.layers[l]
+    return layer.ln_2.out if ctx.cfg.norm_first else layer.ln_1.out
+
+
+def ffn_mix(ctx: PageContext, fixed: Fixed) -> Task:
+    """Does the feed-forward mix information between tokens? No: row i of its output depends
+    on row i alone (a concept: the same answer for every model). The reveal changes another
+    row of its input and runs the live FFN again."""
+    cfg, tr = ctx.cfg, ctx.trace
+    l = min(fixed.layer, cfg.n_layers - 1)
+    i = min(fixed.query, cfg.n_tokens - 1)
+    j = (i + cfg.n_tokens // 2) % cfg.n_tokens
+
+    def evidence() -> dict[str, object]:
+        lp = tr.params.layers[l]
+        x = ffn_input(ctx, l).astype(np.float64)
+        changed = x.copy()
+        changed[ctx.row(j)] = x[ctx.row(j)][::-1]  # row j: its values in reverse order
+        _, before = feed_forward(x, lp.W_1, lp.b_1, lp.W_2, lp.b_2, cfg.activation)
+        _, after = feed_forward(changed, lp.W_1, lp.b_1, lp.W_2, lp.b_2, cfg.activation)
+        gap = np.abs(after - before).max(axis=1)  # [T]
+        return {"gap_i": float(gap[ctx.row(i)]), "gap_j": float(gap[ctx.row(j)]),
+                "others": int(np.sum(gap > 0)) - int(gap[ctx.row(j)] > 0)}
+
+    return Task("ffn.mix", "choice", "no", {"i": i, "j": j, "l": l + 1}, PAGE,
+                Fixed(layer=l, query=i), options=MIX, evidence=evidence)
 
 
 def ffn_relu(ctx: PageContext, fixed: Fixed) -> Task:
@@ -41,12 +76,14 @@ def ffn_relu(ctx: PageContext, fixed: Fixed) -> Task:
     l = min(fixed.layer, cfg.n_layers - 1)
     share = 100 * relu_zero_share(ctx.trace.layers[l].ffn_hidden)
     return Task("ffn.relu", "estimate", round(share, 1),
-                {"l": l + 1, "share": share, "T": cfg.seq_len, "dff": cfg.d_ff,
-                 "n": cfg.seq_len * cfg.d_ff}, PAGE, Fixed(layer=l), tolerance=10.0)
+                {"l": l + 1, "share": share, "T": cfg.seq_len, "dff": cfg.d_ff},
+                PAGE, Fixed(layer=l), tolerance=10.0,
+                mistakes=(("none", (0.0, 10.0)), ("all", (90.0, 100.0))))
 
 
 TASKS: tuple[Spec, ...] = (
     Spec("ffn.hidden", "number", ffn_hidden, applies=uses_ffn),
+    Spec("ffn.mix", "choice", ffn_mix, applies=uses_ffn, options=MIX),
     Spec("ffn.relu", "estimate", ffn_relu, applies=uses_relu),
 )
 

@@ -6,63 +6,64 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from encoder_core import patch_rows
+import numpy as np
+
+from encoder_core import EncoderConfig, patch_rows
+from encoder_core.pipeline.attention import zero_heads
 from encoder_core.views.analysis import head_contributions
-from encoder_core.views.predictions import top_patch
 
 from .. import figures
 from ..handout.sheets import MAX_HEADS, Sheet, Walk, dims, make_sheet
-from ..lesson.tasks import (
-    PAGE,
-    Fixed,
-    Spec,
-    Task,
-    attention_model,
-    has_trained_attention,
-    shape_task,
-)
+from ..lesson.tasks import PAGE, Fixed, Spec, Task, shape_task
 
 if TYPE_CHECKING:
     from ..context import PageContext
 
 
-YES_NO = ("yes", "no")
-
-
 def multihead_concat(ctx: PageContext, fixed: Fixed) -> Task:
     """The h heads side by side: [T × h·d_k] = [T × d_model]."""
     cfg = ctx.cfg
+    T, h, dk, d = float(cfg.seq_len), float(cfg.n_heads), float(cfg.d_head), float(cfg.d_model)
     return shape_task("multihead.concat", ctx.trace.layers[0].concat,
                       {"T": cfg.seq_len, "h": cfg.n_heads, "dk": cfg.d_head,
-                       "d": cfg.d_model}, PAGE, fixed)
+                       "d": cfg.d_model}, PAGE, fixed,
+                      mistakes=(("times", (T, h * d)), ("one", (T, dk)),
+                                ("stacked", (h * T, dk))))
 
 
-def multihead_same(ctx: PageContext, fixed: Fixed) -> Task | None:
-    """Do two heads of one layer look most at the same patch from patch i?"""
-    model = attention_model(ctx)
-    if model is None:
-        return None
-    tr, source = model
-    cfg = tr.config
-    if cfg.n_heads < 2:
-        return None
-    l = min(fixed.layer, cfg.n_layers - 1)
-    a = min(fixed.head, cfg.n_heads - 1)
-    b = (a + 1) % cfg.n_heads
-    i = min(fixed.query, cfg.n_tokens - 1)
-    rows = [patch_rows(tr.layers[l].attn[h, cfg.n_prefix + i], cfg) for h in (a, b)]
-    ja, jb = top_patch(rows[0]), top_patch(rows[1])
-    G = cfg.grid_size
-    return Task("multihead.same", "choice", "yes" if ja == jb else "no",
-                {"i": i, "r": i // G, "c": i % G, "l": l + 1, "ha": a + 1, "hb": b + 1,
-                 "ja": ja, "jb": jb, "wa": float(rows[0][ja]), "wb": float(rows[1][jb])},
-                PAGE, Fixed(l, a, i), options=YES_NO, grid=G, trace=tr, source=source)
+def has_heads(cfg: EncoderConfig) -> bool:
+    """One head switched off among others: with h = 1 there is nothing left to mix."""
+    return cfg.n_heads >= 2
+
+
+MIX = ("its_own", "all", "none")
+
+
+def multihead_mix(ctx: PageContext, fixed: Fixed) -> Task:
+    """Switch one head off (its columns of concat set to 0): every column of attn_out changes,
+    because W_O mixes the heads (a concept: the same answer for every model with two heads or
+    more). The reveal does it on the live layer."""
+    cfg, tr = ctx.cfg, ctx.trace
+    l, hd = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
+
+    def evidence() -> dict[str, object]:
+        layer, lp = tr.layers[l], tr.params.layers[l]
+        concat = layer.concat.astype(np.float64)  # [T, d]
+        off = zero_heads(concat, (hd,), cfg.n_heads)
+        W = lp.W_O.astype(np.float64)
+        change = np.abs((concat - off) @ W)  # attn_out − attn_out without the head (b_O cancels)
+        return {"changed": int(np.sum(change.max(axis=0) > 1e-6)), "d": cfg.d_model,
+                "dk": cfg.d_head, "a0": hd * cfg.d_head, "a1": (hd + 1) * cfg.d_head - 1,
+                "concat_changed": int(np.sum(np.abs(concat - off).max(axis=0) > 0)),
+                "mean": float(change.mean())}
+
+    return Task("multihead.mix", "choice", "all", {"l": l + 1, "hd": hd + 1}, PAGE,
+                Fixed(l, hd), options=MIX, evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
     Spec("multihead.concat", "number", multihead_concat),
-    Spec("multihead.same", "choice", multihead_same, possible=has_trained_attention,
-         options=YES_NO),
+    Spec("multihead.mix", "choice", multihead_mix, applies=has_heads, options=MIX),
 )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from encoder_core import EncoderConfig
 from encoder_core.views.analysis import channel_values, parameter_count, pipeline_steps
 from encoder_core.views.vit_steps import vit_differences
@@ -13,7 +15,7 @@ from encoder_core.views.vit_steps import vit_differences
 from .. import figures
 from ..handout.sheets import Sheet, Walk, dims, make_sheet
 from ..i18n import Texts, worded
-from ..lesson.tasks import PAGE, Fixed, Spec, Task, shape_task
+from ..lesson.tasks import PAGE, Fixed, Spec, Task
 from ..pipeline_words import pipeline_captions, pipeline_stages
 
 if TYPE_CHECKING:
@@ -27,22 +29,41 @@ def prefix_variant(cfg: EncoderConfig) -> str:
 def overview_tokens(ctx: PageContext, fixed: Fixed) -> Task:
     """How many tokens the encoder reads: (S/P)² patches (and a ViT's prefix tokens)."""
     cfg = ctx.cfg
+    mistakes: list[tuple[str, object]] = [("side", (float(cfg.grid_size),)),
+                                          ("pixels", (float(cfg.patch_size ** 2),))]
+    if cfg.n_prefix:
+        mistakes.append(("prefix", (float(cfg.n_tokens),)))  # the patches, no [CLS]
     return Task("overview.tokens", "number", (float(ctx.trace.x0.shape[0]),),
                 {"S": cfg.image_size, "P": cfg.patch_size, "G": cfg.grid_size,
-                 "N": cfg.n_tokens, "T": cfg.seq_len, "k": cfg.n_prefix},
-                PAGE, fixed, variant=prefix_variant(cfg))
+                 "N": cfg.n_tokens, "T": cfg.seq_len, "k": cfg.n_prefix, "PP": cfg.patch_size ** 2},
+                PAGE, fixed, variant=prefix_variant(cfg), mistakes=tuple(mistakes))
+
+
+OUTPUTS = ("class", "one_vector", "per_token")
 
 
 def overview_output(ctx: PageContext, fixed: Fixed) -> Task:
-    """The encoder's output: one row per token, d_model wide, whatever the layers."""
-    cfg = ctx.cfg
-    return shape_task("overview.output", ctx.trace.output,
-                      {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers}, PAGE, fixed)
+    """What the encoder gives back: one vector per token — not one for the image, not a class
+    (a concept: the same answer for every model); the reveal measures how different two of
+    the output's rows are."""
+    cfg, tr = ctx.cfg, ctx.trace
+    i = min(fixed.query, cfg.n_tokens - 1)
+    j = cfg.n_tokens - 1 - i if cfg.n_tokens - 1 - i != i else (i + 1) % cfg.n_tokens
+
+    def evidence() -> dict[str, object]:
+        out = tr.output.astype(np.float64)
+        a, b = out[ctx.row(i)], out[ctx.row(j)]
+        return {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers,
+                "cos": float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))),
+                "gap": float(np.abs(a - b).max())}
+
+    return Task("overview.output", "choice", "per_token", {"i": i, "j": j, "L": cfg.n_layers},
+                PAGE, Fixed(query=i), options=OUTPUTS, evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
     Spec("overview.tokens", "number", overview_tokens),
-    Spec("overview.output", "number", overview_output),
+    Spec("overview.output", "choice", overview_output, options=OUTPUTS),
 )
 
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from encoder_core import patchify
+
 from .. import figures
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet
 from ..lesson.tasks import PAGE, Fixed, Spec, Task, shape_task
@@ -19,26 +21,49 @@ if TYPE_CHECKING:
 def patches_shape(ctx: PageContext, fixed: Fixed) -> Task:
     """The patch matrix: one row per patch, P·P·C values each."""
     cfg = ctx.cfg
+    N, P = float(cfg.n_tokens), float(cfg.patch_size)
+    mistakes: list[tuple[str, object]] = [("grid", (float(cfg.grid_size),) * 2)]
+    if cfg.channels > 1:
+        mistakes.append(("channels", (N, P * P)))  # a grey patch's values: C forgotten
     return shape_task("patches.shape", ctx.trace.patches,
                       {"S": cfg.image_size, "P": cfg.patch_size, "C": cfg.channels,
-                       "G": cfg.grid_size, "N": cfg.n_tokens, "D": cfg.patch_dim}, PAGE, fixed)
+                       "G": cfg.grid_size, "N": cfg.n_tokens, "D": cfg.patch_dim,
+                       "PP": cfg.patch_size ** 2}, PAGE, fixed, mistakes=tuple(mistakes))
 
 
-def patches_number(ctx: PageContext, fixed: Fixed) -> Task:
-    """Row-major numbering: patch k is at row k // G, column k % G."""
-    cfg = ctx.cfg
-    G, k = cfg.grid_size, min(fixed.query, cfg.n_tokens - 1)
-    hit = np.zeros(cfg.n_tokens)
-    hit[k] = 1.0  # the one right patch
-    return Task("patches.number", "patch", k, {"k": k, "r": k // G, "c": k % G, "G": G,
-                                                "N": cfg.n_tokens, "i": -1},
-                PAGE, Fixed(query=k), scores=tuple(hit), grid=G, trace=ctx.trace,
-                true_map=False)  # the page's numbered grid is its map
+SHIFTS = ("same", "moved", "changed")
+
+
+def shift_patches(pixels: np.ndarray, patch_size: int, shift: int) -> np.ndarray:
+    """The patch matrix of the image moved `shift` pixels to the left (wrapping round)."""
+    return patchify(np.roll(pixels, -shift, axis=1), patch_size)
+
+
+def patches_shift(ctx: PageContext, fixed: Fixed) -> Task:
+    """Move the image left by exactly one patch width: the same rows, renumbered (a concept:
+    the same answer for every image); the reveal cuts the moved image and, for contrast, the
+    image moved by half a patch."""
+    cfg, tr = ctx.cfg, ctx.trace
+    G, P = cfg.grid_size, cfg.patch_size
+
+    def evidence() -> dict[str, object]:
+        old = tr.patches
+        whole = shift_patches(tr.pixels, P, P)  # new patch (r, c) is old patch (r, c + 1)
+        moved = (np.arange(cfg.n_tokens) // G) * G + (np.arange(cfg.n_tokens) % G + 1) % G
+        half = shift_patches(tr.pixels, P, max(P // 2, 1))
+        kept_half = sum(bool(np.any(np.all(old == row, axis=1))) for row in half)
+        return {"gap": float(np.abs(whole - old[moved]).max()),
+                "same_place": int(np.sum(np.all(whole == old, axis=1))),
+                "kept_half": kept_half, "N": cfg.n_tokens, "half": max(P // 2, 1),
+                "G1": G - 1}
+
+    return Task("patches.shift", "choice", "moved", {"P": P, "G": G}, PAGE, fixed,
+                options=SHIFTS, evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
     Spec("patches.shape", "number", patches_shape),
-    Spec("patches.number", "patch", patches_number),
+    Spec("patches.shift", "choice", patches_shift, options=SHIFTS),
 )
 
 

@@ -4,38 +4,27 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from encoder_core import EncoderConfig
+import numpy as np
+
+from encoder_core import encode
+from encoder_core.pipeline.patches import shuffle_patches
+from encoder_core.views.analysis import fixed_permutation, permutation_gap
 from encoder_core.views.explain import pe_terms
 from encoder_core.views.predictions import most_similar_other
 from encoder_core.views.vit_views import position_cosines
 
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet
-from ..lesson.tasks import Fixed, Spec, Task, shape_task
+from ..lesson.tasks import Fixed, Spec, Task
 
 if TYPE_CHECKING:
     from ..context import PageContext
 
 
-def adds_positions(cfg: EncoderConfig) -> bool:
-    """x0 = X + PE: not with the positional encoding switched off (then x0 = X)."""
-    return cfg.use_pe
-
-
-POSITIONAL_SHAPE = ("pe_formula", "pe_matrix", "pe_curves", "pe_sum")
+POSITIONAL_TABLE = ("pe_sum",)  # positional.shuffle: the formula, table and curves help reason
 POSITIONAL_SIMILAR = ("pe_similarity", "pe_sum")
-
-
-def positional_shape(ctx: PageContext, fixed: Fixed) -> Task:
-    """PE is added to X entry by entry: [N × d_model] (a ViT's pos: [T × d], T = N + prefix)."""
-    cfg, tr = ctx.cfg, ctx.trace
-    learned = cfg.position == "learned"
-    return shape_task("positional.shape", tr.pos if learned else tr.pe,
-                      {"N": cfg.n_tokens, "S": cfg.image_size, "P": cfg.patch_size,
-                       "d": cfg.d_model, "G": cfg.grid_size, "T": cfg.seq_len,
-                       "k": cfg.n_prefix},
-                      POSITIONAL_SHAPE, fixed, variant="_vit" if learned else "")
 
 
 def positional_similar(ctx: PageContext, fixed: Fixed) -> Task:
@@ -48,14 +37,46 @@ def positional_similar(ctx: PageContext, fixed: Fixed) -> Task:
     G = cfg.grid_size
     return Task("positional.similar", "patch", best,
                 {"i": i, "r": i // G, "c": i % G, "G": G, "best": best, "br": best // G,
-                 "bc": best % G, "cos": float(row[best])},
+                 "bc": best % G, "cos": float(row[best]), "below": i + G, "above": i - G},
                 POSITIONAL_SIMILAR, Fixed(query=i), scores=tuple(map(float, row)), exclude=i,
-                grid=G, trace=tr, variant="_vit" if cfg.position == "learned" else "")
+                grid=G, trace=tr, variant="_vit" if cfg.position == "learned" else "",
+                mistakes=() if cfg.position == "learned" else tuple(
+                    (name, j) for name, j in (("below", i + G), ("above", i - G))
+                    if 0 <= j < cfg.n_tokens))
+
+
+SHUFFLE = ("changes", "moves", "same")
+
+
+def positional_shuffle(ctx: PageContext, fixed: Fixed) -> Task:
+    """Positions off, patches shuffled: each patch's output row is the same, moved with its
+    patch (permutation equivariance; a concept: the same answer for every model). The reveal
+    runs the encoder on the shuffled image without and with the positions."""
+    cfg, tr = ctx.cfg, ctx.trace
+    i = min(fixed.query, cfg.n_tokens - 1)
+
+    def evidence() -> dict[str, object]:
+        def gaps() -> tuple[float, float, int]:
+            perm = fixed_permutation(cfg.n_tokens)
+            moved = shuffle_patches(tr.image, cfg.patch_size, perm)
+            off = replace(cfg, use_pe=False)
+            k = cfg.n_prefix
+            plain = encode(tr.image, off, tr.params).output[k:]
+            gap_off = permutation_gap(encode(moved, off, tr.params).output[k:], plain, perm)
+            gap_on = permutation_gap(encode(moved, cfg, tr.params).output[k:],
+                                     tr.output[k:], perm)
+            return gap_off, gap_on, int(np.flatnonzero(perm == i)[0])
+        off_gap, on_gap, n = ctx.derived("lesson/shuffle", gaps)  # type: ignore[misc]
+        return {"off": off_gap, "on": on_gap, "n": n,
+                "size": float(np.abs(tr.output).max())}
+
+    return Task("positional.shuffle", "choice", "moves", {"i": i, "L": cfg.n_layers},
+                POSITIONAL_TABLE, Fixed(query=i), options=SHUFFLE, evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("positional.shape", "number", positional_shape, applies=adds_positions),
     Spec("positional.similar", "patch", positional_similar),
+    Spec("positional.shuffle", "choice", positional_shuffle, options=SHUFFLE),
 )
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from encoder_core.pipeline.attention import linear
 from encoder_core.views.explain import dot_terms
 
 from ..handout.sheets import Sheet, Walk, dims, heatmap, layer_input, make_sheet, written, x_name
@@ -18,23 +21,46 @@ if TYPE_CHECKING:
 def qkv_d_head(ctx: PageContext, fixed: Fixed) -> Task:
     """Each head's queries, keys and values are d_model / h wide."""
     cfg = ctx.cfg
+    d, h = float(cfg.d_model), float(cfg.n_heads)
     return Task("qkv.d_head", "number", (float(ctx.trace.layers[0].q.shape[-1]),),
-                {"d": cfg.d_model, "h": cfg.n_heads, "dk": cfg.d_head}, PAGE, fixed)
+                {"d": cfg.d_model, "h": cfg.n_heads, "dk": cfg.d_head}, PAGE, fixed,
+                mistakes=(("times", (d * h,)), ("whole", (d,)), ("heads", (h,))))
 
 
-def qkv_params(ctx: PageContext, fixed: Fixed) -> Task:
-    """W_Q: d_model × d_model numbers (all heads side by side), and b_Q when present."""
-    cfg = ctx.cfg
-    lp = ctx.trace.params.layers[0]
-    bias = lp.b_Q.size if cfg.qkv_bias and lp.b_Q is not None else 0
-    return Task("qkv.params", "number", (float(lp.W_Q.size + bias),),
-                {"d": cfg.d_model, "h": cfg.n_heads, "dk": cfg.d_head, "w": int(lp.W_Q.size),
-                 "b": bias}, PAGE, fixed, variant="_bias" if bias else "")
+SLIP = ("grows", "same")
+
+
+def projection_input(ctx: PageContext) -> np.ndarray:
+    """[T, d] what layer 1's projections read: x₀, or LN₁(x₀) in pre-norm order."""
+    tr = ctx.trace
+    return tr.layers[0].ln_1.out if ctx.cfg.norm_first else tr.x0
+
+
+def qkv_slip(ctx: PageContext, fixed: Fixed) -> Task:
+    """The note's slip: W_Q shaped by the sequence length. It is d_model × d_model, applied to
+    each token alone, so any number of tokens goes through the same W_Q (a concept: the same
+    answer for every model). The reveal multiplies half the tokens, and the tokens twice over,
+    by the live W_Q."""
+    cfg, tr = ctx.cfg, ctx.trace
+
+    def evidence() -> dict[str, object]:
+        x, lp = projection_input(ctx), tr.params.layers[0]
+        T, dk = cfg.seq_len, cfg.d_head
+        q = tr.layers[0].q.transpose(1, 0, 2).reshape(T, cfg.n_heads * dk)  # [T, d] stored
+        half = T // 2
+        alone = linear(x[:half], lp.W_Q, lp.b_Q)  # only the first half of the tokens
+        twice = linear(np.concatenate([x, x]), lp.W_Q, lp.b_Q)  # the tokens twice over
+        return {"T": T, "half": half, "T2": 2 * T, "rows": lp.W_Q.shape[0],
+                "cols": lp.W_Q.shape[1], "gap_half": float(np.abs(alone - q[:half]).max()),
+                "gap_twice": float(np.abs(twice[T:] - q).max()), "d": cfg.d_model}
+
+    return Task("qkv.slip", "choice", "same", {}, PAGE, fixed, options=SLIP,
+                evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
     Spec("qkv.d_head", "number", qkv_d_head),
-    Spec("qkv.params", "number", qkv_params),
+    Spec("qkv.slip", "choice", qkv_slip, options=SLIP),
 )
 
 

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import EncoderConfig
+from encoder_core import EncoderConfig, softmax
 from encoder_core.views.analysis import scaling_demo, score_divisor
 from encoder_core.views.explain import dot_terms, softmax_terms
 from encoder_core.views.predictions import compare_sharpness
 
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
-from ..lesson.tasks import Fixed, Spec, Task, has_trained_attention, looks_most, shape_task
+from ..lesson.tasks import Fixed, Spec, Task, shape_task
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -26,22 +26,43 @@ def divides_by_d_k(cfg: EncoderConfig) -> bool:
 
 
 SCORES_SHAPE = ("scores_formulas", "matrices", "row", "arith")
-SCORES_LOOK = ("matrices", "grid", "row", "arith", "scaling", "scaling_trained")
+SCORES_SHIFT = ("matrices", "grid", "row", "arith")
 SCORES_DIVISOR = ("scaling", "scaling_trained")
 SHARPNESS = ("sharper", "flatter", "same")
+SHIFTS = ("larger", "sharper", "unchanged")
+SHIFT = 5.0  # what the question adds to every score of the row
 
 
 def scores_shape(ctx: PageContext, fixed: Fixed) -> Task:
     """scores_h = Q_h · K_hᵀ: [T × d_k] · [d_k × T] = [T × T]."""
     cfg = ctx.cfg
+    T, dk = float(cfg.seq_len), float(cfg.d_head)
     return shape_task("scores.shape", ctx.trace.layers[0].scores,  # [h, T, T]
                       {"T": cfg.seq_len, "dk": cfg.d_head, "h": cfg.n_heads,
-                       "d": cfg.d_model}, SCORES_SHAPE, fixed)
+                       "d": cfg.d_model}, SCORES_SHAPE, fixed,
+                      mistakes=(("query_shape", (T, dk)), ("features", (dk, dk))))
 
 
-def scores_look(ctx: PageContext, fixed: Fixed) -> Task | None:
-    """From patch i, the patch head h of layer l gives its largest weight (patch keys only)."""
-    return looks_most(ctx, fixed, "scores.look", SCORES_LOOK)
+def scores_shift(ctx: PageContext, fixed: Fixed) -> Task:
+    """Add the same number to every score of a row: the softmax does not change (a concept:
+    the same answer for every model). The reveal adds it to the live row and measures."""
+    cfg, tr = ctx.cfg, ctx.trace
+    l, hd = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
+    r = ctx.row(min(fixed.query, cfg.n_tokens - 1))
+
+    def evidence() -> dict[str, object]:
+        row = tr.layers[l].scores[hd, r].astype(np.float64)
+        p, moved = softmax(row), softmax(row + SHIFT)
+        one = row.copy()
+        j = int(np.argmax(p))
+        one[j] += SHIFT  # only the largest score moved: that one does change the row
+        return {"gap": float(np.abs(moved - p).max()), "j": j, "pj": float(p[j]),
+                "pj_one": float(softmax(one)[j]), "top": float(row.max()),
+                "top5": float(row.max() + SHIFT)}
+
+    return Task("scores.shift", "choice", "unchanged",
+                {"i": r, "l": l + 1, "hd": hd + 1, "add": SHIFT}, SCORES_SHIFT,
+                Fixed(l, hd, r - cfg.n_prefix), options=SHIFTS, evidence=evidence)
 
 
 def scores_divisor(ctx: PageContext, fixed: Fixed) -> Task:
@@ -64,7 +85,7 @@ def scores_divisor(ctx: PageContext, fixed: Fixed) -> Task:
 
 TASKS: tuple[Spec, ...] = (
     Spec("scores.shape", "number", scores_shape),
-    Spec("scores.look", "patch", scores_look, possible=has_trained_attention),
+    Spec("scores.shift", "choice", scores_shift, options=SHIFTS),
     Spec("scores.divisor", "choice", scores_divisor, applies=divides_by_d_k, options=SHARPNESS),
 )
 

@@ -8,31 +8,55 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import patch_rows
+from encoder_core import encode, patch_rows
 
 from .. import figures
 from ..handout.sheets import MAX_HEADS, Sheet, Walk, dims, make_sheet
-from ..lesson.tasks import PAGE, Fixed, Spec, Task, has_trained_attention, looks_most, shape_task
+from ..lesson.tasks import PAGE, Fixed, Spec, Task
 
 if TYPE_CHECKING:
     from ..context import PageContext
 
 
-def stack_output(ctx: PageContext, fixed: Fixed) -> Task:
-    """After L layers the sequence keeps its shape: [T × d_model]."""
-    cfg = ctx.cfg
-    return shape_task("stack.output", ctx.trace.output,
-                      {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers}, PAGE, fixed)
+REACH = ("no", "less", "equal")
 
 
-def stack_look(ctx: PageContext, fixed: Fixed) -> Task | None:
-    """Where a head of the last layer looks most from patch i."""
-    return looks_most(ctx, fixed, "stack.look", PAGE, last_layer=True)
+def invert_patch(image: np.ndarray, patch: int, patch_size: int, grid: int) -> np.ndarray:
+    """The image with one patch's pixels inverted (v → 1 − v), the rest as it was."""
+    out = image.copy()
+    r, c = divmod(patch, grid)
+    P = patch_size
+    out[r * P:(r + 1) * P, c * P:(c + 1) * P] = 1 - out[r * P:(r + 1) * P, c * P:(c + 1) * P]
+    return out
+
+
+def stack_reach(ctx: PageContext, fixed: Fixed) -> Task:
+    """After the stack, does patch i's output row depend on a far patch j's pixels? Yes, less
+    than on its own (a concept: the same answer for every model that attends): attention
+    brings every patch into every row, the residual keeps each row's own first. The reveal
+    inverts patch j's pixels, then patch i's, and runs the encoder again."""
+    cfg, tr = ctx.cfg, ctx.trace
+    G = cfg.grid_size
+    i = min(fixed.query, cfg.n_tokens - 1)
+    r, c = divmod(i, G)
+    j = (0 if 2 * r >= G else G - 1) * G + (0 if 2 * c >= G else G - 1)  # the far corner
+
+    def evidence() -> dict[str, object]:
+        def change(k: int) -> float:
+            moved = encode(invert_patch(tr.image, k, cfg.patch_size, G), cfg, tr.params)
+            return float(np.linalg.norm(moved.output[ctx.row(i)] - tr.output[ctx.row(i)]))
+
+        far, own = ctx.derived(f"lesson/reach/{i}/{j}", lambda: (change(j), change(i)))  # type: ignore[misc]
+        return {"far": far, "own": own, "ratio": own / far if far > 0 else float("inf"),
+                "norm": float(np.linalg.norm(tr.output[ctx.row(i)]))}
+
+    return Task("stack.reach", "choice", "less",
+                {"i": i, "r": r, "c": c, "j": j, "jr": j // G, "jc": j % G,
+                 "L": cfg.n_layers}, PAGE, Fixed(query=i), options=REACH, evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("stack.output", "number", stack_output),
-    Spec("stack.look", "patch", stack_look, possible=has_trained_attention),
+    Spec("stack.reach", "choice", stack_reach, options=REACH),
 )
 
 

@@ -19,6 +19,7 @@ from lens.steps import STEPS, tasks_for
 from tests.support.browser_helpers import (
     MAIN,
     assert_no_errors,
+    default_trace,
     open_app,
     screenshot,
     wait_for,
@@ -102,4 +103,88 @@ def test_tap_the_predicted_patch_and_see_the_reveal_and_the_maps(page, app_url, 
                    tasks=len(specs))
     expect(main.get_by_text(progress, exact=True)).to_be_visible()
     screenshot(page, f"lesson_scores_after_{size}_{lang}")
+    assert_no_errors(page)
+
+
+# --- the whole lesson, in 中文, answered right, to the summary (issue 36) --------------------
+
+def default_tasks() -> list:
+    """Every task of the walk as the app asks it at the default settings on the built-in photo
+    (`default_trace`, as the app computes it), built by the registry's own builders with the
+    page's selectors: what a learner who answers right enters."""
+    from lens.context import PageContext  # noqa: PLC0415
+    from lens.lesson.tasks import fixed_now  # noqa: PLC0415
+
+    settings = Settings(lesson=True, lang="zh").normalised()[0]
+    trace = default_trace()
+    tasks = []
+    for info in STEPS:
+        ctx = PageContext(id=info.id, settings=settings, trace=trace, original=trace.image,
+                          image_name="photo", image_key="browser-test")
+        for spec in tasks_for(info.id, trace.config):
+            tasks.append(spec.build(ctx, fixed_now(ctx)))
+    return tasks
+
+
+def answer_right(page, card, task, lang: str) -> None:
+    """Enter the right answer through the card's own inputs, as a learner does."""
+    from lens.lesson.tasks import task_texts  # noqa: PLC0415
+
+    if task.kind in ("number", "estimate"):
+        values = task.answer if task.kind == "number" else (round(float(task.answer)),)
+        boxes = card.locator("input")
+        for k, v in enumerate(values):
+            boxes.nth(k).fill(f"{v:g}" if isinstance(v, float) else str(v))
+            boxes.nth(k).press("Enter")
+            wait_idle(page)
+    elif task.kind == "choice":
+        label = task_texts(lang, task.id)(f"{task.text_id}_{task.answer}")
+        card.get_by_text(label, exact=True).click()
+        wait_idle(page)
+    else:
+        picker = card.locator('[data-testid="el-picker"]')
+        picker.scroll_into_view_if_needed()
+        box = picker.bounding_box()
+        r, c = divmod(int(task.answer), task.grid)
+        picker.click(position={"x": (c + 0.5) * box["width"] / task.grid,
+                               "y": (r + 0.5) * box["height"] / task.grid})
+        expect(card).to_contain_text(say("pick_chosen", lang, j=task.answer, r=r, c=c),
+                                     timeout=60_000)
+        wait_idle(page)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", ["laptop", "phone"])
+def test_the_whole_lesson_in_chinese_answered_right_ends_on_the_summary(page, app_url, size):
+    lang = "zh"
+    width, height = SIZES[size]
+    page.set_viewport_size({"width": width, "height": height})
+    open_app(page, app_url, "", f"lesson=1&lang={lang}")
+    main = page.locator(MAIN)
+    tasks = default_tasks()
+    for info in STEPS:
+        if info.id != STEPS[0].id:
+            page.goto(f"{app_url}/{info.id}?{page.url.split('?', 1)[1]}")  # the link keeps it
+            wait_idle(page)
+        for task in (t for t in tasks if t.id.split(".")[0] == info.id):
+            card = main.locator(f".st-key-lesson_card_{task.text_id}")
+            card.scroll_into_view_if_needed()
+            # the takeaway waits until the step's questions are answered
+            assert main.get_by_text(info.takeaway_in(lang), exact=True).count() == 0
+            answer_right(page, card, task, lang)
+            card.get_by_role("button", name=say("check", lang)).click()
+            wait_idle(page)
+            card = main.locator(f".st-key-lesson_card_{task.text_id}")
+            expect(card).to_contain_text(say("right", lang), timeout=60_000)
+        expect(main.get_by_text(info.takeaway_in(lang), exact=True).first).to_be_visible()
+        assert_no_errors(page)
+    summary = main.locator(".st-key-lesson_summary")
+    expect(summary).to_contain_text(say("summary_title", lang))
+    expect(summary).to_contain_text(say("got_right", lang, n=len(tasks)))
+    expect(summary).to_contain_text(say("summary_text", lang, right=len(tasks), n=len(tasks)))
+    # right below the step's card, not thousands of pixels down
+    card = main.locator(".st-key-lesson_card_stack_reach")
+    top = summary.bounding_box()["y"] - card.bounding_box()["y"]
+    assert 0 < top < 2 * height, top
+    screenshot(page, f"lesson_summary_{size}_{lang}")
     assert_no_errors(page)
