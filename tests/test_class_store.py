@@ -61,7 +61,7 @@ def store(url):
     s.close()
 
 
-def new_class(store: Store, task: str = "scores.look", rule: Rule = PATCH):
+def new_class(store: Store, task: str = "positional.similar", rule: Rule = PATCH):
     code, key = store.create_class(SETTINGS, "scores")
     store.open_task(code, key, task, "s1", rule)
     return code, key
@@ -73,13 +73,13 @@ def test_a_class_from_its_start_to_a_revealed_task(store):
     a = store.join(code.lower(), "10.0.0.1", "Ann")  # as typed: case does not matter
     b = store.join(f"{code[:4]}-{code[4:]}", "10.0.0.2")
     assert a != b and store.is_student(code, a) and not store.is_student(code, "nobody")
-    store.answer(code, a, "scores.look", "s1", 120)
-    store.answer(code, b, "scores.look", "s1", 37)
-    assert sorted(store.answers_to(code, "scores.look", "s1")) == [37, 120]
-    assert store.state(code)["tasks"] == {("scores.look", "s1"): "open"}
+    store.answer(code, a, "positional.similar", "s1", 120)
+    store.answer(code, b, "positional.similar", "s1", 37)
+    assert sorted(store.answers_to(code, "positional.similar", "s1")) == [37, 120]
+    assert store.state(code)["tasks"] == {("positional.similar", "s1"): "open"}
     assert store.state(code)["students"] == 2
-    store.reveal(code, key, "scores.look", "s1")
-    assert store.state(code)["tasks"][("scores.look", "s1")] == "revealed"
+    store.reveal(code, key, "positional.similar", "s1")
+    assert store.state(code)["tasks"][("positional.similar", "s1")] == "revealed"
     store.move(code, key, "multihead")
     assert store.state(code)["step"] == "multihead"
     assert store.nicknames(code, key) == ["Ann", ""]
@@ -87,27 +87,27 @@ def test_a_class_from_its_start_to_a_revealed_task(store):
 
 def test_a_task_keeps_the_teachers_layer_head_and_query_and_a_student_their_answers(store):
     code, key = store.create_class(SETTINGS, "scores")
-    store.open_task(code, key, "scores.look", "s1", PATCH, fixed=(2, 3, 105))
+    store.open_task(code, key, "positional.similar", "s1", PATCH, fixed=(2, 3, 105))
     store.open_task(code, key, "scores.shape", "s1", Rule("number", parts=2))
-    assert store.state(code)["fixed"] == {("scores.look", "s1"): (2, 3, 105),
+    assert store.state(code)["fixed"] == {("positional.similar", "s1"): (2, 3, 105),
                                           ("scores.shape", "s1"): (0, 0, 0)}
     a, b = store.join(code, "c1"), store.join(code, "c2")
-    store.answer(code, a, "scores.look", "s1", 7)
+    store.answer(code, a, "positional.similar", "s1", 7)
     store.answer(code, a, "scores.shape", "s1", [196, 64])
-    store.answer(code, b, "scores.look", "s1", 8)
-    assert store.answers_of(code, a) == {("scores.look", "s1"): 7,
+    store.answer(code, b, "positional.similar", "s1", 8)
+    assert store.answers_of(code, a) == {("positional.similar", "s1"): 7,
                                          ("scores.shape", "s1"): [196.0, 64.0]}
     assert store.answers_of(code, "nobody") == {}
 
 
 @pytest.mark.parametrize("act, reason", [
-    (lambda s, c, k, t: s.answer(c, t, "scores.look", "s1", -1), "bad_answer"),
-    (lambda s, c, k, t: s.answer(c, "nobody", "scores.look", "s1", 1), "not_student"),
+    (lambda s, c, k, t: s.answer(c, t, "positional.similar", "s1", -1), "bad_answer"),
+    (lambda s, c, k, t: s.answer(c, "nobody", "positional.similar", "s1", 1), "not_student"),
     (lambda s, c, k, t: s.answer(c, t, "qkv.d_head", "s1", [64]), "no_task"),
     (lambda s, c, k, t: s.move(c, k + "x", "qkv"), "not_teacher"),
     (lambda s, c, k, t: s.join("NOSUCHCL", "c9"), "no_class"),
-    (lambda s, c, k, t: (s.reveal(c, k, "scores.look", "s1"),
-                         s.answer(c, t, "scores.look", "s1", 1)), "closed"),
+    (lambda s, c, k, t: (s.reveal(c, k, "positional.similar", "s1"),
+                         s.answer(c, t, "positional.similar", "s1", 1)), "closed"),
 ])
 def test_a_refusal_names_its_reason_for_the_page_to_say(store, act, reason):
     code, key = new_class(store)
@@ -122,8 +122,8 @@ def test_every_process_that_opens_the_url_sees_the_class(url):
     try:
         code, key = new_class(one)
         token = two.join(code, "c")
-        two.answer(code, token, "scores.look", "s1", 5)
-        assert one.answers_to(code, "scores.look", "s1") == [5]
+        two.answer(code, token, "positional.similar", "s1", 5)
+        assert one.answers_to(code, "positional.similar", "s1") == [5]
     finally:
         one.close()
         two.close()
@@ -135,7 +135,7 @@ def test_teacher_actions_need_the_teacher_key(store):
     for wrong in ("", "x" * 32, other_key, key[:-1]):
         assert not store.is_teacher(code, wrong)
         with pytest.raises(RefusedError):
-            store.reveal(code, wrong, "scores.look", "s1")
+            store.reveal(code, wrong, "positional.similar", "s1")
         with pytest.raises(RefusedError):
             store.move(code, wrong, "ffn")
         with pytest.raises(RefusedError):
@@ -143,7 +143,7 @@ def test_teacher_actions_need_the_teacher_key(store):
         with pytest.raises(RefusedError):
             store.open_task(code, wrong, "scores.shape", "s1", Rule("number", parts=2))
     assert store.state(code)["step"] == "scores"
-    assert store.state(code)["tasks"] == {("scores.look", "s1"): "open"}
+    assert store.state(code)["tasks"] == {("positional.similar", "s1"): "open"}
     with pytest.raises(RefusedError):
         store.end_class(code, other_key)
     store.end_class(code, key)
@@ -184,44 +184,44 @@ def test_an_answer_of_the_wrong_kind_or_out_of_range_is_refused_and_not_stored(s
 def test_answers_for_what_is_not_open_or_from_no_student_are_refused(store):
     code, key = new_class(store)
     token = store.join(code, "c")
-    cases = [(code, "not-a-token", "scores.look", "s1"),  # no such student
+    cases = [(code, "not-a-token", "positional.similar", "s1"),  # no such student
              (code, token, "scores.nope", "s1"),  # no such task
-             (code, token, "scores.look", "s2"),  # not under these settings
-             ("ZZZZZZZZ", token, "scores.look", "s1")]  # another class
+             (code, token, "positional.similar", "s2"),  # not under these settings
+             ("ZZZZZZZZ", token, "positional.similar", "s1")]  # another class
     for c, t, task, key_ in cases:
         with pytest.raises(RefusedError):
             store.answer(c, t, task, key_, 3)
-    store.reveal(code, key, "scores.look", "s1")
+    store.reveal(code, key, "positional.similar", "s1")
     with pytest.raises(RefusedError, match="no longer open"):
-        store.answer(code, token, "scores.look", "s1", 3)
-    assert store.answers_to(code, "scores.look", "s1") == []
+        store.answer(code, token, "positional.similar", "s1", 3)
+    assert store.answers_to(code, "positional.similar", "s1") == []
 
 
 def test_one_answer_per_student_changeable_until_the_reveal(store):
     code, key = new_class(store)
     token = store.join(code, "c")
-    store.answer(code, token, "scores.look", "s1", 3)
-    store.answer(code, token, "scores.look", "s1", 4)
-    assert store.answers_to(code, "scores.look", "s1") == [4]
-    store.reveal(code, key, "scores.look", "s1")
+    store.answer(code, token, "positional.similar", "s1", 3)
+    store.answer(code, token, "positional.similar", "s1", 4)
+    assert store.answers_to(code, "positional.similar", "s1") == [4]
+    store.reveal(code, key, "positional.similar", "s1")
     with pytest.raises(RefusedError):
-        store.answer(code, token, "scores.look", "s1", 5)
-    assert store.answers_to(code, "scores.look", "s1") == [4]
+        store.answer(code, token, "positional.similar", "s1", 5)
+    assert store.answers_to(code, "positional.similar", "s1") == [4]
 
 
 def test_new_settings_close_the_open_tasks_and_keep_their_answers_apart(store):
     code, key = new_class(store)
     token = store.join(code, "c")
-    store.answer(code, token, "scores.look", "s1", 3)
+    store.answer(code, token, "positional.similar", "s1", 3)
     store.change_settings(code, key, {"lesson": "1", "d_model": "256"})
-    assert store.state(code)["tasks"][("scores.look", "s1")] == "closed"
+    assert store.state(code)["tasks"][("positional.similar", "s1")] == "closed"
     assert store.state(code)["settings"]["d_model"] == "256"
     with pytest.raises(RefusedError):
-        store.answer(code, token, "scores.look", "s1", 4)
-    store.open_task(code, key, "scores.look", "s2", PATCH)  # asked again, the new settings
-    store.answer(code, token, "scores.look", "s2", 9)
-    assert store.answers_to(code, "scores.look", "s1") == [3]
-    assert store.answers_to(code, "scores.look", "s2") == [9]
+        store.answer(code, token, "positional.similar", "s1", 4)
+    store.open_task(code, key, "positional.similar", "s2", PATCH)  # asked again, the new settings
+    store.answer(code, token, "positional.similar", "s2", 9)
+    assert store.answers_to(code, "positional.similar", "s1") == [3]
+    assert store.answers_to(code, "positional.similar", "s2") == [9]
 
 
 def test_a_nickname_is_cut_to_24_characters(store):
@@ -233,12 +233,12 @@ def test_a_nickname_is_cut_to_24_characters(store):
 def test_classes_expire_and_are_deleted_with_their_answers(store):
     start = time.time()
     code, key = store.create_class(SETTINGS, "scores", now=start)
-    store.open_task(code, key, "scores.look", "s1", PATCH, now=start)
+    store.open_task(code, key, "positional.similar", "s1", PATCH, now=start)
     token = store.join(code, "c", now=start + 1)
-    store.answer(code, token, "scores.look", "s1", 1, now=start + 2)
+    store.answer(code, token, "positional.similar", "s1", 1, now=start + 2)
     assert store.expire(start + CLASS_HOURS * 3600 - 1) == 0
     assert store.expire(start + CLASS_HOURS * 3600 + 1) == 1
-    assert store.state(code) is None and store.answers_to(code, "scores.look", "s1") == []
+    assert store.state(code) is None and store.answers_to(code, "positional.similar", "s1") == []
     assert not store.is_student(code, token)
     with pytest.raises(RefusedError):
         store.join(code, "c", now=start + CLASS_HOURS * 3600 + 2)
@@ -320,11 +320,11 @@ def test_a_read_takes_no_write_lock_on_sqlite(tmp_path):
     done = threading.Event()
     with reader._reading() as conn:
         conn.execute(select(answers.c.value)).all()  # a transaction open, reading
-        thread = threading.Thread(target=lambda: (writer.answer(code, token, "scores.look",
+        thread = threading.Thread(target=lambda: (writer.answer(code, token, "positional.similar",
                                                                 "s1", 3), done.set()))
         thread.start()
         assert done.wait(5), "the write waited for the read"
     thread.join()
-    assert writer.answers_to(code, "scores.look", "s1") == [3]
+    assert writer.answers_to(code, "positional.similar", "s1") == [3]
     reader.close()
     writer.close()

@@ -106,7 +106,7 @@ def test_a_page_uses_only_keys_of_its_own_file_or_the_common_one(page):
 
 
 # What a task's card, reveal and summary line read, by kind (`lens.lesson.cards`): the part of
-# each key after the task's id ("scores_look" + "_q").
+# each key after the task's id ("scores_shift" + "_q").
 TASK_PARTS = {"number": ("_p0", "_answer"), "choice": ("_label",), "estimate": ("_label",),
               "patch": ("_quality",)}
 

@@ -13,8 +13,8 @@ tolerance), a patch chosen on the image (judged by the chosen patch's place amon
 choice between outcomes, an estimate (a share in %, within a tolerance, entered in a box that
 starts empty).
 Its words are its step's (`lens/texts/<lang>/<step>.toml`, read with `task_texts`), each key
-starting with the task's id written with "_" ("scores.look": "scores_look_q" the question,
-"scores_look_why" the reveal's reason, "scores_look_short" its line in the summary); the words
+starting with the task's id written with "_" ("scores.shift": "scores_shift_q" the question,
+"scores_shift_why" the reveal's reason, "scores_shift_short" its line in the summary); the words
 every card shares are the lesson's own (`lesson.toml`).
 """
 
@@ -51,7 +51,7 @@ class Fixed:
 class Task:
     """One task as asked on the current trace."""
 
-    id: str  # "scores.look": page id, then the task's name
+    id: str  # "scores.shift": page id, then the task's name
     kind: Kind
     answer: tuple[float, ...] | int | str  # number: its parts; patch: index; choice: option
     #                                        id; estimate: the share in %
@@ -98,7 +98,7 @@ class Task:
 
 
 def task_texts(lang: str, task_id: str) -> Texts:
-    """The words of task `task_id` ("scores.look"): its step's texts (`scores.toml`)."""
+    """The words of task `task_id` ("scores.shift"): its step's texts (`scores.toml`)."""
     return Texts(lang, task_id.split(".", 1)[0])
 
 
