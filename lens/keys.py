@@ -18,6 +18,8 @@ INITIALISED = "_initialised"  # the settings were read from the link (first run 
 URL_NOTICES = "_url_notices"  # what the link asked for that could not be used
 URL_SETTINGS = "_url_settings"  # the settings the link gave (its notices last while they do)
 NOTICES = "_notices"  # what a change of settings adjusted (shown once)
+WEIGHTS_BEFORE = "_weights_before"  # the weights of the last run (to see them change)
+OWN_ARCHITECTURE = "_own_architecture"  # the learner's architecture while a model locks it
 
 UPLOAD = "upload"  # the file uploader
 UPLOAD_ID = "_upload_id"  # the uploader's file id handled last

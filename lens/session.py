@@ -15,7 +15,11 @@ import streamlit as st
 from encoder_core import EncoderConfig
 
 from . import keys
-from .settings import DEFAULTS, Notice, Settings
+from .settings import ARCHITECTURE, DEFAULTS, Notice, Settings
+
+# What a model that fixes the architecture (trained, a checkpoint) overwrites, kept to give back
+# when the learner returns to random weights; the query's number depends on the grid.
+OWN = (*ARCHITECTURE, keys.QUERY)
 
 # Adjustments worth a word when the learner changed something (a layer, head or query out of
 # range after fewer layers, heads or tokens is simply moved, as a slider would be).
@@ -32,17 +36,33 @@ def current_settings(models: Mapping[str, EncoderConfig],
         state[keys.URL_NOTICES] = notices
         state[keys.URL_SETTINGS] = settings
         _write(settings)
+        state[keys.WEIGHTS_BEFORE] = settings.weights
         state[keys.INITIALISED] = True
         return settings
     for key in keys.SETTING_KEYS:  # keep widget values across a page switch
         if key in state:
             state[key] = state[key]
+    _keep_own_architecture()
     settings, notices = _from_state().normalised(models, checkpoints)
     _write(settings)
+    state[keys.WEIGHTS_BEFORE] = settings.weights
     if settings != state.get(keys.URL_SETTINGS):  # the link's warnings are about the link
         state[keys.URL_NOTICES] = []
     state[keys.NOTICES] = [n for n in notices if n.why in SHOWN_WHEN_CHANGED]
     return settings
+
+
+def _keep_own_architecture() -> None:
+    """Random → a model that fixes the architecture: keep the learner's own (`OWN`); back to
+    random: give it back, so random → trained → random ends where it began."""
+    state = st.session_state
+    before = state.get(keys.WEIGHTS_BEFORE, DEFAULTS.weights)
+    now = state.get("weights", DEFAULTS.weights)
+    if before == "random" and now != "random":
+        state[keys.OWN_ARCHITECTURE] = {k: state[k] for k in OWN if k in state}
+    elif before != "random" and now == "random":
+        for key, value in state.pop(keys.OWN_ARCHITECTURE, {}).items():
+            state[key] = value
 
 
 def _from_state() -> Settings:

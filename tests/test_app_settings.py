@@ -108,6 +108,27 @@ def test_trained_weights_lock_the_architecture_and_show_a_prediction():
 
 
 
+def test_random_trained_random_gives_back_the_learners_own_architecture():
+    """Trained weights lock the architecture; returning to random weights restores the
+    settings the learner had chosen (issue 36), not the trained model's."""
+    from encoder_core.shapes_model.classifier import load_trained
+
+    trained_cfg = load_trained()[0]
+    own = {"d_model": 32, "n_heads": 2, "n_layers": 3, "query": 7}
+    at = new_app(**{**SMALL, **{k: str(v) for k, v in own.items()}})
+    at.run()
+    assert_clean(at)
+    assert {k: at.session_state[k] for k in own} == own
+    at.sidebar.radio(key="weights").set_value("trained").run()
+    assert_clean(at)
+    assert at.session_state["d_model"] == trained_cfg.d_model != own["d_model"]
+    at.sidebar.radio(key="weights").set_value("random").run()
+    assert_clean(at)
+    assert {k: at.session_state[k] for k in own} == own
+    assert at.sidebar.select_slider(key="d_model").value == own["d_model"]
+    assert at.query_params["d_model"] in ([str(own["d_model"])], str(own["d_model"]))
+
+
 @pytest.mark.parametrize("query, key, given, used", [
     ({"n_layers": "13"}, "n_layers", "13", "12"),
     ({"d_model": "200"}, "d_model", "200", "192"),
