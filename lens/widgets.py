@@ -71,6 +71,30 @@ def picture(ctx: PageContext, draw: Figure, *args: object, key: str, caption: st
                           mime="image/png", key=f"dl_{key}", on_click="ignore")
 
 
+# A picture side by side on a laptop or a tablet, one part under the other in a phone's column:
+# both are sent, the browser shows the one that fits (the server never learns the width).
+PHONE_PX = 640
+SWAP_CSS = ("<style>"
+            f"@media (max-width: {PHONE_PX}px) {{ [class*='st-key-wide_'] {{ display: none }} }}"
+            f"@media (min-width: {PHONE_PX + 1}px) "
+            "{ [class*='st-key-tall_'] { display: none } }"
+            "</style>")
+
+
+def wide_or_tall(ctx: PageContext, draw: Figure, *args: object, key: str, where: Where = None,
+                 **kwargs: object) -> None:
+    """`picture` twice, drawn by `draw(…, tall=False)` and `draw(…, tall=True)`, in containers
+    keyed `wide_<key>` and `tall_<key>`: its text legible on a laptop and on a phone alike."""
+    where = where or st
+    if not ctx.shows(key):
+        withheld_note(ctx, where)
+        return
+    where.html(SWAP_CSS)
+    for layout, tall in (("wide", False), ("tall", True)):
+        picture(ctx, draw, *args, key=key if not tall else f"{key}_tall", shows=key,
+                where=where.container(key=f"{layout}_{key}"), tall=tall, **kwargs)
+
+
 def withheld_note(ctx: PageContext, where: Where = None) -> None:
     """The line in place of what a lesson's open task withholds."""
     (where or st).caption(ctx.t(ctx.withheld_text))

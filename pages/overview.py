@@ -41,23 +41,10 @@ def vit_formulas(cfg, image: str, pixels: str, patches: str, output: str) -> lis
     return tex
 
 
-# The pipeline picture side by side, or one part under the other in a phone's column: both are
-# sent, the browser shows the one that fits (the server never learns the width).
-PHONE_PX = 640
-SWAP_CSS = ("<style>"
-            f"@media (max-width: {PHONE_PX}px) {{ .st-key-pipeline_wide {{ display: none }} }}"
-            f"@media (min-width: {PHONE_PX + 1}px) {{ .st-key-pipeline_tall {{ display: none }} }}"
-            "</style>")
-
-
 def pipeline_picture(ctx: PageContext, captions: list[str], stages: list[str]) -> None:
     """The pipeline: wide on a laptop or a tablet, tall on a phone (its text legible on both)."""
-    st.html(SWAP_CSS)
-    for layout, tall in (("wide", False), ("tall", True)):
-        where = st.container(key=f"pipeline_{layout}")
-        widgets.picture(ctx, figures.pipeline, ctx.trace.image, ctx.cfg.patch_size, captions,
-                        stages, tall=tall, where=where,
-                        key="pipeline" if not tall else "pipeline_tall")
+    widgets.wide_or_tall(ctx, figures.pipeline, ctx.trace.image, ctx.cfg.patch_size, captions,
+                         stages, key="pipeline")
 
 
 def pipeline_rows(cfg, t, lang: str) -> list[tuple[str, str, str, str]]:

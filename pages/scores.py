@@ -180,10 +180,10 @@ def scaling(ctx: PageContext, layer: LayerTrace, l: int, head: int, i: int) -> N
     head_entropy = [float(attention_entropy(c.attn)[0]) for c in cases]
     titles = [ctx.t(f"case_{c.name}", s=c.divisor) + "\n"
               + ctx.t("entropy_line", e=float(c.entropy[0, i])) for c in cases]
-    widgets.picture(ctx, figures.bar_panels, np.stack([c.attn[0, i] for c in cases]),
-                    titles, key_axis(ctx), ctx.t("weight"),
-                    ctx.t("scaling_suptitle", i=i, l=l + 1, hd=head + 1), highlight=i,
-                    uniform_line=True, size=(10.0, 3.4), key="scaling")
+    widgets.wide_or_tall(ctx, figures.bar_panels, np.stack([c.attn[0, i] for c in cases]),
+                         titles, key_axis(ctx), ctx.t("weight"),
+                         ctx.t("scaling_suptitle", i=i, l=l + 1, hd=head + 1), highlight=i,
+                         uniform_line=True, size=(10.0, 3.4), key="scaling")
     rows = [{ctx.t("col_scaling"): ctx.t(f"case_{c.name}", s=c.divisor),
              ctx.t("col_s"): round(c.divisor, 4),
              ctx.t("col_row_h"): round(float(c.entropy[0, i]), 3),
@@ -214,12 +214,12 @@ def divisor_sweep_panels(ctx: PageContext, ln_N: float) -> None:
     sweep = ctx.derived(f"scores/sweep/{T}/{dk}",
                         lambda: divisor_sweep(T, (*SWEEP_D_HEADS, dk)))
     at = int(np.searchsorted(sweep.d_head, dk))  # this model's d_k among the widths
-    widgets.picture(ctx, figures.bar_panels,
-                    np.stack([sweep.entropy_none, sweep.entropy_d_k]),
-                    [ctx.t("sweep_none"), ctx.t("sweep_d_k")], ctx.t("sweep_x", dk=dk),
-                    ctx.t("sweep_y"), ctx.t("sweep_title", N=T), highlight=at,
-                    tick_labels=[str(w) for w in sweep.d_head], size=(8.0, 3.4),
-                    key="scaling_sweep")
+    widgets.wide_or_tall(ctx, figures.bar_panels,
+                         np.stack([sweep.entropy_none, sweep.entropy_d_k]),
+                         [ctx.t("sweep_none"), ctx.t("sweep_d_k")], ctx.t("sweep_x", dk=dk),
+                         ctx.t("sweep_y"), ctx.t("sweep_title", N=T), highlight=at,
+                         tick_labels=[str(w) for w in sweep.d_head], size=(8.0, 3.4),
+                         key="scaling_sweep")
     st.markdown(ctx.t("sweep_text", s0=float(sweep.score_std[0]),
                       s1=float(sweep.score_std[-1]), dmax=int(sweep.d_head[-1]), dk=dk,
                       top=100 * float(sweep.top_none[at]), e=float(sweep.entropy_none[at]),
@@ -241,13 +241,13 @@ def trained_scaling(ctx: PageContext, trained: EncoderTrace, l: int, head: int, 
     t_entropy = [float(attention_entropy(c.attn)[0]) for c in tcases]
     t_ln_N = uniform_attention_reference(tc.grid_size, tc.patch_size, tc.n_prefix)[1]
     st.markdown("**" + ctx.t("trained_scaling_title") + "**")
-    widgets.picture(ctx, figures.bar_panels, np.stack([c.attn[0, ti] for c in tcases]),
-                    [ctx.t(f"case_{c.name}", s=c.divisor) + "\n"
-                     + ctx.t("entropy_line", e=float(c.entropy[0, ti])) for c in tcases],
-                    ctx.t("key_axis"), ctx.t("weight"),
-                    ctx.t("trained_scaling_suptitle", i=ti, l=tl + 1, hd=th + 1),
-                    highlight=ti, uniform_line=True, size=(8.0, 3.4),
-                    key="scaling_trained")
+    widgets.wide_or_tall(ctx, figures.bar_panels, np.stack([c.attn[0, ti] for c in tcases]),
+                         [ctx.t(f"case_{c.name}", s=c.divisor) + "\n"
+                          + ctx.t("entropy_line", e=float(c.entropy[0, ti])) for c in tcases],
+                         ctx.t("key_axis"), ctx.t("weight"),
+                         ctx.t("trained_scaling_suptitle", i=ti, l=tl + 1, hd=th + 1),
+                         highlight=ti, uniform_line=True, size=(8.0, 3.4),
+                         key="scaling_trained")
     st.markdown(ctx.t("trained_scaling_text", r_dk=random_entropy[0],
                       r_dm=random_entropy[1], lnN=ln_N, l=tl + 1, hd=th + 1,
                       t_dk=t_entropy[0], t_dm=t_entropy[1], t_none=t_entropy[2],

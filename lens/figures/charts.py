@@ -24,6 +24,9 @@ from .style import (
 # The stacked bar charts' width in inches: their text (10 pt and more) reads at 10 px or more
 # from 350 px wide, the half of a tablet's column with a large gap.
 BARS_WIDTH = 4.8
+# Side-by-side panels one under the other in a phone's column (358 px of CSS): 10 pt at 4.6 in
+# reads at ~11 px there; each panel TALL_PANEL inches high.
+TALL_WIDTH, TALL_PANEL = 4.6, 1.9
 
 
 def bar_row(ax: Axes, v: np.ndarray, highlight: int | None = None,
@@ -70,7 +73,7 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
                       suptitle: str, *, highlight: int | None = None, sharey: bool = True,
                       tick_labels: Sequence[str] | None = None,
                       size: tuple[float, float] | None = None,
-                      uniform_line: bool = False) -> Figure:
+                      uniform_line: bool = False, tall: bool = False) -> Figure:
     """Bar charts side by side, one per row of `values`, on one shared y scale by default
     (e.g. one softmax row at three scalings, or one value per head).
 
@@ -79,20 +82,29 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
         highlight: a bar index drawn in a second colour in every panel (e.g. the query)
         tick_labels: n labels for the x ticks (e.g. "1" … "h"); default the index 0 … n−1
         uniform_line: draw a dashed line at 1/n, the weight of a uniform distribution
+        tall: the panels one under the other, TALL_WIDTH inches wide (a phone's column),
+            instead of side by side (`size` is then ignored)
     """
     values = np.atleast_2d(np.asarray(values, dtype=np.float64))
     k, n = values.shape
-    w, h = size or (min(4.2 * k, 13.0), 3.2)
+    w, h = (TALL_WIDTH, 0.0) if tall else size or (min(4.2 * k, 13.0), 3.2)
     suptitle, pt = fit_title(suptitle, w - 0.2, 12)
-    panel_inches = (w - 1.1) / k - 0.2
+    panel_inches = (w - 1.1) if tall else (w - 1.1) / k - 0.2
     titles = [wrap_to(t, panel_inches, MIN_PT) for t in titles]
     # the panels' titles may take several lines (a case and its entropy): room for them under
     # the suptitle, or the two overlap
-    lines = suptitle.count("\n") + 1 + max((t.count("\n") for t in titles), default=0)
-    fig = Figure(figsize=(w, h + 0.2 * (lines - 1)))
+    title_lines = max((t.count("\n") for t in titles), default=0) + 1
+    lines = suptitle.count("\n") + title_lines
+    if tall:  # k panels of TALL_PANEL inches, each gap holding an x label and the next title
+        gap = 0.55 + 0.2 * title_lines
+        fig = Figure(figsize=(w, 0.7 + 0.2 * (lines - 1) + k * TALL_PANEL + (k - 1) * gap + 0.6))
+        axes = fig.subplots(k, 1, squeeze=False, sharey=sharey)[:, 0]
+        fixed_margins(fig, hspace=gap / TALL_PANEL, title_lines=lines)
+    else:
+        fig = Figure(figsize=(w, h + 0.2 * (lines - 1)))
+        axes = fig.subplots(1, k, squeeze=False, sharey=sharey)[0]
+        fixed_margins(fig, wspace=0.25 if sharey else 0.45, title_lines=lines)
     fig.suptitle(suptitle, fontsize=pt)
-    axes = fig.subplots(1, k, squeeze=False, sharey=sharey)[0]
-    fixed_margins(fig, wspace=0.25 if sharey else 0.45, title_lines=lines)
     for p, (ax, v, t) in enumerate(zip(axes, values, titles, strict=True)):
         if n > 32:
             bar_row(ax, v, highlight)
@@ -103,7 +115,7 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
             ax.bar(np.arange(n), v, color=colours, width=0.8)
         ax.set_title(t, fontsize=MIN_PT)
         ax.set_xlabel(xlabel)
-        if p == 0 or not sharey:
+        if p == 0 or not sharey or tall:
             ax.set_ylabel(ylabel)
         ax.set_xlim(-0.5, n - 0.5)
         if tick_labels is not None:
@@ -119,12 +131,12 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
 def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: str,
                suptitle: str, *, highlight: int | None = None, sharey: bool = True,
                tick_labels: Sequence[str] | None = None, size: tuple[float, float] | None = None,
-               uniform_line: bool = False) -> bytes:
+               uniform_line: bool = False, tall: bool = False) -> bytes:
     """PNG bytes of `bar_panels_figure`."""
     return to_png(bar_panels_figure(values, titles, xlabel, ylabel, suptitle,
                                     highlight=highlight, sharey=sharey,
                                     tick_labels=tick_labels, size=size,
-                                    uniform_line=uniform_line), "bar_panels")
+                                    uniform_line=uniform_line, tall=tall), "bar_panels")
 
 
 def lines_figure(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,

@@ -17,8 +17,9 @@ grey hints (CSS text, not a PNG: "click a map to see it large") by their compute
 which must be at least 12 px (grey text needs more size than black).
 
 A report of every picture and the smallest per figure kind goes to
-test-artifacts/figure-text-sizes.md; the phone (390 px) is not checked: there a grid of many
-small maps may go smaller, where a tap opens each one large.
+test-artifacts/figure-text-sizes.md. At a phone's 390 px only the pictures drawn in a tall form
+for it are checked (`TALL_ON_A_PHONE`): there a grid of many small maps may go smaller, where a
+tap opens each one large.
 """
 
 from __future__ import annotations
@@ -190,6 +191,33 @@ def test_no_figure_text_is_under_10_px_as_displayed(browser, server, rows, size)
 def test_nor_with_a_vit_at_a_tablets_width(browser, server, rows):
     """A ViT's pictures (CLS rows, 197 tokens, its own steps) at 820 px, the narrower width."""
     walk(browser, server, rows, SIZES[1], LANG, vit_everywhere=True)
+
+
+# On a phone, the pictures drawn twice (side by side, and one part under the other:
+# `lens.widgets.wide_or_tall`) show their tall form, legible there: page -> figure kinds.
+PHONE = (390, 844)
+TALL_ON_A_PHONE = {"overview": {"pipeline"}, "scores": {"bar_panels"}}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_a_phone_the_pictures_drawn_tall_are_legible(browser, server, rows, lang):
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
+    ctx.set_default_timeout(TIMEOUT_MS)
+    page = ctx.new_page()
+    try:
+        for page_id, kinds in TALL_ON_A_PHONE.items():
+            open_app(page, server, page_id, f"lang={lang}")
+            main_images(page)
+            measured = [r for r in measure(page, lang, PHONE, page_id) if r["kind"] in kinds]
+            assert {r["kind"] for r in measured} == kinds, f"{page_id}: {measured}"
+            rows.extend(measured)
+            small = [r for r in measured if r["displayed"] < SMALLEST_PX]
+            if small:
+                screenshot(page, f"small-text-{lang}-{PHONE[0]}-{page_id}")
+            assert not small, f"{page_id} on a phone: {small}"
+            assert_no_errors(page)
+    finally:
+        ctx.close()
 
 
 def write_report(found: list[dict]) -> None:
