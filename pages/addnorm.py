@@ -195,9 +195,9 @@ def final_layer_norm(ctx: PageContext, query: int, row: int, k: int) -> None:
         return
     L = cfg.n_layers
     st.write(ctx.t("final_text" if cfg.cls_token else "final_text_no_cls", L=L))
-    st.latex(r"\underbrace{\text{output}}_{%d \times %d} = \gamma \odot"
+    st.latex(r"\underbrace{\text{%s}}_{%d \times %d} = \gamma \odot"
              r" \frac{\text{out}_{%d} - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"
-             % (S_, d, L))
+             % (ctx.t("word_output"), S_, d, L))
     last = tr.layers[-1].out
     left, right = st.columns([3, 2], gap="large")
     widgets.matrix(ctx, tr.output, f"{ctx.t('word_output')} = final_ln.out", key="final_out",

@@ -17,8 +17,9 @@ def render(ctx: PageContext) -> None:
     st.write(ctx.t("intro", D=D, P=P, C=C, d=d, N=N))
     bias = cfg.patch_bias  # a ViT's b_E; the note has none
     b_tex = rf" + \underbrace{{b_E}}_{{{d}}}" if bias else ""
-    st.latex(rf"\underbrace{{\text{{embedded}}}}_{{{N} \times {d}}} \;=\; "
-             rf"\underbrace{{\text{{patches}}}}_{{{N} \times {D}}}\;\cdot\;"
+    emb, pat = ctx.t("tex_embedded"), ctx.t("word_patches")  # the formulas' names, worded
+    st.latex(rf"\underbrace{{\text{{{emb}}}}}_{{{N} \times {d}}} \;=\; "
+             rf"\underbrace{{\text{{{pat}}}}}_{{{N} \times {D}}}\;\cdot\;"
              rf"\underbrace{{W_E}}_{{{D} \times {d}}}{b_tex}")
     st.latex(r"(N \times P\!\cdot\!P\!\cdot\!C)\cdot(P\!\cdot\!P\!\cdot\!C \times d_{model}) = "
              rf"N \times d_{{model}}:\quad ({N} \times {D})\cdot({D} \times {d}) = {N} \times {d}")
@@ -34,9 +35,9 @@ def render(ctx: PageContext) -> None:
     with pick_right:
         j = st.number_input(ctx.t("pick_j"), 0, d - 1, 0, step=1, key="emb_j")
         terms = dot_terms(tr.patches[i], tr.params.W_E[:, j])
-        lhs = rf"\text{{embedded}}[{i}, {j}]"
+        lhs = rf"\text{{{emb}}}[{i}, {j}]"
         b_j = float(tr.params.b_E[j]) if bias else None
-        st.latex(lhs + rf" = \sum_{{k=0}}^{{{D - 1}}} \text{{patches}}[{i}, k]\cdot W_E[k, {j}]"
+        st.latex(lhs + rf" = \sum_{{k=0}}^{{{D - 1}}} \text{{{pat}}}[{i}, k]\cdot W_E[k, {j}]"
                  + (rf" + b_E[{j}]" if bias else ""))
         blocks.dot_product(ctx, lhs, terms, tr.embedded[i, j], f"embedded[{i}, {j}]", bias=b_j,
                            bias_tex=f"b_E[{j}]")

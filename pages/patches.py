@@ -17,8 +17,9 @@ def render(ctx: PageContext) -> None:
     P, C, N, G = cfg.patch_size, cfg.channels, cfg.n_tokens, cfg.grid_size
     st.write(ctx.t("intro", S=cfg.image_size, P=P, N=N, D=cfg.patch_dim, C=C))
     st.latex(r"\underbrace{[%d \times %d \times %d]}_{\text{%s}}\;\xrightarrow{(h\,p_1)(w\,p_2)\,c"
-             r"\;\to\;(h\,w)(p_1\,p_2\,c)}\;\underbrace{[%d \times %d]}_{\text{patches}}"
-             % (cfg.image_size, cfg.image_size, C, ctx.t("tex_image"), N, cfg.patch_dim))
+             r"\;\to\;(h\,w)(p_1\,p_2\,c)}\;\underbrace{[%d \times %d]}_{\text{%s}}"
+             % (cfg.image_size, cfg.image_size, C, ctx.t("tex_image"), N, cfg.patch_dim,
+                ctx.t("word_patches")))
     widgets.note_original(ctx)
     norm = cfg.normalises_pixels  # a checkpoint's (image − mean) / std; the note has none
     normalisation = st.container() if norm else None  # filled once the patch is picked below

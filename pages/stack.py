@@ -69,11 +69,12 @@ def stack_formulas(ctx: PageContext, query: int, r: int) -> None:
     """x_l = EncoderLayer_l(x_{l-1}) and the output, the prefix's rows said."""
     cfg, tr = ctx.cfg, ctx.trace
     T, d, L, kp = cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_prefix
+    out = ctx.t("word_output")
     st.latex(r"x_l = \mathrm{EncoderLayer}_l(x_{l-1}), \quad l = 1 \dots %d" % L)
     if tr.final_ln is not None:
-        st.latex(r"\underbrace{\text{output}}_{%d \times %d} = \mathrm{LN}(x_{%d})" % (T, d, L))
+        st.latex(r"\underbrace{\text{%s}}_{%d \times %d} = \mathrm{LN}(x_{%d})" % (out, T, d, L))
     else:
-        st.latex(r"\underbrace{\text{output}}_{%d \times %d} = x_{%d}" % (T, d, L))
+        st.latex(r"\underbrace{\text{%s}}_{%d \times %d} = x_{%d}" % (out, T, d, L))
     if kp:
         st.caption(ctx.t("vit_rows", T=T, names=", ".join(prefix_names(cfg)), N=cfg.n_tokens,
                          i=query, r=r, rows=prefix_rows(ctx)))
@@ -198,10 +199,11 @@ def output(ctx: PageContext, r: int) -> None:
                    tokens="rows")
     with right:
         if tr.final_ln is not None:  # output = LN(x_L): the final norm, its γ and β
-            st.latex(r"\underbrace{\text{output}}_{%d \times %d} = \gamma \odot "
-                     r"\frac{x_{%d} - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta" % (T, d, L))
+            st.latex(r"\underbrace{\text{%s}}_{%d \times %d} = \gamma \odot "
+                     r"\frac{x_{%d} - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"
+                     % (ctx.t("word_output"), T, d, L))
         else:
-            st.latex(r"\underbrace{\text{output}}_{%d \times %d}" % (T, d))
+            st.latex(r"\underbrace{\text{%s}}_{%d \times %d}" % (ctx.t("word_output"), T, d))
         if kp:
             st.write(ctx.t("output_vit" if tr.final_ln is not None else "output_vit_no_norm",
                            L=L, T=T, d=d, names=", ".join(prefix_names(cfg)),
