@@ -70,7 +70,8 @@ def similarity_section(ctx: PageContext, heading: Callable[[str], object] = st.h
     patch = pointed(ctx)
     live = explorer.rows_fit(N, d)
     text = {"aria": ctx.t("picker_aria"), "patch": ctx.t("patch_tip", i="{i}", r="{r}", c="{c}"),
-            "weight": t("sim_weight"),
+            "weight": t("sim_weight"), "zoom": ctx.t("zoom_tip"),
+            "zoom_close": ctx.t("zoom_close"),
             "hint": t("sim_hint" if live else "sim_click_hint")}
     base = (ctx.image_key, cfg, ctx.weights_id, f"similarity/{layer}", ctx.lang, patch)
     if live:  # the rows travel: the browser takes the dot products on every hover

@@ -220,7 +220,8 @@ def query_explorer(ctx: PageContext,
     per (image, its size, channels and patch grid, query, language), whatever the weights."""
     text = {"hint": ctx.t("hover_hint" if maps is not None else "click_hint"),
             "aria": ctx.t("picker_aria"), "patch": ctx.t("patch_tip", i="{i}", r="{r}", c="{c}"),
-            "weight": ctx.t("weight_tip")}
+            "weight": ctx.t("weight_tip"), "zoom": ctx.t("zoom_tip"),
+            "zoom_close": ctx.t("zoom_close")}
     if maps is not None:
         text.update(enlarge=ctx.t("enlarge_hint"), each_max=ctx.t("scale_each_max"),
                     to_shared=ctx.t("scale_to_shared"), to_each=ctx.t("scale_to_each"),

@@ -43,6 +43,7 @@ CODE_WORDS = frozenset({
     "PE", "FFN", "RGB", "pos", "perm",  # symbols: PE(pos, 2i), FFN(x), a permutation
     "CLS", "DIST",  # a ViT's [CLS] and [DIST] tokens, named so in both languages
     "nats",  # the unit of an entropy
+    "Chefer",  # an author's name, cited so in both languages (Chefer et al. 2021)
 })
 # \text{…} of a formula; not one that is a subscript (d_\text{model}, x_{\text{CLS}}) or has one
 # (\text{head}_h, \text{out}_{ik}): a part of a name, as d_model, head_h and out_ik are

@@ -55,8 +55,9 @@ def test_the_launcher_hands_the_head_count_to_the_app(tmp_path, monkeypatch, cap
     monkeypatch.setattr(serve.threading, "Thread", lambda **kw: type(
         "T", (), {"start": lambda self: None})())
     monkeypatch.setattr("streamlit.web.cli.main", lambda: 0)
-    monkeypatch.delenv(CHECKPOINTS_ENV, raising=False)
-    monkeypatch.delenv(HEADS_ENV, raising=False)
+    for name in (CHECKPOINTS_ENV, HEADS_ENV):  # serve.main sets them in os.environ: recorded
+        monkeypatch.setenv(name, "")  # here first, so that the test's end takes them away again
+        monkeypatch.delenv(name)  # (a delenv of an unset name records nothing)
     assert serve.main(["--n-heads", "2", "--checkpoint", path]) == 2
     assert "--checkpoint FILE --n-heads H" in capsys.readouterr().err
     assert serve.main(["--checkpoint", path, "--n-heads", "2"]) == 0

@@ -288,10 +288,11 @@ def test_a_writer_killed_again_and_again_loses_no_answer_it_acknowledged(store, 
     first = 0
     for _ in range(6):
         proc = writer(url, code, first, 100_000)
-        time.sleep(rng.uniform(0.8, 2.5))  # at a random moment: mid-transaction or not
-        proc.send_signal(signal.SIGKILL)
+        ready = proc.stdout.readline()  # its first answer acknowledged: started (on a loaded
+        time.sleep(rng.uniform(0.8, 2.5))  # machine its imports alone may take seconds), then
+        proc.send_signal(signal.SIGKILL)  # killed at a random moment: mid-transaction or not
         out, _ = proc.communicate(timeout=30)
-        lines = [int(n) for n in out.split()]
+        lines = [int(n) for n in (ready + out).split()]
         acked += lines
         first = (lines[-1] + 1) if lines else first + 1_000_000  # no id used twice
     assert len(acked) > 20, "the writer acknowledged too little to test anything"

@@ -280,6 +280,7 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     "relevance.gradient_rollout_step": lambda: ((a(N, N), 0.5), {}),
     "relevance.readout_row": lambda: ((N + 1, 1, True, np.dtype(np.float32)), {}),
     "relevance.relevance": lambda: ((a_trace(), with_a_head(), 1, "gradient_rollout"), {}),
+    "relevance.attention_readout": lambda: ((a_trace(),), {}),
     # params.py
     "params.expected_shapes": lambda: ((CFG,), {}),
     "params.glorot_uniform": lambda: ((rng(), 3, 4), {}),

@@ -69,6 +69,7 @@ export default function (component) {
   const { data, setStateValue, parentElement } = component;
   const root = parentElement.querySelector(".el-root");
   if (!root || !data || !data.length) return;
+  const wasZoom = Number(root.dataset.zoom || -1);  // a zoom open before this redraw
   root.replaceChildren();
   const H = parse(data);
   const G = H.G, N = H.N, side = H.side, k = side / G;
@@ -110,6 +111,24 @@ export default function (component) {
     below.textContent = H.text.below;
     below.hidden = true;
   }
+  // on a touch screen with small patches, a tap opens a finger-sized zoom of the patches
+  // around it (ZOOM × ZOOM); a tap in the zoom chooses, a tap on the picture moves it
+  const ZOOM = Math.min(G, 5), FINGER_PX = 36;
+  const zoom = H.text.zoom ? el("div", "el-zoom", pick) : null;
+  let zc = null, zctx = null, zoomAt = -1;  // the patch at the zoom's top left (-1: closed)
+  if (zoom) {  // over the picture, as large as it: nothing on the page moves
+    zoom.hidden = true;
+    zc = el("canvas", "", zoom);
+    zc.dataset.testid = "el-zoom";
+    zctx = zc.getContext("2d");
+    el("div", "el-zoom-tip", zoom).textContent = H.text.zoom;
+    const close = el("button", "el-zoom-close", zoom);
+    close.type = "button";
+    close.textContent = "×";
+    close.setAttribute("aria-label", H.text.zoom_close);
+    close.dataset.testid = "el-zoom-close";
+    close.addEventListener("click", () => { closeZoom(); setHover(query); });
+  }
   const pctx = pc.getContext("2d");
   const base = pctx.createImageData(side, side);
   for (let p = 0, q = 0; p < side * side; p++, q += 3) {
@@ -139,6 +158,39 @@ export default function (component) {
       pctx.setLineDash([]);
     }
   }
+
+  // the zoom: its ZOOM × ZOOM patches of the picker as drawn (grid, query, mark), each numbered
+  function drawZoom() {
+    if (!zoom || zoomAt < 0) return;
+    const cell = Math.max(48, Math.round(k)), n = ZOOM * cell;
+    if (zc.width !== n) zc.width = zc.height = n;
+    zctx.imageSmoothingEnabled = false;
+    const r0 = Math.floor(zoomAt / G), c0 = zoomAt % G;
+    zctx.drawImage(pc, c0 * k, r0 * k, ZOOM * k, ZOOM * k, 0, 0, n, n);
+    zctx.font = `${Math.round(cell / 4)}px sans-serif`;
+    zctx.textBaseline = "top";
+    for (let r = 0; r < ZOOM; r++) for (let c = 0; c < ZOOM; c++) {
+      const label = String((r0 + r) * G + c0 + c), x = c * cell + 3, y = r * cell + 3;
+      const w = zctx.measureText(label).width;
+      zctx.fillStyle = "rgba(0, 0, 0, 0.6)";
+      zctx.fillRect(x - 2, y - 2, w + 4, cell / 4 + 4);
+      zctx.fillStyle = "#fff";
+      zctx.fillText(label, x, y);
+    }
+  }
+  const openZoom = (i) => {  // centred on patch i, kept inside the grid
+    const at = (v) => Math.min(G - ZOOM, Math.max(0, v - Math.floor(ZOOM / 2)));
+    zoomAt = at(Math.floor(i / G)) * G + at(i % G);
+    zoom.hidden = false;
+    root.dataset.zoom = String(zoomAt);
+    drawZoom();
+  };
+  const closeZoom = () => {
+    if (!zoom) return;
+    zoomAt = -1;
+    zoom.hidden = true;
+    root.dataset.zoom = "-1";
+  };
 
   // --- the maps: one canvas per head (and layer); each map its own colour scale (its top
   // colour = its largest weight: a head's pattern shows however peaked another head is), or,
@@ -335,6 +387,7 @@ export default function (component) {
 
   function paint() {
     drawPicker();
+    drawZoom();
     drawMaps();
     root.dataset.hover = String(hover);
   }
@@ -377,7 +430,7 @@ export default function (component) {
     nonce += 1;
     setStateValue("commit", { query: i, nonce: `${Date.now()}-${nonce}` });
   };
-  let down = null;
+  let down = null, justZoomed = false;
   pc.addEventListener("pointermove", (ev) => {
     const i = patchAt(pc, ev);
     setHover(i);
@@ -394,8 +447,31 @@ export default function (component) {
     const i = patchAt(pc, ev);
     down = null;
     if (ev.pointerType !== "mouse") hideTip();
+    const small = pc.getBoundingClientRect().width / G < FINGER_PX;
+    if (zoom && ev.pointerType !== "mouse" && small) {
+      setHover(i);
+      openZoom(i);  // a finger covers several patches: choose in the zoom
+      justZoomed = true;  // the tap's own click would land on the zoom: cancelled below
+      return;
+    }
+    closeZoom();
     commit(i);
   });
+  // touchend comes after pointerup: cancelling it cancels the click the browser would send
+  pc.addEventListener("touchend", (ev) => {
+    if (justZoomed) ev.preventDefault();
+    justZoomed = false;
+  }, { passive: false });
+  if (zoom) {
+    zc.addEventListener("click", (ev) => {
+      const r = zc.getBoundingClientRect();
+      const c = Math.min(ZOOM - 1, Math.floor((ev.clientX - r.left) / r.width * ZOOM));
+      const rr = Math.min(ZOOM - 1, Math.floor((ev.clientY - r.top) / r.height * ZOOM));
+      const i = zoomAt + rr * G + c;
+      closeZoom();
+      commit(i);
+    });
+  }
   pc.addEventListener("pointercancel", () => { down = null; hideTip(); setHover(query); });
   pc.addEventListener("keydown", (ev) => {
     const step = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
@@ -468,6 +544,13 @@ export default function (component) {
   }
   paint();
   showBelow(root.dataset.below === "1" && mapsHidden());  // still to be seen after the rerun
+  if (zoom && wasZoom >= 0 && wasZoom < N) {  // a rerun redraws: the zoom stays open
+    zoomAt = wasZoom;
+    zoom.hidden = false;
+    drawZoom();
+  } else {
+    root.dataset.zoom = "-1";
+  }
   return () => {
     clearTimeout(keyTimer);
     if (seen) seen.disconnect();

@@ -207,7 +207,8 @@ def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = N
         chosen = int(sent)  # type: ignore[arg-type]
     text = {"hint": t("pick_hint"), "aria": t("pick_aria"),
             "patch": Texts(ctx.lang)("patch_tip", i="{i}", r="{r}", c="{c}"),
-            "weight": ""}
+            "weight": "", "zoom": Texts(ctx.lang)("zoom_tip"),
+            "zoom_close": Texts(ctx.lang)("zoom_close")}
     blob = compute.payload(
         ("lesson", key, marked, chosen, ctx.lang),  # its key names the task and binding
         lambda: explorer.payload(tr.image, G, marked if chosen is None else chosen, text,

@@ -1,6 +1,7 @@
 """The attention explorer in a real browser, at a desktop, a tablet and a phone size: hovering
 repaints every map with no rerun, a click (a tap) commits the query to the server, the arrow
-keys move and commit it, and the picker maps a tap to the patch under it at every width."""
+keys move and commit it, and the picker maps a tap to the patch under it at every width (on a
+phone's touch screen through the finger-sized zoom the tap opens)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,19 @@ import pytest
 from playwright.sync_api import expect
 
 from lens import compute
+from lens.i18n import translate
 from lens.settings import Settings
 from tests.support.browser_helpers import (
     MAIN,
     WATCH_RUNS_JS,
+    ZOOM,
+    ZOOM_SIDE,
     assert_no_errors,
     default_trace,
     open_app,
     screenshot,
     steady_box,
+    tap_in_zoom,
     title,
     wait_for,
     wait_idle,
@@ -35,7 +40,7 @@ IDS = [f"{w}x{h}" for w, h in SIZES]
 G = 14  # the default grid: 224 / 16 patches a side
 CENTRE = 7 * G + 7
 EXPLORER = '[data-testid="el-explorer"]'
-PICKER = f"{EXPLORER} .el-pick canvas"
+PICKER = f"{EXPLORER} [data-testid='el-picker']"
 WHERE = re.compile(r"query patch i = (\d+)")
 
 
@@ -82,10 +87,12 @@ def patch_point(box: dict, r: int, c: int) -> dict:
 
 
 def press_patch(pic, width: int, r: int, c: int) -> None:
-    """Tap patch (r, c) on a phone-sized page, click it on a wider one."""
+    """Tap patch (r, c) on a phone-sized page — the tap opens the zoom, a tap in the zoom
+    chooses — click it on a wider one."""
     p = patch_point(steady_box(pic), r, c)
     if width < 500:
         pic.tap(position=p)
+        tap_in_zoom(pic.page.locator(EXPLORER), r, c, G)
     else:
         pic.click(position=p)
 
@@ -166,6 +173,35 @@ def test_a_click_or_tap_commits_the_query_to_the_server(sized, app_url):
     wait_for(lambda: dataset(page).get("committed"), lambda q: q == str(r * G + c),
              "the explorer to show the committed query")
     assert_no_errors(page)
+
+
+def test_on_a_phone_a_tap_opens_a_finger_sized_zoom_and_a_tap_there_chooses(browser, app_url):
+    """Patches ~23 px wide are smaller than a finger: the tap that lands a little off patch
+    (3, 11) — on its neighbour (3, 12) — opens a zoom of 5 × 5 patches drawn large around it,
+    commits nothing, and a tap on (3, 11) in the zoom chooses it (issue 36, item 6)."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
+                              is_mobile=True)
+    page = ctx.new_page()
+    try:
+        open_app(page, app_url, "multihead", "lang=zh")
+        pic = picker(page)
+        box = steady_box(pic)
+        assert box["width"] / G < 36, box  # the patches are smaller than a finger here
+        pic.tap(position=patch_point(box, 3, 12))
+        zoom = page.locator(f"{EXPLORER} {ZOOM}")
+        expect(zoom).to_be_visible()
+        assert steady_box(zoom)["width"] / ZOOM_SIDE >= 48, "the zoom's patches are too small"
+        expect(page.locator(f"{EXPLORER} .el-zoom-tip")).to_have_text(translate("zoom_tip", "zh"))
+        assert dataset(page)["committed"] == str(CENTRE), "the first tap committed"
+        screenshot(page, "explorer_zoom_phone_zh")
+        tap_in_zoom(page.locator(EXPLORER), 3, 11, G)
+        wait_for(lambda: dataset(page).get("committed"), lambda q: q == str(3 * G + 11),
+                 "the tap in the zoom to commit patch (3, 11)")
+        wait_url(page, f"&query={3 * G + 11}")
+        expect(zoom).to_be_hidden()
+        assert_no_errors(page)
+    finally:
+        ctx.close()
 
 
 def test_arrow_keys_move_the_query_and_commit_it(page, app_url):

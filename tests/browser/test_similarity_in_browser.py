@@ -31,7 +31,7 @@ pytestmark = pytest.mark.browser
 G = 14
 CENTRE = 7 * G + 7
 SIM = '[data-testid="el-similarity"]'
-PICKER = f"{SIM} .el-pick canvas"
+PICKER = f"{SIM} [data-testid='el-picker']"
 MAP = f"{SIM} .el-cell canvas"
 
 

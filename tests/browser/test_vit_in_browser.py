@@ -37,7 +37,7 @@ VIT = "weights=vit_tiny_test"
 G = 14
 CENTRE = 7 * G + 7  # the default query patch; its row is CENTRE + 1 after CLS
 EXPLORER = '[data-testid="el-explorer"]'
-PICKER = f"{EXPLORER} .el-pick canvas"
+PICKER = f"{EXPLORER} [data-testid='el-picker']"
 
 
 @pytest.fixture(scope="module")

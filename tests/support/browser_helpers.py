@@ -384,3 +384,21 @@ def app_server(log_name: str, env: dict[str, str] | None = None) -> Iterator[str
 def server_cookie(context) -> str:  # noqa: ANN001 (a Playwright BrowserContext)
     """The SERVERID cookie HAProxy set in this browser context: the replica it sticks to."""
     return next((c["value"] for c in context.cookies() if c["name"] == "SERVERID"), "")
+
+
+# The picker's zoom on a touch screen (lens/explorer_web/explorer.js): a tap on small patches
+# opens ZOOM_SIDE × ZOOM_SIDE of them drawn large over the picture; a tap there chooses.
+ZOOM = "[data-testid='el-zoom']"
+ZOOM_SIDE = 5
+
+
+def tap_in_zoom(root, r: int, c: int, grid: int) -> None:
+    """Tap patch (r, c) in the open zoom of the explorer `root` (a locator of its
+    [data-testid=el-explorer]); (r, c) must be among the zoom's patches."""
+    zoom = root.locator(ZOOM)
+    expect(zoom).to_be_visible()
+    r0, c0 = divmod(int(root.evaluate("e => e.dataset.zoom")), grid)
+    assert 0 <= r - r0 < ZOOM_SIDE and 0 <= c - c0 < ZOOM_SIDE, (r, c, r0, c0)
+    box = steady_box(zoom)
+    zoom.tap(position={"x": (c - c0 + 0.5) / ZOOM_SIDE * box["width"],
+                       "y": (r - r0 + 0.5) / ZOOM_SIDE * box["height"]})
