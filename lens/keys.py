@@ -12,6 +12,7 @@ from .settings import URL_KEYS
 
 SETTING_KEYS = URL_KEYS  # lang, source, weights, …, layer, head, query
 LANG = "lang"  # the language control (its Settings field)
+WEIGHTS = "weights"  # the weights control (its Settings field)
 QUERY = "query"  # the query patch (its Settings field), set by the explorer's commit too
 
 INITIALISED = "_initialised"  # the settings were read from the link (first run of a session)

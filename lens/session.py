@@ -57,7 +57,7 @@ def _keep_own_architecture() -> None:
     random: give it back, so random → trained → random ends where it began."""
     state = st.session_state
     before = state.get(keys.WEIGHTS_BEFORE, DEFAULTS.weights)
-    now = state.get("weights", DEFAULTS.weights)
+    now = state.get(keys.WEIGHTS, DEFAULTS.weights)
     if before == "random" and now != "random":
         state[keys.OWN_ARCHITECTURE] = {k: state[k] for k in OWN if k in state}
     elif before != "random" and now == "random":
