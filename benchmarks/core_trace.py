@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.core_trace [--repeat 30]          # ours vs torch, interleaved
     .venv/bin/python -m benchmarks.core_trace --ab OLD_TREE NEW_TREE --rounds 4 [--cpu]
+    .venv/bin/python -m benchmarks.core_trace --ab OLD_TREE NEW_TREE --one-process --rounds 200
 
 `encode` at the defaults (196 tokens, d_model 512, 8 heads, 6 layers, d_ff 2048, post-norm,
 ReLU) keeps every intermediate. `torch_trace` computes the same fields with torch on as many
@@ -13,21 +14,34 @@ and the medians and minima printed, with their ratio, the machine's float32 matm
 (1024³, NumPy) and the share of it `encode` reaches (its matrix products' FLOPs / time).
 
 With `--ab`, each tree's `encode` is timed in its own process, in turns (`--only-ours --tree`):
-how a change of the core moved it. Figures, not pass/fail. Torch is a benchmark-only import.
+how a change of the core moved it; with `--one-process`, both cores in one process, in turns
+(`core0`, `core1`): the steadier comparison (in separate processes the per-process medians
+of one commit ranged from 73 to 106 ms on a quiet machine: each process lays out its heap
+its own way).
+Figures, not pass/fail. Torch is a benchmark-only import.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
+import os
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
-import numpy as np
+# OpenBLAS's worker threads spin for a while after each product, waiting for the next: timed in
+# turns, they took the core torch's second thread needed (torch 2 threads 117–127 ms in turns,
+# 44–50 ms alone or with this), and ours lost 10 % to its own spinning thread on the second
+# logical CPU. 4 (2⁴ cycles) is OpenBLAS's shortest wait; read once, when NumPy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy as np  # noqa: E402 (after the variable above)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,15 +119,17 @@ def torch_trace(image, params, cfg):  # noqa: ANN001, ANN201 (torch types stay i
     return kept
 
 
-def load_core(tree: Path) -> None:
+def load_core(tree: Path, name: str = "encoder_core") -> ModuleType:
     """Import `encoder_core` from another checkout (`tree`, e.g. a `git worktree` of an older
-    commit) as the package every later `import encoder_core` gets: A/B runs of two cores."""
+    commit) as the package `name`: under its own name, every later `import encoder_core` gets
+    it; under another (the core's imports are all relative), two cores live in one process."""
     init = tree / "encoder_core" / "__init__.py"
     spec = importlib.util.spec_from_file_location(
-        "encoder_core", init, submodule_search_locations=[str(init.parent)])
+        name, init, submodule_search_locations=[str(init.parent)])
     module = importlib.util.module_from_spec(spec)
-    sys.modules["encoder_core"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
+    return module
 
 
 def ours_only(repeat: int, cpu: bool = False) -> list[float]:
@@ -167,7 +183,9 @@ def blas_info() -> dict:
     try:
         from threadpoolctl import threadpool_info  # noqa: PLC0415
     except ImportError:
-        return {"internal_api": "BLAS", "version": "?", "architecture": "?", "num_threads": 2}
+        threads = int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count() or 1))
+        return {"internal_api": "BLAS", "version": "?", "architecture": "?",
+                "num_threads": threads}
     return next(i for i in threadpool_info() if i["user_api"] == "blas")
 
 
@@ -187,11 +205,36 @@ def ab(trees: list[str], rounds: int, repeat: int, cpu: bool) -> None:
               f"per round {', '.join(f'{m:.1f}' for m in medians)}")
 
 
+def ab_one_process(trees: list[str], rounds: int, cpu: bool) -> None:
+    """Every tree's core loaded in this process (`core0`, `core1`, …) and `encode` timed in
+    turns, the order reversed every other round: what a change of the code costs, without
+    the process-to-process noise of `ab` (benchmarks/README.md, core_trace.py)."""
+    runs = {}
+    for i, tree in enumerate(trees):
+        core = load_core(Path(tree), f"core{i}")
+        cfg = core.EncoderConfig()
+        params = core.init_params(cfg)
+        image = np.random.default_rng(1).random((cfg.image_size,) * 2 + (cfg.channels,),
+                                                dtype=np.float32)
+        runs[tree] = functools.partial(core.encode, image, cfg, params)
+    clock = time.process_time if cpu else time.perf_counter
+    ms: dict[str, list[float]] = {tree: [] for tree in trees}
+    for r in range(rounds):
+        order = {tree: runs[tree] for tree in (trees if r % 2 == 0 else trees[::-1])}
+        for tree, v in times_ms(order, 1, clock).items():
+            ms[tree] += v
+    for tree, v in ms.items():
+        print(f"{tree}: median {statistics.median(v):.1f} ms, "
+              f"10th percentile {np.percentile(v, 10):.1f} ms, min {min(v):.1f} ms")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--ab", nargs="+", metavar="TREE", help="time these trees' encode in turns")
     ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--one-process", action="store_true", help="with --ab: both cores in this "
+                    "process, --rounds turns of one call each (e.g. --rounds 200)")
     ap.add_argument("--cpu", action="store_true", help="with --ab: CPU time, not wall time "
                     "(with OPENBLAS_NUM_THREADS=1, the steadier figure on a busy machine)")
     ap.add_argument("--only-ours", action="store_true", help=argparse.SUPPRESS)
@@ -201,6 +244,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.tree:
             load_core(Path(args.tree))
         print(" ".join(f"{v:.2f}" for v in ours_only(args.repeat, args.cpu)))
+    elif args.ab and args.one_process:
+        ab_one_process(args.ab, args.rounds, args.cpu)
     elif args.ab:
         ab(args.ab, args.rounds, args.repeat, args.cpu)
     else:
