@@ -412,11 +412,17 @@ def torchvision_reference(model, x: torch.Tensor) -> tuple[list[np.ndarray], np.
     return probs, out
 
 
+def torchvision_vit(representation_size: int | None, seed: int) -> torch.nn.Module:
+    """A small torchvision ViT (64 px, 16 px patches, 3 layers, 4 heads, d 192, 15 classes;
+    `representation_size`: the pre-logits layer), its weights perturbed by `seed`."""
+    return perturbed(torchvision.models.vision_transformer.VisionTransformer(
+        image_size=64, patch_size=16, num_layers=3, num_heads=4, hidden_dim=192, mlp_dim=384,
+        num_classes=15, representation_size=representation_size), seed=seed)
+
+
 @pytest.mark.parametrize("representation_size", [None, 48])
 def test_torchvision_vision_transformer(tmp_path, representation_size):
-    model = perturbed(torchvision.models.vision_transformer.VisionTransformer(
-        image_size=64, patch_size=16, num_layers=3, num_heads=4, hidden_dim=192, mlp_dim=384,
-        num_classes=15, representation_size=representation_size), seed=31)
+    model = torchvision_vit(representation_size, seed=31)
     path = tmp_path / "vit_tv.safetensors"
     save_file(sd_of(model), str(path))
     # a torchvision file never says its heads: the argument here, a config.json below

@@ -25,8 +25,15 @@ from safetensors.torch import save_file
 
 from encoder_core import backward, encode, predict, relevance
 from encoder_core.checkpoints.load import load_checkpoint
-from tests.support.torch_shim import torch, torchvision
-from tests.test_checkpoint_parity import TIMM, perturbed, pixels, relative_error, sd_of
+from tests.support.torch_shim import torch
+from tests.test_checkpoint_parity import (
+    TIMM,
+    perturbed,
+    pixels,
+    relative_error,
+    sd_of,
+    torchvision_vit,
+)
 
 pytestmark = pytest.mark.parity  # imports torch: not in the fast lane
 
@@ -185,9 +192,7 @@ def explicit_attention(mha, kept: Kept):
 
 @pytest.mark.parametrize("representation_size", [None, 48])
 def test_torchvision_gradients_equal_autograds(tmp_path, representation_size):
-    model = perturbed(torchvision.models.vision_transformer.VisionTransformer(
-        image_size=64, patch_size=16, num_layers=3, num_heads=4, hidden_dim=192, mlp_dim=384,
-        num_classes=15, representation_size=representation_size), seed=53)
+    model = torchvision_vit(representation_size, seed=53)
     path = tmp_path / "vit_tv.safetensors"
     save_file(sd_of(model), str(path))
     cfg, _, _ = load_checkpoint(path, n_heads=4)
