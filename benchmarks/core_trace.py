@@ -132,14 +132,20 @@ def load_core(tree: Path, name: str = "encoder_core") -> ModuleType:
     return module
 
 
-def ours_only(repeat: int, cpu: bool = False) -> list[float]:
-    """`encode` at the defaults, `repeat` timed calls (ms, wall or CPU) after one warm-up."""
-    from encoder_core import EncoderConfig, encode, init_params  # noqa: PLC0415
-
-    cfg = EncoderConfig()
-    params = init_params(cfg)
+def defaults(core: ModuleType) -> tuple:
+    """`core`'s default config, its random weights and a seeded image [S, S, C] in [0, 1)."""
+    cfg = core.EncoderConfig()
     image = np.random.default_rng(1).random((cfg.image_size,) * 2 + (cfg.channels,),
                                             dtype=np.float32)
+    return cfg, core.init_params(cfg), image
+
+
+def ours_only(repeat: int, cpu: bool = False) -> list[float]:
+    """`encode` at the defaults, `repeat` timed calls (ms, wall or CPU) after one warm-up."""
+    import encoder_core  # noqa: PLC0415
+    from encoder_core import encode  # noqa: PLC0415
+
+    cfg, params, image = defaults(encoder_core)
     clock = time.process_time if cpu else time.perf_counter
     return times_ms({"ours": lambda: encode(image, cfg, params)}, repeat, clock)["ours"]
 
@@ -147,13 +153,11 @@ def ours_only(repeat: int, cpu: bool = False) -> list[float]:
 def against_torch(repeat: int) -> None:
     import torch  # noqa: PLC0415
 
-    from encoder_core import EncoderConfig, encode, init_params  # noqa: PLC0415
+    import encoder_core  # noqa: PLC0415
+    from encoder_core import encode  # noqa: PLC0415
     from encoder_core.views.analysis import forward_flops  # noqa: PLC0415
 
-    cfg = EncoderConfig()
-    params = init_params(cfg)
-    image = np.random.default_rng(1).random((cfg.image_size,) * 2 + (cfg.channels,),
-                                            dtype=np.float32)
+    cfg, params, image = defaults(encoder_core)
     blas = blas_info()
     torch.set_num_threads(blas["num_threads"])
     ours = encode(image, cfg, params)
@@ -212,10 +216,7 @@ def ab_one_process(trees: list[str], rounds: int, cpu: bool) -> None:
     runs = {}
     for i, tree in enumerate(trees):
         core = load_core(Path(tree), f"core{i}")
-        cfg = core.EncoderConfig()
-        params = core.init_params(cfg)
-        image = np.random.default_rng(1).random((cfg.image_size,) * 2 + (cfg.channels,),
-                                                dtype=np.float32)
+        cfg, params, image = defaults(core)
         runs[tree] = functools.partial(core.encode, image, cfg, params)
     clock = time.process_time if cpu else time.perf_counter
     ms: dict[str, list[float]] = {tree: [] for tree in trees}
