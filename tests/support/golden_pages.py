@@ -7,11 +7,13 @@ kind, its place in the tree, and its protobuf message as a dict (texts, labels, 
 values), with each picture or download replaced by the SHA-256 of its bytes and any long string
 by its SHA-256. `tests/test_golden_pages.py` compares a new dump with `tests/golden/pages.json`.
 
-    .venv/bin/python -m tests.support.golden_pages --write   # after a change you decided on
-    .venv/bin/python -m tests.support.golden_pages --diff    # what differs, page by page
+    OPENBLAS_CORETYPE=Haswell .venv/bin/python -m tests.support.golden_pages --write
+    OPENBLAS_CORETYPE=Haswell .venv/bin/python -m tests.support.golden_pages --diff
 
-The pictures' bytes depend on the floating-point results of this machine's BLAS; a machine
-whose OpenBLAS kernel differs may need the file written anew (say so in the commit).
+--write after a change you decided on, --diff for what differs, page by page. The pictures'
+bytes and the last printed digits depend on the OpenBLAS kernel: the file is written with
+Haswell's, the one `scripts/test` pins on every x86-64 with AVX2 (an AVX-512 machine would
+otherwise pick SkylakeX's, which rounds some float32 products the other way).
 """
 
 from __future__ import annotations
