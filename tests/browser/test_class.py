@@ -37,6 +37,7 @@ from tests.support.browser_helpers import (
     ARTIFACTS,
     MAIN,
     TIMEOUT_MS,
+    address,
     assert_no_errors,
     balancer,
     screenshot,
@@ -311,7 +312,7 @@ def _class(browser: Browser, base: str, keep: list[Member]) -> None:
     second_teacher.page.goto(f"{base}/class?class={code}&teacher={key.split('.', 1)[1]}")
     wait_idle(second_teacher.page)
     _is_panel_on_step(second_teacher, code)
-    wait_for(lambda: second_teacher.page.url, lambda u: "teacher=" not in u,
+    wait_for(lambda: address(second_teacher.page), lambda u: "teacher=" not in u,
              "the key out of the address bar")
 
     for t in (teacher, second_teacher):

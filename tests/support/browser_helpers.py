@@ -139,10 +139,17 @@ def steady_box(target: Locator, settle_ms: int = 250,
         box = now
 
 
+def address(page: Page) -> str:
+    """The address bar's URL, read in the page. Not `page.url`: the sync API updates that only
+    while it waits on the browser, so a loop that polls it between `time.sleep`s can read the
+    same stale value for ever (the app changes the address with history.replaceState)."""
+    return page.evaluate("location.href")
+
+
 def wait_url(page: Page, *parts: str, timeout: float = TIMEOUT_MS / 1000) -> str:
     """Wait until the page's URL contains every one of `parts` (the app mirrors its settings
     there at the end of a rerun); return it."""
-    return wait_for(lambda: page.url, lambda u: all(p in u for p in parts),
+    return wait_for(lambda: address(page), lambda u: all(p in u for p in parts),
                     f"the URL to contain {parts}", timeout=timeout)
 
 
