@@ -41,8 +41,17 @@ def note_markdown(ranges: Ranges | None) -> str:
             line = f"\n**{stripped}**\n"
         out.append(line)
     text = "\n".join(out)
-    text = re.sub(r"\\\((.+?)\\\)", lambda m: f"${m.group(1).strip()}$", text)
+    text = re.sub(r"\\\((.+?)\\\)", lambda m: f"${cjk_as_text(m.group(1).strip())}$", text)
     return text.replace("$ $", "$\u2009$")
+
+
+CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]+")  # CJK letters and full-width punctuation
+
+
+def cjk_as_text(tex: str) -> str:
+    """The note's math with its Chinese in \\text{…}: KaTeX sets CJK in math mode only with a
+    warning (\\(W_Q、W_K、W_V\\) → W_Q\\text{、}W_K\\text{、}W_V)."""
+    return CJK.sub(lambda m: rf"\text{{{m.group(0)}}}", tex)
 
 
 PLAIN_MATH = ((r"\oplus", "⊕"), (r"\cdot", "·"), (r"\times", "×"), ("\\sqrt(", "√("),
