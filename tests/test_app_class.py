@@ -11,6 +11,7 @@ import pytest
 import streamlit as st
 
 from lens.classroom import member as member_module
+from lens.classroom.join import PUBLIC_URL_ENV
 from lens.classroom.member import STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
 from lens.classroom.rules import MAX_WRONG
 from lens.classroom.store import URL_ENV, Store
@@ -84,6 +85,36 @@ def test_a_teacher_starts_a_class_and_a_student_joins_by_its_link():
     token = s.session_state[MEMBER].secret
     assert s.query_params["class"] == code and s.query_params[STUDENT_PARAM] == token
     assert shared_store().state(code)["students"] == 1
+
+
+def loopback_warning() -> str:
+    return translate("link_loopback", "en", "class", base="http://localhost:8501",
+                     env=PUBLIC_URL_ENV)
+
+
+def test_the_teacher_is_warned_when_the_link_is_a_loopback_address(monkeypatch):
+    monkeypatch.delenv(PUBLIC_URL_ENV, raising=False)
+    t = teacher()  # AppTest's URL: localhost
+    assert any(f"http://localhost:8501/class?class={code_of(t)}" == c.value for c in t.code)
+    assert [w.value for w in t.warning] == [loopback_warning()]
+
+
+def test_the_public_url_makes_the_link_and_no_warning(monkeypatch):
+    monkeypatch.setenv(PUBLIC_URL_ENV, "http://10.0.0.5:8501")
+    t = teacher()
+    assert [c.value for c in t.code] == [f"http://10.0.0.5:8501/class?class={code_of(t)}"]
+    assert not t.warning
+
+
+def test_an_invalid_public_url_is_ignored_and_said(monkeypatch):
+    monkeypatch.setenv(PUBLIC_URL_ENV, "lens.school.example")
+    t = teacher(lang="zh")
+    ignored = translate("public_url_ignored", "zh", "class", env=PUBLIC_URL_ENV,
+                        url="lens.school.example")
+    loopback = translate("link_loopback", "zh", "class", env=PUBLIC_URL_ENV,
+                         base="http://localhost:8501")
+    assert [w.value for w in t.warning] == [ignored, loopback]
+    assert any(c.value.startswith("http://localhost:8501/class?") for c in t.code)
 
 
 def test_nicknames_reach_the_teacher_only_and_as_plain_text():

@@ -2,12 +2,22 @@
 code. A class starts with the teacher's image and settings; an upload cannot travel (every
 student's server would need the file), so a class runs on the built-in photo, a generated
 shape or a loaded model.
+
+The join link is made from the address the students reach (`public_base`), not the one the
+teacher's own browser happened to use: `ENCODER_LENS_PUBLIC_URL` when it is set and valid;
+else, behind the balancer only (`PROXY_ENV`, as `member.client_from` trusts X-Forwarded-For),
+the X-Forwarded-Host and X-Forwarded-Proto a proxy in front sets; else the request's Host
+header; else the browser's URL. A loopback address (localhost) no student device can open is
+said to the teacher (`link_problems`).
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import ipaddress
+import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -23,6 +33,7 @@ from ..settings import Settings
 from .asking import class_settings
 from .member import (
     CLASS_PARAM,
+    PROXY_ENV,
     Member,
     become,
     brief,
@@ -41,11 +52,90 @@ QR_MODULE_PX = 8  # one module of the QR code, in pixels
 QR_BORDER = 4  # modules of white around it (the standard's quiet zone)
 
 
-def join_link(code: str) -> str:
-    """The link students open: this app's /class with the code (the address the teacher's
-    browser used, so it works from the students' browsers on the same network)."""
-    parts = urlsplit(st.context.url or "http://localhost:8501/")
-    return f"{parts.scheme}://{parts.netloc}/class?{CLASS_PARAM}={code}"
+PUBLIC_URL_ENV = "ENCODER_LENS_PUBLIC_URL"  # the address students open: https://lens.example
+FALLBACK_URL = "http://localhost:8501/"  # no request in sight (scripts, some tests)
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
+
+
+def join_link(code: str, base: str | None = None) -> str:
+    """The link students open: this app's /class with the code, on `base` (`link_base()`)."""
+    return f"{base or link_base()}/class?{CLASS_PARAM}={code}"
+
+
+def link_base() -> str:
+    """The address students reach this app at, for this run (`public_base`)."""
+    return public_base(os.environ.get(PUBLIC_URL_ENV), os.environ.get(PROXY_ENV) == "1",
+                       st.context.headers, st.context.url)
+
+
+def public_base(env_url: str | None, behind_proxy: bool, headers: Mapping[str, str],
+                url: str | None) -> str:
+    """The app's address as students reach it, "scheme://host[:port][/path]" without a
+    trailing slash, from the first that gives a valid one:
+
+    1. `env_url` (ENCODER_LENS_PUBLIC_URL), path kept (an app served under a prefix);
+    2. behind the balancer only, X-Forwarded-Host and X-Forwarded-Proto — each header's last
+       entry, the one the proxy nearest the app wrote (`member.client_from`'s rule); without
+       the balancer a header is the browser's to forge;
+    3. the request's Host header, with the scheme of `url`;
+    4. `url` (st.context.url: what the teacher's browser shows), scheme and host only.
+    """
+    if env_url and valid_base(env_url.strip()):
+        return env_url.strip().rstrip("/")
+    seen = {k.lower(): v for k, v in headers.items()}
+    scheme = urlsplit(url or FALLBACK_URL).scheme or "http"
+    if behind_proxy:
+        host = last_entry(seen.get("x-forwarded-host"))
+        proto = last_entry(seen.get("x-forwarded-proto")) or scheme
+        if host and valid_base(f"{proto}://{host}"):
+            return f"{proto}://{host}"
+    host = (seen.get("host") or "").strip()
+    if host and valid_base(f"{scheme}://{host}"):
+        return f"{scheme}://{host}"
+    parts = urlsplit(url if url and valid_base(url) else FALLBACK_URL)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def last_entry(value: str | None) -> str:
+    """The last of a header's comma-separated entries ("" when none)."""
+    return value.split(",")[-1].strip() if value else ""
+
+
+def valid_base(url: str) -> bool:
+    """An http or https address with a host (and a port, if any, that is a number), nothing
+    after a query or fragment mark."""
+    try:
+        parts = urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0  # a port that is no number: ValueError
+    except ValueError:
+        return False
+    return (parts.scheme in ("http", "https") and bool(parts.hostname) and port_ok
+            and not parts.query and not parts.fragment and " " not in url)
+
+
+def is_loopback(base: str) -> bool:
+    """Whether `base` names this machine only (localhost, 127.0.0.0/8, ::1, 0.0.0.0, ::): an
+    address no student's device can open."""
+    host = (urlsplit(base).hostname or "").rstrip(".").lower()
+    if host in LOOPBACK_NAMES or host.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)  # ::ffff:127.0.0.1
+    return ip.is_loopback or ip.is_unspecified or bool(mapped and mapped.is_loopback)
+
+
+def link_problems(env_url: str | None, base: str) -> tuple[str, ...]:
+    """What the teacher should know about the join link, as text keys: a configured
+    ENCODER_LENS_PUBLIC_URL that was invalid and ignored; a link on a loopback address."""
+    problems = []
+    if env_url and env_url.strip() and not valid_base(env_url.strip()):
+        problems.append("public_url_ignored")
+    if is_loopback(base):
+        problems.append("link_loopback")
+    return tuple(problems)
 
 
 @functools.lru_cache(maxsize=64)

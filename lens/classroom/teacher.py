@@ -11,6 +11,7 @@ only, as plain text (`st.text`: never markdown or HTML).
 from __future__ import annotations
 
 import html
+import os
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..lesson.tasks import Task, task_texts
 from ..steps import PAGES, STEPS, step_number
 from . import view
 from .asking import Asked, asked_on, class_settings, rule_for, same_settings
-from .join import join_link, qr_png
+from .join import PUBLIC_URL_ENV, join_link, link_base, link_problems, qr_png
 from .member import Member, become, brief, keep_teacher, shared_store, store_error
 from .member import class_state as member_class_state
 from .rules import RefusedError
@@ -93,13 +94,17 @@ def draw_panel(ctx: PageContext, member: Member) -> None:
 def joining(ctx: PageContext, member: Member) -> None:
     """The code large, the link and its QR code: what the projector shows first."""
     t = Texts(ctx.lang, OWNER)
-    link = join_link(member.code)
+    base = link_base()
+    link = join_link(member.code, base)
     left, right = st.columns([3, 2], gap="large")
     with left:
         st.markdown(t("join_how"))
         st.html(f"<div data-testid='el-class-code' style='font-size:3.2rem;font-weight:700;"
                 f"letter-spacing:0.12em;font-family:monospace'>{html.escape(member.code)}</div>")
         st.code(link, language=None, wrap_lines=True)
+        env_url = os.environ.get(PUBLIC_URL_ENV)
+        for problem in link_problems(env_url, base):  # said to the teacher, under the link
+            st.warning(t(problem, env=PUBLIC_URL_ENV, url=env_url or "", base=base))
         st.caption(t("teacher_kept"))
     right.image(qr_png(link), caption=t("qr_caption"), width=260, output_format="PNG")
 
