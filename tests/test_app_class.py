@@ -117,6 +117,23 @@ def test_an_invalid_public_url_is_ignored_and_said(monkeypatch):
     assert any(c.value.startswith("http://localhost:8501/class?") for c in t.code)
 
 
+def test_a_join_link_puts_the_join_form_first():
+    """On a phone the two forms stack: a student from a join link finds the join form on top,
+    its code filled in."""
+    at = new_app(advanced=False, **{"class": "ABCD2345"})
+    open_page(at, "class")
+    assert [h.value for h in at.main.subheader][:2] == [
+        translate("join_title", "en", "class"), translate("start_title", "en", "class")]
+    assert at.text_input(key="class_code_input").value == "ABCD2345"
+
+
+def test_the_class_page_without_a_join_link_offers_to_start_first():
+    at = new_app(advanced=False)
+    open_page(at, "class")
+    assert [h.value for h in at.main.subheader][:2] == [
+        translate("start_title", "en", "class"), translate("join_title", "en", "class")]
+
+
 def test_nicknames_reach_the_teacher_only_and_as_plain_text():
     t = teacher()
     code = code_of(t)

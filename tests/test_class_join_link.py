@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from lens.classroom.join import is_loopback, link_problems, public_base, valid_base
+from lens.classroom.join import is_loopback, join_first, link_problems, public_base, valid_base
 
 URL = "http://localhost:8501/class"  # st.context.url: what the teacher's browser shows
 
@@ -104,3 +104,9 @@ def test_the_teacher_is_told_of_an_ignored_setting_and_of_a_loopback_link():
     assert link_problems("nope", "http://127.0.0.1:8501") == ("public_url_ignored",
                                                               "link_loopback")
     assert link_problems("http://10.0.0.5:8501", "http://10.0.0.5:8501") == ()
+
+
+@pytest.mark.parametrize("params, first", [({"class": "ABCD2345"}, True), ({"class": " "}, False),
+                                           ({}, False), ({"lang": "zh"}, False)])
+def test_the_join_form_comes_first_from_a_join_link(params, first):
+    assert join_first(params) is first

@@ -26,6 +26,7 @@ import qrcode
 import streamlit as st
 from PIL import Image
 from sqlalchemy.exc import SQLAlchemyError
+from streamlit.delta_generator import DeltaGenerator
 
 from ..i18n import Texts
 from ..keys import CLASS_CODE_INPUT, CLASS_JOIN_ERROR, CLASS_NICK_INPUT
@@ -153,12 +154,33 @@ def qr_png(text: str) -> bytes:
 
 
 def start_or_join(ctx: PageContext) -> None:
-    """Start a class (the teacher) or join one (a student): the class page for nobody yet."""
+    """Start a class (the teacher) or join one (a student): the class page for nobody yet.
+    Opened from a join link, the join form comes first: on a phone the columns stack, and a
+    student would otherwise find "Start a class" on top and the form below the fold."""
     t = Texts(ctx.lang, OWNER)
     if store_error():
         st.error(t("store_down", why=store_error()))
-    left, right = st.columns(2, gap="large")
-    with left.container(border=True, key="class_start"):
+    first, second = st.columns(2, gap="large")
+    if join_first(st.query_params):
+        join_form(ctx, t, first)
+        start_form(ctx, t, second)
+    else:
+        start_form(ctx, t, first)
+        join_form(ctx, t, second)
+    error = st.session_state.get(CLASS_JOIN_ERROR)
+    if error:
+        st.error(error)
+
+
+def join_first(params: Mapping[str, str]) -> bool:
+    """Whether the page was opened from a join link (`?class=CODE`): the join form first."""
+    return bool(str(params.get(CLASS_PARAM, "")).strip())
+
+
+def start_form(ctx: PageContext, t: Texts, where: DeltaGenerator) -> None:
+    """The "Start a class" form, in `where`: this session becomes the teacher of a class on
+    its settings."""
+    with where.container(border=True, key="class_start"):
         st.subheader(t("start_title"))
         st.markdown(t("start_text"))
         upload = ctx.settings.source == "upload"
@@ -166,7 +188,12 @@ def start_or_join(ctx: PageContext) -> None:
             st.warning(t("no_upload"))
         st.button(t("start_button"), type="primary", key="class_start_button",
                   disabled=upload, on_click=start, args=(ctx.settings,))
-    with right.container(border=True, key="class_join"):
+
+
+def join_form(ctx: PageContext, t: Texts, where: DeltaGenerator) -> None:
+    """The "Join a class" form, in `where`: the code (the join link's, when opened from
+    one) and a nickname."""
+    with where.container(border=True, key="class_join"):
         st.subheader(t("join_title"))
         st.markdown(t("join_text"))
         if CLASS_CODE_INPUT not in st.session_state:
@@ -176,9 +203,6 @@ def start_or_join(ctx: PageContext) -> None:
                       help=t("nickname_help"))
         st.button(t("join_button"), type="primary", key="class_join_button", on_click=join_class,
                   args=(ctx.lang,))
-    error = st.session_state.get(CLASS_JOIN_ERROR)
-    if error:
-        st.error(error)
 
 
 def start(settings: Settings) -> None:
