@@ -73,6 +73,7 @@ CLASS_NICK_INPUT = "class_nickname_input"
 CLASS_SEEN = "_class_seen"  # the class's settings and tasks as this session's last run saw them
 CLASS_FOLLOWED = "_class_followed"  # the class's step this session last followed
 CLASS_SENT = "_class_sent"  # (task, key) -> the message of the last send (refused: why)
+CLASS_ENDED = "_class_ended"  # this session's class ended while it was a student: said once
 
 # the sidebar's "Download a model" (lens.hub_ui)
 HUB_OPEN = "hub_open"  # the expander stays open across reruns once opened

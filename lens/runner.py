@@ -54,6 +54,7 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
             ctx.withheld = student.ask(ctx, ctx.student)
             student.follow(ctx.student.code, info.id, ctx.lang)
         else:
+            student.ended_notice(ctx.lang)  # a class this session was in ended: said once
             if info.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
                 course.choose(ctx)
             if ctx.settings.lesson:  # the task cards, then the page without what they withhold

@@ -279,6 +279,22 @@ def test_an_ended_class_ends_every_membership():
     assert MEMBER not in s.session_state and not s.exception
 
 
+def test_a_student_of_an_ended_class_is_told_once():
+    t = teacher()
+    s = student(code_of(t), lang="zh")
+    t.checkbox(key="class_end_sure").check().run()
+    t.button(key="class_end").click().run()
+    notice = translate("class_ended", "zh", "class")
+    assert notice not in [i.value for i in t.info]  # the teacher ended it: no notice
+    s.run()  # the follower's look finds the class gone: the page runs again
+    assert MEMBER not in s.session_state and not s.exception
+    assert [i.value for i in s.info].count(notice) == 1
+    s.run()
+    assert notice not in [i.value for i in s.info]  # said once
+    open_page(s, "multihead")
+    assert notice not in [i.value for i in s.info]
+
+
 def test_the_class_page_in_chinese():
     t = teacher(lang="zh")
     assert translate("students_count", "zh", "class", n=0) in [f"{v}".strip("*")

@@ -27,7 +27,7 @@ from typing import Literal
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..keys import CLASS_MEMBER, CLASS_STATE, CLASS_STORE_ERROR
+from ..keys import CLASS_ENDED, CLASS_MEMBER, CLASS_STATE, CLASS_STORE_ERROR
 from .rules import CLASS_HOURS, normal_code
 from .store import Store
 
@@ -77,7 +77,8 @@ def client_from(forwarded: object, address: object, behind_proxy: bool) -> str:
 def current(store: Store | None = None) -> Member | None:
     """This session's membership: kept in the session once known, else from the link (a
     teacher key is read once and removed from it; a student token stays), else the teacher's
-    cookie. A class that ended (or expired) ends the membership."""
+    cookie. A class that ended (or expired) ends the membership; a student's page then says
+    so once (`CLASS_ENDED`, `student.ended_notice`)."""
     state = st.session_state
     member = state.get(CLASS_MEMBER)
     state.pop(CLASS_STATE, None)
@@ -91,6 +92,8 @@ def current(store: Store | None = None) -> Member | None:
             member = _from_link(store) or _from_cookie(store)
         seen = store.state(member.code) if member is not None else None
         if seen is None:
+            if member is not None and not member.teacher:
+                state[CLASS_ENDED] = True  # the student's next page says so, once
             member = None  # the class is over
         else:
             state[CLASS_STATE] = seen  # this run's look at the class: `class_state()`

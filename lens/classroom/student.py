@@ -25,7 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from encoder_core import EncoderConfig
 
 from ..i18n import Texts
-from ..keys import CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
+from ..keys import CLASS_ENDED, CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
 from ..lesson.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
 from ..lesson.tasks import fixed_now, judge, task_texts
 from ..settings import Settings
@@ -188,6 +188,14 @@ def caption(ctx: PageContext, member: Member) -> None:
     """The header's line for a student: in which class, and that its settings are locked."""
     t = Texts(ctx.lang, OWNER)
     st.caption(t("student_caption", code=member.code))
+
+
+def ended_notice(lang: str) -> None:
+    """Once, on the first page after the class this session was a student of ended (the
+    teacher ended it, or it expired): said, so that the pages turning into a learner's own
+    come as no surprise; then never again."""
+    if st.session_state.pop(CLASS_ENDED, False):
+        st.info(Texts(lang, OWNER)("class_ended"))
 
 
 def remember(class_state: dict | None) -> None:
