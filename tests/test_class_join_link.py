@@ -5,9 +5,20 @@ ignored setting, a loopback address no student's device can open)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from lens.classroom.join import is_loopback, join_first, link_problems, public_base, valid_base
+from lens.classroom.join import (
+    PUBLIC_URL_ENV,
+    is_loopback,
+    join_first,
+    link_problems,
+    public_base,
+    valid_base,
+)
+from lens.classroom.member import PROXY_ENV
 
 URL = "http://localhost:8501/class"  # st.context.url: what the teacher's browser shows
 
@@ -110,3 +121,18 @@ def test_the_teacher_is_told_of_an_ignored_setting_and_of_a_loopback_link():
                                            ({}, False), ({"lang": "zh"}, False)])
 def test_the_join_form_comes_first_from_a_join_link(params, first):
     assert join_first(params) is first
+
+
+def test_the_docs_name_the_join_links_settings_and_link_to_their_section():
+    """docs/classroom.md says where the join link's address comes from and points at the
+    section of docs/deployment.md that says how to set it (a renamed variable breaks this)."""
+    root = Path(__file__).resolve().parent.parent / "docs"
+    classroom = (root / "classroom.md").read_text(encoding="utf-8")
+    deployment = (root / "deployment.md").read_text(encoding="utf-8")
+    for doc in (classroom, deployment):
+        assert PUBLIC_URL_ENV in doc and PROXY_ENV in doc
+    anchors = re.findall(r"\(deployment\.md#([a-z0-9-]+)\)", classroom)
+    headings = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-")
+                for h in re.findall(r"^#+ (.+)$", deployment, flags=re.M)}
+    assert anchors and set(anchors) <= headings
+    assert "CLASS_ENDED" in classroom and "join_first" in classroom
