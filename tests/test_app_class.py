@@ -11,7 +11,7 @@ import pytest
 import streamlit as st
 
 from lens.classroom import member as member_module
-from lens.classroom.join import PUBLIC_URL_ENV
+from lens.classroom.join import PUBLIC_URL_ENV, lan_address, lan_suggestion
 from lens.classroom.member import STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
 from lens.classroom.rules import MAX_WRONG
 from lens.classroom.store import URL_ENV, Store
@@ -89,7 +89,8 @@ def test_a_teacher_starts_a_class_and_a_student_joins_by_its_link():
 
 def loopback_warning() -> str:
     return translate("link_loopback", "en", "class", base="http://localhost:8501",
-                     env=PUBLIC_URL_ENV)
+                     env=PUBLIC_URL_ENV, lan=lan_suggestion("http://localhost:8501",
+                                                            lan_address()))
 
 
 def test_the_teacher_is_warned_when_the_link_is_a_loopback_address(monkeypatch):
@@ -112,7 +113,8 @@ def test_an_invalid_public_url_is_ignored_and_said(monkeypatch):
     ignored = translate("public_url_ignored", "zh", "class", env=PUBLIC_URL_ENV,
                         url="lens.school.example")
     loopback = translate("link_loopback", "zh", "class", env=PUBLIC_URL_ENV,
-                         base="http://localhost:8501")
+                         base="http://localhost:8501",
+                         lan=lan_suggestion("http://localhost:8501", lan_address()))
     assert [w.value for w in t.warning] == [ignored, loopback]
     assert any(c.value.startswith("http://localhost:8501/class?") for c in t.code)
 

@@ -14,6 +14,8 @@ from lens.classroom.join import (
     PUBLIC_URL_ENV,
     is_loopback,
     join_first,
+    lan_address,
+    lan_suggestion,
     link_problems,
     public_base,
     valid_base,
@@ -136,3 +138,12 @@ def test_the_docs_name_the_join_links_settings_and_link_to_their_section():
                 for h in re.findall(r"^#+ (.+)$", deployment, flags=re.M)}
     assert anchors and set(anchors) <= headings
     assert "CLASS_ENDED" in classroom and "join_first" in classroom
+
+
+def test_the_loopback_warning_suggests_this_machines_network_address():
+    assert lan_suggestion("http://127.0.0.1:8611", "10.1.2.3") == "http://10.1.2.3:8611"
+    assert lan_suggestion("https://localhost", "10.1.2.3") == "https://10.1.2.3"
+    assert lan_suggestion("http://localhost:8501", None) == "http://192.168.1.20:8501"
+    found = lan_address()  # this machine's: a network address, never a loopback one
+    assert found is None or (re.fullmatch(r"\d+\.\d+\.\d+\.\d+", found)
+                             and not is_loopback(f"http://{found}")), found

@@ -17,6 +17,7 @@ import functools
 import io
 import ipaddress
 import os
+import socket
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -126,6 +127,28 @@ def is_loopback(base: str) -> bool:
         return False
     mapped = getattr(ip, "ipv4_mapped", None)  # ::ffff:127.0.0.1
     return ip.is_loopback or ip.is_unspecified or bool(mapped and mapped.is_loopback)
+
+
+def lan_address() -> str | None:
+    """This machine's address on its network (the source of its default route), or None when
+    it has none but loopback. A UDP socket's connect sends no packet: it only picks a route."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.254.254.254", 9))
+            ip = probe.getsockname()[0]
+    except OSError:
+        return None
+    return None if is_loopback(f"http://{ip}") else ip
+
+
+def lan_suggestion(base: str, lan: str | None) -> str:
+    """The address to open the app by instead of a loopback `base`: this machine's network
+    address `lan` on `base`'s scheme and port; a made-up example when there is none."""
+    if not lan:
+        return "http://192.168.1.20:8501"
+    parts = urlsplit(base)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{lan}{port}"
 
 
 def link_problems(env_url: str | None, base: str) -> tuple[str, ...]:

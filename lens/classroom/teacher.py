@@ -26,7 +26,15 @@ from ..lesson.tasks import Task, task_texts
 from ..steps import PAGES, STEPS, step_number
 from . import view
 from .asking import Asked, asked_on, class_settings, rule_for, same_settings
-from .join import PUBLIC_URL_ENV, join_link, link_base, link_problems, qr_png
+from .join import (
+    PUBLIC_URL_ENV,
+    join_link,
+    lan_address,
+    lan_suggestion,
+    link_base,
+    link_problems,
+    qr_png,
+)
 from .member import Member, become, brief, keep_teacher, shared_store, store_error
 from .member import class_state as member_class_state
 from .rules import RefusedError
@@ -104,7 +112,8 @@ def joining(ctx: PageContext, member: Member) -> None:
         st.code(link, language=None, wrap_lines=True)
         env_url = os.environ.get(PUBLIC_URL_ENV)
         for problem in link_problems(env_url, base):  # said to the teacher, under the link
-            st.warning(t(problem, env=PUBLIC_URL_ENV, url=env_url or "", base=base))
+            st.warning(t(problem, env=PUBLIC_URL_ENV, url=env_url or "", base=base,
+                         lan=lan_suggestion(base, lan_address())))
         st.caption(t("teacher_kept"))
     right.image(qr_png(link), caption=t("qr_caption"), width=260, output_format="PNG")
 
