@@ -716,6 +716,17 @@ def test_long_titles_wrap_or_are_cut_short_but_never_shrink_under_10_pt(monkeypa
     assert "".join(lines).replace(" ", "") == "查询图像块的注意力权重ofeveryhead"
 
 
+def test_a_text_a_little_too_long_is_drawn_smaller_whole_not_cut():
+    """11 and 10.5 pt are both drawn 15 px high: a title 0.2 px too long at 11 pt is drawn at
+    10 pt whole, not cut short at 10.5 (the PCA colour picture's 中文 title was, on every
+    page: "…（110 个图像…")."""
+    title = "前景的第 1、2、3 主成分画成红、绿、蓝（110 个图像块）"
+    fit = lettering.text_width(title, 11) - 0.1
+    assert lettering.text_width(title, 10) <= fit
+    text, pt = lettering.fitted(title, 11, fit)
+    assert text == title and 10 <= pt < 11 and lettering.text_width(text, pt) <= fit
+
+
 @pytest.mark.parametrize("patch_size, every", [(16, 1), (14, 2), (56, 1)])
 def test_patch_numbers_are_10_pt_or_more_every_one_or_a_chequerboard(patch_size, every):
     image = RNG.random((224, 224, 1)).astype(np.float32)

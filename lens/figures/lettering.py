@@ -110,6 +110,10 @@ def fitted(text: str, pt: float, fit: float | None = None) -> tuple[str, float]:
     if fit is None or _length(text, pt) <= fit:
         return text, pt
     smaller = min(pt, max(MIN_PT, math.floor(pt * fit / _length(text, pt) * 2) / 2))
+    # glyphs are drawn at whole pixels: a half point less may be the same pixel size (11 and
+    # 10.5 pt are both 15 px), so step down until it fits or MIN_PT is reached
+    while smaller > MIN_PT and _length(text, smaller) > fit:
+        smaller = max(MIN_PT, smaller - 0.5)
     if _length(text, smaller) <= fit:
         return text, smaller
     cut = text
