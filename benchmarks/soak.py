@@ -374,7 +374,8 @@ async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Pat
     lost, stored_rows = [], 0
     for s in students:
         mine = store.answers_of(code, s.token)
-        row = next((v for (task, _), v in mine.items() if task == TASK), None)
+        row = next((v for (task, _, vote), v in mine.items() if task == TASK and vote == 1),
+                   None)
         stored_rows += row is not None
         got = int(row[0]) if isinstance(row, list) and row else None
         last_ack = s.acked[-1][0] if s.acked else None

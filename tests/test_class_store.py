@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import and_, select
+from sqlalchemy import Column, Float, MetaData, String, Table, Text, and_, inspect, select
 
 from lens.classroom.database import answers, students
 from lens.classroom.rules import (
@@ -95,14 +95,15 @@ def test_a_task_keeps_the_teachers_layer_head_and_query_and_a_student_their_answ
     store.answer(code, a, "positional.similar", "s1", 7)
     store.answer(code, a, "scores.shape", "s1", [196, 64])
     store.answer(code, b, "positional.similar", "s1", 8)
-    assert store.answers_of(code, a) == {("positional.similar", "s1"): 7,
-                                         ("scores.shape", "s1"): [196.0, 64.0]}
+    assert store.answers_of(code, a) == {("positional.similar", "s1", 1): 7,
+                                         ("scores.shape", "s1", 1): [196.0, 64.0]}
     assert store.answers_of(code, "nobody") == {}
 
 
 @pytest.mark.parametrize("act, reason", [
     (lambda s, c, k, t: s.answer(c, t, "positional.similar", "s1", -1), "bad_answer"),
     (lambda s, c, k, t: s.answer(c, "nobody", "positional.similar", "s1", 1), "not_student"),
+    (lambda s, c, k, t: s.answer(c, t, "positional.similar", "s1", 1, vote=3), "bad_answer"),
     (lambda s, c, k, t: s.answer(c, t, "qkv.d_head", "s1", [64]), "no_task"),
     (lambda s, c, k, t: s.move(c, k + "x", "qkv"), "not_teacher"),
     (lambda s, c, k, t: s.join("NOSUCHCL", "c9"), "no_class"),
@@ -192,7 +193,7 @@ def test_answers_for_what_is_not_open_or_from_no_student_are_refused(store):
         with pytest.raises(RefusedError):
             store.answer(c, t, task, key_, 3)
     store.reveal(code, key, "positional.similar", "s1")
-    with pytest.raises(RefusedError, match="no longer open"):
+    with pytest.raises(RefusedError, match="vote 1 of this task is not open"):
         store.answer(code, token, "positional.similar", "s1", 3)
     assert store.answers_to(code, "positional.similar", "s1") == []
 
@@ -242,6 +243,40 @@ def test_classes_expire_and_are_deleted_with_their_answers(store):
     assert not store.is_student(code, token)
     with pytest.raises(RefusedError):
         store.join(code, "c", now=start + CLASS_HOURS * 3600 + 2)
+
+
+def test_a_database_from_before_the_two_votes_keeps_its_answers_as_vote_1(url):
+    """An `answers` table without `vote` (as every file was before): a store that opens it
+    adds the column, in the primary key, every answer vote 1."""
+    store = Store(url)
+    code, key = new_class(store)
+    token = store.join(code, "c")
+    store.close()
+    old = MetaData()
+    before = Table("answers", old, *(Column(n, String(64), primary_key=True)
+                                     for n in ("code", "task", "settings_key", "token")),
+                   Column("value", Text, nullable=False), Column("at", Float, nullable=False))
+    store = Store(url)
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE answers")
+        before.create(conn)
+        conn.execute(before.insert().values(code=code, task="positional.similar",
+                                            settings_key="s1", token=token, value="42", at=1.0))
+    store.close()
+    store = Store(url)  # migrates
+    try:
+        with store.engine.connect() as conn:
+            pkey = inspect(conn).get_pk_constraint("answers")["constrained_columns"]
+        assert sorted(pkey) == sorted(["code", "task", "settings_key", "token", "vote"])
+        assert store.answers_to(code, "positional.similar", "s1") == [42]
+        assert store.answers_of(code, token) == {("positional.similar", "s1", 1): 42}
+        store.answer(code, token, "positional.similar", "s1", 43)  # the new table takes answers
+        assert store.answers_to(code, "positional.similar", "s1", vote=1) == [43]
+        again = Store(url)  # a second opening finds nothing to migrate
+        assert again.answers_to(code, "positional.similar", "s1") == [43]
+        again.close()
+    finally:
+        store.close()
 
 
 def test_join_codes_read_as_typed():

@@ -1,5 +1,5 @@
-"""The live class's database: its five tables and an engine that opens it, by SQLAlchemy Core,
-one code path for both backends.
+"""The live class's database: its tables, an engine that opens it and the migration of a file
+from before, by SQLAlchemy Core, one code path for both backends.
 
 - SQLite by default (a file in the data folder every replica on one machine opens): WAL, a busy
   timeout, `BEGIN IMMEDIATE` for every transaction that writes (a writer never upgrades a read
@@ -8,14 +8,29 @@ one code path for both backends.
 - PostgreSQL for several machines, named by a URL (`postgresql+psycopg://…`).
 
 A class (`classes`: its join code, the hash of its teacher key, its settings and step) has
-students (`students`), tasks opened under given settings (`tasks`) and one answer per student
-per task and settings (`answers`); wrong join codes are counted per client (`wrong_codes`).
+students (`students`), tasks opened under given settings (`tasks`, each in a state of the
+peer-instruction cycle: `rules.TASK_STATES`) and one answer per student per task, settings and
+vote (`answers`: vote 1, then vote 2 after the discussion); wrong join codes are counted per
+client (`wrong_codes`). A file from before the two votes is migrated when a store opens it
+(`migrate`: its answers become vote 1).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy import (
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    inspect,
+    text,
+)
+from sqlalchemy.engine import Connection, Engine
 
 from .rules import MAX_NICKNAME
 
@@ -45,7 +60,7 @@ tasks = Table(
     Column("settings_key", String(64), primary_key=True),  # answers never mix two settings
     Column("rule", Text, nullable=False),  # what an answer may be (`Rule`), JSON
     Column("fixed", Text, nullable=False),  # the teacher's layer, head and query, JSON
-    Column("state", String(8), nullable=False),  # open, revealed, closed
+    Column("state", String(8), nullable=False),  # open, discuss, vote2, revealed, closed
     Column("opened", Float, nullable=False),
 )
 answers = Table(
@@ -54,6 +69,8 @@ answers = Table(
     Column("task", String(64), primary_key=True),
     Column("settings_key", String(64), primary_key=True),
     Column("token", String(64), primary_key=True),
+    Column("vote", Integer, primary_key=True, autoincrement=False,
+           server_default=text("1")),  # 1 or 2 (peer instruction: before, after discussing)
     Column("value", Text, nullable=False),  # JSON
     Column("at", Float, nullable=False),
 )
@@ -88,3 +105,37 @@ def make_engine(url: str) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE")  # a write: the lock at once, no deadlock
 
     return engine
+
+
+def migrate(engine: Engine) -> None:
+    """Bring a database from before the two votes up to date: `answers` gets its `vote`
+    column, in its primary key, every answer so far vote 1. Checked without a lock first (the
+    usual case: nothing to do); then again under the table's lock, so that replicas opening
+    the same file or server at once migrate it once."""
+    with engine.connect().execution_options(**{READ_OPTION: True}) as conn:
+        if _has_vote(conn):
+            return
+    with engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, the database's write lock
+        postgres = conn.dialect.name == "postgresql"
+        if postgres:
+            conn.exec_driver_sql("LOCK TABLE answers IN ACCESS EXCLUSIVE MODE")
+        if _has_vote(conn):
+            return
+        if postgres:
+            pkey = inspect(conn).get_pk_constraint("answers")["name"]
+            conn.exec_driver_sql("ALTER TABLE answers ADD COLUMN vote INTEGER NOT NULL DEFAULT 1")
+            conn.exec_driver_sql(f'ALTER TABLE answers DROP CONSTRAINT "{pkey}"')
+            conn.exec_driver_sql("ALTER TABLE answers ADD PRIMARY KEY "
+                                 "(code, task, settings_key, token, vote)")
+            return
+        # SQLite cannot change a primary key: the table is built anew and the rows copied
+        conn.exec_driver_sql("ALTER TABLE answers RENAME TO answers_before_votes")
+        answers.create(conn)
+        conn.exec_driver_sql("INSERT INTO answers (code, task, settings_key, token, vote, value, "
+                             "at) SELECT code, task, settings_key, token, 1, value, at "
+                             "FROM answers_before_votes")
+        conn.exec_driver_sql("DROP TABLE answers_before_votes")
+
+
+def _has_vote(conn: Connection) -> bool:
+    return "vote" in {c["name"] for c in inspect(conn).get_columns("answers")}

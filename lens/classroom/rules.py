@@ -24,6 +24,7 @@ MAX_WRONG = 10  # wrong join codes a client may try …
 WRONG_WINDOW_S = 300.0  # … in this many seconds
 MAX_NICKNAME = 24
 MAX_ANSWER_CHARS = 200  # an answer's JSON
+VOTE_STATES = {1: "open"}  # the task's state in which each vote is taken
 
 
 class RefusedError(Exception):

@@ -13,9 +13,9 @@ are `rules`'):
 - join codes carry 40 bits; wrong codes are counted per client in the store (`MAX_WRONG` in
   `WRONG_WINDOW_S`), and a client over the limit is refused even the right code until its
   window has passed;
-- one answer per student per task and settings, changeable until the task is revealed; an
-  answer of the wrong kind, out of range, over-long, for an unknown, closed or revealed task, or
-  from an unknown student is refused with `RefusedError` and nothing is stored;
+- one answer per student per task, settings and vote, changeable while that vote is open; an
+  answer of the wrong kind, out of range, over-long, for an unknown task or a vote not open,
+  or from an unknown student is refused with `RefusedError` and nothing is stored;
 - an answer is committed before `answer` returns (what the student is then told was sent is
   in the store);
 - a class expires (`CLASS_HOURS`) and is deleted with its students, tasks and answers.
@@ -42,6 +42,7 @@ from .database import (
     classes,
     make_engine,
     metadata,
+    migrate,
     students,
     tasks,
     wrong_codes,
@@ -51,6 +52,7 @@ from .rules import (
     MAX_ANSWER_CHARS,
     MAX_NICKNAME,
     MAX_WRONG,
+    VOTE_STATES,
     WRONG_WINDOW_S,
     RateLimitedError,
     RefusedError,
@@ -84,6 +86,7 @@ class Store:
         self.url = url or default_url()
         self.engine = make_engine(self.url)
         metadata.create_all(self.engine)
+        migrate(self.engine)  # a file from before the two votes
 
     def close(self) -> None:
         self.engine.dispose()
@@ -215,27 +218,31 @@ class Store:
                 students.c.code == code, students.c.token == token))).first() is not None
 
     def answer(self, code: str, token: str, task: str, settings_key: str, value: object,
-               now: float | None = None) -> None:
-        """Store a student's answer (replacing an earlier one) once it is committed; RefusedError
-        when it may not be stored."""
+               now: float | None = None, vote: int = 1) -> None:
+        """Store a student's answer to `vote` (replacing an earlier one to the same vote) once
+        it is committed; RefusedError when it may not be stored: that vote is not open, …"""
         now = time.time() if now is None else now
+        if vote not in VOTE_STATES:
+            raise RefusedError(f"there is no vote {vote!r}", "bad_answer")
         with self.engine.begin() as conn:
             if conn.execute(select(students.c.token).where(and_(
                     students.c.code == code, students.c.token == token))).first() is None:
                 raise RefusedError("not a student of this class", "not_student")
             row = conn.execute(select(tasks.c.rule, tasks.c.state).where(and_(
                 tasks.c.code == code, tasks.c.task == task,
-                tasks.c.settings_key == settings_key))).first()
+                tasks.c.settings_key == settings_key))
+                .with_for_update(read=True)).first()  # PostgreSQL: no state change meanwhile
             if row is None:
                 raise RefusedError("no such task in this class", "no_task")
-            if row.state != "open":
-                raise RefusedError("this task is no longer open", "closed")
+            if row.state != VOTE_STATES[vote]:
+                raise RefusedError(f"vote {vote} of this task is not open (the task is "
+                                   f"{row.state})", "closed")
             text = json.dumps(Rule.from_json(row.rule).check(value))
             if len(text) > MAX_ANSWER_CHARS:
                 raise RefusedError("the answer is too long", "too_long")
             self._upsert(answers, {"code": code, "task": task, "settings_key": settings_key,
-                                   "token": token, "value": text, "at": now},
-                         ("code", "task", "settings_key", "token"), conn)
+                                   "token": token, "vote": vote, "value": text, "at": now},
+                         ("code", "task", "settings_key", "token", "vote"), conn)
 
     # --- what the class sees ----------------------------------------------------------------
     def state(self, code: str) -> dict | None:
@@ -252,22 +259,24 @@ class Store:
                 "tasks": {(r.task, r.settings_key): r.state for r in rows},
                 "fixed": {(r.task, r.settings_key): tuple(json.loads(r.fixed)) for r in rows}}
 
-    def answers_to(self, code: str, task: str, settings_key: str) -> list[object]:
-        """Every answer to a task under these settings (no student named)."""
+    def answers_to(self, code: str, task: str, settings_key: str,
+                   vote: int = 1) -> list[object]:
+        """Every answer to one vote of a task under these settings (no student named)."""
         with self._reading() as conn:
             rows = conn.execute(select(answers.c.value).where(and_(
                 answers.c.code == code, answers.c.task == task,
-                answers.c.settings_key == settings_key))).all()
+                answers.c.settings_key == settings_key, answers.c.vote == vote))).all()
         return [json.loads(r.value) for r in rows]
 
-    def answers_of(self, code: str, token: str) -> dict[tuple[str, str], object]:
-        """One student's own answers: (task, settings key) -> value (a student who reloads
-        sees what they sent)."""
+    def answers_of(self, code: str, token: str) -> dict[tuple[str, str, int], object]:
+        """One student's own answers, both votes: (task, settings key, vote) -> value (a
+        student who reloads sees what they sent)."""
         with self._reading() as conn:
-            rows = conn.execute(select(answers.c.task, answers.c.settings_key, answers.c.value)
+            rows = conn.execute(select(answers.c.task, answers.c.settings_key, answers.c.vote,
+                                       answers.c.value)
                                 .where(and_(answers.c.code == code,
                                             answers.c.token == token))).all()
-        return {(r.task, r.settings_key): json.loads(r.value) for r in rows}
+        return {(r.task, r.settings_key, r.vote): json.loads(r.value) for r in rows}
 
     def nicknames(self, code: str, key: str) -> list[str]:
         """The students' nicknames, for the teacher only."""

@@ -90,12 +90,13 @@ def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
     asked = asked_on(ctx, ctx.id, seen or {"tasks": {}, "fixed": {}})
     for n, a in enumerate(asked, 1):
         with st.container(border=a.state != "revealed", key=f"class_card_{a.task.text_id}"):
-            if a.state == "revealed":
-                revealed(ctx, member, a, mine.get((a.spec.id, a.key)))
+            if a.state == "revealed":  # the later vote's answer when there are two
+                revealed(ctx, member, a, mine.get((a.spec.id, a.key, 2),
+                                                  mine.get((a.spec.id, a.key, 1))))
                 continue
             withheld.update(a.task.withholds)
-            if a.state == "open":
-                answer_card(ctx, member, a, n, len(asked), mine.get((a.spec.id, a.key)))
+            if a.state == "open":  # vote 1
+                answer_card(ctx, member, a, n, len(asked), mine.get((a.spec.id, a.key, 1)))
             else:
                 st.markdown(f"**{t('waiting_title', k=n, n=len(asked))}**")
                 st.caption(t("waiting"))
