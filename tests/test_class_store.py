@@ -143,6 +143,10 @@ def test_teacher_actions_need_the_teacher_key(store):
             store.nicknames(code, wrong)
         with pytest.raises(RefusedError):
             store.open_task(code, wrong, "scores.shape", "s1", Rule("number", parts=2))
+        for act in (store.close_vote, store.open_vote2, store.ask_again):
+            with pytest.raises(RefusedError) as err:
+                act(code, wrong, "positional.similar", "s1")
+            assert err.value.reason == "not_teacher"
     assert store.state(code)["step"] == "scores"
     assert store.state(code)["tasks"] == {("positional.similar", "s1"): "open"}
     with pytest.raises(RefusedError):
@@ -223,6 +227,113 @@ def test_new_settings_close_the_open_tasks_and_keep_their_answers_apart(store):
     store.answer(code, token, "positional.similar", "s2", 9)
     assert store.answers_to(code, "positional.similar", "s1") == [3]
     assert store.answers_to(code, "positional.similar", "s2") == [9]
+
+
+# --- peer instruction: two votes ---------------------------------------------------------------
+
+T = ("positional.similar", "s1")
+
+
+def refused(act, *args, **kw) -> str:  # noqa: ANN001
+    with pytest.raises(RefusedError) as err:
+        act(*args, **kw)
+    return err.value.reason
+
+
+def test_each_vote_is_taken_only_while_it_is_open_and_both_are_kept(store):
+    code, key = new_class(store)
+    a, b = store.join(code, "c1"), store.join(code, "c2")
+
+    def state() -> str:
+        return store.state(code)["tasks"][T]
+
+    assert state() == "open"  # vote 1
+    store.answer(code, a, *T, 3)
+    store.answer(code, a, *T, 4)  # changed while open: one answer per vote
+    assert refused(store.answer, code, a, *T, 5, vote=2) == "closed"  # vote 2 not yet open
+    store.close_vote(code, key, *T)
+    assert state() == "discuss"
+    assert refused(store.answer, code, a, *T, 5) == "closed"  # vote 1 is over
+    assert refused(store.answer, code, b, *T, 5) == "closed"  # also for one who did not vote
+    assert refused(store.answer, code, a, *T, 5, vote=2) == "closed"  # discussing
+    store.open_vote2(code, key, *T)
+    assert state() == "vote2"
+    assert refused(store.answer, code, a, *T, 5) == "closed"  # vote 1 stays as it was
+    store.answer(code, a, *T, 6, vote=2)
+    store.answer(code, a, *T, 7, vote=2)
+    store.answer(code, b, *T, 8, vote=2)  # vote 2 without vote 1: taken
+    store.reveal(code, key, *T)
+    assert state() == "revealed"
+    assert refused(store.answer, code, a, *T, 9, vote=2) == "closed"
+    assert store.answers_to(code, *T) == [4]
+    assert sorted(store.answers_to(code, *T, vote=2)) == [7, 8]
+    assert store.answers_of(code, a) == {(*T, 1): 4, (*T, 2): 7}
+    assert store.answers_of(code, b) == {(*T, 2): 8}
+
+
+def test_the_teacher_may_skip_the_discussion_a_single_vote(store):
+    code, key = new_class(store)
+    a = store.join(code, "c1")
+    store.answer(code, a, *T, 3)
+    store.reveal(code, key, *T)  # straight from vote 1
+    assert store.state(code)["tasks"][T] == "revealed"
+    assert store.answers_to(code, *T) == [3] and store.answers_to(code, *T, vote=2) == []
+    store.reveal(code, key, *T)  # twice (two of the teacher's tabs): no harm
+
+
+def test_the_teacher_may_reveal_from_the_discussion(store):
+    code, key = new_class(store)
+    store.answer(code, store.join(code, "c1"), *T, 3)
+    store.close_vote(code, key, *T)
+    store.reveal(code, key, *T)
+    assert store.state(code)["tasks"][T] == "revealed"
+
+
+def test_a_revealed_task_asked_again_starts_afresh_at_vote_1(store):
+    code, key = new_class(store)
+    a = store.join(code, "c1")
+    store.answer(code, a, *T, 3)
+    store.close_vote(code, key, *T)
+    store.open_vote2(code, key, *T)
+    store.answer(code, a, *T, 4, vote=2)
+    store.reveal(code, key, *T)
+    store.ask_again(code, key, *T)
+    assert store.state(code)["tasks"][T] == "open"
+    assert store.answers_to(code, *T) == [] and store.answers_to(code, *T, vote=2) == []
+    assert store.answers_of(code, a) == {}
+    store.answer(code, a, *T, 5)
+    assert store.answers_to(code, *T) == [5]
+    assert refused(store.ask_again, code, key, *T) == "wrong_state"  # a second press: no loss
+    assert store.answers_to(code, *T) == [5]
+
+
+def test_a_teacher_action_the_tasks_state_does_not_allow_is_refused(store):
+    code, key = new_class(store)
+    assert refused(store.open_vote2, code, key, *T) == "wrong_state"  # no discussion yet
+    assert refused(store.ask_again, code, key, *T) == "wrong_state"  # not revealed
+    assert refused(store.close_vote, code, key, "scores.shape", "s1") == "no_task"
+    store.close_vote(code, key, *T)
+    assert refused(store.close_vote, code, key, *T) == "wrong_state"
+    assert refused(store.open_task, code, key, *T, PATCH) == "wrong_state"  # would mix votes
+    store.open_vote2(code, key, *T)
+    assert refused(store.open_task, code, key, *T, PATCH) == "wrong_state"
+    store.reveal(code, key, *T)
+    assert refused(store.open_task, code, key, *T, PATCH) == "wrong_state"  # ask_again does it
+    assert refused(store.close_vote, code, key, *T) == "wrong_state"
+    assert store.state(code)["tasks"][T] == "revealed"
+
+
+@pytest.mark.parametrize("stage", ["open", "discuss", "vote2"])
+def test_new_settings_close_a_task_at_any_stage_of_its_asking(store, stage):
+    code, key = new_class(store)
+    if stage != "open":
+        store.close_vote(code, key, *T)
+    if stage == "vote2":
+        store.open_vote2(code, key, *T)
+    store.change_settings(code, key, {"lesson": "1", "d_model": "256"})
+    assert store.state(code)["tasks"][T] == "closed"
+    store.open_task(code, key, *T, PATCH)  # the old settings back: vote 1 again
+    assert store.state(code)["tasks"][T] == "open"
 
 
 def test_a_nickname_is_cut_to_24_characters(store):

@@ -24,13 +24,27 @@ MAX_WRONG = 10  # wrong join codes a client may try …
 WRONG_WINDOW_S = 300.0  # … in this many seconds
 MAX_NICKNAME = 24
 MAX_ANSWER_CHARS = 200  # an answer's JSON
-VOTE_STATES = {1: "open"}  # the task's state in which each vote is taken
+# A task's states, the peer-instruction cycle (Mazur): vote 1 ("open", the name it always had)
+# → "discuss" (vote 1 closed, no answer taken) → "vote2" (a student's vote 1 stays as it was)
+# → "revealed". The teacher may reveal straight after vote 1 (a single vote) and ask a revealed
+# task again (vote 1 afresh, the task's answers deleted). "closed": the class's settings
+# changed while it was asked (its answers stay under the old settings).
+TASK_STATES = ("open", "discuss", "vote2", "revealed", "closed")
+VOTE_STATES = {1: "open", 2: "vote2"}  # the task's state in which each vote is taken
+OPENABLE = ("open", "closed")  # `open_task` starts vote 1 from these (or a task not asked yet)
+MOVES = {  # a teacher's action on a task: (the states it may come from, the state it leads to)
+    "close_vote": (("open",), "discuss"),
+    "open_vote2": (("discuss",), "vote2"),
+    "reveal": (("open", "discuss", "vote2", "revealed"), "revealed"),
+    "ask_again": (("revealed",), "open"),
+}
 
 
 class RefusedError(Exception):
     """What was asked is not allowed; its message says why, `reason` names it for the page to
     say in the asker's language: bad_answer, not_teacher, no_task, no_class, not_student,
-    closed, too_long, rate_limited."""
+    closed (that vote is not open), too_long, rate_limited, wrong_state (a teacher's action
+    the task's state does not allow: `MOVES`)."""
 
     def __init__(self, message: str, reason: str = "bad_answer") -> None:
         super().__init__(message)

@@ -13,6 +13,8 @@ are `rules`'):
 - join codes carry 40 bits; wrong codes are counted per client in the store (`MAX_WRONG` in
   `WRONG_WINDOW_S`), and a client over the limit is refused even the right code until its
   window has passed;
+- a task goes through the peer-instruction cycle (`rules.TASK_STATES`): vote 1, discussion,
+  vote 2, revealed; each teacher action only from the states it may come from (`rules.MOVES`);
 - one answer per student per task, settings and vote, changeable while that vote is open; an
   answer of the wrong kind, out of range, over-long, for an unknown task or a vote not open,
   or from an unknown student is refused with `RefusedError` and nothing is stored;
@@ -35,6 +37,7 @@ from pathlib import Path
 from sqlalchemy import Table, and_, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import ColumnElement
 
 from .database import (
     READ_OPTION,
@@ -52,6 +55,8 @@ from .rules import (
     MAX_ANSWER_CHARS,
     MAX_NICKNAME,
     MAX_WRONG,
+    MOVES,
+    OPENABLE,
     VOTE_STATES,
     WRONG_WINDOW_S,
     RateLimitedError,
@@ -141,37 +146,81 @@ class Store:
             conn.execute(update(classes).where(classes.c.code == code).values(step=step))
 
     def change_settings(self, code: str, key: str, settings: Mapping[str, str]) -> None:
-        """New settings for the class; its open tasks close (their answers were given for the
-        old settings and stay under them)."""
+        """New settings for the class; its tasks being asked (a vote open, or in discussion)
+        close (their answers were given for the old settings and stay under them)."""
         with self.engine.begin() as conn:
             self._teacher(conn, code, key)
             conn.execute(update(classes).where(classes.c.code == code)
                          .values(settings=json.dumps(dict(settings))))
-            conn.execute(update(tasks).where(and_(tasks.c.code == code,
-                                                  tasks.c.state == "open"))
-                         .values(state="closed"))
+            conn.execute(update(tasks).where(and_(
+                tasks.c.code == code, tasks.c.state.in_(("open", "discuss", "vote2"))))
+                .values(state="closed"))
 
     def open_task(self, code: str, key: str, task: str, settings_key: str, rule: Rule,
                   fixed: Sequence[int] = (0, 0, 0), now: float | None = None) -> None:
-        """Open a task for the class's answers, asked with the teacher's `fixed` (layer, head,
-        query): every student is asked exactly the teacher's question."""
+        """Open a task for the class's answers — vote 1 — asked with the teacher's `fixed`
+        (layer, head, query): every student is asked exactly the teacher's question. A task in
+        discussion, at vote 2 or revealed is refused (`wrong_state`: `ask_again` asks a
+        revealed one afresh)."""
         now = time.time() if now is None else now
         with self.engine.begin() as conn:
             self._teacher(conn, code, key)
+            row = conn.execute(select(tasks.c.state).where(self._task(code, task, settings_key))
+                               .with_for_update()).first()
+            if row is not None and row.state not in OPENABLE:
+                raise RefusedError(f"the task is {row.state}: it cannot be opened",
+                                   "wrong_state")
             self._upsert(tasks, {"code": code, "task": task, "settings_key": settings_key,
                                  "rule": rule.to_json(),
                                  "fixed": json.dumps([int(x) for x in fixed]),
                                  "state": "open", "opened": now},
                          ("code", "task", "settings_key"), conn)
 
+    def close_vote(self, code: str, key: str, task: str, settings_key: str) -> None:
+        """Vote 1 ends: the class discusses, no answer is taken."""
+        self._move(code, key, task, settings_key, "close_vote")
+
+    def open_vote2(self, code: str, key: str, task: str, settings_key: str) -> None:
+        """After the discussion, vote 2 (each student's vote 1 stays as it was)."""
+        self._move(code, key, task, settings_key, "open_vote2")
+
     def reveal(self, code: str, key: str, task: str, settings_key: str) -> None:
+        """The answer shown: from vote 1 (no discussion, a single vote), the discussion or
+        vote 2; no answer is taken any more."""
+        self._move(code, key, task, settings_key, "reveal")
+
+    def ask_again(self, code: str, key: str, task: str, settings_key: str,
+                  now: float | None = None) -> None:
+        """A revealed task asked afresh: vote 1 again, every answer to it (both votes, under
+        these settings) deleted — a new question for the class, counted from nothing."""
+        self._move(code, key, task, settings_key, "ask_again",
+                   time.time() if now is None else now)
+
+    def _move(self, code: str, key: str, task: str, settings_key: str, action: str,
+              now: float | None = None) -> None:
+        """A teacher's action on a task (`MOVES`): from the states it may come from, or
+        RefusedError (`no_task`, `wrong_state`)."""
+        starts, to = MOVES[action]
+        where = self._task(code, task, settings_key)
         with self.engine.begin() as conn:
             self._teacher(conn, code, key)
-            done = conn.execute(update(tasks).where(and_(
-                tasks.c.code == code, tasks.c.task == task,
-                tasks.c.settings_key == settings_key)).values(state="revealed"))
-            if done.rowcount == 0:
+            row = conn.execute(select(tasks.c.state).where(where).with_for_update()).first()
+            if row is None:
                 raise RefusedError("no such task in this class", "no_task")
+            if row.state not in starts:
+                raise RefusedError(f"the task is {row.state}: {action} is not possible",
+                                   "wrong_state")
+            conn.execute(update(tasks).where(where).values(
+                state=to, **({} if now is None else {"opened": now})))
+            if action == "ask_again":
+                conn.execute(delete(answers).where(and_(
+                    answers.c.code == code, answers.c.task == task,
+                    answers.c.settings_key == settings_key)))
+
+    @staticmethod
+    def _task(code: str, task: str, settings_key: str) -> ColumnElement[bool]:
+        return and_(tasks.c.code == code, tasks.c.task == task,
+                    tasks.c.settings_key == settings_key)
 
     def end_class(self, code: str, key: str) -> None:
         with self.engine.begin() as conn:
@@ -228,10 +277,9 @@ class Store:
             if conn.execute(select(students.c.token).where(and_(
                     students.c.code == code, students.c.token == token))).first() is None:
                 raise RefusedError("not a student of this class", "not_student")
-            row = conn.execute(select(tasks.c.rule, tasks.c.state).where(and_(
-                tasks.c.code == code, tasks.c.task == task,
-                tasks.c.settings_key == settings_key))
-                .with_for_update(read=True)).first()  # PostgreSQL: no state change meanwhile
+            row = conn.execute(select(tasks.c.rule, tasks.c.state)
+                               .where(self._task(code, task, settings_key))
+                               .with_for_update(read=True)).first()  # no state change meanwhile
             if row is None:
                 raise RefusedError("no such task in this class", "no_task")
             if row.state != VOTE_STATES[vote]:
