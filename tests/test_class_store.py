@@ -28,6 +28,7 @@ from lens.classroom.rules import (
     normal_code,
 )
 from lens.classroom.store import Store
+from lens.classroom.tally import transitions
 from tests.support.postgres import postgres_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -232,6 +233,7 @@ def test_new_settings_close_the_open_tasks_and_keep_their_answers_apart(store):
 # --- peer instruction: two votes ---------------------------------------------------------------
 
 T = ("positional.similar", "s1")
+DIVISOR = ("scores.divisor", "s1")
 
 
 def refused(act, *args, **kw) -> str:  # noqa: ANN001
@@ -323,6 +325,40 @@ def test_a_teacher_action_the_tasks_state_does_not_allow_is_refused(store):
     assert store.state(code)["tasks"][T] == "revealed"
 
 
+def test_transitions_and_gain_from_the_stored_votes_of_a_class_of_twelve(store):
+    code, key = store.create_class(SETTINGS, "scores")
+    store.open_task(code, key, *DIVISOR, Rule("choice", options=("sharper", "flatter", "same")))
+    script = [  # (vote 1, vote 2) per student; "flatter" is right
+        ("flatter", "flatter"), ("flatter", "flatter"), ("flatter", "flatter"),  # right→right
+        ("sharper", "flatter"), ("same", "flatter"), ("sharper", "flatter"),
+        ("sharper", "flatter"),  # wrong→right
+        ("flatter", "sharper"),  # right→wrong
+        ("sharper", "same"), ("same", "same"),  # wrong→wrong
+        ("flatter", None),  # vote 1 only
+        (None, "flatter"),  # vote 2 only
+    ]
+    tokens = [store.join(code, f"c{i}", f"n{i}") for i in range(len(script))]
+    for vote in (1, 2):
+        for token, pair in zip(tokens, script, strict=True):
+            if pair[vote - 1] is not None:
+                store.answer(code, token, *DIVISOR, pair[vote - 1], vote=vote)
+        if vote == 1:
+            store.close_vote(code, key, *DIVISOR)
+            store.open_vote2(code, key, *DIVISOR)
+    store.reveal(code, key, *DIVISOR)
+    rows = store.vote_rows(code, *DIVISOR)
+    assert sorted((v1 or "", v2 or "") for _, v1, v2 in rows) == sorted(
+        (v1 or "", v2 or "") for v1, v2 in script)
+    assert {token for token, _, _ in rows} == set(tokens)  # no nickname, one row a student
+    t = transitions([(v1, v2) for _, v1, v2 in rows], lambda v: v == "flatter")
+    # by hand: 10 voted twice; 3 right→right, 4 wrong→right, 1 right→wrong, 2 wrong→wrong;
+    # right at vote 1: 4 of 10, at vote 2: 7 of 10; g = (0.7 − 0.4) / (1 − 0.4) = 0.5
+    assert t.counts == {"right→right": 3, "wrong→right": 4, "right→wrong": 1,
+                        "wrong→wrong": 2}
+    assert (t.n, t.right_1, t.right_2) == (10, 0.4, 0.7)
+    assert t.gain == pytest.approx(0.5)
+
+
 @pytest.mark.parametrize("stage", ["open", "discuss", "vote2"])
 def test_new_settings_close_a_task_at_any_stage_of_its_asking(store, stage):
     code, key = new_class(store)
@@ -399,6 +435,7 @@ def test_join_codes_read_as_typed():
 WRITER = """
 import sys
 from lens.classroom.store import Store
+from lens.classroom.tally import transitions
 url, code, first, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 store = Store(url)
 for n in range(first, first + count):

@@ -326,6 +326,20 @@ class Store:
                                             answers.c.token == token))).all()
         return {(r.task, r.settings_key, r.vote): json.loads(r.value) for r in rows}
 
+    def vote_rows(self, code: str, task: str,
+                  settings_key: str) -> list[tuple[str, object | None, object | None]]:
+        """(token, vote 1, vote 2) per student who answered a task under these settings, None
+        for a vote not given: what `tally.transitions` counts. No nickname; the token is only
+        what pairs a student's two votes (it is a student's credential: never shown)."""
+        with self._reading() as conn:
+            rows = conn.execute(select(answers.c.token, answers.c.vote, answers.c.value)
+                                .where(and_(answers.c.code == code, answers.c.task == task,
+                                            answers.c.settings_key == settings_key))).all()
+        votes: dict[str, dict[int, object]] = {}
+        for r in rows:
+            votes.setdefault(r.token, {})[r.vote] = json.loads(r.value)
+        return [(token, v.get(1), v.get(2)) for token, v in sorted(votes.items())]
+
     def nicknames(self, code: str, key: str) -> list[str]:
         """The students' nicknames, for the teacher only."""
         with self._reading() as conn:

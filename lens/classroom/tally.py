@@ -2,11 +2,17 @@
 many chose each option (a histogram), for a patch task how many chose each patch (a map over
 the image), and once the task is revealed the share right. Pure functions of the stored
 answers (`store.Store.answers_to`) and the task as asked (`lens.lesson.tasks.Task`).
+
+Peer instruction's two votes: how the students who voted twice moved between them
+(`transitions`, from `store.Store.vote_rows`: right→right, wrong→right, right→wrong,
+wrong→wrong) and the normalised gain from the share right before to the share right after
+(`normalised_gain`, Hake 1998).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,3 +55,56 @@ def _as_given(task: Task, value: object) -> object:
     if task.kind == "number":
         return tuple(float(x) for x in value)  # type: ignore[union-attr]
     return value
+
+
+TRANSITIONS = ("right→right", "wrong→right", "right→wrong", "wrong→wrong")  # vote 1 → vote 2
+
+
+@dataclass(frozen=True)
+class Transitions:
+    counts: dict[str, int]  # each of TRANSITIONS -> how many students moved so
+    n: int  # students who answered both votes (the only ones counted here)
+    right_1: float | None  # share of those n right at vote 1 (None: n = 0)
+    right_2: float | None  # share of those n right at vote 2
+
+    @property
+    def gain(self) -> float | None:
+        """The normalised gain from vote 1 to vote 2 of these n students."""
+        if self.right_1 is None or self.right_2 is None:
+            return None
+        return normalised_gain(self.right_1, self.right_2)
+
+
+def transitions(pairs: Iterable[tuple[object, object]],
+                judge: Callable[[object], bool]) -> Transitions:
+    """How students moved from vote 1 to vote 2, right or wrong by `judge`; `pairs` are
+    (vote 1, vote 2) per student, None for a vote not given (that student is left out).
+    The shares right are over the same students at both votes, so that they compare."""
+    counts = dict.fromkeys(TRANSITIONS, 0)
+    for first, second in pairs:
+        if first is None or second is None:
+            continue
+        was = "right" if judge(first) else "wrong"
+        now = "right" if judge(second) else "wrong"
+        counts[f"{was}→{now}"] += 1
+    n = sum(counts.values())
+    if n == 0:
+        return Transitions(counts, 0, None, None)
+    right_1 = (counts["right→right"] + counts["right→wrong"]) / n
+    right_2 = (counts["right→right"] + counts["wrong→right"]) / n
+    return Transitions(counts, n, right_1, right_2)
+
+
+def normalised_gain(pre: float, post: float) -> float | None:
+    """Hake's normalised gain, g = (post − pre) / (1 − pre): the share of what could be gained
+    that was (pre, post: shares right in [0, 1]; negative when the class lost). None when
+    pre = 1: nothing could be gained."""
+    assert 0.0 <= pre <= 1.0 and 0.0 <= post <= 1.0, f"shares in [0, 1]: {pre}, {post}"
+    if pre >= 1.0:
+        return None
+    return (post - pre) / (1.0 - pre)
+
+
+def judge_stored(task: Task) -> Callable[[object], bool]:
+    """Right or wrong, for an answer to `task` as the store holds it."""
+    return lambda value: judge(task, _as_given(task, value)).right
