@@ -3,7 +3,9 @@ SQLite in a temporary folder, and a PostgreSQL server on loopback (tests/support
 A class from its creation to a revealed task; the teacher key; the wrong-code rate limit;
 answers refused for every reason, nothing stored; one answer per student; settings that close
 the open tasks; expiry; two processes answering at once; a writer killed with SIGKILL again and
-again that loses no answer it had acknowledged."""
+again that loses no answer it had acknowledged, of either vote; the peer-instruction cycle
+(vote 1, discussion, vote 2, reveal, asked again), transitions and gain from stored votes;
+the migration of a file from before the two votes."""
 
 from __future__ import annotations
 
@@ -435,19 +437,23 @@ def test_join_codes_read_as_typed():
 WRITER = """
 import sys
 from lens.classroom.store import Store
-from lens.classroom.tally import transitions
 url, code, first, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+votes = sys.argv[5] == "2"
 store = Store(url)
 for n in range(first, first + count):
     token = store.join(code, f"writer-{n}", nickname=str(n))
     store.answer(code, token, "t", "s1", n % 100)
-    print(n, flush=True)  # acknowledged: committed before this line
+    print(f"{n}.1", flush=True)  # acknowledged: committed before this line
+    if votes:  # task u is at vote 2
+        store.answer(code, token, "u", "s1", (n + 1) % 100, vote=2)
+        print(f"{n}.2", flush=True)
 """
 
 
-def writer(url: str, code: str, first: int, count: int) -> subprocess.Popen:
+def writer(url: str, code: str, first: int, count: int, votes: int = 1) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", WRITER, url, code, str(first),
-                             str(count)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+                             str(count), str(votes)], cwd=ROOT, stdout=subprocess.PIPE,
+                            text=True)
 
 
 @pytest.mark.slow  # processes of their own
@@ -458,34 +464,38 @@ def test_two_processes_answering_at_once_lose_nothing(store, url):
     out_b, _ = b.communicate(timeout=240)
     assert a.returncode == 0 and b.returncode == 0
     acked = out_a.split() + out_b.split()
-    assert len(acked) == 300
+    assert len(acked) == 300 and all(a.endswith(".1") for a in acked)
     assert len(store.answers_to(code, "t", "s1")) == 300
     assert store.state(code)["students"] == 300
 
 
 @pytest.mark.slow
 def test_a_writer_killed_again_and_again_loses_no_answer_it_acknowledged(store, url):
+    """Each student of the writer answers vote 1 of task t and vote 2 of task u (at vote 2)."""
     code, key = new_class(store, "t", Rule("estimate", lo=0, hi=100))
+    store.open_task(code, key, "u", "s1", Rule("estimate", lo=0, hi=100))
+    store.close_vote(code, key, "u", "s1")
+    store.open_vote2(code, key, "u", "s1")
     rng = random.Random(7)
-    acked: list[int] = []
+    acked: list[tuple[int, int]] = []  # (student id, vote)
     first = 0
     for _ in range(6):
-        proc = writer(url, code, first, 100_000)
+        proc = writer(url, code, first, 100_000, votes=2)
         ready = proc.stdout.readline()  # its first answer acknowledged: started (on a loaded
         time.sleep(rng.uniform(0.8, 2.5))  # machine its imports alone may take seconds), then
         proc.send_signal(signal.SIGKILL)  # killed at a random moment: mid-transaction or not
         out, _ = proc.communicate(timeout=30)
-        lines = [int(n) for n in (ready + out).split()]
+        lines = [tuple(map(int, line.split("."))) for line in (ready + out).split()]
         acked += lines
-        first = (lines[-1] + 1) if lines else first + 1_000_000  # no id used twice
-    assert len(acked) > 20, "the writer acknowledged too little to test anything"
-    # every acknowledged id is a student with an answer in the store (the one in flight when
-    # the writer was killed may be there too, or not)
+        first = (lines[-1][0] + 1) if lines else first + 1_000_000  # no id used twice
+    assert sum(v == 2 for _, v in acked) > 20, "the writer acknowledged too little to test"
+    # every acknowledged (id, vote) is a student with that vote's answer in the store (the one
+    # in flight when the writer was killed may be there too, or not)
     with store.engine.connect() as conn:
-        answered = {int(r.nickname) for r in conn.execute(
-            select(students.c.nickname).join(answers, and_(
+        answered = {(int(r.nickname), r.vote) for r in conn.execute(
+            select(students.c.nickname, answers.c.task, answers.c.vote).join(answers, and_(
                 answers.c.code == students.c.code, answers.c.token == students.c.token))
-            .where(students.c.code == code))}
+            .where(students.c.code == code)) if r.task == {1: "t", 2: "u"}[r.vote]}
     missing = sorted(set(acked) - answered)
     assert not missing, f"{len(missing)} acknowledged answers lost, e.g. {missing[:5]}"
     assert len(answered) - len(set(acked)) <= 6  # at most one in flight per kill
