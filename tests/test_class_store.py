@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Column, Float, MetaData, String, Table, Text, and_, inspect, select
 
-from lens.classroom.database import answers, students
+from lens.classroom.database import answers, check_rounds, students
 from lens.classroom.rules import (
     CLASS_HOURS,
+    MAX_ANSWER_CHARS,
     MAX_WRONG,
     WRONG_WINDOW_S,
     RateLimitedError,
@@ -51,7 +52,8 @@ def url(request, tmp_path):
     base = request.getfixturevalue("pg_url")
     store = Store(base)  # a clean database for each test
     with store.engine.begin() as conn:
-        for table in ("answers", "tasks", "students", "classes", "wrong_codes"):
+        for table in ("answers", "checks", "check_rounds", "tasks", "students", "classes",
+                      "wrong_codes"):
             conn.exec_driver_sql(f"DELETE FROM {table}")
     store.close()
     return base
@@ -146,6 +148,10 @@ def test_teacher_actions_need_the_teacher_key(store):
             store.nicknames(code, wrong)
         with pytest.raises(RefusedError):
             store.open_task(code, wrong, "scores.shape", "s1", Rule("number", parts=2))
+        for act, args in ((store.open_check, ("pre",)), (store.close_check, ("pre",))):
+            with pytest.raises(RefusedError):
+                act(code, wrong, *args)
+        assert store.state(code)["checks"] == {"pre": "closed", "post": "closed"}
         for act in (store.close_vote, store.open_vote2, store.ask_again):
             with pytest.raises(RefusedError) as err:
                 act(code, wrong, "positional.similar", "s1")
@@ -374,6 +380,51 @@ def test_new_settings_close_a_task_at_any_stage_of_its_asking(store, stage):
     assert store.state(code)["tasks"][T] == "open"
 
 
+# --- the concept check ---------------------------------------------------------------------
+
+
+def test_the_concept_check_takes_answers_per_round_only_while_it_is_open(store):
+    code, key = store.create_class(SETTINGS, "scores")
+    a, b = store.join(code, "c1"), store.join(code, "c2")
+    assert store.state(code)["checks"] == {"pre": "closed", "post": "closed"}
+    assert refused(store.check_answer, code, a, "q1", "pre", "b") == "closed"  # not yet open
+    store.open_check(code, key, "pre")
+    assert store.state(code)["checks"] == {"pre": "open", "post": "closed"}
+    store.check_answer(code, a, "q1", "pre", "b")
+    store.check_answer(code, a, "q1", "pre", "c")  # changed while open: one answer
+    store.check_answer(code, a, "q2", "pre", {"order": [2, 0, 1]})
+    store.check_answer(code, b, "q1", "pre", "a")
+    assert refused(store.check_answer, code, a, "q1", "post", "c") == "closed"
+    store.close_check(code, key, "pre")
+    assert refused(store.check_answer, code, a, "q1", "pre", "d") == "closed"
+    store.open_check(code, key, "post")
+    store.check_answer(code, a, "q1", "post", "d")
+    assert store.check_answers(code) == {(a, "q1", "pre"): "c",
+                                         (a, "q2", "pre"): {"order": [2, 0, 1]},
+                                         (b, "q1", "pre"): "a", (a, "q1", "post"): "d"}
+    assert store.check_answers(code, b) == {(b, "q1", "pre"): "a"}
+    store.end_class(code, key)
+    assert store.check_answers(code) == {}
+
+
+@pytest.mark.parametrize(("question", "round_", "value", "reason"), [
+    ("q1", "during", "b", "bad_answer"),  # no such round
+    ("", "pre", "b", "bad_answer"), ("q" * 65, "pre", "b", "bad_answer"),
+    (7, "pre", "b", "bad_answer"),  # a question id is a string
+    ("q1", "pre", float("nan"), "bad_answer"), ("q1", "pre", {1, 2}, "bad_answer"),  # no JSON
+    ("q1", "pre", "x" * MAX_ANSWER_CHARS, "too_long"),
+])
+def test_a_check_answer_that_is_not_one_is_refused_and_not_stored(store, question, round_,
+                                                                  value, reason):
+    code, key = store.create_class(SETTINGS, "scores")
+    token = store.join(code, "c1")
+    store.open_check(code, key, "pre")
+    assert refused(store.check_answer, code, token, question, round_, value) == reason
+    assert refused(store.check_answer, code, "nobody", "q1", "pre", "b") == "not_student"
+    assert refused(store.open_check, code, key, "during") == "bad_answer"
+    assert store.check_answers(code) == {}
+
+
 def test_a_nickname_is_cut_to_24_characters(store):
     code, key = new_class(store)
     store.join(code, "c", "  " + "n" * 40)
@@ -386,9 +437,14 @@ def test_classes_expire_and_are_deleted_with_their_answers(store):
     store.open_task(code, key, "positional.similar", "s1", PATCH, now=start)
     token = store.join(code, "c", now=start + 1)
     store.answer(code, token, "positional.similar", "s1", 1, now=start + 2)
+    store.open_check(code, key, "pre")
+    store.check_answer(code, token, "q1", "pre", "b", now=start + 3)
     assert store.expire(start + CLASS_HOURS * 3600 - 1) == 0
     assert store.expire(start + CLASS_HOURS * 3600 + 1) == 1
     assert store.state(code) is None and store.answers_to(code, "positional.similar", "s1") == []
+    assert store.check_answers(code) == {}
+    with store.engine.connect() as conn:
+        assert conn.execute(select(check_rounds).where(check_rounds.c.code == code)).all() == []
     assert not store.is_student(code, token)
     with pytest.raises(RefusedError):
         store.join(code, "c", now=start + CLASS_HOURS * 3600 + 2)

@@ -10,9 +10,10 @@ from before, by SQLAlchemy Core, one code path for both backends.
 A class (`classes`: its join code, the hash of its teacher key, its settings and step) has
 students (`students`), tasks opened under given settings (`tasks`, each in a state of the
 peer-instruction cycle: `rules.TASK_STATES`) and one answer per student per task, settings and
-vote (`answers`: vote 1, then vote 2 after the discussion); wrong join codes are counted per
-client (`wrong_codes`). A file from before the two votes is migrated when a store opens it
-(`migrate`: its answers become vote 1).
+vote (`answers`: vote 1, then vote 2 after the discussion), and a concept check taken before
+and after the lesson (`checks`, each round opened and closed by the teacher: `check_rounds`);
+wrong join codes are counted per client (`wrong_codes`). A file from before the two votes is
+migrated when a store opens it (`migrate`: its answers become vote 1).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
-from .rules import MAX_NICKNAME
+from .rules import MAX_NICKNAME, MAX_QUESTION_ID
 
 READ_OPTION = "encoder_lens_read"  # execution option of a read-only connection (`Store._reading`)
 
@@ -73,6 +74,21 @@ answers = Table(
            server_default=text("1")),  # 1 or 2 (peer instruction: before, after discussing)
     Column("value", Text, nullable=False),  # JSON
     Column("at", Float, nullable=False),
+)
+checks = Table(  # the concept check's answers: one per student, question and round
+    "checks", metadata,
+    Column("code", String(16), primary_key=True),
+    Column("token", String(64), primary_key=True),
+    Column("question", String(MAX_QUESTION_ID), primary_key=True),
+    Column("round", String(4), primary_key=True),  # "pre" (before the lesson) or "post"
+    Column("value", Text, nullable=False),  # JSON
+    Column("at", Float, nullable=False),
+)
+check_rounds = Table(  # the teacher's switch per round of the check (no row: closed)
+    "check_rounds", metadata,
+    Column("code", String(16), primary_key=True),
+    Column("round", String(4), primary_key=True),
+    Column("state", String(8), nullable=False),  # open, closed
 )
 wrong_codes = Table(
     "wrong_codes", metadata,

@@ -24,6 +24,8 @@ MAX_WRONG = 10  # wrong join codes a client may try …
 WRONG_WINDOW_S = 300.0  # … in this many seconds
 MAX_NICKNAME = 24
 MAX_ANSWER_CHARS = 200  # an answer's JSON
+MAX_QUESTION_ID = 64  # a concept check question's id
+CHECK_ROUNDS = ("pre", "post")  # the concept check: before the lesson, after it
 # A task's states, the peer-instruction cycle (Mazur): vote 1 ("open", the name it always had)
 # → "discuss" (vote 1 closed, no answer taken) → "vote2" (a student's vote 1 stays as it was)
 # → "revealed". The teacher may reveal straight after vote 1 (a single vote) and ask a revealed

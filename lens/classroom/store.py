@@ -20,7 +20,10 @@ are `rules`'):
   or from an unknown student is refused with `RefusedError` and nothing is stored;
 - an answer is committed before `answer` returns (what the student is then told was sent is
   in the store);
-- a class expires (`CLASS_HOURS`) and is deleted with its students, tasks and answers.
+- a concept check before and after the lesson: one answer per student, question and round,
+  taken only while the teacher has its round open;
+- a class expires (`CLASS_HOURS`) and is deleted with its students, tasks, answers and
+  check answers.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from sqlalchemy.sql.elements import ColumnElement
 from .database import (
     READ_OPTION,
     answers,
+    check_rounds,
+    checks,
     classes,
     make_engine,
     metadata,
@@ -51,9 +56,11 @@ from .database import (
     wrong_codes,
 )
 from .rules import (
+    CHECK_ROUNDS,
     CLASS_HOURS,
     MAX_ANSWER_CHARS,
     MAX_NICKNAME,
+    MAX_QUESTION_ID,
     MAX_WRONG,
     MOVES,
     OPENABLE,
@@ -292,9 +299,67 @@ class Store:
                                    "token": token, "vote": vote, "value": text, "at": now},
                          ("code", "task", "settings_key", "token", "vote"), conn)
 
+    # --- the concept check (before and after the lesson) ------------------------------------
+    def open_check(self, code: str, key: str, round_: str) -> None:
+        """The students may answer the check's `round_` ("pre" or "post")."""
+        self._check_switch(code, key, round_, "open")
+
+    def close_check(self, code: str, key: str, round_: str) -> None:
+        self._check_switch(code, key, round_, "closed")
+
+    def _check_switch(self, code: str, key: str, round_: str, state: str) -> None:
+        if round_ not in CHECK_ROUNDS:
+            raise RefusedError(f"the check has no round {round_!r}", "bad_answer")
+        with self.engine.begin() as conn:
+            self._teacher(conn, code, key)
+            self._upsert(check_rounds, {"code": code, "round": round_, "state": state},
+                         ("code", "round"), conn)
+
+    def check_answer(self, code: str, token: str, question: str, round_: str, value: object,
+                     now: float | None = None) -> None:
+        """Store a student's answer to a question of the check's open round (replacing an
+        earlier one) once committed. The questions are not the store's: any id, and any JSON
+        value no longer than `MAX_ANSWER_CHARS`; RefusedError otherwise, nothing stored."""
+        now = time.time() if now is None else now
+        if round_ not in CHECK_ROUNDS:
+            raise RefusedError(f"the check has no round {round_!r}", "bad_answer")
+        if not isinstance(question, str) or not 0 < len(question) <= MAX_QUESTION_ID:
+            raise RefusedError("not a question of the check", "bad_answer")
+        try:
+            text = json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            raise RefusedError(f"not an answer: {err}", "bad_answer") from None
+        if len(text) > MAX_ANSWER_CHARS:
+            raise RefusedError("the answer is too long", "too_long")
+        with self.engine.begin() as conn:
+            if conn.execute(select(students.c.token).where(and_(
+                    students.c.code == code, students.c.token == token))).first() is None:
+                raise RefusedError("not a student of this class", "not_student")
+            row = conn.execute(select(check_rounds.c.state).where(and_(
+                check_rounds.c.code == code, check_rounds.c.round == round_))
+                .with_for_update(read=True)).first()
+            if row is None or row.state != "open":
+                raise RefusedError(f"the check's {round_} round is not open", "closed")
+            self._upsert(checks, {"code": code, "token": token, "question": question,
+                                  "round": round_, "value": text, "at": now},
+                         ("code", "token", "question", "round"), conn)
+
+    def check_answers(self, code: str,
+                      token: str | None = None) -> dict[tuple[str, str, str], object]:
+        """The check's answers: (token, question, round) -> value; one student's only when
+        `token` is given (a student's page)."""
+        where = checks.c.code == code
+        if token is not None:
+            where = and_(where, checks.c.token == token)
+        with self._reading() as conn:
+            rows = conn.execute(select(checks.c.token, checks.c.question, checks.c.round,
+                                       checks.c.value).where(where)).all()
+        return {(r.token, r.question, r.round): json.loads(r.value) for r in rows}
+
     # --- what the class sees ----------------------------------------------------------------
     def state(self, code: str) -> dict | None:
-        """The class's step and settings, and its tasks (state per task and settings)."""
+        """The class's step and settings, its tasks (state per task and settings) and the
+        concept check's rounds (open or closed)."""
         with self._reading() as conn:
             row = conn.execute(select(classes).where(classes.c.code == code)).first()
             if row is None:
@@ -303,9 +368,12 @@ class Store:
                                        tasks.c.fixed).where(tasks.c.code == code)).all()
             n = conn.execute(select(func.count()).select_from(students)
                              .where(students.c.code == code)).scalar_one()
+            switched = dict(conn.execute(select(check_rounds.c.round, check_rounds.c.state)
+                                         .where(check_rounds.c.code == code)).all())
         return {"step": row.step, "settings": json.loads(row.settings), "students": n,
                 "tasks": {(r.task, r.settings_key): r.state for r in rows},
-                "fixed": {(r.task, r.settings_key): tuple(json.loads(r.fixed)) for r in rows}}
+                "fixed": {(r.task, r.settings_key): tuple(json.loads(r.fixed)) for r in rows},
+                "checks": {r: switched.get(r, "closed") for r in CHECK_ROUNDS}}
 
     def answers_to(self, code: str, task: str, settings_key: str,
                    vote: int = 1) -> list[object]:
@@ -363,5 +431,5 @@ class Store:
     def _delete(conn: Connection, codes: list[str]) -> None:
         if not codes:
             return
-        for table in (answers, tasks, students, classes):
+        for table in (answers, checks, check_rounds, tasks, students, classes):
             conn.execute(delete(table).where(table.c.code.in_(codes)))
