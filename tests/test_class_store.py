@@ -578,3 +578,13 @@ def test_a_read_takes_no_write_lock_on_sqlite(tmp_path):
     assert writer.answers_to(code, "positional.similar", "s1") == [3]
     reader.close()
     writer.close()
+
+
+def test_the_docs_name_every_stage_and_teacher_action_of_a_question():
+    """docs/classroom.md's table of a question's stages follows `rules` (a stage or an action
+    renamed or added there breaks this)."""
+    from lens.classroom.rules import MOVES, TASK_STATES
+
+    doc = (ROOT / "docs" / "classroom.md").read_text(encoding="utf-8")
+    for name in (*TASK_STATES, *MOVES, "open_task", "open_check", "close_check", "vote_rows"):
+        assert f"`{name}`" in doc, name
