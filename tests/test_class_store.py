@@ -540,7 +540,10 @@ def test_a_writer_killed_again_and_again_loses_no_answer_it_acknowledged(store, 
         ready = proc.stdout.readline()  # its first answer acknowledged: started (on a loaded
         time.sleep(rng.uniform(0.8, 2.5))  # machine its imports alone may take seconds), then
         proc.send_signal(signal.SIGKILL)  # killed at a random moment: mid-transaction or not
-        out, _ = proc.communicate(timeout=30)
+        # the rest through the same buffered reader: communicate() would read the pipe's file
+        # descriptor directly and miss the lines readline() had already buffered
+        out = proc.stdout.read()
+        proc.wait(timeout=30)
         lines = [tuple(map(int, line.split("."))) for line in (ready + out).split()]
         acked += lines
         first = (lines[-1][0] + 1) if lines else first + 1_000_000  # no id used twice
