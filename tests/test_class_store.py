@@ -30,7 +30,7 @@ from lens.classroom.rules import (
     Rule,
     normal_code,
 )
-from lens.classroom.store import Store
+from lens.classroom.store import Store, pseudonym
 from lens.classroom.tally import transitions
 from tests.support.postgres import postgres_server
 
@@ -354,10 +354,13 @@ def test_transitions_and_gain_from_the_stored_votes_of_a_class_of_twelve(store):
             store.close_vote(code, key, *DIVISOR)
             store.open_vote2(code, key, *DIVISOR)
     store.reveal(code, key, *DIVISOR)
-    rows = store.vote_rows(code, *DIVISOR)
+    assert refused(store.vote_rows, code, "not-the-key", *DIVISOR) == "not_teacher"
+    rows = store.vote_rows(code, key, *DIVISOR)
     assert sorted((v1 or "", v2 or "") for _, v1, v2 in rows) == sorted(
         (v1 or "", v2 or "") for v1, v2 in script)
-    assert {token for token, _, _ in rows} == set(tokens)  # no nickname, one row a student
+    # one row a student, named by a pseudonym: no nickname, no token (a credential)
+    assert {who for who, _, _ in rows} == {pseudonym(t) for t in tokens}
+    assert not {who for who, _, _ in rows} & set(tokens)
     t = transitions([(v1, v2) for _, v1, v2 in rows], lambda v: v == "flatter")
     # by hand: 10 voted twice; 3 right→right, 4 wrong→right, 1 right→wrong, 2 wrong→wrong;
     # right at vote 1: 4 of 10, at vote 2: 7 of 10; g = (0.7 − 0.4) / (1 − 0.4) = 0.5
@@ -399,12 +402,14 @@ def test_the_concept_check_takes_answers_per_round_only_while_it_is_open(store):
     assert refused(store.check_answer, code, a, "q1", "pre", "d") == "closed"
     store.open_check(code, key, "post")
     store.check_answer(code, a, "q1", "post", "d")
-    assert store.check_answers(code) == {(a, "q1", "pre"): "c",
-                                         (a, "q2", "pre"): {"order": [2, 0, 1]},
-                                         (b, "q1", "pre"): "a", (a, "q1", "post"): "d"}
-    assert store.check_answers(code, b) == {(b, "q1", "pre"): "a"}
+    pa, pb = pseudonym(a), pseudonym(b)
+    assert store.check_answers(code, key) == {(pa, "q1", "pre"): "c",
+                                              (pa, "q2", "pre"): {"order": [2, 0, 1]},
+                                              (pb, "q1", "pre"): "a", (pa, "q1", "post"): "d"}
+    assert refused(store.check_answers, code, "not-the-key") == "not_teacher"
+    assert store.check_answers_of(code, b) == {("q1", "pre"): "a"}
     store.end_class(code, key)
-    assert store.check_answers(code) == {}
+    assert store.check_answers_of(code, a) == {}
 
 
 @pytest.mark.parametrize(("question", "round_", "value", "reason"), [
@@ -422,7 +427,7 @@ def test_a_check_answer_that_is_not_one_is_refused_and_not_stored(store, questio
     assert refused(store.check_answer, code, token, question, round_, value) == reason
     assert refused(store.check_answer, code, "nobody", "q1", "pre", "b") == "not_student"
     assert refused(store.open_check, code, key, "during") == "bad_answer"
-    assert store.check_answers(code) == {}
+    assert store.check_answers(code, key) == {}
 
 
 def test_a_nickname_is_cut_to_24_characters(store):
@@ -442,7 +447,7 @@ def test_classes_expire_and_are_deleted_with_their_answers(store):
     assert store.expire(start + CLASS_HOURS * 3600 - 1) == 0
     assert store.expire(start + CLASS_HOURS * 3600 + 1) == 1
     assert store.state(code) is None and store.answers_to(code, "positional.similar", "s1") == []
-    assert store.check_answers(code) == {}
+    assert store.check_answers_of(code, token) == {}
     with store.engine.connect() as conn:
         assert conn.execute(select(check_rounds).where(check_rounds.c.code == code)).all() == []
     assert not store.is_student(code, token)

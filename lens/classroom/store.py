@@ -87,6 +87,12 @@ def default_url() -> str:
     return f"sqlite:///{folder / 'classes.sqlite'}"
 
 
+def pseudonym(token: str) -> str:
+    """A student as the teacher's results name them: stable within the class, and no way back
+    to the token (which would let its holder answer as that student)."""
+    return "s-" + hashlib.sha256(f"pseudonym:{token}".encode()).hexdigest()[:10]
+
+
 def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
@@ -344,17 +350,22 @@ class Store:
                                   "round": round_, "value": text, "at": now},
                          ("code", "token", "question", "round"), conn)
 
-    def check_answers(self, code: str,
-                      token: str | None = None) -> dict[tuple[str, str, str], object]:
-        """The check's answers: (token, question, round) -> value; one student's only when
-        `token` is given (a student's page)."""
-        where = checks.c.code == code
-        if token is not None:
-            where = and_(where, checks.c.token == token)
+    def check_answers(self, code: str, key: str) -> dict[tuple[str, str, str], object]:
+        """The check's answers, for the teacher only: (student's pseudonym, question, round)
+        -> value (a student's token is a credential: never handed out)."""
         with self._reading() as conn:
+            self._teacher(conn, code, key)
             rows = conn.execute(select(checks.c.token, checks.c.question, checks.c.round,
-                                       checks.c.value).where(where)).all()
-        return {(r.token, r.question, r.round): json.loads(r.value) for r in rows}
+                                       checks.c.value).where(checks.c.code == code)).all()
+        return {(pseudonym(r.token), r.question, r.round): json.loads(r.value) for r in rows}
+
+    def check_answers_of(self, code: str, token: str) -> dict[tuple[str, str], object]:
+        """One student's own check answers: (question, round) -> value."""
+        with self._reading() as conn:
+            rows = conn.execute(select(checks.c.question, checks.c.round, checks.c.value)
+                                .where(and_(checks.c.code == code,
+                                            checks.c.token == token))).all()
+        return {(r.question, r.round): json.loads(r.value) for r in rows}
 
     # --- what the class sees ----------------------------------------------------------------
     def state(self, code: str) -> dict | None:
@@ -394,18 +405,19 @@ class Store:
                                             answers.c.token == token))).all()
         return {(r.task, r.settings_key, r.vote): json.loads(r.value) for r in rows}
 
-    def vote_rows(self, code: str, task: str,
+    def vote_rows(self, code: str, key: str, task: str,
                   settings_key: str) -> list[tuple[str, object | None, object | None]]:
-        """(token, vote 1, vote 2) per student who answered a task under these settings, None
-        for a vote not given: what `tally.transitions` counts. No nickname; the token is only
-        what pairs a student's two votes (it is a student's credential: never shown)."""
+        """(pseudonym, vote 1, vote 2) per student who answered a task under these settings,
+        None for a vote not given: what `tally.transitions` counts; for the teacher only. No
+        nickname, no token (a student's credential): `pseudonym` pairs a student's rows."""
         with self._reading() as conn:
+            self._teacher(conn, code, key)
             rows = conn.execute(select(answers.c.token, answers.c.vote, answers.c.value)
                                 .where(and_(answers.c.code == code, answers.c.task == task,
                                             answers.c.settings_key == settings_key))).all()
         votes: dict[str, dict[int, object]] = {}
         for r in rows:
-            votes.setdefault(r.token, {})[r.vote] = json.loads(r.value)
+            votes.setdefault(pseudonym(r.token), {})[r.vote] = json.loads(r.value)
         return [(token, v.get(1), v.get(2)) for token, v in sorted(votes.items())]
 
     def nicknames(self, code: str, key: str) -> list[str]:
