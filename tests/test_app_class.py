@@ -7,14 +7,20 @@ ended class ends every membership. Each test has a store of its own (a fresh SQL
 
 from __future__ import annotations
 
+import io
+
+import numpy as np
 import pytest
 import streamlit as st
+from PIL import Image
 
+from lens import figures
 from lens.classroom import member as member_module
 from lens.classroom.join import PUBLIC_URL_ENV, lan_address, lan_suggestion
 from lens.classroom.member import STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
 from lens.classroom.rules import MAX_WRONG
 from lens.classroom.store import URL_ENV, Store
+from lens.figures.pixels import rgb255
 from lens.i18n import translate
 from lens.keys import CLASS_MEMBER as MEMBER
 from lens.steps import PAGES
@@ -373,3 +379,107 @@ def test_a_student_sees_no_trained_model_button_and_the_reveal_named_as_the_teac
     assert "meaning_show_trained" not in [b.key for b in s.button]
     assert translate("withheld_class", "en") in texts(s, "caption")
     assert translate("withheld", "en") not in texts(s, "caption")
+
+
+SIMILAR = "positional_similar"  # the Positional encoding step's patch question
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """Every picture the pages render, as (figure function, args, kwargs, PNG bytes)."""
+    import lens.classroom.view as class_view  # noqa: PLC0415
+    import lens.widgets as widgets  # noqa: PLC0415
+
+    seen: list[tuple] = []
+    real = widgets.render
+
+    def render(draw, *args, **kwargs):
+        png = real(draw, *args, **kwargs)
+        seen.append((draw, args, kwargs, png))
+        return png
+
+    monkeypatch.setattr(widgets, "render", render)
+    monkeypatch.setattr(class_view, "render", render)
+    return seen
+
+
+def pixels_of(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+def colour_count(png: bytes, colour: str) -> int:
+    return int((pixels_of(png) == rgb255(colour)).all(axis=-1).sum())
+
+
+def card(at, key: str):
+    """The container keyed `key` (a card) in the page's tree."""
+    def walk(node):
+        if getattr(node, "key", None) == key:
+            return node
+        children = getattr(node, "children", None) or {}
+        for child in children.values():
+            if (found := walk(child)) is not None:
+                return found
+        return None
+    found = walk(at.main)
+    assert found is not None, key
+    return found
+
+
+def asked_patch(code: str) -> int:
+    """The query patch the teacher asked the patch question with (its patch i)."""
+    fixed = shared_store().state(code)["fixed"]
+    (f,) = [f for (task_id, _), f in fixed.items() if task_id == "positional.similar"]
+    return f[2]
+
+
+def on_positional(t) -> None:
+    t.selectbox(key="class_step_choice").set_value("positional").run()
+    t.button(key="class_bring").click().run()
+    assert_clean(t)
+
+
+def test_the_teachers_card_of_a_patch_question_shows_its_image_framed_in_magenta(drawn):
+    """What the students pick on, as the question's text names it ("framed in magenta"): the
+    class's image, the question's patch framed in MARK_COLOUR where it is, no QUERY_COLOUR
+    (a student's own choice, in the picker)."""
+    t = teacher()
+    on_positional(t)
+    t.button(key=f"class_open_{SIMILAR}").click().run()
+    assert_clean(t)
+    assert card(t, f"class_question_{SIMILAR}").get("image"), "no picture on the card"
+    *_, (_, args, kwargs, png) = [d for d in drawn if d[0] is figures.image_with_grid]
+    assert kwargs["mark"] == asked_patch(code_of(t)) and kwargs.get("highlight") is None
+    pic = figures.image_with_grid_picture(*args, **kwargs)
+    (panel,) = pic.panels
+    (rect,) = panel.rects
+    x, y = (round(v) for v in panel.to_px(rect.x + rect.w / 2, rect.y))  # its top edge
+    img = pixels_of(png)
+    assert tuple(img[y, x]) == rgb255(figures.MARK_COLOUR)
+    assert colour_count(png, figures.QUERY_COLOUR) == 0
+
+
+def test_the_teachers_answer_maps_frame_the_questions_patch_in_magenta_as_the_students_see_it(
+        drawn):
+    """Revealed: the class's choices and the true map over the image frame the question's
+    patch in MARK_COLOUR, as the students' picker and the question's text do; QUERY_COLOUR
+    (a student's own choice in the picker) marks nothing there."""
+    t = teacher()
+    on_positional(t)
+    code = code_of(t)
+    t.button(key=f"class_open_{SIMILAR}").click().run()
+    (key,) = [k for (task_id, k), v in shared_store().state(code)["tasks"].items()
+              if task_id == "positional.similar" and v == "open"]
+    for choice in (3, 3, 40):
+        shared_store().answer(code, shared_store().join(code, "test"), "positional.similar", key,
+                              choice)
+    drawn.clear()
+    t.button(key=f"class_reveal_{SIMILAR}").click().run()
+    assert_clean(t)
+    maps = [d for d in drawn if d[0] is figures.attention_grid]
+    assert len(maps) == 2, "the class's choices and the true map"
+    i = asked_patch(code)
+    for _, _, kwargs, png in maps:
+        assert kwargs["mark"] == i and kwargs.get("query") is None
+        assert colour_count(png, figures.MARK_COLOUR) > 0
+        assert colour_count(png, figures.QUERY_COLOUR) == 0

@@ -354,6 +354,33 @@ def test_image_with_grid_draws_the_patch_grid_numbers_and_outlines_the_highlight
     assert tuple(img[y0, x0]) == tuple(np.round(255 * RGB[3 * P + 1, 1]).astype(np.uint8))
 
 
+@pytest.mark.parametrize("kind", ["image_with_grid", "attention_grid"])
+def test_the_patch_a_question_names_is_framed_in_the_mark_colour_apart_from_the_query(kind):
+    """`mark` (a lesson's question's patch, "framed in magenta") in MARK_COLOUR, `query` (the
+    chosen patch) in QUERY_COLOUR: each at its own patch, as the picker draws them."""
+    args, kwargs = KINDS[kind]
+    query = "highlight" if kind == "image_with_grid" else "query"
+    pic = builder(kind)(*args, **{**kwargs, query: 5, "mark": 10})
+    img = pixels(figures.png(pic))
+    panel = pic.panels[0]
+    P = args[0].shape[0] // 4
+    for colour, patch in ((figures.MARK_COLOUR, 10), (figures.QUERY_COLOUR, 5)):
+        (rect,) = [r for r in panel.rects if r.colour == pix.rgb255(colour)]
+        r, c = divmod(patch, 4)
+        assert (rect.x, rect.y, rect.w, rect.h) == (c * P - 0.5, r * P - 0.5, P, P)
+        x, y = (round(v) for v in panel.to_px(rect.x + P / 2, rect.y))  # its top edge
+        assert tuple(img[y, x]) == pix.rgb255(colour)
+
+
+def test_the_picker_frames_and_outlines_in_the_figures_colours():
+    """The explorer's picker (JavaScript) draws the question's patch and the chosen one in the
+    colours of figures/style.py, which the pictures of the same task use."""
+    from lens.explorer import JS  # noqa: PLC0415
+
+    script = JS.lower()
+    assert f'"{figures.MARK_COLOUR}"' in script and f'"{figures.QUERY_COLOUR}"' in script
+
+
 def test_a_grey_image_shows_through_the_grey_colour_map():
     cells = figures.image_cells(GREY)
     np.testing.assert_array_equal(cells, figures.colourise(GREY[..., 0], "gray", 0.0, 1.0))

@@ -21,7 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from .. import widgets
 from ..i18n import Texts
 from ..keys import CLASS_FORGET, CLASS_STEP_CHOICE, TEACHER_ERROR
-from ..lesson.cards import true_map
+from ..lesson.cards import patch_in_context, true_map
 from ..lesson.tasks import Task, task_texts
 from ..steps import PAGES, STEPS, step_number
 from . import view
@@ -157,6 +157,8 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
     t, words = Texts(lang, OWNER), task_texts(lang, task.id)
     st.markdown(f"**{words(task.text('short'))}** · {t('state_' + (a.state or 'new'))}")
     st.markdown(words(task.text("q"), **task.values))
+    if task.trace is not None and a.state != "revealed":  # what the students pick on: the
+        patch_in_context(ctx, task)  # image, the question's patch framed as its text says
     row = st.container(horizontal=True)
     if a.state in ("", "closed"):  # a revealed question stays as it was answered
         row.button(t("open_button"), key=f"class_open_{task.text_id}", type="primary",

@@ -12,7 +12,7 @@ import streamlit as st
 
 from .. import figures
 from ..i18n import Texts
-from ..lesson.cards import shown_answer
+from ..lesson.cards import marked_patch, shown_answer
 from ..lesson.tasks import Task, task_texts
 from ..widgets import render
 from .tally import Tally, tally
@@ -63,9 +63,8 @@ def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool
     if task.kind == "patch" and image is not None:
         G = task.grid
         maps = counted.patches.astype(np.float32).reshape(1, G, G)
-        marked = task.exclude if task.exclude is not None else int(task.values.get("i", -1))
         png = render(figures.attention_grid, image, maps, [t("map_panel")], title,
-                     ncols=1, query=marked if marked >= 0 else None,
+                     ncols=1, mark=marked_patch(task),
                      colorbar_label=t("students"), vmax=float(max(1, maps.max())),
                      width=3.9, counts=True)
     else:

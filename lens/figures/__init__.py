@@ -75,6 +75,7 @@ from .style import (
     FONTS,
     GRID_COLOUR,
     HIGHLIGHT_COLOUR,
+    MARK_COLOUR,
     MAX_SIDE,
     MIN_TEXT_KEY,
     OVERLAY_CMAP,
@@ -106,7 +107,7 @@ __all__ = [
     "ColourBar", "Panel", "Picture", "colourise", "image_cells", "lut", "png", "render",
     # the shared look and its helpers
     "BAR_COLOUR", "CUT_KEY", "DPI", "FIGURE_KEY", "FONTS", "GRID_COLOUR", "HIGHLIGHT_COLOUR",
-    "MAX_SIDE", "MIN_TEXT_KEY",
+    "MARK_COLOUR", "MAX_SIDE", "MIN_TEXT_KEY",
     "OVERLAY_CMAP", "PROB_CMAP", "QUERY_COLOUR", "SIGNED_CMAP", "WINDOW_COLOUR", "bar_row",
     "block_average",
     "colour_limits", "fit_fontsize", "fixed_margins", "min_text_px", "overlay_rgb", "png_texts",

@@ -13,9 +13,9 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from .lettering import PX, text_width, title_lines
-from .picture import Panel, Picture, Rect, index_ticks, png
+from .picture import Panel, Picture, index_ticks, patch_outline, png
 from .pixels import colourise, rgb255
-from .style import DPI, GRID_COLOUR, MIN_PT, QUERY_COLOUR
+from .style import DPI, GRID_COLOUR, MARK_COLOUR, MIN_PT, QUERY_COLOUR
 
 
 def _show_image(ax: Axes, image: np.ndarray) -> None:
@@ -48,10 +48,11 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
                             numbers: bool = True, highlight: int | None = None,
                             size: float = 5.0,
                             axis_labels: tuple[str, str] = ("", ""),
-                            ) -> Picture:
+                            mark: int | None = None) -> Picture:
     """The model's image with the patch grid, patch numbers (row-major, up to 16 patches a
-    side) and one patch outlined; axes in pixels, labelled axis_labels (x, y) in the page's
-    language. image: [S, S, C] in [0, 1]."""
+    side), one patch outlined (`highlight`, the query: QUERY_COLOUR) and one framed (`mark`,
+    the patch a lesson's question names: MARK_COLOUR); axes in pixels, labelled axis_labels
+    (x, y) in the page's language. image: [S, S, C] in [0, 1]."""
     S = image.shape[0]
     G = S // patch_size
     W = H = round(size * DPI)
@@ -68,11 +69,8 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
                        rgb255(GRID_COLOUR))
                       for pos in range(G * G) for r, c in [divmod(pos, G)]
                       if every == 1 or (r + c) % 2 == 0)
-    rects = ()
-    if highlight is not None:
-        r, c = divmod(highlight, G)
-        rects = (Rect(c * patch_size - 0.5, r * patch_size - 0.5, patch_size, patch_size,
-                      rgb255(QUERY_COLOUR), width=3),)
+    rects = (patch_outline(highlight, G, patch_size, QUERY_COLOUR, 3)
+             + patch_outline(mark, G, patch_size, MARK_COLOUR, 3))
     ticks = tuple((t, str(t)) for t in index_ticks(S, side, spacing=3.0))
     panel = Panel((x0, top, side, side), image_cells(image), (S, S), title=title,
                   title_lines=lines,
@@ -84,10 +82,11 @@ def image_with_grid_picture(image: np.ndarray, patch_size: int, title: str, *,
 
 def image_with_grid(image: np.ndarray, patch_size: int, title: str, *, numbers: bool = True,
                     highlight: int | None = None, size: float = 5.0,
-                    axis_labels: tuple[str, str] = ("", "")) -> bytes:
+                    axis_labels: tuple[str, str] = ("", ""), mark: int | None = None) -> bytes:
     """PNG bytes of `image_with_grid_picture`."""
     return png(image_with_grid_picture(image, patch_size, title, numbers=numbers,
-                                       highlight=highlight, size=size, axis_labels=axis_labels),
+                                       highlight=highlight, size=size, axis_labels=axis_labels,
+                                       mark=mark),
                "image_with_grid")
 
 

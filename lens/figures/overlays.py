@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from .lettering import PX, text_width, wrap_px
-from .picture import TICK, ColourBar, Panel, Picture, Rect, png, tick_labels, value_ticks
-from .pixels import lut, rgb255
-from .style import DPI, MIN_PT, OVERLAY_CMAP, QUERY_COLOUR
+from .picture import TICK, ColourBar, Panel, Picture, patch_outline, png, tick_labels, value_ticks
+from .pixels import lut
+from .style import DPI, MARK_COLOUR, MIN_PT, OVERLAY_CMAP, QUERY_COLOUR
 
 BAR = 13  # colour bar width, pixels
 
@@ -66,14 +66,6 @@ def _grey(image: np.ndarray) -> np.ndarray:
     return image.mean(axis=-1) if image.shape[-1] > 1 else image[..., 0]
 
 
-def _query_rect(query: int | None, G: int, P: int, width: int) -> tuple[Rect, ...]:
-    """The outline of the query patch (row-major index) in image pixels."""
-    if query is None:
-        return ()
-    r, c = divmod(query, G)
-    return (Rect(c * P - 0.5, r * P - 0.5, P, P, rgb255(QUERY_COLOUR), width=width),)
-
-
 def _bar_room(vmax: float, height: int, label: str, uniform: float | None, tick_pt: float,
               label_pt: float, integer: bool = False, vmin: float = 0.0) -> tuple[int, int]:
     """Pixels right of the maps for the colour bar 0 … vmax: (before the bar: room for the even
@@ -90,7 +82,8 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
                            alpha: float = 0.6, row_labels: Sequence[str] | None = None,
                            colorbar_label: str = "", vmax: float | None = None,
                            uniform: float | None = None, width: float = 5.0,
-                           counts: bool = False, vmin: float = 0.0) -> Picture:
+                           counts: bool = False, vmin: float = 0.0,
+                           mark: int | None = None) -> Picture:
     """Attention maps over the image, one picture `width` inches wide (its maps share what the
     title, labels and colour bar leave) with one shared colour scale.
 
@@ -98,6 +91,7 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
         image: [S, S, C] in [0, 1]
         maps: [k, G, G] weights per patch (e.g. one query's row of each head, reshaped)
         titles: k panel titles; query: the query patch to outline (row-major index)
+        mark: the patch a lesson's question names, framed in MARK_COLOUR (row-major index)
         row_labels: when given, ncols is the row length and each row gets this label
         vmax: top of the colour scale (default: the largest weight), to share it across pictures
         uniform: the even weight 1/N, marked on the colour bar
@@ -136,7 +130,8 @@ def attention_grid_picture(image: np.ndarray, maps: np.ndarray, titles: Sequence
         panels.append(Panel(box, overlay_cells(grey, maps[i], vmax, alpha, vmin), (S, S),
                             title=titles[i], title_pt=MIN_PT, title_fit=side + gap_w - 2,
                             title_lines=lines, ylabel=label, label_pt=MIN_PT,
-                            rects=_query_rect(query, G, S // G, 2)))
+                            rects=(patch_outline(query, G, S // G, QUERY_COLOUR, 2)
+                                   + patch_outline(mark, G, S // G, MARK_COLOUR, 2))))
     x_bar = left + ncols * side + (ncols - 1) * gap_w + before
     bar = ColourBar((x_bar, top, BAR, height), OVERLAY_CMAP, vmin, vmax, label=colorbar_label,
                     marks=() if uniform is None else ((uniform, uniform_label(uniform)),),
@@ -148,13 +143,14 @@ def attention_grid(image: np.ndarray, maps: np.ndarray, titles: Sequence[str], t
                    *, ncols: int = 4, query: int | None = None, alpha: float = 0.6,
                    row_labels: Sequence[str] | None = None, colorbar_label: str = "",
                    vmax: float | None = None, uniform: float | None = None,
-                   width: float = 5.0, counts: bool = False, vmin: float = 0.0) -> bytes:
+                   width: float = 5.0, counts: bool = False, vmin: float = 0.0,
+                   mark: int | None = None) -> bytes:
     """PNG bytes of `attention_grid_picture`."""
     return png(attention_grid_picture(image, maps, titles, title, ncols=ncols, query=query,
                                       alpha=alpha, row_labels=row_labels,
                                       colorbar_label=colorbar_label, vmax=vmax,
                                       uniform=uniform, width=width, counts=counts,
-                                      vmin=vmin),
+                                      vmin=vmin, mark=mark),
                "attention_grid")
 
 
@@ -192,7 +188,7 @@ def attention_table_picture(image: np.ndarray, maps: np.ndarray, title: str, *,
               title=col_labels[c] if r == 0 else "", title_pt=11, title_fit=side + gap - 2,
               title_lines=2,
               ylabel=row_labels[r] if c == 0 else "", label_pt=11,
-              rects=_query_rect(query, G, S // G, 2))
+              rects=patch_outline(query, G, S // G, QUERY_COLOUR, 2))
         for r in range(nrows) for c in range(ncols))
     bar = ColourBar((W - after, top, BAR, height), OVERLAY_CMAP, 0.0, vmax,
                     label=colorbar_label, label_pt=11,

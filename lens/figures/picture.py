@@ -78,6 +78,15 @@ class Rect:
     dashed: bool = False
 
 
+def patch_outline(patch: int | None, G: int, P: int, colour: str, width: int) -> tuple[Rect, ...]:
+    """The outline of one patch (row-major index on a G × G grid of P-pixel patches) in image
+    pixels, in `colour` (a style colour: QUERY_COLOUR, MARK_COLOUR); none for None."""
+    if patch is None:
+        return ()
+    r, c = divmod(patch, G)
+    return (Rect(c * P - 0.5, r * P - 0.5, P, P, rgb255(colour), width=width),)
+
+
 @dataclass(frozen=True)
 class Panel:
     """One image in a box: cells [r, c, 3] uint8 scaled to the box; extent = (cols, rows) in

@@ -26,7 +26,9 @@ OVERLAY_CMAP = "inferno"
 BAR_COLOUR = "#4c72b0"  # the bars of a chart
 HIGHLIGHT_COLOUR = "#dd8452"  # a highlighted bar (e.g. the query's)
 GRID_COLOUR = "#ffcc00"  # the patch grid and patch numbers over the image
-QUERY_COLOUR = "#00e5ff"  # the outline of the chosen (query) patch
+QUERY_COLOUR = "#00e5ff"  # the outline of the chosen (query) patch: a learner's own choice
+MARK_COLOUR = "#ff3df5"  # the frame of the patch a lesson's question names ("framed in
+#                          magenta": the picker, explorer.js, dashes it over the choice)
 WINDOW_COLOUR = "#111111"  # the dashed outline of the number window on a heatmap
 MAX_SIDE = 256  # a matrix side above this is block-averaged for display
 DPI = 100

@@ -177,15 +177,24 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
     return names
 
 
+def marked_patch(task: Task) -> int | None:
+    """The patch a task's question names, framed in magenta (`figures.MARK_COLOUR`) wherever
+    the task's image is drawn: the one compared from, else its patch i; None when it names
+    none."""
+    marked = task.exclude if task.exclude is not None else int(task.values.get("i", -1))
+    return marked if marked >= 0 else None
+
+
 def patch_in_context(ctx: PageContext, task: Task) -> None:
-    """The image a choice is asked on, with its grid and the question's patch outlined."""
+    """The image a task is asked on, with its grid and the question's patch framed in magenta
+    (a choice's card; the teacher's card of a class's question, whose students pick on it)."""
     t = Texts(ctx.lang, OWNER)
 
     tr = task.trace
+    marked = marked_patch(task)
     left, _ = st.columns([2, 3])
     picture(ctx, figures.image_with_grid, tr.image, tr.config.patch_size,
-            t("context_title", i=task.values["i"]), numbers=False,
-            highlight=int(task.values["i"]), size=3.9,
+            t("context_title", i=marked), numbers=False, mark=marked, size=3.9,
             axis_labels=(Texts(ctx.lang)("pixels_x"), Texts(ctx.lang)("pixels_y")),
             key=f"lesson_image_{task.text_id}", where=left)
 
@@ -201,7 +210,8 @@ def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = N
     t = Texts(ctx.lang, OWNER)
     tr = task.trace if task.trace is not None else ctx.trace
     G = task.grid
-    marked = task.exclude if task.exclude is not None else int(task.values["i"])  # -1: none
+    marked = marked_patch(task)
+    mark = -1 if marked is None else marked  # the picker's "none"
     chosen = chosen_patch(key)
     if chosen is None and sent is not None:
         chosen = int(sent)  # type: ignore[arg-type]
@@ -211,13 +221,13 @@ def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = N
             "zoom_close": Texts(ctx.lang)("zoom_close")}
     blob = compute.payload(
         ("lesson", key, marked, chosen, ctx.lang),  # its key names the task and binding
-        lambda: explorer.payload(tr.image, G, marked if chosen is None else chosen, text,
-                                 mark=marked))
+        lambda: explorer.payload(tr.image, G, mark if chosen is None else chosen, text,
+                                 mark=mark))
     left, right = st.columns([3, 2])
     explorer.show(blob, key=key, where=left)
     with right:
         if chosen is None:
-            st.info(t("pick_none", i=marked) if marked >= 0 else t("pick_none_plain"))
+            st.info(t("pick_none_plain") if marked is None else t("pick_none", i=marked))
         else:
             st.success(t("pick_chosen", j=chosen, r=chosen // G, c=chosen % G))
 
@@ -312,7 +322,7 @@ def true_map(ctx: PageContext, task: Task) -> None:
     title = words(f"{task.text_id}_map", **task.values)
     picture(ctx, figures.attention_grid, tr.image, np.clip(values, 0, None),
             [t("map_panel", best=task.values["best"])], title, ncols=1,
-            query=int(task.values["i"]), colorbar_label=words(f"{task.text_id}_bar"),
+            mark=marked_patch(task), colorbar_label=words(f"{task.text_id}_bar"),
             width=3.9, key=f"lesson_{task.text_id}")
 
 
