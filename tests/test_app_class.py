@@ -483,3 +483,38 @@ def test_the_teachers_answer_maps_frame_the_questions_patch_in_magenta_as_the_st
         assert kwargs["mark"] == i and kwargs.get("query") is None
         assert colour_count(png, figures.MARK_COLOUR) > 0
         assert colour_count(png, figures.QUERY_COLOUR) == 0
+
+
+def test_on_random_weights_a_classs_patch_question_is_asked_on_the_classs_photo(
+        drawn, monkeypatch):
+    """The default weights are random: the patch question (positional encodings, which no
+    weight changes) is still asked on the class's own photo, on the teacher's card and in
+    each student's picker alike, and no card says it is asked on another model or image
+    (lesson.toml `on_trained`, for a task whose `source` is "trained": none is, today)."""
+    import json  # noqa: PLC0415
+    import struct  # noqa: PLC0415
+
+    from lens import compute, explorer  # noqa: PLC0415
+
+    shown: list[bytes] = []  # the pickers' blobs, as sent to the browser
+    real = explorer.show
+    monkeypatch.setattr(explorer, "show",
+                        lambda blob, **kw: shown.append(blob) or real(blob, **kw))
+    t = teacher()
+    assert t.session_state["weights"] == "random"
+    on_positional(t)
+    t.button(key=f"class_open_{SIMILAR}").click().run()
+    s = student(code_of(t))
+    assert_clean(s)
+    photo = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), 224, 1)[1]
+    *_, (_, args, kwargs, _) = [d for d in drawn if d[0] is figures.image_with_grid]
+    np.testing.assert_array_equal(args[0], photo)  # the teacher's card
+    blob = shown[-1]  # the student's card
+    (n,) = struct.unpack("<I", blob[:4])
+    head = json.loads(blob[4:4 + n])
+    at = 4 + n + head["image_at"]
+    pixels = explorer.picture_pixels(photo, head["G"]).tobytes()
+    assert blob[at:at + len(pixels)] == pixels
+    assert head["mark"] == kwargs["mark"] == asked_patch(code_of(t))
+    elsewhere = translate("on_trained", "en", "lesson")
+    assert elsewhere not in texts(t, "caption") + texts(s, "caption")
