@@ -459,12 +459,10 @@ def test_the_teachers_card_of_a_patch_question_shows_its_image_framed_in_magenta
     assert colour_count(png, figures.QUERY_COLOUR) == 0
 
 
-def test_the_teachers_answer_maps_frame_the_questions_patch_in_magenta_as_the_students_see_it(
-        drawn):
-    """Revealed: the class's choices and the true map over the image frame the question's
-    patch in MARK_COLOUR, as the students' picker and the question's text do; QUERY_COLOUR
-    (a student's own choice in the picker) marks nothing there."""
-    t = teacher()
+def revealed_maps(drawn: list, lang: str = "en") -> tuple[int, list[tuple]]:
+    """A teacher asks the patch question, three students answer, the teacher reveals: the
+    question's patch and the maps over the image drawn then."""
+    t = teacher(lang=lang)
     on_positional(t)
     code = code_of(t)
     t.button(key=f"class_open_{SIMILAR}").click().run()
@@ -478,11 +476,28 @@ def test_the_teachers_answer_maps_frame_the_questions_patch_in_magenta_as_the_st
     assert_clean(t)
     maps = [d for d in drawn if d[0] is figures.attention_grid]
     assert len(maps) == 2, "the class's choices and the true map"
-    i = asked_patch(code)
+    return asked_patch(code), maps
+
+
+def test_the_teachers_answer_maps_frame_the_questions_patch_in_magenta_as_the_students_see_it(
+        drawn):
+    """Revealed: the class's choices and the true map over the image frame the question's
+    patch in MARK_COLOUR, as the students' picker and the question's text do; QUERY_COLOUR
+    (a student's own choice in the picker) marks nothing there."""
+    i, maps = revealed_maps(drawn)
     for _, _, kwargs, png in maps:
         assert kwargs["mark"] == i and kwargs.get("query") is None
         assert colour_count(png, figures.MARK_COLOUR) > 0
         assert colour_count(png, figures.QUERY_COLOUR) == 0
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_maps_of_a_revealed_patch_question_cut_no_title_short(drawn, lang):
+    """A map's title is one line: the class's map is titled with the question's short name,
+    as the true map beside it, and says in its panel that it holds the class's choices."""
+    _, maps = revealed_maps(drawn, lang)
+    for _, args, _, png in maps:
+        assert figures.CUT_KEY not in figures.png_texts(png), args[3]
 
 
 def test_on_random_weights_a_classs_patch_question_is_asked_on_the_classs_photo(

@@ -59,11 +59,14 @@ def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool
     if not n:
         st.caption(t("no_answers"))
         return counted
-    title = t("chart_title", task=task_texts(lang, task.id)(task.text("short")))
+    short = task_texts(lang, task.id)(task.text("short"))
+    title = t("chart_title", task=short)
     if task.kind == "patch" and image is not None:
+        # titled as the true map beside it: the question, then what the map holds in its
+        # panel's title (a map's title is one line, cut to fit)
         G = task.grid
         maps = counted.patches.astype(np.float32).reshape(1, G, G)
-        png = render(figures.attention_grid, image, maps, [t("map_panel")], title,
+        png = render(figures.attention_grid, image, maps, [t("map_panel")], short,
                      ncols=1, mark=marked_patch(task),
                      colorbar_label=t("students"), vmax=float(max(1, maps.max())),
                      width=3.9, counts=True)
