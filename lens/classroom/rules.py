@@ -12,6 +12,7 @@ nothing here touches the database.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import secrets
@@ -109,3 +110,9 @@ def new_code() -> str:
 def normal_code(text: str) -> str:
     """A join code as typed: upper case, spaces and dashes left out."""
     return "".join(ch for ch in str(text).upper() if ch not in " -")[:16]
+
+
+def pseudonym(token: str) -> str:
+    """A student as the teacher's results name them: stable within the class, and no way back
+    to the token (which would let its holder answer as that student)."""
+    return "s-" + hashlib.sha256(f"pseudonym:{token}".encode()).hexdigest()[:10]

@@ -42,6 +42,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import ColumnElement
 
+from .check_store import ConceptCheck
 from .database import (
     READ_OPTION,
     answers,
@@ -60,7 +61,6 @@ from .rules import (
     CLASS_HOURS,
     MAX_ANSWER_CHARS,
     MAX_NICKNAME,
-    MAX_QUESTION_ID,
     MAX_WRONG,
     MOVES,
     OPENABLE,
@@ -71,6 +71,7 @@ from .rules import (
     Rule,
     new_code,
     normal_code,
+    pseudonym,
 )
 
 URL_ENV = "ENCODER_LENS_CLASS_DB"  # a database URL; unset: SQLite in the data folder
@@ -87,17 +88,11 @@ def default_url() -> str:
     return f"sqlite:///{folder / 'classes.sqlite'}"
 
 
-def pseudonym(token: str) -> str:
-    """A student as the teacher's results name them: stable within the class, and no way back
-    to the token (which would let its holder answer as that student)."""
-    return "s-" + hashlib.sha256(f"pseudonym:{token}".encode()).hexdigest()[:10]
-
-
 def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class Store:
+class Store(ConceptCheck):
     """The classes of every process that opens the same URL."""
 
     def __init__(self, url: str | None = None) -> None:
@@ -274,6 +269,12 @@ class Store:
                                                   joined=now))
         return token
 
+    @staticmethod
+    def _student(conn: Connection, code: str, token: str) -> None:
+        if conn.execute(select(students.c.token).where(and_(
+                students.c.code == code, students.c.token == token))).first() is None:
+            raise RefusedError("not a student of this class", "not_student")
+
     def is_student(self, code: str, token: str) -> bool:
         with self._reading() as conn:
             return conn.execute(select(students.c.token).where(and_(
@@ -287,9 +288,7 @@ class Store:
         if vote not in VOTE_STATES:
             raise RefusedError(f"there is no vote {vote!r}", "bad_answer")
         with self.engine.begin() as conn:
-            if conn.execute(select(students.c.token).where(and_(
-                    students.c.code == code, students.c.token == token))).first() is None:
-                raise RefusedError("not a student of this class", "not_student")
+            self._student(conn, code, token)
             row = conn.execute(select(tasks.c.rule, tasks.c.state)
                                .where(self._task(code, task, settings_key))
                                .with_for_update(read=True)).first()  # no state change meanwhile
@@ -304,68 +303,6 @@ class Store:
             self._upsert(answers, {"code": code, "task": task, "settings_key": settings_key,
                                    "token": token, "vote": vote, "value": text, "at": now},
                          ("code", "task", "settings_key", "token", "vote"), conn)
-
-    # --- the concept check (before and after the lesson) ------------------------------------
-    def open_check(self, code: str, key: str, round_: str) -> None:
-        """The students may answer the check's `round_` ("pre" or "post")."""
-        self._check_switch(code, key, round_, "open")
-
-    def close_check(self, code: str, key: str, round_: str) -> None:
-        self._check_switch(code, key, round_, "closed")
-
-    def _check_switch(self, code: str, key: str, round_: str, state: str) -> None:
-        if round_ not in CHECK_ROUNDS:
-            raise RefusedError(f"the check has no round {round_!r}", "bad_answer")
-        with self.engine.begin() as conn:
-            self._teacher(conn, code, key)
-            self._upsert(check_rounds, {"code": code, "round": round_, "state": state},
-                         ("code", "round"), conn)
-
-    def check_answer(self, code: str, token: str, question: str, round_: str, value: object,
-                     now: float | None = None) -> None:
-        """Store a student's answer to a question of the check's open round (replacing an
-        earlier one) once committed. The questions are not the store's: any id, and any JSON
-        value no longer than `MAX_ANSWER_CHARS`; RefusedError otherwise, nothing stored."""
-        now = time.time() if now is None else now
-        if round_ not in CHECK_ROUNDS:
-            raise RefusedError(f"the check has no round {round_!r}", "bad_answer")
-        if not isinstance(question, str) or not 0 < len(question) <= MAX_QUESTION_ID:
-            raise RefusedError("not a question of the check", "bad_answer")
-        try:
-            text = json.dumps(value, allow_nan=False)
-        except (TypeError, ValueError) as err:
-            raise RefusedError(f"not an answer: {err}", "bad_answer") from None
-        if len(text) > MAX_ANSWER_CHARS:
-            raise RefusedError("the answer is too long", "too_long")
-        with self.engine.begin() as conn:
-            if conn.execute(select(students.c.token).where(and_(
-                    students.c.code == code, students.c.token == token))).first() is None:
-                raise RefusedError("not a student of this class", "not_student")
-            row = conn.execute(select(check_rounds.c.state).where(and_(
-                check_rounds.c.code == code, check_rounds.c.round == round_))
-                .with_for_update(read=True)).first()
-            if row is None or row.state != "open":
-                raise RefusedError(f"the check's {round_} round is not open", "closed")
-            self._upsert(checks, {"code": code, "token": token, "question": question,
-                                  "round": round_, "value": text, "at": now},
-                         ("code", "token", "question", "round"), conn)
-
-    def check_answers(self, code: str, key: str) -> dict[tuple[str, str, str], object]:
-        """The check's answers, for the teacher only: (student's pseudonym, question, round)
-        -> value (a student's token is a credential: never handed out)."""
-        with self._reading() as conn:
-            self._teacher(conn, code, key)
-            rows = conn.execute(select(checks.c.token, checks.c.question, checks.c.round,
-                                       checks.c.value).where(checks.c.code == code)).all()
-        return {(pseudonym(r.token), r.question, r.round): json.loads(r.value) for r in rows}
-
-    def check_answers_of(self, code: str, token: str) -> dict[tuple[str, str], object]:
-        """One student's own check answers: (question, round) -> value."""
-        with self._reading() as conn:
-            rows = conn.execute(select(checks.c.question, checks.c.round, checks.c.value)
-                                .where(and_(checks.c.code == code,
-                                            checks.c.token == token))).all()
-        return {(r.question, r.round): json.loads(r.value) for r in rows}
 
     # --- what the class sees ----------------------------------------------------------------
     def state(self, code: str) -> dict | None:
