@@ -533,3 +533,140 @@ def test_on_random_weights_a_classs_patch_question_is_asked_on_the_classs_photo(
     assert head["mark"] == kwargs["mark"] == asked_patch(code_of(t))
     elsewhere = translate("on_trained", "en", "lesson")
     assert elsewhere not in texts(t, "caption") + texts(s, "caption")
+
+
+# --- peer instruction: vote 1, discussion, vote 2, reveal, ask again ------------------------
+
+def markdowns(node) -> list[str]:
+    return [m.value for m in node.get("markdown")]
+
+
+def pictures(node) -> list:
+    return [*node.get("image"), *node.get("pyplot")]
+
+
+def charts_titled(drawn: list, title: str) -> list[tuple]:
+    """The bar charts (`figures.answer_counts`) drawn with `title`: (labels, counts, marked)."""
+    return [(list(a[0]), list(a[1]), list(a[4])) for f, a, _, _ in drawn
+            if f is figures.answer_counts and a[2] == title]
+
+
+def moved_title(lang: str = "en") -> str:
+    from lens.lesson.tasks import task_texts  # noqa: PLC0415
+    short = task_texts(lang, "overview.tokens")("overview_tokens_short")
+    return translate("transitions_title", lang, "class", task=short)
+
+
+def test_the_peer_instruction_cycle_shows_counts_only_until_the_reveal_then_how_they_moved(
+        drawn):
+    """Vote 1 (one right, one wrong): the teacher's card says how many answered, draws
+    nothing; the discussion: each student sees their own vote 1 and no inputs; vote 2: the
+    wrong student answers right; the reveal: the transitions (wrong→right 1, right→right 1)
+    and the share right at each vote, and each student's reveal."""
+    from lens.lesson.cards import shown_answer  # noqa: PLC0415
+
+    t = teacher()
+    code = code_of(t)
+    right, wrong = student(code), student(code)
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    for s, v in ((right, 196), (wrong, 190)):
+        s.run()
+        send(s, TOKENS, v)
+    drawn.clear()
+    t.run()
+    assert_clean(t)
+    q = card(t, f"class_question_{TOKENS}")
+    assert "**2 of 2 answered**" in markdowns(q)
+    assert not pictures(q) and not drawn, "no histogram: the projector gives nothing away"
+    assert t.toggle(key=f"class_show_{TOKENS}_1").value is False
+    assert not any("right (" in v for v in texts(t))
+
+    t.button(key=f"class_close_{TOKENS}").click().run()
+    assert_clean(t)
+    assert translate("discuss_teacher", "en", "class") in [i.value for i in t.info]
+    assert not pictures(card(t, f"class_question_{TOKENS}"))
+    for s, v in ((right, 196), (wrong, 190)):
+        s.run()
+        assert_clean(s)
+        c = card(s, f"class_card_{TOKENS}")
+        assert translate("discuss", "en", "class") in [i.value for i in c.get("info")]
+        first = translate("first_answer", "en", "class",
+                          answer=shown_answer("en", "overview.tokens", (float(v),)))
+        assert first in markdowns(c)
+        assert not inputs(s, TOKENS) and not pictures(c)
+        assert f"class_send_{TOKENS}" not in [b.key for b in s.button]
+
+    t.button(key=f"class_vote2_{TOKENS}").click().run()
+    wrong.run()
+    assert [n.value for n in inputs(wrong, TOKENS)] == [190]  # vote 2 starts from vote 1
+    send(wrong, TOKENS, 196)
+    right.run()
+    right.button(key=f"class_send_{TOKENS}").click().run()  # kept as it was
+    drawn.clear()
+    t.run()
+    q = card(t, f"class_question_{TOKENS}")
+    assert "**2 of 2 answered**" in markdowns(q) and not pictures(q) and not drawn
+    assert t.toggle(key=f"class_show_{TOKENS}_2").value is False
+
+    t.button(key=f"class_reveal_{TOKENS}").click().run()
+    assert_clean(t)
+    assert charts_titled(drawn, moved_title()) == [
+        ([translate(f"move_{m}", "en", "class") for m in
+          ("right_right", "wrong_right", "right_wrong", "wrong_wrong")],
+         [1, 1, 0, 0], [True, True, False, False])]
+    assert translate("shares_right", "en", "class", n=2, p1=50, p2=100) in texts(t)
+    assert "2 of 2 right (100 %)" in texts(t)  # the final vote
+    assert t.button(key=f"class_again_{TOKENS}")
+    for s in (right, wrong):
+        s.run()
+        assert_clean(s)
+        assert any(e.label.startswith("✓ right") for e in s.expander)
+        assert "2 of 2 right (100 %)" in texts(s)
+
+
+def test_the_teacher_may_show_the_answers_on_their_own_screen(drawn):
+    t = teacher()
+    code = code_of(t)
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    send(student(code), TOKENS, 196)
+    t.toggle(key=f"class_show_{TOKENS}_1").set_value(True).run()
+    assert_clean(t)
+    assert card(t, f"class_question_{TOKENS}").get("image"), "the histogram, on demand"
+    assert not any("right (" in v for v in texts(t)), "the right answer still unmarked"
+
+
+def test_a_single_vote_reveal_shows_no_transitions_and_ask_again_starts_afresh(drawn):
+    t = teacher()
+    code = code_of(t)
+    s = student(code)
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    s.run()
+    send(s, TOKENS, 196)
+    t.button(key=f"class_reveal_{TOKENS}").click().run()  # the discussion skipped
+    assert_clean(t)
+    assert "1 of 1 right (100 %)" in texts(t)
+    assert charts_titled(drawn, moved_title()) == []
+    assert not any(v.startswith("Right at vote 1") for v in texts(t))
+    s.run()  # the follower's look: revealed
+    assert any(e.label.startswith("✓ right") for e in s.expander)
+    t.button(key=f"class_again_{TOKENS}").click().run()
+    assert_clean(t)
+    ((task, key), state), = shared_store().state(code)["tasks"].items()
+    assert state == "open" and shared_store().answers_to(code, task, key) == []
+    assert "**0 of 1 answered**" in markdowns(card(t, f"class_question_{TOKENS}"))
+    s.run()
+    assert_clean(s)
+    assert [n.value for n in inputs(s, TOKENS)] == [None], "asked afresh: nothing filled in"
+    assert not s.expander, "no reveal any more"
+
+
+def test_the_discussion_in_chinese():
+    t = teacher()
+    s = student(code_of(t), lang="zh")
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    t.button(key=f"class_close_{TOKENS}").click().run()
+    s.run()
+    assert_clean(s)
+    assert translate("discuss", "zh", "class") in [i.value for i in s.info]
+    assert translate("discuss_title", "zh", "class", k=1, n=2) in [v.strip("*")
+                                                                   for v in texts(s)]

@@ -3,13 +3,16 @@ questions answered on every step's cards, and each revealed with the class's ans
 
 On a step, every task of the lesson is a card (`ask`): waiting until the teacher opens it; then
 the lesson's question and inputs with "Send" (no "Show me": the class answers first); once sent,
-what was sent (changeable until the reveal); once revealed, the student's answer beside the
-right one, why, and how the class answered (never another student's answer or nickname). What
+what was sent (changeable while the vote is open); in the discussion, the student's own vote 1
+and no inputs; at vote 2 the inputs again, starting from vote 1; once revealed, the student's
+answer beside the right one, why, and how the class answered its final vote (never another
+student's answer or nickname, and nothing of the class's answers before the reveal). What
 a task withholds stays withheld until it is revealed.
 
 `follow` is a fragment that runs every `FOLLOW_S` seconds in the browser: when the teacher
-brings the class to another step the student's page follows; when the teacher opens or reveals
-a task or changes the settings, the page runs again. Its timer is the browser's: a tab in the
+brings the class to another step the student's page follows; when a task changes stage (opened,
+closed for discussion, vote 2, revealed, asked again) or the settings change, the page runs
+again. Its timer is the browser's: a tab in the
 background is throttled by the browser (Chromium: about once a minute after five minutes
 hidden), so it catches up when it is shown again.
 """
@@ -90,30 +93,64 @@ def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
     asked = asked_on(ctx, ctx.id, seen or {"tasks": {}, "fixed": {}})
     for n, a in enumerate(asked, 1):
         with st.container(border=a.state != "revealed", key=f"class_card_{a.task.text_id}"):
+            if a.state in ("discuss", "revealed"):  # the inputs of a vote closed: the next
+                forget_inputs(a)  # vote starts from what was sent, a new round from nothing
             if a.state == "revealed":  # the later vote's answer when there are two
-                revealed(ctx, member, a, mine.get((a.spec.id, a.key, 2),
-                                                  mine.get((a.spec.id, a.key, 1))))
+                revealed(ctx, member, a, mine.get((a.spec.id, a.key, 1)),
+                         mine.get((a.spec.id, a.key, 2)))
                 continue
             withheld.update(a.task.withholds)
+            first = mine.get((a.spec.id, a.key, 1))
             if a.state == "open":  # vote 1
-                answer_card(ctx, member, a, n, len(asked), mine.get((a.spec.id, a.key, 1)))
+                answer_card(ctx, member, a, n, len(asked), first, 1)
+            elif a.state == "discuss":
+                discussing(ctx, a, n, len(asked), first)
+            elif a.state == "vote2":
+                answer_card(ctx, member, a, n, len(asked),
+                            mine.get((a.spec.id, a.key, 2)), 2, first)
             else:
                 st.markdown(f"**{t('waiting_title', k=n, n=len(asked))}**")
                 st.caption(t("waiting"))
     return frozenset(withheld)
 
 
+def forget_inputs(a: Asked) -> None:
+    """What this browser's inputs of a task held: dropped once its vote is closed."""
+    for name in input_keys(a.task, a.key):
+        st.session_state.pop(name, None)
+
+
+def shown_as(lang: str, a: Asked, stored: object | None) -> str:
+    """A stored answer in words ("— no answer sent" for none)."""
+    return shown_answer(lang, a.spec.id, None if stored is None else given_value(a.task, stored))
+
+
+def discussing(ctx: PageContext, a: Asked, n: int, total: int, first: object | None) -> None:
+    """Between the votes: the question and the student's own vote 1, no inputs, nothing of
+    the class's answers."""
+    t, words = Texts(ctx.lang, OWNER), task_texts(ctx.lang, a.task.id)
+    st.markdown(f"**{t('discuss_title', k=n, n=total)}**")
+    st.info(t("discuss"))
+    st.markdown(words(a.task.text("q"), **a.task.values))
+    st.markdown(t("first_answer", answer=shown_as(ctx.lang, a, first)))
+
+
 def answer_card(ctx: PageContext, member: Member, a: Asked, n: int, total: int,
-                sent: object | None) -> None:
+                sent: object | None, vote: int, first: object | None = None) -> None:
+    """The question, its inputs and Send, for `vote`; at vote 2 the inputs start from the
+    student's vote 1 (`first`): keep it or change it."""
     t = Texts(ctx.lang, OWNER)
-    given = None if sent is None else given_value(a.task, sent)
-    if given is not None:  # a reload: the inputs hold what was sent
+    start = sent if sent is not None else first
+    given = None if start is None else given_value(a.task, start)
+    if given is not None:  # a reload, or vote 2: the inputs hold what was sent
         prefill(a.task, input_keys(a.task, a.key), given)
     names = question_inputs(ctx, a.task, a.key, n, total, given=given)
+    if vote == 2:
+        st.info(t("vote2_student", answer=shown_as(ctx.lang, a, first)))
     light = a.task.light()  # what a callback keeps: never a trace
     st.button(t("send"), type="primary", key=f"class_send_{a.task.text_id}", on_click=send,
-              args=(member, light, a.key, names, ctx.lang, given))
-    message = st.session_state.get(CLASS_SENT, {}).get((a.spec.id, a.key))
+              args=(member, light, a.key, names, ctx.lang, given, vote))
+    message = st.session_state.get(CLASS_SENT, {}).get((a.spec.id, a.key, vote))
     if message:
         st.warning(message)
     elif sent is not None:
@@ -137,7 +174,7 @@ def prefill(task, names: list[str], given: object) -> None:  # noqa: ANN001
 
 
 def send(member: Member, task, key: str, names: list[str], lang: str,  # noqa: ANN001
-         sent: object | None = None) -> None:
+         sent: object | None = None, vote: int = 1) -> None:
     """Send: store the answer (a callback). Committed before the page says "sent". A patch
     not tapped again since the last send is that patch."""
     t = Texts(lang, OWNER)
@@ -146,22 +183,26 @@ def send(member: Member, task, key: str, names: list[str], lang: str,  # noqa: A
     if given is None and task.kind == "patch":
         given = sent
     if given is None:
-        messages[(task.id, key)] = t("answer_first")
+        messages[(task.id, key, vote)] = t("answer_first")
         return
     try:
         shared_store().answer(member.code, member.secret, task.id, key,
-                              stored_value(task, given))
-        messages.pop((task.id, key), None)
+                              stored_value(task, given), vote=vote)
+        messages.pop((task.id, key, vote), None)
     except RefusedError as err:
-        messages[(task.id, key)] = t(f"refused_{err.reason}")
+        messages[(task.id, key, vote)] = t(f"refused_{err.reason}")
     except SQLAlchemyError as err:  # not stored: never said "sent"
-        messages[(task.id, key)] = t("store_down", why=brief(err))
+        messages[(task.id, key, vote)] = t("store_down", why=brief(err))
 
 
-def revealed(ctx: PageContext, member: Member, a: Asked, sent: object | None) -> None:
-    """The student's answer beside the right one, why, and the class's answers."""
+def revealed(ctx: PageContext, member: Member, a: Asked, first: object | None,
+             second: object | None) -> None:
+    """The student's answer (the later vote's) beside the right one, why, and the class's
+    answers to the vote that decided (vote 2 when there was one)."""
     lang, task = ctx.lang, a.task
     t, words = Texts(lang, OWNER), task_texts(lang, task.id)
+    vote, values = view.final_vote(shared_store(), member.code, task.id, a.key)
+    sent = second if vote == 2 and second is not None else first
     given = None if sent is None else given_value(task, sent)
     verdict = ("none" if given is None else "right" if judge(task, given).right else "wrong")
     label = t("revealed_label", verdict=t(f"verdict_{verdict}"),
@@ -171,7 +212,8 @@ def revealed(ctx: PageContext, member: Member, a: Asked, sent: object | None) ->
         st.markdown(Texts(lang, "lesson")("yours_and_right",
                                           yours=shown_answer(lang, task.id, given),
                                           right=shown_answer(lang, task.id, task.answer)))
-        values = shared_store().answers_to(member.code, task.id, a.key)
+        if vote == 2:
+            st.caption(t("first_answer", answer=shown_as(lang, a, first)))
         left, right = st.columns(2, gap="large")
         with left:
             if task.kind == "patch" and task.trace is not None and task.true_map:

@@ -1,10 +1,13 @@
 """The teacher's side of a live class, on the class page: how to join (the code large, the
 link, its QR code), the students, the class's step and settings, the questions of that step —
-asked, answered live, revealed — and the end of the class.
+asked (vote 1), discussed, asked again (vote 2), revealed, asked again — and the end of the
+class.
 
-Every action goes through the store with the teacher's key (checked there). The counts and
-histograms of an open question are a fragment that looks at the store every `LIVE_S` seconds;
-a question revealed no longer changes and is drawn once. Nicknames are shown to the teacher
+Every action goes through the store with the teacher's key (checked there). Before the reveal the
+card shows how many answered, never what (the projector must not give an answer away; a toggle
+shows the teacher the answers on demand), in a fragment that looks at the store every `LIVE_S`
+seconds; a question revealed no longer changes and is drawn once, with how the students moved
+from vote 1 to vote 2. Nicknames are shown to the teacher
 only, as plain text (`st.text`: never markdown or HTML).
 """
 
@@ -38,6 +41,7 @@ from .join import (
 from .member import Member, become, brief, keep_teacher, shared_store, store_error
 from .member import class_state as member_class_state
 from .rules import RefusedError
+from .tally import judge_stored, transitions
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -153,31 +157,73 @@ def questions(ctx: PageContext, member: Member, class_state: dict) -> None:
 
 
 def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
+    """One question's card, by its stage: asked (vote 1), discussed, asked again (vote 2),
+    revealed. Before the reveal it shows how many answered, never what — unless the teacher
+    turns on `show_key`'s toggle (the projector must not give the answer away)."""
     lang, task = ctx.lang, a.task
     t, words = Texts(lang, OWNER), task_texts(lang, task.id)
-    st.markdown(f"**{words(task.text('short'))}** · {t('state_' + (a.state or 'new'))}")
+    state = a.state or "new"
+    st.markdown(f"**{words(task.text('short'))}** · {t('state_' + state)}")
     st.markdown(words(task.text("q"), **task.values))
-    if task.trace is not None and a.state != "revealed":  # what the students pick on: the
+    if task.trace is not None and state != "revealed":  # what the students pick on: the
         patch_in_context(ctx, task)  # image, the question's patch framed as its text says
+    ident, where = task.text_id, (task.id, a.key)
     row = st.container(horizontal=True)
-    if a.state in ("", "closed"):  # a revealed question stays as it was answered
-        row.button(t("open_button"), key=f"class_open_{task.text_id}", type="primary",
+    if state in ("new", "closed"):  # a revealed question stays as it was answered
+        row.button(t("open_button"), key=f"class_open_{ident}", type="primary",
                    on_click=act, args=(member, lang, "open", (task.light(), a.key)))
-    if a.state == "open":
-        row.button(t("reveal_button"), key=f"class_reveal_{task.text_id}", type="primary",
-                   on_click=act, args=(member, lang, "reveal", (task.id, a.key)))
-    if a.state == "open":
-        live(member.code, lang, task.light(), a.key, image_of(task))
-    elif a.state == "revealed":
-        values = shared_store().answers_to(member.code, task.id, a.key)
-        left, right = st.columns(2, gap="large")
-        with left:
-            view.class_answers(lang, task, values, revealed=True, image=image_of(task),
-                               students=students, width=PROJECTED_IN)
-        with right:
-            if task.kind == "patch" and task.trace is not None and task.true_map:
-                true_map(ctx, task)
-            st.markdown(task_texts(lang, task.id)(task.text("why"), **task.revealed()))
+    elif state == "open":
+        row.button(t("close_button"), key=f"class_close_{ident}", type="primary",
+                   on_click=act, args=(member, lang, "close_vote", where))
+        row.button(t("reveal_single_button"), key=f"class_reveal_{ident}",
+                   on_click=act, args=(member, lang, "reveal", where))
+    elif state == "discuss":
+        st.info(t("discuss_teacher"))
+        row.button(t("vote2_button"), key=f"class_vote2_{ident}", type="primary",
+                   on_click=act, args=(member, lang, "open_vote2", where))
+    elif state == "vote2":
+        row.button(t("reveal_button"), key=f"class_reveal_{ident}", type="primary",
+                   on_click=act, args=(member, lang, "reveal", where))
+    if state in ("open", "discuss", "vote2"):
+        vote = 2 if state == "vote2" else 1
+        counts = st.container()  # the count first, the teacher's toggle below it
+        shown = st.toggle(t("show_votes", vote=vote), key=show_key(ident, vote))
+        if not shown:
+            st.caption(t("answers_hidden"))
+        with counts:
+            live(member.code, lang, task.light(), a.key, image_of(task), vote, shown)
+    elif state == "revealed":
+        revealed(ctx, member, a, students)
+        st.button(t("again_button"), key=f"class_again_{ident}", on_click=act,
+                  args=(member, lang, "ask_again", where))
+
+
+def show_key(text_id: str, vote: int) -> str:
+    """The session key of the teacher's toggle that shows a vote's answers on this screen."""
+    return f"class_show_{text_id}_{vote}"
+
+
+def revealed(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
+    """The right answer and why, the final vote's answers, and for two votes how the students
+    moved between them."""
+    lang, task = ctx.lang, a.task
+    t = Texts(lang, OWNER)
+    store = shared_store()
+    vote, values = view.final_vote(store, member.code, task.id, a.key)
+    left, right = st.columns(2, gap="large")
+    with left:
+        if vote == 2:
+            st.caption(t("final_vote2"))
+        view.class_answers(lang, task, values, revealed=True, image=image_of(task),
+                           students=students, width=PROJECTED_IN)
+        if vote == 2:
+            rows = store.vote_rows(member.code, member.secret, task.id, a.key)
+            moved = transitions([(v1, v2) for _, v1, v2 in rows], judge_stored(task))
+            view.class_transitions(lang, task, moved, width=PROJECTED_IN)
+    with right:
+        if task.kind == "patch" and task.trace is not None and task.true_map:
+            true_map(ctx, task)
+        st.markdown(task_texts(lang, task.id)(task.text("why"), **task.revealed()))
 
 
 def image_of(task: Task) -> np.ndarray | None:
@@ -185,20 +231,25 @@ def image_of(task: Task) -> np.ndarray | None:
 
 
 @st.fragment(run_every=LIVE_S)
-def live(code: str, lang: str, task: Task, key: str, image: np.ndarray | None) -> None:
-    """An open question's answers as they come (no right answer marked before the reveal)."""
+def live(code: str, lang: str, task: Task, key: str, image: np.ndarray | None, vote: int,
+         shown: bool) -> None:
+    """How many answered `vote` as the answers come; what they answered only when the teacher
+    `shown` it (never the right answer marked before the reveal)."""
     t = Texts(lang, OWNER)
     store = shared_store()
     try:
         class_state = store.state(code)
-        values = store.answers_to(code, task.id, key)
+        values = store.answers_to(code, task.id, key, vote=vote)
     except SQLAlchemyError as err:
         st.caption(t("store_down", why=brief(err)))
         return
     if class_state is None:
         return
-    view.class_answers(lang, task, values, revealed=False, image=image,
-                       students=class_state["students"], width=PROJECTED_IN)
+    if shown:
+        view.class_answers(lang, task, values, revealed=False, image=image,
+                           students=class_state["students"], width=PROJECTED_IN)
+    else:
+        view.answered(lang, len(values), class_state["students"])
 
 
 def act(member: Member, lang: str, action: str, arg: object) -> None:
@@ -216,9 +267,14 @@ def act(member: Member, lang: str, action: str, arg: object) -> None:
             f = task.fixed
             store.open_task(member.code, member.secret, task.id, key, rule_for(task),
                             (f.layer, f.head, f.query))
-        elif action == "reveal":
+        elif action in ("close_vote", "open_vote2", "reveal", "ask_again"):
             task_id, key = arg  # type: ignore[misc]
-            store.reveal(member.code, member.secret, task_id, key)
+            move = {"close_vote": store.close_vote, "open_vote2": store.open_vote2,
+                    "reveal": store.reveal, "ask_again": store.ask_again}[action]
+            move(member.code, member.secret, task_id, key)
+            if action == "ask_again":  # a new round: its answers hidden again
+                for vote in (1, 2):
+                    st.session_state.pop(show_key(task_id.replace(".", "_"), vote), None)
         elif action == "end":
             store.end_class(member.code, member.secret)
             become(None)

@@ -15,7 +15,7 @@ from ..i18n import Texts
 from ..lesson.cards import marked_patch, shown_answer
 from ..lesson.tasks import Task, task_texts
 from ..widgets import render
-from .tally import Tally, tally
+from .tally import TRANSITIONS, Tally, Transitions, tally
 
 OWNER = "class"
 
@@ -41,6 +41,35 @@ def right_flags(task: Task, counted: Tally) -> list[bool]:
     return [k == right for k in counted.counts]
 
 
+def answered(lang: str, n: int, students: int | None = None) -> None:
+    """How many answered, and nothing of what: all a vote still open shows the class."""
+    t = Texts(lang, OWNER)
+    head = t("answered_of", n=n, of=students) if students is not None else t("answered", n=n)
+    st.markdown(f"**{head}**")
+
+
+def final_vote(store, code: str, task_id: str, key: str) -> tuple[int, list[object]]:  # noqa: ANN001
+    """The vote a revealed task was decided by — vote 2 when any student gave one, else the
+    single vote — and its answers."""
+    second = store.answers_to(code, task_id, key, vote=2)
+    return (2, second) if second else (1, store.answers_to(code, task_id, key, vote=1))
+
+
+def class_transitions(lang: str, task: Task, moved: Transitions, width: float = 4.0) -> None:
+    """How the students who voted twice moved from vote 1 to vote 2 (a bar per move, those
+    ending right highlighted), and the share right at each vote."""
+    t = Texts(lang, OWNER)
+    short = task_texts(lang, task.id)(task.text("short"))
+    labels = [t("move_" + m.replace("→", "_")) for m in TRANSITIONS]
+    if moved.n:
+        st.markdown(t("shares_right", n=moved.n, p1=100 * moved.right_1,
+                      p2=100 * moved.right_2))
+    png = render(figures.answer_counts, labels, [moved.counts[m] for m in TRANSITIONS],
+                 t("transitions_title", task=short), t("students"),
+                 [m.endswith("→right") for m in TRANSITIONS], width)
+    st.image(png, width="content", output_format="PNG")
+
+
 def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool,
                   image: np.ndarray | None = None, students: int | None = None,
                   width: float = 4.0) -> Tally:
@@ -50,9 +79,7 @@ def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool
 
     counted = tally(task, values)
     n = counted.n
-    head = (t("answered_of", n=n, of=students) if students is not None
-            else t("answered", n=n))
-    st.markdown(f"**{head}**")
+    answered(lang, n, students)
     if n and revealed:
         st.markdown(t("share_right", right=counted.right, n=n,
                         p=100 * counted.right / n))
