@@ -10,7 +10,8 @@ first page = SERVERID); the teacher's page counts three students and shows the n
 escaped; the teacher asks the overview's first question (how many tokens: 196 at the
 defaults); the students answer (196, 196, 200) and each sees "sent"; a student who reloads is
 the same student (the token in the link) and sees the answer it sent; the teacher's live count
-reaches "3 of 3 answered" with a histogram; the teacher reveals and every student's card turns
+reaches "3 of 3 answered" with no histogram (the projector gives nothing away) until the
+teacher turns on "show the answers"; the teacher reveals (a single vote) and every student's card turns
 into the reveal with its verdict; the teacher brings everyone to step 7 (Multi-head attention)
 and every student's page follows (location.pathname /multihead; the seconds each took are
 printed as "FOLLOW_S student k: x.xx s" and kept in test-artifacts/class-follow.txt); a student
@@ -243,9 +244,12 @@ def _class(browser: Browser, base: str, keep: list[Member]) -> None:
     expect(first.main.locator(f".st-key-class_card_{TOKENS}")).to_contain_text(
         f"Sent: {ANSWERS[0]}")
 
-    # the teacher's live count and histogram
+    # the teacher's live count, and the histogram only on the teacher's demand
     expect(question).to_contain_text(say("answered_of", n=3, of=3), timeout=LIVE_S * 1000)
     chart = question.locator('[data-testid="stImage"] img')
+    expect(chart).to_have_count(0)
+    teacher.page.locator(f".st-key-class_show_{TOKENS}_1 label").click()
+    wait_idle(teacher.page)
     expect(chart.first).to_be_visible(timeout=LIVE_S * 1000)
     wait_for(lambda: chart.first.evaluate("i => i.complete && i.naturalWidth"),
              bool, "the histogram loaded")
