@@ -1,22 +1,22 @@
-"""A live class (issue 25) through `scripts/serve --replicas 2`, in Chromium: a teacher and
-three students, each in a browser context of its own (its own cookies: its own SERVERID, so
-its own replica), on a fresh SQLite store (ENCODER_LENS_DATA in a temporary folder) that both
-replicas open.
+"""A live class (issue 25) through `scripts/serve --replicas 2`, in Chromium: a teacher and three
+students, each in a browser context of its own (its own cookies: its own SERVERID, so its own
+replica), on a fresh SQLite store (ENCODER_LENS_DATA in a temporary folder) that both replicas
+open.
 
 The teacher starts a class on /class; two students join by the link (/class?class=CODE), the
 third by typing the code on /class; nicknames include "<b>x</b>", which the teacher's page must
 show as text. Checked, in this order: the four sessions land on both replicas (X-Replica of the
 first page = SERVERID); the teacher's page counts three students and shows the nicknames
-escaped; the teacher asks the overview's first question (how many tokens: 196 at the
-defaults); the students answer (196, 196, 200) and each sees "sent"; a student who reloads is
-the same student (the token in the link) and sees the answer it sent; the teacher's live count
-reaches "3 of 3 answered" with no histogram (the projector gives nothing away) until the
-teacher turns on "show the answers"; the teacher reveals (a single vote) and every student's card turns
-into the reveal with its verdict; the teacher brings everyone to step 7 (Multi-head attention)
-and every student's page follows (location.pathname /multihead; the seconds each took are
-printed as "FOLLOW_S student k: x.xx s" and kept in test-artifacts/class-follow.txt); a student
-who reloads there stays in the class on that step; a teacher who reloads /class?class=CODE — on
-its replica, and on the other one — is still the teacher (the panel, not the start form), and a
+escaped; the teacher asks the overview's first question (how many tokens: 196 at the defaults);
+the students answer (196, 196, 200) and each sees "sent"; a student who reloads is the same
+student (the token in the link) and sees the answer it sent; the teacher's live count reaches
+"3 of 3 answered" with no histogram (the projector gives nothing away) until the teacher turns
+on "show the answers"; the teacher reveals (a single vote) and every student's card turns into
+the reveal with its verdict; the teacher brings everyone to step 7 (Multi-head attention) and
+every student's page follows (location.pathname /multihead; the seconds each took are printed
+as "FOLLOW_S student k: x.xx s" and kept in test-artifacts/class-follow.txt); a student who
+reloads there stays in the class on that step; a teacher who reloads /class?class=CODE — on its
+replica, and on the other one — is still the teacher (the panel, not the start form), and a
 second browser opening the teacher link (?teacher=KEY) becomes the teacher with the key taken
 out of its address bar. No teacher URL holds "teacher=" after its first load; no page shows an
 exception. Logs: test-artifacts/serve-class/ and test-artifacts/serve-class.log.
