@@ -5,7 +5,8 @@ The folders say what a module is for:
     trace.py        the dataclasses that hold every intermediate
     image.py        load_image: any upload -> [S, S, C] in [0, 1]
     pipeline/       the note's math in pipeline order: patches, embedding, positional,
-                    attention (multi-head, W_O), norm, ffn, encoder (encode)
+                    attention (multi-head, W_O), norm, ffn, encoder (encode;
+                    encode_batch, the trainer's)
     checkpoints/    real ViT checkpoints (timm, DINO, DeiT, Hugging Face, Google .npz,
                     torchvision), read safely, heads kept: load_checkpoint, CheckpointError
     views/          what the app derives from a trace: rollout, analysis, explain, ViT views
@@ -57,7 +58,7 @@ from .params import (
 )
 from .pipeline.attention import attention_scores, merge_heads, softmax, split_heads
 from .pipeline.embedding import embed, patch_rows, prefix_names, prefix_tokens, token_names
-from .pipeline.encoder import encode, encoder_layer
+from .pipeline.encoder import encode, encode_batch, encoder_layer
 from .pipeline.ffn import feed_forward, gelu, gelu_tanh, relu
 from .pipeline.head import predict, top_classes
 from .pipeline.norm import layer_norm
@@ -71,7 +72,8 @@ __all__ = [
     "ConfigError", "Cost", "EncoderConfig", "EncoderParams", "EncoderTrace", "HeadParams",
     "ImageError", "backward",
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",
-    "encode", "encode_peak_bytes", "encode_seconds", "encoder_layer", "feed_forward", "gelu",
+    "encode", "encode_batch", "encode_peak_bytes", "encode_seconds", "encoder_layer",
+    "feed_forward", "gelu",
     "gelu_tanh", "init_params", "layer_norm", "load_image", "load_params", "merge_heads",
     "normalise_pixels", "params_bytes", "params_cost",
     "patch_centres",

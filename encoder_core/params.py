@@ -315,10 +315,10 @@ def freeze_params(params: EncoderParams) -> EncoderParams:
     return EncoderParams(layers=layers, head=head, **top)
 
 
-def check_params(params: EncoderParams, cfg: EncoderConfig) -> EncoderParams:
-    """`params` as float32 read-only arrays, after checking every shape against `cfg`.
+def check_shapes(params: EncoderParams, cfg: EncoderConfig) -> dict[str, np.ndarray]:
+    """Check every shape of `params` against `cfg`, leaving dtypes and arrays as they are (the
+    trainer's writable float32 or float64 weights); returns `params_to_arrays(params)`.
 
-    Returns the same object when it already is frozen float32 (the usual case: no copy).
     Raises ParamsError naming each parameter that does not fit.
     """
     if len(params.layers) != cfg.n_layers:
@@ -326,6 +326,16 @@ def check_params(params: EncoderParams, cfg: EncoderConfig) -> EncoderParams:
                           f"the configuration has n_layers = {cfg.n_layers}.")
     arrays = params_to_arrays(params)
     params_from_arrays(arrays, cfg, freeze=False)  # raises ParamsError on a shape mismatch
+    return arrays
+
+
+def check_params(params: EncoderParams, cfg: EncoderConfig) -> EncoderParams:
+    """`params` as float32 read-only arrays, after checking every shape against `cfg`.
+
+    Returns the same object when it already is frozen float32 (the usual case: no copy).
+    Raises ParamsError naming each parameter that does not fit.
+    """
+    arrays = check_shapes(params, cfg)
     if all(a.dtype == np.float32 and not a.flags.writeable for k, a in arrays.items()
            if k != HEAD_POOL_KEY):
         return params

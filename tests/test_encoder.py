@@ -12,11 +12,14 @@ from encoder_core import (
     EncoderConfig,
     ParamsError,
     encode,
+    encode_batch,
     encoder_layer,
     init_params,
     patchify,
     positional_encoding,
+    trace_arrays,
 )
+from encoder_core.params import check_params, params_from_arrays, params_to_arrays
 from tests.support.configs import SMALL, VIT, make_test_image, perturb_every_parameter
 
 
@@ -154,6 +157,56 @@ def test_encoder_layer_in_float64_matches_float32_to_float32_rounding():
     assert out64.dtype == np.float64 and out32.dtype == np.float32
     np.testing.assert_allclose(out32, out64, rtol=1e-4, atol=1e-5)
     assert not np.array_equal(out32, out64)  # float64 really ran in float64
+
+
+# --- encode_batch: the trainer's forward -----------------------------------------------------
+
+
+def batch_problem(changes: dict, dtype=np.float32):
+    """Three different test images [3, S, S, C] and perturbed weights, both in dtype."""
+    cfg = EncoderConfig(**{**SMALL, **changes})
+    params = check_params(perturb_every_parameter(init_params(cfg)), cfg)  # float32, frozen
+    if dtype == np.float64:
+        arrays = {k: v if k == "params/head/pool" else v.astype(np.float64)
+                  for k, v in params_to_arrays(params).items()}
+        params = params_from_arrays(arrays, cfg, freeze=False)
+    images = np.stack([make_test_image(cfg.image_size, cfg.channels, seed=s) for s in (1, 2, 3)])
+    return cfg, params, images.astype(dtype)
+
+
+@pytest.mark.parametrize("changes", [{}, VIT], ids=["note", "vit_every_variant"])
+def test_encode_batch_gives_each_images_encode_trace_with_a_leading_axis(changes):
+    cfg, params, images = batch_problem(changes)
+    batch = trace_arrays(encode_batch(images, cfg, params))
+    for b, image in enumerate(images):
+        one = trace_arrays(encode(image, cfg, params))
+        assert sorted(one) == sorted(batch)
+        for key, value in one.items():
+            shared = key in ("pe", "pos")  # the same rows for every image: no batch axis
+            got = batch[key] if shared else batch[key][b]
+            assert got.shape == value.shape and got.dtype == np.float32, key
+            np.testing.assert_allclose(got, value, rtol=1e-5, atol=1e-6, err_msg=f"{key}[{b}]")
+
+
+@pytest.mark.parametrize("changes", [{}, VIT], ids=["note", "vit_every_variant"])
+def test_encode_batch_in_float64_keeps_float64_everywhere_and_leaves_the_weights_alone(changes):
+    cfg, params, images = batch_problem(changes, np.float64)
+    trace = encode_batch(images, cfg, params)
+    wrong = {k: a.dtype for k, a in trace_arrays(trace).items() if a.dtype != np.float64}
+    assert not wrong, wrong
+    assert trace.params is params and params.W_E.flags.writeable  # not copied, not frozen
+    ref = encode(images[1].astype(np.float32), cfg, params)
+    np.testing.assert_allclose(trace.output[1], ref.output, rtol=1e-4, atol=1e-4)
+
+
+def test_encode_batch_refuses_one_image_an_integer_batch_and_params_that_do_not_fit():
+    cfg, params, images = batch_problem({})
+    with pytest.raises(ValueError, match="images have shape"):
+        encode_batch(images[0], cfg, params)
+    with pytest.raises(ValueError, match="float32 or float64"):
+        encode_batch((images * 255).astype(np.uint8), cfg, params)
+    with pytest.raises(ParamsError, match="n_layers"):
+        encode_batch(images, cfg.replace(n_layers=2), params)
 
 
 # --- the Vision Transformer variants (issue 11) ---------------------------------------------

@@ -19,7 +19,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from encoder_core import EncoderConfig, encode, init_params, patchify, positional_encoding
+from encoder_core import (
+    EncoderConfig,
+    encode,
+    encode_batch,
+    init_params,
+    patchify,
+    positional_encoding,
+)
 from encoder_core.gradients import backward
 from encoder_core.params import HeadParams, params_from_arrays, params_to_arrays
 from encoder_core.pipeline.head import head_logits, head_rows
@@ -343,3 +350,30 @@ def test_a_loss_seed_and_a_class_index_agree_and_bad_targets_are_refused(solved)
         backward(s.trace, s.params, s.params.head.n_classes)
     with pytest.raises(ValueError, match="d logits has shape"):
         backward(s.trace, s.params, np.zeros(3))
+
+
+@pytest.mark.parametrize("case", ["note", "vit_every_variant", "dinov2_registers"])
+def test_a_batch_gives_each_images_gradients_and_the_weights_summed_over_it(case):
+    """`backward` on `encode_batch`'s trace (the trainer's) in float64: every field's gradient
+    of image b is that of the batch of image b alone, and each weight's is their sum."""
+    cfg, params, image = problem(case)
+    arrays = {k: v if k == "params/head/pool" else v.astype(np.float64)
+              for k, v in params_to_arrays(params).items()}
+    params = params_from_arrays(arrays, cfg, freeze=False)  # float64, as the trace
+    images = np.stack([image, image[::-1], image.transpose(1, 0, 2)])  # [3, S, S, C]
+    seed = np.random.default_rng(3).normal(size=(3, params.head.n_classes))  # d loss / d logits
+    batch = backward(encode_batch(images, cfg, params), params, seed)
+    singles = [backward(encode_batch(images[b:b + 1], cfg, params), params, seed[b:b + 1])
+               for b in range(3)]
+    fields = trace_arrays(batch) | {"image": batch.image}
+    for key, value in fields.items():
+        one = [trace_arrays(s) | {"image": s.image} for s in singles]
+        for b in range(3):
+            np.testing.assert_allclose(value[b], one[b][key][0], rtol=1e-9, atol=1e-12,
+                                       err_msg=f"{key}[{b}]")
+    for key, value in params_to_arrays(batch.params).items():
+        if key == "params/head/pool":
+            continue
+        total = sum(params_to_arrays(s.params)[key] for s in singles)
+        assert value.dtype == np.float64, key
+        np.testing.assert_allclose(value, total, rtol=1e-9, atol=1e-12, err_msg=key)

@@ -171,6 +171,7 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
     # encoder.py
     "encoder.encoder_layer": lambda: ((a(2, N, D), writable_params().layers[0], CFG), {}),
     "encoder.encode": lambda: ((a(16, 16, 1), CFG, writable_params()), {}),
+    "encoder.encode_batch": lambda: ((a(2, 16, 16, 1), CFG, writable_params()), {}),
     "attention.linear": lambda: ((a(2, N, D), a(D, D), a(D)), {}),
     "attention.zero_heads": lambda: ((a(2, N, D), (1,), H), {}),
     "encoder.layer_scaled": lambda: ((a(D), a(2, N, D)), {}),
@@ -296,6 +297,7 @@ CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
         writable_params(VIT), head=a_vit_head())), VIT), {}),
     "params.read_only": lambda: ((a(N, D)[1:],), {}),
     "params.check_params": lambda: ((writable_params(), CFG), {}),
+    "params.check_shapes": lambda: ((writable_params(), CFG), {}),
     "params.params_to_arrays": lambda: ((writable_params(),), {}),
     "params.params_from_arrays": lambda: ((params.params_to_arrays(writable_params()), CFG), {}),
     "params.save_params": lambda: ((io.BytesIO(), writable_params()), {}),
@@ -365,6 +367,8 @@ VIT_CASES: dict[str, Callable[[], tuple[tuple, dict]]] = {
                                 writable_params(VIT)), {}),
     "encoder.encoder_layer": lambda: ((a(2, VIT.seq_len, D), writable_params(VIT).layers[0], VIT),
                                       {}),
+    "encoder.encode_batch": lambda: ((rng().random((2, 16, 16, 3), dtype=np.float32), VIT,
+                                      writable_params(VIT)), {}),
     "gradients.backward": lambda: ((a_vit_trace(), dataclasses.replace(writable_params(VIT),
                                                                      head=a_vit_head()), 1), {}),
     "relevance.relevance": lambda: ((a_vit_trace(), dataclasses.replace(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import EncoderConfig
-from ..params import EncoderParams, LayerParams, check_params, init_params
+from ..params import EncoderParams, LayerParams, check_params, check_shapes, init_params
 from ..trace import EncoderTrace, LayerTrace, freeze
 from .attention import multi_head_attention
 from .embedding import embed, prefix_tokens
@@ -106,18 +106,57 @@ def encode(image: np.ndarray, cfg: EncoderConfig,
         raise ValueError(f"image has shape {image.shape}; this configuration needs {(S, S, C)}.")
     params = init_params(cfg) if params is None else check_params(params, cfg)
     image = np.array(image, dtype=np.float32)  # a private copy
-    pixels = (normalise_pixels(image, cfg.pixel_mean, cfg.pixel_std) if cfg.normalises_pixels
-              else image)  # [S, S, C]
-    patches = patchify(pixels, cfg.patch_size)  # [N, P·P·C]
-    embedded = embed(patches, params.W_E, params.b_E)  # [N, d]
-    pe = patch_positions(cfg, params.pos_embed)  # [N, d]
+    return freeze(_encoder_pass(image, cfg, params))
+
+
+def encode_batch(images: np.ndarray, cfg: EncoderConfig, params: EncoderParams) -> EncoderTrace:
+    """Run the encoder on a batch and keep every intermediate: `encode` image by image, in one
+    pass (the trainer's forward, what `backward` reads for a batch).
+
+    Args:
+        images: [B, image_size, image_size, channels] in [0, 1], float32 (training) or float64
+            (a gradient check): the computation's dtype.
+        cfg: the settings.
+        params: the weights in the images' dtype, shapes checked against cfg (ParamsError), used
+            as they are: not copied, not frozen (the trainer updates them between steps).
+    Returns:
+        EncoderTrace in the images' dtype whose fields carry a leading [B] (image [B, S, S, C],
+        x0 [B, S, d], layers[l].attn [B, h, S, S], output [B, S, d], …) but pe [N, d] and
+        pos [S, d], the same for every image. Its arrays are new (image is `images`) and
+        writable: the trace is the caller's alone.
+    """
+    S, C = cfg.image_size, cfg.channels
+    if images.ndim != 4 or images.shape[1:] != (S, S, C):
+        raise ValueError(f"images have shape {images.shape}; this configuration needs "
+                         f"[B, {S}, {S}, {C}].")
+    if images.dtype not in (np.float32, np.float64):
+        raise ValueError(f"images are {images.dtype}; the batched encoder runs in float32 or "
+                         "float64.")
+    check_shapes(params, cfg)
+    return _encoder_pass(images, cfg, params)
+
+
+def _encoder_pass(image: np.ndarray, cfg: EncoderConfig, params: EncoderParams) -> EncoderTrace:
+    """The forward of `encode` and `encode_batch`, every step named as in the trace.
+
+    image: [..., S_img, S_img, C] (leading batch axes allowed), its dtype the computation's;
+    params: checked against cfg. Returns the trace, not frozen.
+    """
+    dtype = image.dtype.type
+    lead = image.shape[:-3]  # () for one image, (B,) for a batch
+    pixels = (normalise_pixels(image, cfg.pixel_mean, cfg.pixel_std, dtype)
+              if cfg.normalises_pixels else image)  # [..., S, S, C]
+    patches = patchify(pixels, cfg.patch_size)  # [..., N, P·P·C]
+    embedded = embed(patches, params.W_E, params.b_E)  # [..., N, d]
+    pe = patch_positions(cfg, params.pos_embed, dtype)  # [N, d]
     if cfg.n_prefix:
         prefix = prefix_tokens(params.cls, params.dist, params.registers, cfg.d_model)
-        tokens = np.concatenate([prefix, embedded], axis=0)  # [n_prefix + N, d]
+        prefix = np.broadcast_to(prefix.astype(dtype), (*lead, *prefix.shape))  # [..., n, d]
+        tokens = np.concatenate([prefix, embedded], axis=-2)  # [..., n_prefix + N, d]
     else:
         tokens = embedded  # the same rows: no prefix
     pos = position_rows(cfg, pe, params.pos_embed)  # [seq_len, d]
-    x0 = tokens + pos if cfg.use_pe else tokens.copy()
+    x0 = tokens + pos if cfg.use_pe else tokens.copy()  # [..., seq_len, d]
     layers = []
     x = x0
     for p in params.layers:
@@ -128,7 +167,6 @@ def encode(image: np.ndarray, cfg: EncoderConfig,
     if cfg.final_norm:
         final_ln = layer_norm(x, params.norm_gamma, params.norm_beta, cfg.ln_eps)
         x = final_ln.out
-    trace = EncoderTrace(config=cfg, params=params, image=image, pixels=pixels, patches=patches,
-                         embedded=embedded, pe=pe, tokens=tokens, pos=pos, x0=x0,
-                         layers=tuple(layers), final_ln=final_ln, output=x)
-    return freeze(trace)
+    return EncoderTrace(config=cfg, params=params, image=image, pixels=pixels, patches=patches,
+                        embedded=embedded, pe=pe, tokens=tokens, pos=pos, x0=x0,
+                        layers=tuple(layers), final_ln=final_ln, output=x)

@@ -81,9 +81,11 @@ def predict(trace: EncoderTrace, params: EncoderParams) -> np.ndarray:
 
     logits = mean over the head rows k of (head_rows · W + b) — one row but for DeiT distilled.
     Args:
-        trace: one encoder pass (`encode`); params: its weights, with `params.head`.
+        trace: one encoder pass (`encode`), or a batch's (`encode_batch`); params: its weights,
+            with `params.head`.
     Returns:
-        [n_classes] float32 logits (softmax gives the probabilities).
+        [n_classes] float32 logits (softmax gives the probabilities); [B, n_classes] in the
+        trace's dtype for a batch.
     Raises:
         ParamsError when the weights have no classification head.
     """
@@ -97,10 +99,12 @@ def predict(trace: EncoderTrace, params: EncoderParams) -> np.ndarray:
 def output_logits(output: np.ndarray, head: HeadParams, n_prefix: int, eps: float) -> np.ndarray:
     """`predict` on an encoder output: mean over the head rows k of (head_rows · W + b).
 
-    output: [S, d]; n_prefix, eps: the config's. Returns [n_classes] float32.
+    output: [..., S, d]; n_prefix, eps: the config's. Returns [..., n_classes] in output's
+    dtype (float32 from `encode`).
     """
-    rows = head_rows(output, head, n_prefix, eps)  # [k, d_in]
-    return head_logits(rows, head).mean(axis=0).astype(np.float32)  # [k, n] -> [n]
+    rows = head_rows(output, head, n_prefix, eps)  # [..., k, d_in]
+    logits = head_logits(rows, head).mean(axis=-2)  # [..., k, n] -> [..., n]
+    return logits.astype(output.dtype, copy=False)
 
 
 def top_classes(logits: np.ndarray, k: int = 5) -> tuple[np.ndarray, np.ndarray]:

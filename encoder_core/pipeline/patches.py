@@ -11,19 +11,20 @@ from __future__ import annotations
 import numpy as np
 
 
-def normalise_pixels(image: np.ndarray, mean: tuple[float, ...],
-                     std: tuple[float, ...]) -> np.ndarray:
+def normalise_pixels(image: np.ndarray, mean: tuple[float, ...], std: tuple[float, ...],
+                     dtype: type[np.floating] = np.float32) -> np.ndarray:
     """(image − mean) / std per channel: the pixel statistics a ViT checkpoint was trained on.
 
     Args:
-        image: [..., S, S, C] in [0, 1]; mean, std: C values each (std > 0).
+        image: [..., S, S, C] in [0, 1]; mean, std: C values each (std > 0); dtype: the
+            result's (float32; float64 for the batched forward of a gradient check).
     Returns:
-        [..., S, S, C] float32, a new array.
+        [..., S, S, C] of dtype, a new array.
     """
-    mean32 = np.asarray(mean, dtype=np.float32)  # [C]
-    std32 = np.asarray(std, dtype=np.float32)  # [C]
-    out = np.subtract(image, mean32, dtype=np.float32)
-    out /= std32
+    mean_c = np.asarray(mean, dtype=dtype)  # [C]
+    std_c = np.asarray(std, dtype=dtype)  # [C]
+    out = np.subtract(image, mean_c, dtype=dtype)
+    out /= std_c
     return out
 
 

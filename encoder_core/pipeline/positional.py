@@ -36,17 +36,20 @@ def positional_encoding(n_tokens: int, d_model: int,
     return pe.astype(dtype, copy=False)
 
 
-def patch_positions(cfg: EncoderConfig, pos_embed: np.ndarray | None) -> np.ndarray:
+def patch_positions(cfg: EncoderConfig, pos_embed: np.ndarray | None,
+                    dtype: type[np.floating] = np.float32) -> np.ndarray:
     """The position rows of the patches, `pe`: the sinusoidal table, or the learned patch rows.
 
     Args:
-        cfg: the settings (position, n_tokens, d_model); pos_embed: [n_pos, d] or None.
+        cfg: the settings (position, n_tokens, d_model); pos_embed: [n_pos, d] or None;
+        dtype: the sinusoidal table's (float64 for the batched forward of a gradient check).
     Returns:
-        [n_tokens, d_model] float32 (for learned positions a view of pos_embed's last N rows).
+        [n_tokens, d_model] of dtype (for learned positions a view of pos_embed's last N rows,
+        in its own dtype).
     """
     if cfg.position == "learned":
         return pos_embed[pos_embed.shape[0] - cfg.n_tokens:]  # [n_pos, d] -> [N, d]
-    return positional_encoding(cfg.n_tokens, cfg.d_model)
+    return positional_encoding(cfg.n_tokens, cfg.d_model, dtype)
 
 
 def position_rows(cfg: EncoderConfig, pe: np.ndarray, pos_embed: np.ndarray | None) -> np.ndarray:
@@ -56,14 +59,14 @@ def position_rows(cfg: EncoderConfig, pe: np.ndarray, pos_embed: np.ndarray | No
         cfg: the settings; pe: [N, d] the patch rows (`patch_positions`);
         pos_embed: [n_pos, d] or None.
     Returns:
-        [seq_len, d_model] float32: `pe` itself when there is no prefix; all zero when use_pe
-        is off (nothing is added).
+        [seq_len, d_model] of pe's dtype (float32): `pe` itself when there is no prefix; all
+        zero when use_pe is off (nothing is added).
     """
     if not cfg.use_pe:
-        return np.zeros((cfg.seq_len, cfg.d_model), dtype=np.float32)
+        return np.zeros((cfg.seq_len, cfg.d_model), dtype=pe.dtype)
     if cfg.n_prefix == 0:
         return pe
-    pos = np.zeros((cfg.seq_len, cfg.d_model), dtype=np.float32)
+    pos = np.zeros((cfg.seq_len, cfg.d_model), dtype=pe.dtype)
     pos[cfg.n_prefix:] = pe  # the patches
     n_prefix_rows = cfg.n_pos - cfg.n_tokens  # cls and dist when learned and pos_prefix
     if cfg.position == "learned" and n_prefix_rows:
