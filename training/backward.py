@@ -7,70 +7,35 @@ each layer's input and LayerTrace, which hold everything the backward needs. The
 written out here, one formula per step, and uses the core's `split_heads` / `merge_heads`.
 The dtype follows the inputs: float32 for training, float64 for the gradient check.
 
-Parameters live in one flat dict `theta` of writable arrays, keyed like the `.npz`:
-`W_E`, `layer{l}/{W_Q, W_K, W_V, W_O, gamma_1, beta_1, W_1, b_1, W_2, b_2, gamma_2, beta_2}`,
-`W_cls`, `b_cls`. N = n_tokens, d = d_model, h = n_heads, d_h = d_head, K = n_classes.
+Parameters live in one flat dict `theta` of writable arrays (`training.model`).
+N = n_tokens, d = d_model, h = n_heads, d_h = d_head, K = n_classes.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from encoder_core import (
     EncoderConfig,
-    EncoderParams,
-    LayerParams,
     LayerTrace,
     embed,
     encoder_layer,
     merge_heads,
     patchify,
     positional_encoding,
-    softmax,
     split_heads,
 )
-from encoder_core.params import freeze_params
 from encoder_core.pipeline.head import linear_head, mean_pool
-from encoder_core.shapes_model.classifier import ClassifierHead
-from encoder_core.shapes_model.dataset import CLASS_NAMES
 
-# the note's layer (no optional ViT parameters: the trainer's encoder is post-norm, no biases on
-# Q, K, V, W_O, no LayerScale); the fields' order is LayerParams'
-LAYER_FIELDS = tuple(f.name for f in fields(LayerParams) if f.default is MISSING)
-
-
-# --- parameters as one flat dict ----------------------------------------------------------
-
-def theta_from(params: EncoderParams, head: ClassifierHead,
-               dtype: type = np.float32) -> dict[str, np.ndarray]:
-    """Writable copies of every parameter, keyed `W_E`, `layer{l}/{name}`, `W_cls`, `b_cls`."""
-    theta = {"W_E": np.array(params.W_E, dtype=dtype)}
-    for l, lp in enumerate(params.layers):
-        for name in LAYER_FIELDS:
-            theta[f"layer{l}/{name}"] = np.array(getattr(lp, name), dtype=dtype)
-    theta["W_cls"] = np.array(head.W_cls, dtype=dtype)
-    theta["b_cls"] = np.array(head.b_cls, dtype=dtype)
-    return theta
-
-
-def layer_params(theta: dict[str, np.ndarray], l: int) -> LayerParams:
-    """Layer l's weights from `theta` as the core's LayerParams: the same arrays, no copy, so
-    their dtype (float32 or float64) is the computation's."""
-    return LayerParams(**{name: theta[f"layer{l}/{name}"] for name in LAYER_FIELDS})
-
-
-def params_from(theta: dict[str, np.ndarray], n_layers: int,
-                class_names: tuple[str, ...] = CLASS_NAMES,
-                ) -> tuple[EncoderParams, ClassifierHead]:
-    """The inverse of `theta_from`: frozen float32 EncoderParams (with the head as
-    `params.head`) and the ClassifierHead with its class names."""
-    layers = tuple(layer_params(theta, l) for l in range(n_layers))
-    head = ClassifierHead(theta["W_cls"], theta["b_cls"], class_names)
-    params = freeze_params(EncoderParams(W_E=theta["W_E"], layers=layers, head=head.params()))
-    return params, head
-
+from .model import (  # noqa: F401 (re-exported: the old path's callers)
+    LAYER_FIELDS,
+    cross_entropy,
+    layer_params,
+    params_from,
+    theta_from,
+)
 
 # --- small helpers of the backward --------------------------------------------------------
 
@@ -134,24 +99,6 @@ def forward(images: np.ndarray, theta: dict[str, np.ndarray],
     pooled = mean_pool(x)  # [B, N, d] -> [B, d]
     logits = linear_head(pooled, theta["W_cls"], theta["b_cls"])  # [B, d] -> [B, K]
     return logits, Cache(patches=patches, inputs=inputs, layers=layers, pooled=pooled)
-
-
-def cross_entropy(logits: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
-    """loss = mean_b −log softmax(logits_b)[label_b]; also d loss / d logits = (p − onehot)/B.
-
-    Args:
-        logits: [B, K]; labels: [B] ints.
-    Returns:
-        (loss, dlogits [B, K])
-    """
-    B = logits.shape[0]
-    shifted = logits - logits.max(axis=-1, keepdims=True)  # [B, K]
-    log_z = np.log(np.exp(shifted).sum(axis=-1))  # [B]
-    loss = float(np.mean(log_z - shifted[np.arange(B), labels]))
-    dlogits = softmax(logits)  # [B, K], a new array
-    dlogits[np.arange(B), labels] -= 1
-    dlogits /= B
-    return loss, dlogits
 
 
 # --- backward -------------------------------------------------------------------------------
