@@ -31,8 +31,8 @@ from encoder_core.shapes_model.classifier import (
 )
 from encoder_core.shapes_model.dataset import make_batch
 
-from .backward import theta_from
 from .evaluate import FIRST_SEED
+from .model import theta_from
 from .train import accuracy, held_out_set, steps_list
 
 

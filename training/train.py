@@ -9,13 +9,14 @@ Recipe: batch 32 of freshly generated images per step (seeds ≥ 1_000_000, disj
 held-out set and the tests), cross-entropy, Adam with a linear warm-up then cosine decay,
 global gradient-norm clipping. Every `--eval-every` steps the held-out accuracy is measured;
 the run stops at `--target` accuracy or when `--minutes` are over, keeping the best weights.
-Forward and backward are `training.backward` (checked against finite differences and against
-`encoder_core.encode` in tests/test_training_backward.py).
+Forward and backward are encoder_core's, on the batch (`training.model`: `encode_batch`,
+`predict`, `backward`), the same functions the app runs on one image.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import sys
 import time
@@ -29,7 +30,7 @@ from encoder_core import EncoderConfig, init_params
 from encoder_core.shapes_model.classifier import DEFAULT_WEIGHTS, ClassifierHead, save_trained
 from encoder_core.shapes_model.dataset import CLASS_NAMES, make_batch
 
-from .backward import backward, cross_entropy, forward, params_from, theta_from
+from .model import cross_entropy, forward, loss_and_grads, params_from, theta_from
 
 TRAIN_SEED_BASE = 1_000_000  # batch seed of step t: TRAIN_SEED_BASE + run_seed·10⁷ + t
 HELD_OUT_SEED = 900_000  # held-out images: seeds 900_000 … (chunks of 100)
@@ -87,13 +88,32 @@ class Adam:
             theta[name] -= np.float32(lr / c1) * m / (np.sqrt(v / c2) + np.float32(self.eps))
 
 
-def clip_by_global_norm(grads: dict[str, np.ndarray], max_norm: float) -> float:
-    """Scale all gradients by min(1, max_norm / ‖g‖) in place; returns ‖g‖ before clipping."""
+def clip_by_global_norm(grads: dict[str, np.ndarray], max_norm: float,
+                        ) -> tuple[dict[str, np.ndarray], float]:
+    """All gradients scaled by min(1, max_norm / ‖g‖) (new arrays: the core's are read-only);
+    returns them and ‖g‖ before clipping."""
     norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads.values())))
     if max_norm > 0 and norm > max_norm:
-        for g in grads.values():
-            g *= np.float32(max_norm / norm)
-    return norm
+        grads = {name: g * np.float32(max_norm / norm) for name, g in grads.items()}
+    return grads, norm
+
+
+def keep_freed_memory() -> None:
+    """Let glibc's malloc keep freed memory for the next step instead of returning it.
+
+    The core's backward keeps every field's gradient (the attention's [B, h, N, N] arrays are
+    20 MB at batch 32), so its large arrays are all alive at once and freed together. With
+    glibc's default thresholds each step then maps fresh pages for them, which the kernel
+    zeroes: ~15,000 page faults and ~0.03 s of kernel time per backward (measured at batch
+    32). With the mmap threshold at 32 MB (its largest) and the trim threshold at 256 MB
+    the next step reuses those pages. Without glibc this does nothing.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
+    libc.mallopt(-1, 256 << 20)  # M_TRIM_THRESHOLD
 
 
 def held_out_set(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -111,7 +131,7 @@ def accuracy(theta: dict[str, np.ndarray], cfg: EncoderConfig, images: np.ndarra
     """(accuracy, mean cross-entropy) of the model on images [n, S, S, 1], labels [n]."""
     correct, loss_sum = 0, 0.0
     for start in range(0, len(images), chunk):
-        logits, _ = forward(images[start:start + chunk], theta, cfg)
+        logits = forward(images[start:start + chunk], theta, cfg)[0]
         y = labels[start:start + chunk]
         correct += int((logits.argmax(axis=-1) == y).sum())
         loss_sum += cross_entropy(logits, y)[0] * len(y)
@@ -174,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     checkpoint_dir = args.checkpoint_dir or args.out.with_name(args.out.stem + "_checkpoints")
 
+    keep_freed_memory()
     cfg = model_config(args.n_layers, args.d_ff, args.seed)
     theta = initial_theta(cfg, args.seed)
     opt = Adam(weight_decay=args.weight_decay)
@@ -198,10 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         lr = learning_rate(step, args.lr, args.warmup, args.steps)
         images, labels, _ = next_batch.result()
         next_batch = batch_of(step + 1)
-        logits, cache = forward(images, theta, cfg)
-        loss, dlogits = cross_entropy(logits, labels)
-        grads = backward(dlogits, cache, theta, cfg)
-        grad_norm = clip_by_global_norm(grads, args.clip)
+        loss, logits, grads = loss_and_grads(images, labels, theta, cfg)
+        grads, grad_norm = clip_by_global_norm(grads, args.clip)
         opt.step(theta, grads, lr)
         step += 1
         if step in args.checkpoint_steps:
