@@ -1,5 +1,5 @@
-"""Training of the shipped shapes classifier (NumPy, hand-written backward); the app never
-imports it.
+"""Training of the shipped shapes classifier (NumPy, encoder_core's own forward and backward on
+batches); the app never imports it.
 
 On a small shared machine a multi-threaded BLAS fights other processes for the cores and runs
 several times slower, so training uses one BLAS thread (set OPENBLAS_NUM_THREADS to override)
