@@ -22,6 +22,8 @@ are `rules`'):
   in the store);
 - a concept check before and after the lesson: one answer per student, question and round,
   taken only while the teacher has its round open;
+- the teacher's results (`ClassResults.result_rows`) name a student by pseudonym, never by
+  the token;
 - a class expires (`CLASS_HOURS`) and is deleted with its students, tasks, answers and
   check answers.
 """
@@ -56,6 +58,7 @@ from .database import (
     tasks,
     wrong_codes,
 )
+from .results_store import ClassResults
 from .rules import (
     CHECK_ROUNDS,
     CLASS_HOURS,
@@ -92,7 +95,7 @@ def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class Store(ConceptCheck):
+class Store(ConceptCheck, ClassResults):
     """The classes of every process that opens the same URL."""
 
     def __init__(self, url: str | None = None) -> None:
