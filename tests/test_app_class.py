@@ -3,10 +3,12 @@ class's settings are imposed and locked, a task waits until the teacher opens it
 are stored and counted, the reveal shows each student the class's answers, new settings close
 the open tasks, the teacher brings everyone to a step, the teacher key leaves the link, a
 student is the same student on a reload, wrong codes are refused and then rate-limited, and an
-ended class ends every membership. Each test has a store of its own (a fresh SQLite file)."""
+ended class ends every membership; the teacher's results download as CSV. Each test has a
+store of its own (a fresh SQLite file)."""
 
 from __future__ import annotations
 
+import csv
 import io
 
 import numpy as np
@@ -20,8 +22,10 @@ from lens.classroom.join import PUBLIC_URL_ENV, lan_address, lan_suggestion
 from lens.classroom.member import STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
 from lens.classroom.rules import MAX_WRONG
 from lens.classroom.store import URL_ENV, Store
+from lens.classroom.teacher import results_bytes
 from lens.figures.pixels import rgb255
 from lens.i18n import translate
+from lens.keys import CLASS_ASKED
 from lens.keys import CLASS_MEMBER as MEMBER
 from lens.steps import PAGES
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
@@ -670,3 +674,21 @@ def test_the_discussion_in_chinese():
     assert translate("discuss", "zh", "class") in [i.value for i in s.info]
     assert translate("discuss_title", "zh", "class", k=1, n=2) in [v.strip("*")
                                                                    for v in texts(s)]
+
+
+def test_the_teacher_downloads_the_results_as_csv():
+    t = teacher()
+    code = code_of(t)
+    buttons = [b for b in t.get("download_button") if b.proto.label == translate(
+        "results_button", "en", "class")]
+    assert buttons, "the results' download button"
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    send(student(code, nickname="李雷"), TOKENS, 196)
+    send(student(code), TOKENS, 195)
+    t.button(key=f"class_reveal_{TOKENS}").click().run()
+    member = t.session_state[MEMBER]
+    data = results_bytes(member.code, member.secret, t.session_state[CLASS_ASKED])
+    lines = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    assert [(r[1], r[6], r[7]) for r in sorted(lines[1:], key=lambda r: r[1])] == [
+        ("", "[195.0]", "no"), ("李雷", "[196.0]", "yes")]  # judged as the teacher asked it
+    assert member.secret.encode() not in data

@@ -1,7 +1,7 @@
 """The teacher's side of a live class, on the class page: how to join (the code large, the
 link, its QR code), the students, the class's step and settings, the questions of that step —
-asked (vote 1), discussed, asked again (vote 2), revealed, asked again — and the end of the
-class.
+asked (vote 1), discussed, asked again (vote 2), revealed, asked again — the class's results
+as CSV (built only when the button is pressed) and the end of the class.
 
 Every action goes through the store with the teacher's key (checked there). Before the reveal the
 card shows how many answered, never what (the projector must not give an answer away; a toggle
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,7 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from .. import widgets
 from ..i18n import Texts
-from ..keys import CLASS_FORGET, CLASS_STEP_CHOICE, TEACHER_ERROR
+from ..keys import CLASS_ASKED, CLASS_FORGET, CLASS_STEP_CHOICE, TEACHER_ERROR
 from ..lesson.cards import patch_in_context, true_map
 from ..lesson.tasks import Task, task_texts
 from ..steps import PAGES, STEPS, step_number
@@ -40,6 +42,7 @@ from .join import (
 )
 from .member import Member, become, brief, keep_teacher, shared_store, store_error
 from .member import class_state as member_class_state
+from .results import results_csv
 from .rules import RefusedError
 from .tally import judge_stored, transitions
 
@@ -143,6 +146,7 @@ def questions(ctx: PageContext, member: Member, class_state: dict) -> None:
     step = class_state["step"]
     st.subheader(t("questions_title", step=step_label(ctx.lang, step)))
     asked = asked_on(ctx, step, class_state)
+    remember(asked)
     if not asked:
         st.info(t("no_questions"))
         return
@@ -154,6 +158,13 @@ def questions(ctx: PageContext, member: Member, class_state: dict) -> None:
     for a in asked:
         with st.container(border=True, key=f"class_question_{a.task.text_id}"):
             question(ctx, member, a, class_state["students"])
+
+
+def remember(asked: list[Asked]) -> None:
+    """Keep each task this class was asked (light: no trace), so that the results judge the
+    answers of earlier steps too (`results_bytes`)."""
+    kept = st.session_state.setdefault(CLASS_ASKED, {})
+    kept.update({(a.task.id, a.key): a.task.light() for a in asked if a.state})
 
 
 def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
@@ -285,9 +296,23 @@ def act(member: Member, lang: str, action: str, arg: object) -> None:
         st.session_state[TEACHER_ERROR] = t("store_down", why=brief(err))
 
 
+def results_bytes(code: str, key: str, asked: Mapping[tuple[str, str], Task]) -> bytes:
+    """The class's results as CSV (`results.results_csv`), each answer judged by the task as
+    this page asked it (none: `right` left empty). Run when the button is pressed, outside
+    the page's run: no Streamlit call, no page context (it would hold the trace)."""
+    rows = shared_store().result_rows(code, key)
+    return results_csv(rows, {where: judge_stored(task) for where, task in asked.items()})
+
+
 def ending(ctx: PageContext, member: Member) -> None:
     t = Texts(ctx.lang, OWNER)
     st.divider()
+    asked = dict(st.session_state.get(CLASS_ASKED, {}))
+    st.download_button(t("results_button"), partial(results_bytes, member.code, member.secret,
+                                                    asked),
+                       file_name=f"class-{member.code}-results.csv", mime="text/csv",
+                       key="class_results", on_click="ignore")  # built only when pressed
+    st.caption(t("results_help"))
     with st.expander(t("end_title")):
         sure = st.checkbox(t("end_sure"), key="class_end_sure")
         st.button(t("end_button"), key="class_end", disabled=not sure, on_click=act,
