@@ -146,11 +146,18 @@ def test_the_class_page_without_a_join_link_offers_to_start_first():
         translate("start_title", "en", "class"), translate("join_title", "en", "class")]
 
 
+def not_presenting(at):
+    """The teacher turns the "Presenting" switch off: their own screen, not the projector."""
+    at.toggle(key="class_presenting").set_value(False).run()
+    assert_clean(at)
+    return at
+
+
 def test_nicknames_reach_the_teacher_only_and_as_plain_text():
     t = teacher()
     code = code_of(t)
     s = student(code, nickname="<b>Ann</b> **x**")
-    t.run()
+    not_presenting(t)
     assert [x.value for x in t.text] == ["<b>Ann</b> **x**"]  # st.text: never markup
     assert not any("Ann" in v for v in texts(t)), "not in any markdown"
     everything = " ".join(texts(s) + texts(s, "caption") + [x.value for x in s.text])
@@ -582,7 +589,7 @@ def test_the_peer_instruction_cycle_shows_counts_only_until_the_reveal_then_how_
     q = card(t, f"class_question_{TOKENS}")
     assert "**2 of 2 answered**" in markdowns(q)
     assert not pictures(q) and not drawn, "no histogram: the projector gives nothing away"
-    assert t.toggle(key=f"class_show_{TOKENS}_1").value is False
+    assert not toggles(t, "class_show_"), "presenting: no toggle shows the answers"
     assert not any("right (" in v for v in texts(t))
 
     t.button(key=f"class_close_{TOKENS}").click().run()
@@ -610,7 +617,10 @@ def test_the_peer_instruction_cycle_shows_counts_only_until_the_reveal_then_how_
     t.run()
     q = card(t, f"class_question_{TOKENS}")
     assert "**2 of 2 answered**" in markdowns(q) and not pictures(q) and not drawn
+    assert not toggles(t, "class_show_")
+    not_presenting(t)
     assert t.toggle(key=f"class_show_{TOKENS}_2").value is False
+    assert not pictures(card(t, f"class_question_{TOKENS}")), "hidden until turned on"
 
     t.button(key=f"class_reveal_{TOKENS}").click().run()
     assert_clean(t)
@@ -633,6 +643,7 @@ def test_the_teacher_may_show_the_answers_on_their_own_screen(drawn):
     code = code_of(t)
     t.button(key=f"class_open_{TOKENS}").click().run()
     send(student(code), TOKENS, 196)
+    not_presenting(t)
     t.toggle(key=f"class_show_{TOKENS}_1").set_value(True).run()
     assert_clean(t)
     assert card(t, f"class_question_{TOKENS}").get("image"), "the histogram, on demand"
@@ -692,3 +703,72 @@ def test_the_teacher_downloads_the_results_as_csv():
     assert [(r[1], r[6], r[7]) for r in sorted(lines[1:], key=lambda r: r[1])] == [
         ("", "[195.0]", "no"), ("李雷", "[196.0]", "yes")]  # judged as the teacher asked it
     assert member.secret.encode() not in data
+
+
+def toggles(at, prefix: str) -> list:
+    return [x for x in at.toggle if x.key and x.key.startswith(prefix)]
+
+
+def tree_text(at) -> str:
+    """Every element of the page's tree (main and sidebar), as its protobuf's text."""
+    out: list[str] = []
+
+    def walk(node):
+        if (proto := getattr(node, "proto", None)) is not None:
+            out.append(str(proto))
+        for child in (getattr(node, "children", None) or {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(out)
+
+
+def test_presenting_is_on_while_a_class_runs_and_hides_nicknames_key_and_answers(drawn):
+    """On a projector (the default): the count of students, never a nickname; nothing about
+    the teacher's key; how many answered, and no toggle that would show what."""
+    t = teacher()
+    code = code_of(t)
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    send(student(code, nickname="Zed"), TOKENS, 196)
+    drawn.clear()
+    t.run()
+    assert_clean(t)
+    assert t.toggle(key="class_presenting").value is True
+    assert translate("students_count", "en", "class", n=1) in [v.strip("*") for v in texts(t)]
+    assert "Zed" not in tree_text(t) and not t.text
+    assert translate("teacher_kept", "en", "class") not in texts(t, "caption")
+    assert not toggles(t, "class_show_")
+    q = card(t, f"class_question_{TOKENS}")
+    assert "**1 of 1 answered**" in markdowns(q) and not pictures(q) and not drawn
+
+
+def test_presenting_off_shows_the_nicknames_and_the_answers_toggle_and_stays_off():
+    t = teacher(lang="zh")
+    code = code_of(t)
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    student(code, nickname="Zed")
+    assert t.toggle(key="class_presenting").label == translate("presenting", "zh", "class")
+    not_presenting(t)
+    assert [x.value for x in t.text] == ["Zed"]
+    assert translate("teacher_kept", "zh", "class") in texts(t, "caption")
+    assert [x.key for x in toggles(t, "class_show_")] == [f"class_show_{TOKENS}_1"]
+    open_page(t, "overview")  # elsewhere, and back: still off (this browser session)
+    open_page(t, "class")
+    assert_clean(t)
+    assert t.toggle(key="class_presenting").value is False and [x.value for x in t.text]
+
+
+def test_a_revealed_question_shows_its_results_presenting_or_not(drawn):
+    t = teacher()
+    code = code_of(t)
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    send(student(code, nickname="Zed"), TOKENS, 196)
+    t.button(key=f"class_reveal_{TOKENS}").click().run()
+    for on in (True, False):
+        drawn.clear()
+        t.toggle(key="class_presenting").set_value(on).run()
+        assert_clean(t)
+        q = card(t, f"class_question_{TOKENS}")
+        assert pictures(q) and drawn, f"presenting={on}: the class's answers, drawn"
+        assert "1 of 1 right (100 %)" in texts(t)
+        assert ("Zed" in tree_text(t)) is not on

@@ -9,6 +9,10 @@ shows the teacher the answers on demand), in a fragment that looks at the store 
 seconds; a question revealed no longer changes and is drawn once, with how the students moved
 from vote 1 to vote 2. Nicknames are shown to the teacher
 only, as plain text (`st.text`: never markdown or HTML).
+
+The "Presenting" switch (on by default, per browser session) makes the page fit for a projector:
+no nickname (the count only), nothing about the teacher's key, and no toggle that would show a
+vote's answers before the reveal. A revealed question shows its results in both modes.
 """
 
 from __future__ import annotations
@@ -25,7 +29,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from .. import widgets
 from ..i18n import Texts
-from ..keys import CLASS_ASKED, CLASS_FORGET, CLASS_STEP_CHOICE, TEACHER_ERROR
+from ..keys import (
+    CLASS_ASKED,
+    CLASS_FORGET,
+    CLASS_PRESENTING,
+    CLASS_PRESENTING_KEPT,
+    CLASS_STEP_CHOICE,
+    TEACHER_ERROR,
+)
 from ..lesson.cards import patch_in_context, true_map
 from ..lesson.tasks import Task, task_texts
 from ..steps import PAGES, STEPS, step_number
@@ -78,8 +89,9 @@ def draw_panel(ctx: PageContext, member: Member) -> None:
     error = st.session_state.pop(TEACHER_ERROR, None)
     if error:
         st.error(error)
-    joining(ctx, member)
-    roster(member.code, member.secret, ctx.lang)
+    shown = presenting_switch(ctx.lang)
+    joining(ctx, member, shown)
+    roster(member.code, member.secret, ctx.lang, shown)
     st.subheader(t("step_title"))
     step = class_state["step"]
     st.markdown(t("class_on", step=step_label(ctx.lang, step)))
@@ -102,12 +114,24 @@ def draw_panel(ctx: PageContext, member: Member) -> None:
         st.caption(t("settings_first"))
     else:
         st.caption(t("settings_same"))
-        questions(ctx, member, class_state)
+        questions(ctx, member, class_state, shown)
     ending(ctx, member)
 
 
-def joining(ctx: PageContext, member: Member) -> None:
-    """The code large, the link and its QR code: what the projector shows first."""
+def presenting_switch(lang: str) -> bool:
+    """The "Presenting" switch, on by default; its value outlives the page (a widget's state
+    does not once the teacher opens another page), kept for this browser session."""
+    t = Texts(lang, OWNER)
+    if CLASS_PRESENTING not in st.session_state:
+        st.session_state[CLASS_PRESENTING] = st.session_state.get(CLASS_PRESENTING_KEPT, True)
+    on = st.toggle(t("presenting"), key=CLASS_PRESENTING, help=t("presenting_help"))
+    st.session_state[CLASS_PRESENTING_KEPT] = on
+    return on
+
+
+def joining(ctx: PageContext, member: Member, presenting: bool) -> None:
+    """The code large, the link and its QR code: what the projector shows first (and, not
+    `presenting`, how this browser keeps the teacher's key)."""
     t = Texts(ctx.lang, OWNER)
     base = link_base()
     link = join_link(member.code, base)
@@ -121,13 +145,14 @@ def joining(ctx: PageContext, member: Member) -> None:
         for problem in link_problems(env_url, base):  # said to the teacher, under the link
             st.warning(t(problem, env=PUBLIC_URL_ENV, url=env_url or "", base=base,
                          lan=lan_suggestion(base, lan_address())))
-        st.caption(t("teacher_kept"))
+        if not presenting:
+            st.caption(t("teacher_kept"))
     right.image(qr_png(link), caption=t("qr_caption"), width=260, output_format="PNG")
 
 
 @st.fragment(run_every=LIVE_S)
-def roster(code: str, key: str, lang: str) -> None:
-    """How many joined, and their nicknames (the teacher's eyes only), live."""
+def roster(code: str, key: str, lang: str, presenting: bool) -> None:
+    """How many joined, and their nicknames (the teacher's eyes only: not `presenting`), live."""
     t = Texts(lang, OWNER)
     try:
         names = shared_store().nicknames(code, key)
@@ -135,12 +160,12 @@ def roster(code: str, key: str, lang: str) -> None:
         return  # the class ended, or the store is out of reach: the page says so
     st.markdown(f"**{t('students_count', n=len(names))}**")
     given = [n for n in names if n]
-    if given:
+    if given and not presenting:
         with st.expander(t("nicknames", n=len(given))):
             st.text(", ".join(given))  # plain text: a nickname is never markup
 
 
-def questions(ctx: PageContext, member: Member, class_state: dict) -> None:
+def questions(ctx: PageContext, member: Member, class_state: dict, presenting: bool) -> None:
     """The questions of the class's step: ask, watch the answers come, reveal."""
     t = Texts(ctx.lang, OWNER)
     step = class_state["step"]
@@ -157,7 +182,7 @@ def questions(ctx: PageContext, member: Member, class_state: dict) -> None:
         widgets.query_inputs(ctx)
     for a in asked:
         with st.container(border=True, key=f"class_question_{a.task.text_id}"):
-            question(ctx, member, a, class_state["students"])
+            question(ctx, member, a, class_state["students"], presenting)
 
 
 def remember(asked: list[Asked]) -> None:
@@ -167,10 +192,12 @@ def remember(asked: list[Asked]) -> None:
     kept.update({(a.task.id, a.key): a.task.light() for a in asked if a.state})
 
 
-def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
+def question(ctx: PageContext, member: Member, a: Asked, students: int,
+             presenting: bool) -> None:
     """One question's card, by its stage: asked (vote 1), discussed, asked again (vote 2),
-    revealed. Before the reveal it shows how many answered, never what — unless the teacher
-    turns on `show_key`'s toggle (the projector must not give the answer away)."""
+    revealed. Before the reveal it shows how many answered, never what — unless the teacher,
+    not `presenting`, turns on `show_key`'s toggle (the projector must not give the answer
+    away)."""
     lang, task = ctx.lang, a.task
     t, words = Texts(lang, OWNER), task_texts(lang, task.id)
     state = a.state or "new"
@@ -198,7 +225,8 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
     if state in ("open", "discuss", "vote2"):
         vote = 2 if state == "vote2" else 1
         counts = st.container()  # the count first, the teacher's toggle below it
-        shown = st.toggle(t("show_votes", vote=vote), key=show_key(ident, vote))
+        shown = not presenting and st.toggle(t("show_votes", vote=vote),
+                                             key=show_key(ident, vote))
         if not shown:
             st.caption(t("answers_hidden"))
         with counts:
