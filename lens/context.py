@@ -43,8 +43,11 @@ class PageContext:
     @property
     def withheld_text(self) -> str:
         """The key of the line in place of a withheld part: a class's student waits for the
-        reveal, a learner alone answers or presses "Show me"."""
-        return "withheld_class" if self.student is not None else "withheld"
+        reveal, its teacher reveals on the class page, a learner alone answers or presses
+        "Show me"."""
+        if self.member is not None:
+            return "withheld_class" if self.student is not None else "withheld_teacher"
+        return "withheld"
 
     @property
     def student(self) -> Member | None:

@@ -22,7 +22,7 @@ from encoder_core.cost import Cost
 from . import chrome, compute, handout_ui, keys, session, sidebar
 from .admission import Queue, TooHeavyError
 from .classroom import member as classroom
-from .classroom import student
+from .classroom import student, teacher
 from .context import PageContext, Plan
 from .i18n import Texts
 from .layout_js import hold_tablet_sidebar, layout_behaviours
@@ -53,6 +53,8 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
         if ctx.student is not None:  # a class's cards: answered when the teacher asks
             ctx.withheld = student.ask(ctx, ctx.student)
             student.follow(ctx.student.code, info.id, ctx.lang)
+        elif ctx.member is not None:  # the class's teacher (maybe projected): no card, and
+            ctx.withheld = teacher.withheld_on_step(ctx)  # no answer before its reveal
         else:
             student.ended_notice(ctx.lang)  # a class this session was in ended: said once
             if info.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk

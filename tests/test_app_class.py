@@ -772,3 +772,31 @@ def test_a_revealed_question_shows_its_results_presenting_or_not(drawn):
         assert pictures(q) and drawn, f"presenting={on}: the class's answers, drawn"
         assert "1 of 1 right (100 %)" in texts(t)
         assert ("Zed" in tree_text(t)) is not on
+
+
+def test_the_teachers_step_page_withholds_what_the_classs_open_questions_give_away():
+    """The teacher opens /overview while the class answers its question (the projector may
+    show it): the page is the lesson's, withheld until the reveal — not the free page that
+    shows every answer; no card of the teacher's own offers a "Show me"."""
+    free = open_page(new_app(advanced=False), "overview")
+    assert free.main.get("image"), "alone, the free page: its pictures"
+    t = teacher()
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    open_page(t, "overview")
+    assert_clean(t)
+    captions = texts(t, "caption")
+    assert translate("step_withheld", "en", "class") in captions
+    assert translate("withheld_teacher", "en", "common") in captions
+    assert not t.main.get("image") and not t.main.get("pyplot"), "the page withheld"
+    assert not [b for b in t.button if b.key and b.key.startswith("lesson_")], "no Show me"
+    assert not inputs(t, TOKENS)
+    open_page(t, "class")
+    for ident in (TOKENS, "overview_output"):  # both revealed: nothing left to give away
+        if ident != TOKENS:
+            t.button(key=f"class_open_{ident}").click().run()
+        t.button(key=f"class_reveal_{ident}").click().run()
+        assert_clean(t)
+    open_page(t, "overview")
+    assert_clean(t)
+    assert t.main.get("image")
+    assert translate("step_withheld", "en", "class") not in texts(t, "caption")

@@ -265,6 +265,18 @@ def revealed(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
         st.markdown(task_texts(lang, task.id)(task.text("why"), **task.revealed()))
 
 
+def withheld_on_step(ctx: PageContext) -> frozenset[str]:
+    """A step page the class's teacher opens during the class (it may be projected): what the
+    class's questions of this step not yet revealed would give away stays withheld, as on a
+    student's page, with a line that says why (the store out of reach: all of the step's)."""
+    seen = member_class_state()
+    asked = asked_on(ctx, ctx.id, seen or {"tasks": {}, "fixed": {}})
+    withheld = frozenset(k for a in asked if a.state != "revealed" for k in a.task.withholds)
+    if withheld:
+        st.caption(Texts(ctx.lang, OWNER)("step_withheld"))
+    return withheld
+
+
 def image_of(task: Task) -> np.ndarray | None:
     return task.trace.image if task.trace is not None else None
 
