@@ -6,8 +6,9 @@ open.
 The teacher starts a class on /class; two students join by the link (/class?class=CODE), the
 third by typing the code on /class; nicknames include "<b>x</b>", which the teacher's page must
 show as text. Checked, in this order: the four sessions land on both replicas (X-Replica of the
-first page = SERVERID); the teacher's page counts three students and shows the nicknames
-escaped; the teacher asks the overview's first question (how many tokens: 196 at the defaults);
+first page = SERVERID); the teacher's page counts three students, shows no nickname while
+presenting (the default) and, the switch off, the nicknames escaped; the teacher asks the
+overview's first question (how many tokens: 196 at the defaults);
 the students answer (196, 196, 200) and each sees "sent"; a student who reloads is the same
 student (the token in the link) and sees the answer it sent; the teacher's live count reaches
 "3 of 3 answered" with no histogram (the projector gives nothing away) until the teacher turns
@@ -218,8 +219,12 @@ def _class(browser: Browser, base: str, keep: list[Member]) -> None:
     print(f"replicas: teacher {teacher.replica}, students {replicas[1:]}")
     assert set(replicas) == REPLICAS, replicas  # both replicas serve the class
 
-    # the teacher's live roster: three, the nicknames as plain text
+    # the teacher's live roster: three; presenting (the default), no nickname; the switch
+    # off, the nicknames as plain text
     expect(teacher.main).to_contain_text(say("students_count", n=3), timeout=LIVE_S * 1000)
+    expect(teacher.main).not_to_contain_text("Ada")
+    teacher.page.locator(".st-key-class_presenting label").click()
+    wait_idle(teacher.page)
     nick_box = teacher.main.locator('[data-testid="stExpander"]').filter(
         has_text=say("nicknames", n=2))
     nick_box.locator("summary").click()
