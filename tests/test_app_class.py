@@ -800,3 +800,89 @@ def test_the_teachers_step_page_withholds_what_the_classs_open_questions_give_aw
     assert_clean(t)
     assert t.main.get("image")
     assert translate("step_withheld", "en", "class") not in texts(t, "caption")
+
+
+# --- the concept check: before and after the lesson ------------------------------------------
+
+def check_send(s, round_: str, right: int) -> None:
+    """A student answers the check's open round: the first `right` questions right, the
+    others wrong, then Send."""
+    from lens.classroom.concept_check import radio_key  # noqa: PLC0415
+    from lens.classroom.concepts import QUESTIONS  # noqa: PLC0415
+
+    s.run()  # the follower's look: the round opened
+    for i, q in enumerate(QUESTIONS):
+        wrong = next(o for o in q.options if o != q.right)
+        s.radio(key=radio_key(round_, q.id)).set_value(q.right if i < right else wrong)
+    s.button(key=f"class_check_send_{round_}").click().run()
+    assert_clean(s)
+    assert translate("check_sent", "en", "class", k=6, n=6) in [x.value for x in s.success]
+
+
+def check_count(n: int, round_: str, lang: str = "en", of: int = 2) -> str:
+    return translate("check_answered", lang, "class", n=n, of=of,
+                     round=translate(f"check_round_{round_}", lang, "class"))
+
+
+def test_the_concept_check_before_and_after_shows_counts_then_shares_and_gain():
+    """Before: one student all right, one half right; the teacher sees counts only. After:
+    both all right. The table: the first three questions 100 % → 100 %, g —; the last three
+    50 % → 100 %, g = 1.00; all: 12 answers, 75 % → 100 %, g = 1.00; each student sees their
+    own count."""
+    from lens.classroom.concepts import OWNER, QUESTIONS  # noqa: PLC0415
+
+    t = teacher()
+    code = code_of(t)
+    full, half = student(code), student(code)
+    assert not [r for r in full.radio if (r.key or "").startswith("class_check")], "none open"
+    t.button(key="class_check_open_pre").click().run()
+    assert_clean(t)
+    check_send(full, "pre", 6)
+    check_send(half, "pre", 3)
+    t.run()
+    assert check_count(2, "pre") in texts(t)
+    assert not any(v.startswith("| ") for v in texts(t)), "counts only while it is open"
+    t.button(key="class_check_close_pre").click().run()
+    assert translate("check_table_later", "en", "class") in texts(t, "caption")
+    half.run()
+    assert not [r for r in half.radio if (r.key or "").startswith("class_check")]
+    assert not [i for i in half.info if i.value.startswith("Your concept check")], "not yet"
+    t.button(key="class_check_open_post").click().run()
+    for s in (full, half):
+        check_send(s, "post", 6)
+    t.run()
+    assert check_count(2, "post") in texts(t)
+    t.button(key="class_check_close_post").click().run()
+    assert_clean(t)
+    short = [translate(f"{q.id}_short", "en", OWNER) for q in QUESTIONS]
+    table = "\n".join([
+        "| question | students | right before | right after | gain g |",
+        "|---|---|---|---|---|",
+        *(f"| {s} | 2 | 100 % | 100 % | — |" for s in short[:3]),
+        *(f"| {s} | 2 | 50 % | 100 % | 1.00 |" for s in short[3:]),
+        "| **all questions** | 12 | 75 % | 100 % | 1.00 |"])
+    assert table in texts(t)
+    assert translate("check_students_both", "en", "class", n=2) in texts(t, "caption")
+    for s, before in ((full, 6), (half, 3)):
+        s.run()
+        assert_clean(s)
+        assert translate("check_result", "en", "class", pre=before, post=6, n=6) in [
+            i.value for i in s.info]
+
+
+def test_the_concept_check_in_chinese():
+    from lens.classroom.concept_check import radio_key  # noqa: PLC0415
+    from lens.classroom.concepts import OWNER, QUESTIONS  # noqa: PLC0415
+
+    t = teacher(lang="zh")
+    s = student(code_of(t), lang="zh")
+    t.button(key="class_check_open_pre").click().run()
+    assert check_count(0, "pre", "zh", of=1) in texts(t)
+    s.run()
+    assert_clean(s)
+    title = translate("check_card_title", "zh", "class",
+                      round=translate("check_round_pre", "zh", "class"))
+    assert f"**{title}**" in texts(s)
+    q = QUESTIONS[0]
+    assert s.radio(key=radio_key("pre", q.id)).label == \
+        f"1. {translate(q.text('q'), 'zh', OWNER)}"

@@ -1,18 +1,19 @@
 """A student's side of a live class: the class's settings imposed, its step followed, its
 questions answered on every step's cards, and each revealed with the class's answers.
 
-On a step, every task of the lesson is a card (`ask`): waiting until the teacher opens it; then
-the lesson's question and inputs with "Send" (no "Show me": the class answers first); once sent,
-what was sent (changeable while the vote is open); in the discussion, the student's own vote 1
-and no inputs; at vote 2 the inputs again, starting from vote 1; once revealed, the student's
-answer beside the right one, why, and how the class answered its final vote (never another
-student's answer or nickname, and nothing of the class's answers before the reveal). What
-a task withholds stays withheld until it is revealed.
+On a step, the concept check's card comes first while the teacher has a round of it open
+(`concept_check`); then every task of the lesson is a card (`ask`): waiting until the teacher
+opens it; then the lesson's question and inputs with "Send" (no "Show me": the class answers
+first); once sent, what was sent (changeable while the vote is open); in the discussion, the
+student's own vote 1 and no inputs; at vote 2 the inputs again, starting from vote 1; once
+revealed, the student's answer beside the right one, why, and how the class answered its final
+vote (never another student's answer or nickname, and nothing of the class's answers before
+the reveal). What a task withholds stays withheld until it is revealed.
 
 `follow` is a fragment that runs every `FOLLOW_S` seconds in the browser: when the teacher
 brings the class to another step the student's page follows; when a task changes stage (opened,
-closed for discussion, vote 2, revealed, asked again) or the settings change, the page runs
-again. Its timer is the browser's: a tab in the
+closed for discussion, vote 2, revealed, asked again), a round of the concept check opens or
+closes, or the settings change, the page runs again. Its timer is the browser's: a tab in the
 background is throttled by the browser (Chromium: about once a minute after five minutes
 hidden), so it catches up when it is shown again.
 """
@@ -33,7 +34,7 @@ from ..lesson.cards import given_answer, input_keys, question_inputs, shown_answ
 from ..lesson.tasks import fixed_now, judge, task_texts
 from ..settings import Settings
 from ..steps import PAGES, tasks_for
-from . import view
+from . import concept_check, view
 from .asking import OWN, Asked, asked_on, given_value, stored_value
 from .member import Member, brief, shared_store
 from .member import class_state as member_class_state
@@ -65,7 +66,8 @@ def signature(class_state: dict | None) -> tuple | None:
     if class_state is None:
         return None
     return (tuple(sorted(class_state["settings"].items())),
-            tuple(sorted(class_state["tasks"].items())))
+            tuple(sorted(class_state["tasks"].items())),
+            tuple(sorted(class_state["checks"].items())))
 
 
 def ask(ctx: PageContext, member: Member) -> frozenset[str]:
@@ -88,6 +90,8 @@ def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
     t = Texts(ctx.lang, OWNER)
     seen = member_class_state()
     remember(seen)  # the follower runs the page again when the class changes
+    if seen is not None:  # the concept check's card on top while a round is open
+        concept_check.student_card(ctx.lang, member, seen["checks"])
     mine = shared_store().answers_of(member.code, member.secret)  # out of reach: raises
     withheld: set[str] = set()
     asked = asked_on(ctx, ctx.id, seen or {"tasks": {}, "fixed": {}})

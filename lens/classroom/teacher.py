@@ -1,6 +1,7 @@
 """The teacher's side of a live class, on the class page: how to join (the code large, the
 link, its QR code), the students, the class's step and settings, the questions of that step —
-asked (vote 1), discussed, asked again (vote 2), revealed, asked again — the class's results
+asked (vote 1), discussed, asked again (vote 2), revealed, asked again — the concept check
+before and after the lesson (`concept_check`), the class's results
 as CSV (built only when the button is pressed) and the end of the class.
 
 Every action goes through the store with the teacher's key (checked there). Before the reveal the
@@ -40,7 +41,7 @@ from ..keys import (
 from ..lesson.cards import patch_in_context, true_map
 from ..lesson.tasks import Task, task_texts
 from ..steps import PAGES, STEPS, step_number
-from . import view
+from . import concept_check, view
 from .asking import Asked, asked_on, class_settings, rule_for, same_settings
 from .join import (
     PUBLIC_URL_ENV,
@@ -115,6 +116,7 @@ def draw_panel(ctx: PageContext, member: Member) -> None:
     else:
         st.caption(t("settings_same"))
         questions(ctx, member, class_state, shown)
+    concept_check.teacher_section(ctx.lang, member, class_state["checks"])
     ending(ctx, member)
 
 
