@@ -114,6 +114,17 @@ def _click(page: Page, key: str) -> None:
     page.locator(f".st-key-{key} button").click()
 
 
+def _start_class(page: Page) -> str:
+    """Start a class on the teacher's /class page; its join code, once the panel shows it."""
+    _click(page, "class_start_button")
+    code_el = page.locator("[data-testid='el-class-code']")
+    expect(code_el).to_be_visible()
+    code = code_el.inner_text().strip()
+    assert re.fullmatch(r"[A-Z0-9]{6,}", code), code
+    wait_idle(page)
+    return code
+
+
 def _pathname(page: Page) -> str:
     return page.evaluate("location.pathname")
 
@@ -197,12 +208,7 @@ def _class(browser: Browser, base: str, keep: list[Member]) -> None:
     # --- the teacher starts a class
     teacher = _member(browser, "teacher", keep)
     _open(teacher, f"{base}/class")
-    _click(teacher.page, "class_start_button")
-    code_el = teacher.page.locator("[data-testid='el-class-code']")
-    expect(code_el).to_be_visible()
-    code = code_el.inner_text().strip()
-    assert re.fullmatch(r"[A-Z0-9]{6,}", code), code
-    wait_idle(teacher.page)
+    code = _start_class(teacher.page)
     expect(teacher.main.get_by_text(f"{base}/class?class={code}", exact=True)).to_be_visible()
     expect(teacher.main.locator('[data-testid="stImage"] img').first).to_be_visible()  # QR
     key = wait_for(lambda: next((c["value"] for c in teacher.context.cookies()

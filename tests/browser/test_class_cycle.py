@@ -29,7 +29,16 @@ from playwright.sync_api import Browser, expect
 
 from lens.classroom.concepts import QUESTIONS, gain_table
 from lens.i18n import translate
-from tests.browser.test_class import LIVE_S, TOKENS, Member, _click, _href, _open, members
+from tests.browser.test_class import (
+    LIVE_S,
+    TOKENS,
+    Member,
+    _click,
+    _href,
+    _open,
+    _start_class,
+    members,
+)
 from tests.support.browser_helpers import (
     ARTIFACTS,
     TIMEOUT_MS,
@@ -150,11 +159,7 @@ def test_a_class_through_the_check_and_two_votes(browser: Browser, cycle_url: st
 def _cycle(browser: Browser, base: str, keep: list[Member]) -> None:
     teacher = _new(browser, "teacher", {"width": 1920, "height": 1080}, keep)
     _open(teacher, f"{base}/class")
-    _click(teacher.page, "class_start_button")
-    code_el = teacher.page.locator("[data-testid='el-class-code']")
-    expect(code_el).to_be_visible()
-    code = code_el.inner_text().strip()
-    wait_idle(teacher.page)
+    code = _start_class(teacher.page)
     expect(teacher.page.locator(".st-key-class_presenting input")).to_be_checked()
 
     students = [_new(browser, name, view, keep) for name, view, _, _ in STUDENTS]

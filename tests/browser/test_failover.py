@@ -43,6 +43,7 @@ from tests.browser.test_class import (
     _join,
     _member,
     _open,
+    _start_class,
     members,
     say,
     verdict,
@@ -98,11 +99,7 @@ def _failover(browser: Browser, served: Serving, keep: list[Member]) -> None:
     # --- the class: a teacher, three students, a question open and answered
     teacher = _member(browser, "teacher", keep)
     _open(teacher, f"{base}/class")
-    _click(teacher.page, "class_start_button")
-    code_el = teacher.page.locator("[data-testid='el-class-code']")
-    expect(code_el).to_be_visible()
-    code = code_el.inner_text().strip()
-    wait_idle(teacher.page)
+    code = _start_class(teacher.page)
     students = [_member(browser, f"student{k + 1}", keep) for k in range(3)]
     tokens = [_join(s, base, code, nick, by_link=True)
               for s, nick in zip(students, NICKS, strict=True)]
@@ -141,7 +138,8 @@ def _failover(browser: Browser, served: Serving, keep: list[Member]) -> None:
                      timeout=RECOVER_S)
         wait_idle(m.page, timeout=RECOVER_S * 1000)
         if m is teacher:
-            expect(code_el).to_have_text(code, timeout=RECOVER_S * 1000)
+            expect(teacher.page.locator("[data-testid='el-class-code']")).to_have_text(
+                code, timeout=RECOVER_S * 1000)
             expect(teacher.page.locator(".st-key-class_start_button")).to_have_count(0)
             expect(question).to_contain_text(answered, timeout=RECOVER_S * 1000)
             expect(teacher.page.locator(f".st-key-class_reveal_{TOKENS} button")
