@@ -3,13 +3,14 @@ class's settings are imposed and locked, a task waits until the teacher opens it
 are stored and counted, the reveal shows each student the class's answers, new settings close
 the open tasks, the teacher brings everyone to a step, the teacher key leaves the link, a
 student is the same student on a reload, wrong codes are refused and then rate-limited, and an
-ended class ends every membership; the teacher's results download as CSV. Each test has a
-store of its own (a fresh SQLite file)."""
+ended class ends every membership; the teacher's results download as CSV and as a one-page
+PDF summary. Each test has a store of its own (a fresh SQLite file)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import subprocess
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from lens.classroom.join import PUBLIC_URL_ENV, lan_address, lan_suggestion
 from lens.classroom.member import STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
 from lens.classroom.rules import MAX_WRONG
 from lens.classroom.store import URL_ENV, Store
-from lens.classroom.teacher import results_bytes
+from lens.classroom.teacher import results_bytes, summary_bytes
 from lens.figures.pixels import rgb255
 from lens.i18n import translate
 from lens.keys import CLASS_ASKED
@@ -703,6 +704,27 @@ def test_the_teacher_downloads_the_results_as_csv():
     assert [(r[1], r[6], r[7]) for r in sorted(lines[1:], key=lambda r: r[1])] == [
         ("", "[195.0]", "no"), ("李雷", "[196.0]", "yes")]  # judged as the teacher asked it
     assert member.secret.encode() not in data
+
+
+def test_the_teacher_downloads_a_one_page_summary_as_pdf(tmp_path):
+    """Beside the CSV, in the teacher's language: the button's data is built when pressed,
+    from what the page asked; the PDF names the question and no nickname."""
+    t = teacher(lang="zh")
+    code = code_of(t)
+    buttons = [b for b in t.get("download_button") if b.proto.label == translate(
+        "summary_button", "zh", "class")]
+    assert buttons, "the summary's download button"
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    send(student(code, nickname="李雷"), TOKENS, 196)
+    t.button(key=f"class_reveal_{TOKENS}").click().run()
+    member = t.session_state[MEMBER]
+    data = summary_bytes(member.code, member.secret, t.session_state[CLASS_ASKED], "zh")
+    assert data.startswith(b"%PDF") and member.secret.encode() not in data
+    (tmp_path / "summary.pdf").write_bytes(data)
+    text = subprocess.run(["pdftotext", str(tmp_path / "summary.pdf"), "-"],
+                          capture_output=True, text=True, check=True).stdout
+    assert translate("overview_tokens_short", "zh", "overview") in text
+    assert "李雷" not in text
 
 
 def toggles(at, prefix: str) -> list:

@@ -2,7 +2,8 @@
 link, its QR code), the students, the class's step and settings, the questions of that step —
 asked (vote 1), discussed, asked again (vote 2), revealed, asked again — the concept check
 before and after the lesson (`concept_check`), the class's results
-as CSV (built only when the button is pressed) and the end of the class.
+as CSV and on one page as PDF (`summary`; each built only when its button is pressed) and the
+end of the class.
 
 Every action goes through the store with the teacher's key (checked there). Before the reveal the
 card shows how many answered, never what (the projector must not give an answer away; a toggle
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import html
 import os
+import time
 from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING
@@ -346,15 +348,32 @@ def results_bytes(code: str, key: str, asked: Mapping[tuple[str, str], Task]) ->
     return results_csv(rows, {where: judge_stored(task) for where, task in asked.items()})
 
 
+def summary_bytes(code: str, key: str, asked: Mapping[tuple[str, str], Task],
+                  lang: str) -> bytes:
+    """The class on one page as PDF (`summary.summary_pdf`), in the teacher's language; run
+    when the button is pressed, as `results_bytes`. Its layout (matplotlib's PDF backend) is
+    loaded only then."""
+    from .summary import summary_pdf  # noqa: PLC0415
+
+    store = shared_store()
+    return summary_pdf(code, store.result_rows(code, key), asked,
+                       store.check_answers(code, key), lang, time.time())
+
+
 def ending(ctx: PageContext, member: Member) -> None:
     t = Texts(ctx.lang, OWNER)
     st.divider()
     asked = dict(st.session_state.get(CLASS_ASKED, {}))
-    st.download_button(t("results_button"), partial(results_bytes, member.code, member.secret,
-                                                    asked),
-                       file_name=f"class-{member.code}-results.csv", mime="text/csv",
-                       key="class_results", on_click="ignore")  # built only when pressed
-    st.caption(t("results_help"))
+    row = st.container(horizontal=True)
+    row.download_button(t("results_button"), partial(results_bytes, member.code,
+                                                     member.secret, asked),
+                        file_name=f"class-{member.code}-results.csv", mime="text/csv",
+                        key="class_results", on_click="ignore")  # built only when pressed
+    row.download_button(t("summary_button"), partial(summary_bytes, member.code,
+                                                     member.secret, asked, ctx.lang),
+                        file_name=f"class-{member.code}-summary.pdf", mime="application/pdf",
+                        key="class_summary", on_click="ignore")
+    st.caption(t("results_help") + " " + t("summary_help"))
     with st.expander(t("end_title")):
         sure = st.checkbox(t("end_sure"), key="class_end_sure")
         st.button(t("end_button"), key="class_end", disabled=not sure, on_click=act,
