@@ -34,7 +34,7 @@ from .tally import TRANSITIONS, Transitions, judge_stored, transitions
 
 OWNER = "class"
 BODY_PT, MIN_PT, HEAD_PT = 9.5, 6.5, 8.0  # a table's rows (at most, at least) and its header
-QUESTION_COLS = (3.07, 0.8, 0.8, 0.6, 0.6, 0.6, 0.6)  # inches: title, 2 votes, 4 moves
+QUESTION_COLS = (2.99, 0.8, 0.8, 0.62, 0.62, 0.62, 0.62)  # inches: title, 2 votes, 4 moves
 CHECK_COLS = (3.07, 1.0, 1.0, 1.0, 1.0)  # inches: title, students, before, after, g
 SHRINK = 0.8  # a title too wide for its column is set this much smaller, then cut
 CHECK_ROWS = 8  # the check's table: header, six questions, the overall row
@@ -186,7 +186,7 @@ def check_cells(name: str, row: GainRow) -> list[str]:
 
 def header_height(flow: Flow, head: Sequence[str], widths: Sequence[float]) -> float:
     """A header's height: its cells wrapped in their columns, the tallest."""
-    most = max(len(flow.wrap(drawable(h), HEAD_PT, w - 0.08, "bold"))
+    most = max(len(flow.wrap(drawable(h), HEAD_PT, w - 0.06, "bold"))
                for h, w in zip(head, widths, strict=True))
     return most * HEAD_PT * LEADING / 72 + 0.05
 
@@ -199,7 +199,7 @@ def table(flow: Flow, head: Sequence[str], rows: Sequence[Sequence[str]],
     lefts = [MARGIN + sum(widths[:k]) for k in range(len(widths))]
     line_h = HEAD_PT * LEADING / 72
     for k, (h, w) in enumerate(zip(head, widths, strict=True)):
-        for n, part in enumerate(flow.wrap(drawable(h), HEAD_PT, w - 0.08, "bold")):
+        for n, part in enumerate(flow.wrap(drawable(h), HEAD_PT, w - 0.06, "bold")):
             x = lefts[k] if k == 0 else lefts[k] + w
             fig.text(x / PAGE_W, 1 - (top + n * line_h) / PAGE_H, part, fontsize=HEAD_PT,
                      weight="bold", va="top", ha="left" if k == 0 else "right",
