@@ -28,7 +28,6 @@ import os
 import random
 import sqlite3
 import sys
-import tempfile
 import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
@@ -200,13 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--out", type=Path, help="also write the report here")
     args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="class30-") as tmp:
-        data = Path(tmp) / "data"
-        data.mkdir()
-        run_dir = Path(tmp) / "run"
-        run_dir.mkdir()
-        os.environ["ENCODER_LENS_DATA"] = str(data)  # scripts/serve's replicas inherit it
-        os.environ.pop("ENCODER_LENS_CLASS_DB", None)
+    with replicas.fresh_class_folders("class30-") as (data, run_dir):
         with replicas.balanced(args.replicas, run_dir) as (url, _pid):
             lines, ok = asyncio.run(scenario(args, url, data))
     if args.out:

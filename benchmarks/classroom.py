@@ -50,7 +50,6 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -601,13 +600,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds of the replicas' CPU with no tab open, first")
     ap.add_argument("--out", type=Path, help="also write the report here")
     args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="classroom-") as tmp:
-        data = Path(tmp) / "data"
-        data.mkdir()
-        run_dir = Path(tmp) / "run"
-        run_dir.mkdir()
-        os.environ["ENCODER_LENS_DATA"] = str(data)  # scripts/serve's replicas inherit it
-        os.environ.pop("ENCODER_LENS_CLASS_DB", None)
+    with replicas.fresh_class_folders("classroom-") as (data, run_dir):
         with replicas.balanced(args.replicas, run_dir) as (url, pid):
             reps = replicas.replica_pids(pid)
             haproxy = [p for p in load.process_tree([pid])

@@ -111,6 +111,20 @@ def balanced(replicas: int, run_dir: Path) -> Iterator[tuple[str, int]]:
             proc.wait(timeout=STOP_S)
 
 
+@contextmanager
+def fresh_class_folders(prefix: str) -> Iterator[tuple[Path, Path]]:
+    """A temporary (data folder, run folder) for a class's benchmark: the data folder is where
+    scripts/serve's replicas (which inherit the environment) keep the class's SQLite store,
+    never a configured ENCODER_LENS_CLASS_DB."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        data, run_dir = Path(tmp) / "data", Path(tmp) / "run"
+        data.mkdir()
+        run_dir.mkdir()
+        os.environ["ENCODER_LENS_DATA"] = str(data)
+        os.environ.pop("ENCODER_LENS_CLASS_DB", None)
+        yield data, run_dir
+
+
 @dataclass
 class Run:
     """One burst against one scripts/serve."""

@@ -46,7 +46,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -467,13 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--logs", type=Path, default=load.ROOT / "test-artifacts" / "soak",
                     help="where the run folder's logs are copied at the end")
     args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="soak-") as tmp:
-        data = Path(tmp) / "data"
-        data.mkdir()
-        run_dir = Path(tmp) / "run"
-        run_dir.mkdir()
-        os.environ["ENCODER_LENS_DATA"] = str(data)  # scripts/serve's replicas inherit it
-        os.environ.pop("ENCODER_LENS_CLASS_DB", None)
+    with replicas.fresh_class_folders("soak-") as (data, run_dir):
         if args.dump_stuck:
             os.environ["PYTHONFAULTHANDLER"] = "1"
         with replicas.balanced(args.replicas, run_dir) as (url, pid):
