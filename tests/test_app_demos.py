@@ -22,15 +22,23 @@ from tests.support.apptest_helpers import assert_clean, new_app, open_page
 ENTROPY = re.compile(r"H = ([0-9.]+) nats")
 
 
+class Shown(dict):
+    """Every picture a page draws, by its key: (figure function, args, kwargs); `trace` is
+    the trace the page drew them from (not one found in the process's cache, which other
+    tests in this worker fill with traces of other images under the same weights)."""
+
+    trace = None
+
+
 @pytest.fixture
-def shown(monkeypatch) -> dict[str, tuple]:
-    """Every picture a page draws, by its key: (figure function, args, kwargs)."""
-    calls: dict[str, tuple] = {}
+def shown(monkeypatch) -> Shown:
+    calls = Shown()
     real = widgets.picture
 
     def spy(ctx, draw, *args, key, **kwargs):
         calls[key] = (draw, args, {k: v for k, v in kwargs.items() if k not in ("where",
                                                                                 "caption")})
+        calls.trace = ctx.trace
         return real(ctx, draw, *args, key=key, **kwargs)
 
     monkeypatch.setattr(widgets, "picture", spy)
@@ -94,8 +102,8 @@ def test_add_norm_shows_the_rows_moments_before_and_after_on_one_axis(shown):
     mean_0, var_0, mean_1, var_1 = ys
     assert len(x) == len(mean_0) == 196
     # before: what the trace's LayerNorm computed; the spread the heatmaps hide
-    trace = next(v for k, v in compute.caches()["traces"]._items.items() if k[2] == "random"
-                 and k[1].d_model == 512)
+    trace = shown.trace
+    assert trace.config.d_model == 512
     np.testing.assert_allclose(mean_0, trace.layers[0].ln_1.mean, atol=1e-5)
     np.testing.assert_allclose(var_0, trace.layers[0].ln_1.var, rtol=1e-4)
     assert np.ptp(var_0) > 0.3 and mean_0.min() > 0.1
@@ -164,8 +172,7 @@ def test_the_token_norm_colour_scale_is_the_norms_own_range(with_checkpoint, sho
     draw, args, kwargs = shown["vit_norms"]
     assert draw is figures.heatmap and kwargs["signed"] is False
     grid = args[0]
-    trace = next(v for k, v in compute.caches()["traces"]._items.items()
-                 if k[2] == "vit_tiny_test")
+    trace = shown.trace
     cfg = trace.config
     want = on_grid(patch_values(token_norms(trace.layers[-1].out), cfg.n_prefix),
                    cfg.grid_size)
