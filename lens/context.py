@@ -44,10 +44,10 @@ class PageContext:
     def withheld_text(self) -> str:
         """The key of the line in place of a withheld part: a class's student waits for the
         reveal, its teacher reveals on the class page, a learner alone answers or presses
-        "Show me"."""
+        "Show me" (or sends or skips the concept check before the lesson)."""
         if self.member is not None:
             return "withheld_class" if self.student is not None else "withheld_teacher"
-        return "withheld"
+        return "withheld_check" if "concept_check" in self.withheld else "withheld"
 
     @property
     def student(self) -> Member | None:

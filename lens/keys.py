@@ -58,6 +58,8 @@ LESSON_RECORDS = "_lesson_records"  # task id -> Record (answered or shown)
 LESSON_ASKED = "_lesson_asked"  # task id -> (binding, Fixed) of a task asked, not yet answered
 LESSON_MISSING = "_lesson_missing"  # the task whose Check was pressed without an answer
 LESSON_LAST = "_lesson_last"  # the task answered (or shown) last: its reveal is open
+LESSON_CHECK = "_lesson_check"  # a learner's concept check: round -> question -> option
+LESSON_CHECK_MISSING = "_lesson_check_missing"  # the round sent with no answer chosen
 LESSON_PICK = "lesson_pick_"  # + task: the patch picker's state (the explorer component, no maps)
 
 # a live class (lens.classroom)

@@ -26,7 +26,7 @@ from .classroom import student, teacher
 from .context import PageContext, Plan
 from .i18n import Texts
 from .layout_js import hold_tablet_sidebar, layout_behaviours
-from .lesson import cards, course
+from .lesson import cards, check, course
 from .settings import Settings
 from .steps import PAGES, STEPS, page_for_script
 
@@ -57,10 +57,12 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
             ctx.withheld = teacher.withheld_on_step(ctx)  # no answer before its reveal
         else:
             student.ended_notice(ctx.lang)  # a class this session was in ended: said once
+            waiting = False  # for the concept check before the lesson
             if info.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
                 course.choose(ctx)
+                waiting = ctx.settings.lesson and check.before(ctx.lang)
             if ctx.settings.lesson:  # the task cards, then the page without what they withhold
-                ctx.withheld = cards.ask(ctx)
+                ctx.withheld = frozenset({"page", "concept_check"}) if waiting else cards.ask(ctx)
         if chrome.asks_first(ctx) and not ctx.withheld:  # every question answered
             chrome.takeaway(ctx)
         slot = handout_ui.offer(ctx)  # the walk as a PDF: built below, once asked
@@ -102,6 +104,7 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
         trace = compute.trace_for(image_key, model_input, cfg, params, weights)
     session.sync_url()
     cards.sync_url(settings.lesson and member is None)
+    check.sync_url(settings.lesson and member is None)
     classroom.sync_url(member)
     classroom.keep_teacher(member)
     chrome.export(t, trace, image_key, weights)

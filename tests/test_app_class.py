@@ -829,13 +829,14 @@ def test_the_teachers_step_page_withholds_what_the_classs_open_questions_give_aw
 def check_send(s, round_: str, right: int) -> None:
     """A student answers the check's open round: the first `right` questions right, the
     others wrong, then Send."""
-    from lens.classroom.concept_check import radio_key  # noqa: PLC0415
-    from lens.classroom.concepts import QUESTIONS  # noqa: PLC0415
+    from lens.classroom.concept_check import PREFIX  # noqa: PLC0415
+    from lens.lesson.check import radio_key  # noqa: PLC0415
+    from lens.lesson.concepts import QUESTIONS  # noqa: PLC0415
 
     s.run()  # the follower's look: the round opened
     for i, q in enumerate(QUESTIONS):
         wrong = next(o for o in q.options if o != q.right)
-        s.radio(key=radio_key(round_, q.id)).set_value(q.right if i < right else wrong)
+        s.radio(key=radio_key(PREFIX, round_, q.id)).set_value(q.right if i < right else wrong)
     s.button(key=f"class_check_send_{round_}").click().run()
     assert_clean(s)
     assert translate("check_sent", "en", "class", k=6, n=6) in [x.value for x in s.success]
@@ -851,7 +852,7 @@ def test_the_concept_check_before_and_after_shows_counts_then_shares_and_gain():
     both all right. The table: the first three questions 100 % → 100 %, g —; the last three
     50 % → 100 %, g = 1.00; all: 12 answers, 75 % → 100 %, g = 1.00; each student sees their
     own count."""
-    from lens.classroom.concepts import OWNER, QUESTIONS  # noqa: PLC0415
+    from lens.lesson.concepts import OWNER, QUESTIONS  # noqa: PLC0415
 
     t = teacher()
     code = code_of(t)
@@ -888,13 +889,14 @@ def test_the_concept_check_before_and_after_shows_counts_then_shares_and_gain():
     for s, before in ((full, 6), (half, 3)):
         s.run()
         assert_clean(s)
-        assert translate("check_result", "en", "class", pre=before, post=6, n=6) in [
+        assert translate("result", "en", "concepts", pre=before, post=6, n=6) in [
             i.value for i in s.info]
 
 
 def test_the_concept_check_in_chinese():
-    from lens.classroom.concept_check import radio_key  # noqa: PLC0415
-    from lens.classroom.concepts import OWNER, QUESTIONS  # noqa: PLC0415
+    from lens.classroom.concept_check import PREFIX  # noqa: PLC0415
+    from lens.lesson.check import radio_key  # noqa: PLC0415
+    from lens.lesson.concepts import OWNER, QUESTIONS  # noqa: PLC0415
 
     t = teacher(lang="zh")
     s = student(code_of(t), lang="zh")
@@ -906,5 +908,5 @@ def test_the_concept_check_in_chinese():
                       round=translate("check_round_pre", "zh", "class"))
     assert f"**{title}**" in texts(s)
     q = QUESTIONS[0]
-    assert s.radio(key=radio_key("pre", q.id)).label == \
+    assert s.radio(key=radio_key(PREFIX, "pre", q.id)).label == \
         f"1. {translate(q.text('q'), 'zh', OWNER)}"

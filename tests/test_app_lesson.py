@@ -10,6 +10,8 @@ from streamlit.elements.lib.utils import user_key_from_element_id
 
 from lens.i18n import translate
 from lens.keys import LESSON_RECORDS as RECORDS
+from lens.lesson.concepts import PRE, encode_rounds
+from lens.lesson.concepts import URL_KEY as CHECK_URL_KEY
 from lens.lesson.progress import URL_KEY
 from lens.settings import Settings
 from lens.steps import STEPS, tasks_for
@@ -45,8 +47,13 @@ def shown_sections(at) -> set[str]:
     return found | ({"page"} if pictures else set())
 
 
+CHECK_SKIPPED = {CHECK_URL_KEY: encode_rounds({PRE: {}})}  # the concept check before: skipped
+
+
 def lesson_page(page: str, **query: str):
-    at = new_app(lesson="1", **query)
+    """The lesson opened on `page`, the concept check before it skipped (tests of the check:
+    tests/test_app_concept_check.py)."""
+    at = new_app(lesson="1", **{**CHECK_SKIPPED, **query})
     at.run()
     return open_page(at, page)
 

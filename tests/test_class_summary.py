@@ -10,11 +10,11 @@ import subprocess
 
 import pytest
 
-from lens.classroom.concepts import QUESTIONS
 from lens.classroom.rules import Rule, pseudonym
 from lens.classroom.store import Store
 from lens.classroom.summary import question_lines, summary_pdf
 from lens.i18n import Texts
+from lens.lesson.concepts import QUESTIONS
 from lens.lesson.tasks import Task, task_texts
 
 T0 = 1_800_000_000.0  # 2027-01-15T08:00:00 UTC

@@ -17,8 +17,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..i18n import Texts
 from ..keys import CLASS_CHECK_SENT, TEACHER_ERROR
-from .concepts import OWNER as WORDS
-from .concepts import POST, PRE, QUESTIONS, GainRow, answered_by, gain_table, own_score
+from ..lesson.check import chosen, own_result, radios
+from ..lesson.concepts import OWNER as WORDS
+from ..lesson.concepts import POST, PRE, QUESTIONS, GainRow, answered_by, gain_table
 from .member import Member, brief, shared_store
 from .rules import CHECK_ROUNDS, RefusedError
 
@@ -124,21 +125,15 @@ def student_card(lang: str, member: Member, checks: Mapping[str, str]) -> None:
         own_result(lang, mine)
 
 
-def radio_key(round_: str, question: str) -> str:
-    return f"class_check_{round_}_{question}"
+PREFIX = "class_check"  # a student's radios: class_check_<round>_<question>
 
 
 def answer_card(lang: str, member: Member, round_: str,
                 mine: Mapping[tuple[str, str], object]) -> None:
-    t, words = Texts(lang, OWNER), Texts(lang, WORDS)
+    t = Texts(lang, OWNER)
     st.markdown(f"**{t('check_card_title', round=round_name(lang, round_))}**")
     st.caption(t("check_card_help"))
-    for n, q in enumerate(QUESTIONS, 1):
-        key, sent = radio_key(round_, q.id), mine.get((q.id, round_))
-        if sent in q.options:  # a reload: the radios hold what was sent
-            st.session_state.setdefault(key, sent)
-        st.radio(f"{n}. {words(q.text('q'))}", q.options, index=None, key=key,
-                 format_func=lambda o, q=q: words(q.text(o)))
+    radios(lang, PREFIX, round_, {q: v for (q, r), v in mine.items() if r == round_})
     st.button(t("check_send"), type="primary", key=f"class_check_send_{round_}",
               on_click=send, args=(member, lang, round_))
     message = st.session_state.get(CLASS_CHECK_SENT, {}).get(round_)
@@ -153,28 +148,15 @@ def send(member: Member, lang: str, round_: str) -> None:
     """Send: each question chosen, stored (a callback); "sent" only once committed."""
     t = Texts(lang, OWNER)
     messages = st.session_state.setdefault(CLASS_CHECK_SENT, {})
-    chosen = {q.id: st.session_state.get(radio_key(round_, q.id)) for q in QUESTIONS}
-    chosen = {q: v for q, v in chosen.items() if v is not None}
-    if not chosen:
+    answers = chosen(PREFIX, round_)
+    if not answers:
         messages[round_] = t("check_answer_first")
         return
     try:
-        for question, value in chosen.items():
+        for question, value in answers.items():
             shared_store().check_answer(member.code, member.secret, question, round_, value)
         messages.pop(round_, None)
     except RefusedError as err:
         messages[round_] = t(f"refused_{err.reason}")
     except SQLAlchemyError as err:
         messages[round_] = t("store_down", why=brief(err))
-
-
-def own_result(lang: str, mine: Mapping[tuple[str, str], object]) -> None:
-    """The student's right count before and after, and each question's answer and why."""
-    t, words = Texts(lang, OWNER), Texts(lang, WORDS)
-    score = own_score(mine)
-    st.info(t("check_result", pre=score[PRE], post=score[POST], n=len(QUESTIONS)))
-    with st.expander(t("check_review")):
-        for n, q in enumerate(QUESTIONS, 1):
-            st.markdown(f"**{n}. {words(q.text('q'))}**")
-            st.markdown(t("check_right", answer=words(q.text(q.right))))
-            st.caption(words(q.text("why")))

@@ -26,9 +26,9 @@ from matplotlib.lines import Line2D
 
 from ..handout.pdf import GREY, LEADING, MARGIN, PAGE_H, PAGE_W, RC, WIDTH, Flow, drawable
 from ..i18n import Texts
+from ..lesson.concepts import OWNER as CONCEPT_WORDS
+from ..lesson.concepts import GainRow, gain_table
 from ..lesson.tasks import Task, task_texts
-from .concepts import OWNER as CONCEPT_WORDS
-from .concepts import GainRow, gain_table
 from .results import ResultRow
 from .tally import TRANSITIONS, Transitions, judge_stored, transitions
 

@@ -6,7 +6,7 @@ answers (`store.Store.answers_to`) and the task as asked (`lens.lesson.tasks.Tas
 Peer instruction's two votes: how the students who voted twice moved between them
 (`transitions`, from `store.Store.vote_rows`: right→right, wrong→right, right→wrong,
 wrong→wrong) and the normalised gain from the share right before to the share right after
-(`normalised_gain`, Hake 1998).
+(`lens.lesson.concepts.normalised_gain`, Hake 1998).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lens.lesson.concepts import normalised_gain
 from lens.lesson.tasks import Task, judge
 
 ESTIMATE_BIN = 10.0  # an estimate's histogram: bins of 10 points, 0–10 … 90–100
@@ -93,16 +94,6 @@ def transitions(pairs: Iterable[tuple[object, object]],
     right_1 = (counts["right→right"] + counts["right→wrong"]) / n
     right_2 = (counts["right→right"] + counts["wrong→right"]) / n
     return Transitions(counts, n, right_1, right_2)
-
-
-def normalised_gain(pre: float, post: float) -> float | None:
-    """Hake's normalised gain, g = (post − pre) / (1 − pre): the share of what could be gained
-    that was (pre, post: shares right in [0, 1]; negative when the class lost). None when
-    pre = 1: nothing could be gained."""
-    assert 0.0 <= pre <= 1.0 and 0.0 <= post <= 1.0, f"shares in [0, 1]: {pre}, {post}"
-    if pre >= 1.0:
-        return None
-    return (post - pre) / (1.0 - pre)
 
 
 def judge_stored(task: Task) -> Callable[[object], bool]:

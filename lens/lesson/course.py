@@ -13,6 +13,7 @@ import streamlit as st
 from ..i18n import Texts
 from ..session import set_settings
 from ..steps import PAGES, STEPS, tasks_for
+from . import check
 from .cards import OWNER, forget, records, shown_answer
 from .progress import Record
 from .tasks import Spec, task_texts
@@ -76,7 +77,9 @@ def summary(ctx: PageContext) -> None:
             if lines:
                 st.markdown(f"**{t(title, n=len(lines))}**")
                 st.markdown("\n".join(lines))
-        st.container(key="lesson_summary_more")  # room for what a class adds (before / after)
+        if ctx.member is None:  # a learner alone: the concept check's after round, or its result
+            with st.container(key="lesson_summary_check"):
+                check.after(lang)
         rows = []
         for n, s in enumerate(specs):
             r = rec.get(s.id)

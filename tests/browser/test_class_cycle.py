@@ -27,8 +27,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from lens.classroom.concepts import QUESTIONS, gain_table
 from lens.i18n import translate
+from lens.lesson.concepts import QUESTIONS, gain_table
 from tests.browser.test_class import (
     LIVE_S,
     TOKENS,

@@ -1,7 +1,8 @@
 """Lesson mode in Chromium (issues 24, 36): on Scores & softmax, at a laptop's and a phone's
 size, a wrong answer gets the reason for that answer and the page's maps wait for the last
 task; the whole lesson in 中文, answered right (patches tapped on the picker), ends on the
-summary right below The stack's card."""
+summary right below The stack's card — between them the concept check, before (on the overview)
+and after (in the summary), with the learner's own result."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from playwright.sync_api import expect
 
 from lens.i18n import translate
+from lens.lesson.concepts import OWNER as CONCEPTS
+from lens.lesson.concepts import POST, PRE, QUESTIONS
 from lens.settings import Settings
 from lens.steps import STEPS, tasks_for
 from tests.support.browser_helpers import (
@@ -145,6 +148,9 @@ def test_the_whole_lesson_in_chinese_answered_right_ends_on_the_summary(page, ap
     open_app(page, app_url, "", f"lesson=1&lang={lang}")
     main = page.locator(MAIN)
     tasks = default_tasks()
+    before = {q.id: q.right if n < 3 else next(o for o in q.options if o != q.right)
+              for n, q in enumerate(QUESTIONS)}  # the concept check before: 3 of 6 right
+    take_check(page, PRE, before)
     for info in STEPS:
         if info.id != STEPS[0].id:
             page.goto(f"{app_url}/{info.id}?{page.url.split('?', 1)[1]}")  # the link keeps it
@@ -170,4 +176,26 @@ def test_the_whole_lesson_in_chinese_answered_right_ends_on_the_summary(page, ap
     top = summary.bounding_box()["y"] - card.bounding_box()["y"]
     assert 0 < top < 2 * height, top
     screenshot(page, f"lesson_summary_{size}_{lang}")
+    take_check(page, POST, {q.id: q.right for q in QUESTIONS})  # after: 6 of 6
+    expect(summary).to_contain_text(
+        translate("result", lang, CONCEPTS, pre=3, post=6, n=6).replace("**", ""))
+    screenshot(page, f"lesson_check_result_{size}_{lang}")
     assert_no_errors(page)
+
+
+def take_check(page, round_: str, chosen: dict[str, str]) -> None:
+    """A learner alone answers the concept check's round (its card on the page) and sends."""
+    main = page.locator(MAIN)
+    card = main.locator(f".st-key-concept_check_card_{round_}")
+    expect(card).to_be_visible(timeout=60_000)
+    for q in QUESTIONS:
+        group = main.locator(f".st-key-concept_check_{round_}_{q.id} [role='radiogroup']")
+        group.scroll_into_view_if_needed()
+        group.locator("label").nth(q.options.index(chosen[q.id])).click()
+    wait_idle(page)
+    for q in QUESTIONS:
+        radios = main.locator(f".st-key-concept_check_{round_}_{q.id} input[type='radio']")
+        expect(radios.nth(q.options.index(chosen[q.id]))).to_be_checked()
+    main.locator(f".st-key-concept_check_send_{round_} button").click()
+    wait_idle(page)
+    expect(card).to_have_count(0, timeout=60_000)

@@ -1,5 +1,6 @@
-"""The concept check's questions and how a class did on them: six multiple-choice questions on
-the note's ideas, asked before the lesson ("pre") and after it ("post"), whose right answer is
+"""The concept check's questions and how a class, or a learner alone, did on them: six
+multiple-choice questions on the note's ideas, asked before the lesson ("pre") and after it
+("post"), whose right answer is
 the same for every image and setting (no number of the trace is needed). Each question and each
 option has a stable id; their words are `lens/texts/<lang>/concepts.toml`
 (`<question>_q`, `<question>_short`, `<question>_<option>`, `<question>_why`).
@@ -8,16 +9,17 @@ Where the note and the 2017 paper differ (√d_model or √d_k, post-norm or pre
 asks only what both say. Pure: no Streamlit; the store keeps an answer as its option's id.
 
 `gain_table` counts, per question, the students who answered it in both rounds: the share right
-before and after, and Hake's normalised gain g = (post − pre)/(1 − pre) (`tally.normalised_gain`;
+before and after, and Hake's normalised gain g = (post − pre)/(1 − pre) (`normalised_gain`;
 None when undefined); the overall row counts every (student, question) answered in both rounds.
+
+A learner alone keeps their rounds in the link (`encode_rounds`, key "lc"), as the lesson keeps
+its records: a reload or a shared link still knows what was answered before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from .tally import normalised_gain
 
 OWNER = "concepts"  # lens/texts/<lang>/concepts.toml
 PRE, POST = "pre", "post"  # the rounds, as the store names them (rules.CHECK_ROUNDS)
@@ -45,6 +47,16 @@ QUESTIONS: tuple[Concept, ...] = (
     Concept("positional", ("value_range", "order", "noise"), "order"),
 )
 BY_ID: dict[str, Concept] = {q.id: q for q in QUESTIONS}
+
+
+def normalised_gain(pre: float, post: float) -> float | None:
+    """Hake's normalised gain, g = (post − pre) / (1 − pre): the share of what could be gained
+    that was (pre, post: shares right in [0, 1]; negative when the class lost). None when
+    pre = 1: nothing could be gained."""
+    assert 0.0 <= pre <= 1.0 and 0.0 <= post <= 1.0, f"shares in [0, 1]: {pre}, {post}"
+    if pre >= 1.0:
+        return None
+    return (post - pre) / (1.0 - pre)
 
 
 def is_right(question: str, value: object) -> bool:
@@ -107,3 +119,46 @@ def own_score(mine: Mapping[tuple[str, str], object]) -> dict[str, int]:
 def answered_by(answers: Mapping[tuple[str, str, str], object], round_: str) -> int:
     """How many students sent at least one answer to `round_`."""
     return len({who for (who, _, r) in answers if r == round_})
+
+
+# --- a learner alone: the rounds in the link --------------------------------------------------
+
+URL_KEY = "lc"  # the link's concept check: "<pre>.<post>"
+UNANSWERED = "-"
+
+
+def encode_rounds(taken: Mapping[str, Mapping[str, str]]) -> str:
+    """A learner's rounds as "<pre>.<post>": per round taken, one character per question (its
+    option's index, "-" unanswered: a skipped round is all "-"); a round not taken is empty.
+    "" when no round was taken."""
+    if not taken:
+        return ""
+    return ".".join("".join(str(q.options.index(taken[r][q.id])) if taken[r].get(q.id)
+                            in q.options else UNANSWERED for q in QUESTIONS)
+                    if r in taken else "" for r in (PRE, POST))
+
+
+def decode_rounds(text: str | None) -> dict[str, dict[str, str]]:
+    """The rounds of `encode_rounds`' text (round -> question -> option id); a round written
+    wrongly (a hand-edited link) is left out, never an error."""
+    parts = (text or "").split(".")
+    if len(parts) != 2:
+        return {}
+    taken: dict[str, dict[str, str]] = {}
+    for r, part in zip((PRE, POST), parts, strict=True):
+        if len(part) != len(QUESTIONS):
+            continue
+        answers = {}
+        for q, c in zip(QUESTIONS, part, strict=True):
+            if c.isdigit() and int(c) < len(q.options):
+                answers[q.id] = q.options[int(c)]
+            elif c != UNANSWERED:
+                break
+        else:
+            taken[r] = answers
+    return taken
+
+
+def as_answers(taken: Mapping[str, Mapping[str, str]]) -> dict[tuple[str, str], str]:
+    """The rounds as the store gives a student's own answers: (question, round) -> option."""
+    return {(q, r): v for r, answers in taken.items() for q, v in answers.items()}

@@ -1,22 +1,25 @@
-"""The concept check's questions (`lens.classroom.concepts`): stable unique ids, one right
+"""The concept check's questions (`lens.lesson.concepts`): stable unique ids, one right
 option each, every text in English and 中文; and the gain table from scripted answers, counted
-by hand."""
+by hand; a learner's rounds in the link and back."""
 
 from __future__ import annotations
 
 import pytest
 
-from lens.classroom.concepts import (
+from lens.i18n import read_language
+from lens.lesson.concepts import (
     OWNER,
     POST,
     PRE,
     QUESTIONS,
     answered_by,
+    as_answers,
+    decode_rounds,
+    encode_rounds,
     gain_table,
     is_right,
     own_score,
 )
-from lens.i18n import read_language
 from lens.settings import LANGS
 
 IDS = [q.id for q in QUESTIONS]
@@ -91,3 +94,31 @@ def test_a_students_own_score_and_the_counts_of_a_round():
     assert own_score(mine) == {PRE: 3, POST: 5}
     assert (answered_by(given, PRE), answered_by(given, POST)) == (2, 1)
     assert not is_right("no_such_question", "x") and not is_right(IDS[0], None)
+
+
+# --- a learner alone: the rounds in the link ---------------------------------------------------
+
+def test_a_learners_rounds_go_into_the_link_and_come_back_the_same():
+    before = {QUESTIONS[0].id: QUESTIONS[0].options[3], QUESTIONS[3].id: "row"}
+    after = {q.id: q.right for q in QUESTIONS}
+    for taken in ({}, {PRE: {}}, {PRE: before}, {PRE: before, POST: after}, {POST: after}):
+        text = encode_rounds(taken)
+        assert decode_rounds(text) == taken, text
+    assert encode_rounds({PRE: before}) == "3--2--."  # six characters: option index or "-"
+    assert encode_rounds({PRE: {}, POST: after}) == "------." + "".join(
+        str(q.options.index(q.right)) for q in QUESTIONS)
+
+
+@pytest.mark.parametrize("text", [None, "", "x", "3--2--", "3--2-.", "3--2-9.", "3--2-a.",
+                                  "../..", "3--2--.3--2--.3--2--"])
+def test_a_link_written_wrongly_gives_no_round_and_no_error(text):
+    taken = decode_rounds(text)
+    assert PRE not in taken and all(len(a) <= len(QUESTIONS) for a in taken.values())
+
+
+def test_a_learners_rounds_are_read_as_a_students_own_answers():
+    taken = {PRE: {"layernorm": "column"}, POST: {"layernorm": "row", "residual": "input"}}
+    mine = as_answers(taken)
+    assert mine == {("layernorm", PRE): "column", ("layernorm", POST): "row",
+                    ("residual", POST): "input"}
+    assert own_score(mine) == {PRE: 0, POST: 2}
