@@ -236,8 +236,9 @@ def test_a_tablet_starts_with_the_sidebar_collapsed_and_keeps_the_learners_choic
 def test_a_tablets_pictures_are_first_drawn_in_the_full_width_column(browser, app_url):
     """At 820 × 1180, from the navigation on, no frame shows a picture in a column under 600 px:
     the sidebar is held out of the page (tablet_sidebar.css) until the layout behaviours have
-    collapsed it, and comes back collapsed. Without the hold, 8 loads in 12 drew the first
-    picture in the 520 px column (benchmarks/tablet_first_paint.py)."""
+    collapsed it (or they decided before the first picture), and comes back collapsed. Without
+    the hold, 8 loads in 12 drew the first picture in the 520 px column
+    (benchmarks/tablet_first_paint.py)."""
     page = new_page(browser, TABLET)
     try:
         page.context.add_init_script(FRAMES_JS)
@@ -245,7 +246,12 @@ def test_a_tablets_pictures_are_first_drawn_in_the_full_width_column(browser, ap
         frames = frames_until_settled(page)
         narrow = [f for f in frames if f[4] and f[2] < 600]
         assert not narrow, f"a picture shown in a narrow column: {frames}"
-        assert any(f[1] == "none" for f in frames), f"the sidebar was never held: {frames}"
+        # no picture ever beside an open sidebar: held, or already decided. The hold's style
+        # comes with the page's deltas, and Streamlit draws it a moment after the title (0.1 to
+        # 0.5 s on a busy machine; st.html's event container is no sooner): in 1 load in 12
+        # there the layout behaviours decided first, and the hold had nothing left to do
+        open_beside = [f for f in frames if f[4] and f[1] != "none" and not f[5]]
+        assert not open_beside, f"a picture beside the undecided open sidebar: {frames}"
         wait_for(lambda: page.evaluate(COLUMNS_JS), lambda c: c["collapsed"] == "true",
                  "the sidebar to be collapsed", timeout=10)
         expect(page.locator('[data-testid="stExpandSidebarButton"]')).to_be_visible()
