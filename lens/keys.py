@@ -78,8 +78,6 @@ CLASS_SEEN = "_class_seen"  # the class's settings and tasks as this session's l
 CLASS_FOLLOWED = "_class_followed"  # the class's step this session last followed
 CLASS_SENT = "_class_sent"  # (task, key) -> the message of the last send (refused: why)
 CLASS_ENDED = "_class_ended"  # this session's class ended while it was a student: said once
-CLASS_ASKED = "_class_asked"  # (task, key) -> the task as the teacher asked it (light): judges
-#                                the results' answers of earlier steps too
 CLASS_CHECK_SENT = "_class_check_sent"  # round -> the message of the last concept check send
 
 # the sidebar's "Download a model" (lens.hub_ui)

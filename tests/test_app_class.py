@@ -26,7 +26,6 @@ from lens.classroom.store import URL_ENV, Store
 from lens.classroom.teacher import results_bytes, summary_bytes
 from lens.figures.pixels import rgb255
 from lens.i18n import translate
-from lens.keys import CLASS_ASKED
 from lens.keys import CLASS_MEMBER as MEMBER
 from lens.steps import PAGES
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
@@ -699,8 +698,8 @@ def test_the_teacher_downloads_the_results_as_csv():
     send(student(code), TOKENS, 195)
     t.button(key=f"class_reveal_{TOKENS}").click().run()
     member = t.session_state[MEMBER]
-    data = results_bytes(member.code, member.secret, t.session_state[CLASS_ASKED])
-    lines = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    data = results_bytes(member.code, member.secret)  # the code and key alone: no session's
+    lines = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))  # memory
     assert [(r[1], r[6], r[7]) for r in sorted(lines[1:], key=lambda r: r[1])] == [
         ("", "[195.0]", "no"), ("李雷", "[196.0]", "yes")]  # judged as the teacher asked it
     assert member.secret.encode() not in data
@@ -718,7 +717,7 @@ def test_the_teacher_downloads_a_one_page_summary_as_pdf(tmp_path):
     send(student(code, nickname="李雷"), TOKENS, 196)
     t.button(key=f"class_reveal_{TOKENS}").click().run()
     member = t.session_state[MEMBER]
-    data = summary_bytes(member.code, member.secret, t.session_state[CLASS_ASKED], "zh")
+    data = summary_bytes(member.code, member.secret, "zh")
     assert data.startswith(b"%PDF") and member.secret.encode() not in data
     (tmp_path / "summary.pdf").write_bytes(data)
     text = subprocess.run(["pdftotext", str(tmp_path / "summary.pdf"), "-"],

@@ -468,6 +468,7 @@ def test_a_database_from_before_the_two_votes_keeps_its_answers_as_vote_1(url):
                    Column("value", Text, nullable=False), Column("at", Float, nullable=False))
     store = Store(url)
     with store.engine.begin() as conn:
+        conn.exec_driver_sql("ALTER TABLE tasks DROP COLUMN asked")  # as before it was kept
         conn.exec_driver_sql("DROP TABLE answers")
         before.create(conn)
         conn.execute(before.insert().values(code=code, task="positional.similar",
@@ -482,11 +483,31 @@ def test_a_database_from_before_the_two_votes_keeps_its_answers_as_vote_1(url):
         assert store.answers_of(code, token) == {("positional.similar", "s1", 1): 42}
         store.answer(code, token, "positional.similar", "s1", 43)  # the new table takes answers
         assert store.answers_to(code, "positional.similar", "s1", vote=1) == [43]
+        with store.engine.connect() as conn:  # the other migration: each task as asked
+            assert "asked" in {c["name"] for c in inspect(conn).get_columns("tasks")}
         again = Store(url)  # a second opening finds nothing to migrate
         assert again.answers_to(code, "positional.similar", "s1") == [43]
         again.close()
     finally:
         store.close()
+
+
+def test_the_store_keeps_each_question_as_asked_for_the_teacher_alone(store):
+    """`open_task(asked=…)`: the task as the teacher's page asked it, kept with the task (a
+    reload's results judge it), read back with the teacher's key only; asked again, kept."""
+    code, key = store.create_class(SETTINGS, "positional")
+    store.open_task(code, key, "positional.similar", "s1", PATCH, asked='{"id": "a"}')
+    store.open_task(code, key, "scores.shape", "s1", Rule("number", parts=2))  # none kept
+    assert store.asked_tasks(code, key) == {("positional.similar", "s1"): '{"id": "a"}'}
+    with pytest.raises(RefusedError):
+        store.asked_tasks(code, "not the key")
+    token = store.join(code, "c")
+    with pytest.raises(RefusedError):
+        store.asked_tasks(code, token)  # a student's token is no teacher key
+    store.reveal(code, key, "positional.similar", "s1")
+    store.ask_again(code, key, "positional.similar", "s1")
+    assert store.asked_tasks(code, key) == {("positional.similar", "s1"): '{"id": "a"}'}
+    assert "asked" not in str(store.state(code)), "the class's state (students read it) has none"
 
 
 def test_join_codes_read_as_typed():

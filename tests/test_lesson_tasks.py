@@ -12,7 +12,7 @@ import pytest
 from encoder_core import encode, init_params
 from lens import compute
 from lens.context import PageContext
-from lens.lesson.tasks import Fixed, Task, judge, mistake, task_texts
+from lens.lesson.tasks import Fixed, Task, judge, mistake, task_from_json, task_json, task_texts
 from lens.settings import Settings
 from lens.steps import STEPS, TASKS, tasks_for
 from tests.support.configs import make_test_image
@@ -401,3 +401,17 @@ def test_a_vits_tasks_follow_its_architecture(with_checkpoint):
 
 def test_without_the_ffn_its_tasks_are_not_offered():
     assert tasks_for("ffn", Settings(use_ffn=False).to_config()) == []
+
+
+def test_every_task_as_asked_comes_back_from_its_json_the_same(case):
+    """What a class's store keeps of a question (`task_json`) reads back as the same task,
+    light, and judges its answers alike: the teacher's results after a reload."""
+    settings, _, _ = case
+    for task_id in TASKS:
+        task = build(task_id, settings)
+        back = task_from_json(task_json(task))
+        assert back == task.light(), task_id
+        assert judge(back, task.answer).right, task_id
+        for _, given in task.mistakes:
+            if task.kind != "estimate":
+                assert judge(back, given).right == judge(task, given).right, (task_id, given)

@@ -63,6 +63,8 @@ tasks = Table(
     Column("fixed", Text, nullable=False),  # the teacher's layer, head and query, JSON
     Column("state", String(8), nullable=False),  # open, discuss, vote2, revealed, closed
     Column("opened", Float, nullable=False),
+    Column("asked", Text, nullable=True),  # the task as asked (`tasks.task_json`), for the
+    #                                        teacher's results: its right answer, its words
 )
 answers = Table(
     "answers", metadata,
@@ -124,34 +126,40 @@ def make_engine(url: str) -> Engine:
 
 
 def migrate(engine: Engine) -> None:
-    """Bring a database from before the two votes up to date: `answers` gets its `vote`
-    column, in its primary key, every answer so far vote 1. Checked without a lock first (the
-    usual case: nothing to do); then again under the table's lock, so that replicas opening
-    the same file or server at once migrate it once."""
+    """Bring a database from before up to date: `answers` gets its `vote` column (the two
+    votes), in its primary key, every answer so far vote 1; `tasks` gets its `asked` column
+    (the results after a teacher's reload), empty for the tasks so far. Checked without a lock
+    first (the usual case: nothing to do); then again under the tables' lock, so that replicas
+    opening the same file or server at once migrate it once."""
     with engine.connect().execution_options(**{READ_OPTION: True}) as conn:
-        if _has_vote(conn):
+        if _has_column(conn, "answers", "vote") and _has_column(conn, "tasks", "asked"):
             return
     with engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, the database's write lock
         postgres = conn.dialect.name == "postgresql"
         if postgres:
-            conn.exec_driver_sql("LOCK TABLE answers IN ACCESS EXCLUSIVE MODE")
-        if _has_vote(conn):
-            return
-        if postgres:
-            pkey = inspect(conn).get_pk_constraint("answers")["name"]
-            conn.exec_driver_sql("ALTER TABLE answers ADD COLUMN vote INTEGER NOT NULL DEFAULT 1")
-            conn.exec_driver_sql(f'ALTER TABLE answers DROP CONSTRAINT "{pkey}"')
-            conn.exec_driver_sql("ALTER TABLE answers ADD PRIMARY KEY "
-                                 "(code, task, settings_key, token, vote)")
-            return
-        # SQLite cannot change a primary key: the table is built anew and the rows copied
-        conn.exec_driver_sql("ALTER TABLE answers RENAME TO answers_before_votes")
-        answers.create(conn)
-        conn.exec_driver_sql("INSERT INTO answers (code, task, settings_key, token, vote, value, "
-                             "at) SELECT code, task, settings_key, token, 1, value, at "
-                             "FROM answers_before_votes")
-        conn.exec_driver_sql("DROP TABLE answers_before_votes")
+            conn.exec_driver_sql("LOCK TABLE answers, tasks IN ACCESS EXCLUSIVE MODE")
+        if not _has_column(conn, "tasks", "asked"):
+            conn.exec_driver_sql("ALTER TABLE tasks ADD COLUMN asked TEXT")
+        if not _has_column(conn, "answers", "vote"):
+            _add_vote(conn, postgres)
 
 
-def _has_vote(conn: Connection) -> bool:
-    return "vote" in {c["name"] for c in inspect(conn).get_columns("answers")}
+def _add_vote(conn: Connection, postgres: bool) -> None:
+    if postgres:
+        pkey = inspect(conn).get_pk_constraint("answers")["name"]
+        conn.exec_driver_sql("ALTER TABLE answers ADD COLUMN vote INTEGER NOT NULL DEFAULT 1")
+        conn.exec_driver_sql(f'ALTER TABLE answers DROP CONSTRAINT "{pkey}"')
+        conn.exec_driver_sql("ALTER TABLE answers ADD PRIMARY KEY "
+                             "(code, task, settings_key, token, vote)")
+        return
+    # SQLite cannot change a primary key: the table is built anew and the rows copied
+    conn.exec_driver_sql("ALTER TABLE answers RENAME TO answers_before_votes")
+    answers.create(conn)
+    conn.exec_driver_sql("INSERT INTO answers (code, task, settings_key, token, vote, value, "
+                         "at) SELECT code, task, settings_key, token, 1, value, at "
+                         "FROM answers_before_votes")
+    conn.exec_driver_sql("DROP TABLE answers_before_votes")
+
+
+def _has_column(conn: Connection, table: str, column: str) -> bool:
+    return column in {c["name"] for c in inspect(conn).get_columns(table)}

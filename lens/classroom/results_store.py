@@ -1,7 +1,7 @@
 """The results' part of the class store (`store.Store` is a `ClassResults`): every answer of a
-class — every question, settings and vote — with its student's pseudonym and nickname, for the
-teacher only (`results.results_csv` writes them). The token, a student's credential, never
-leaves the store.
+class — every question, settings and vote — with its student's pseudonym and nickname, and each
+question as it was asked (its right answer), for the teacher only (`results.results_csv` writes
+them). The token, a student's credential, never leaves the store.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import and_, select
 from sqlalchemy.engine import Connection
 
-from .database import answers, students
+from .database import answers, students, tasks
 from .results import ResultRow
 from .rules import pseudonym
 
@@ -39,3 +39,15 @@ class ClassResults:
         out = [ResultRow(pseudonym(r.token), r.nickname, r.task, r.settings_key, r.vote,
                          json.loads(r.value), r.at) for r in rows]
         return sorted(out, key=lambda r: (r.student, r.task, r.settings_key, r.vote))
+
+    def asked_tasks(self, code: str, key: str) -> dict[tuple[str, str], str]:
+        """Each question the class was asked, as the teacher's page asked it (its
+        `tasks.task_json`), by (question id, settings key): the results judge and name the
+        answers with it after that page is gone. For the teacher only; a question opened
+        before the store kept them is left out."""
+        with self._reading() as conn:
+            self._teacher(conn, code, key)
+            rows = conn.execute(select(tasks.c.task, tasks.c.settings_key, tasks.c.asked)
+                                .where(and_(tasks.c.code == code,
+                                            tasks.c.asked.is_not(None)))).all()
+        return {(r.task, r.settings_key): r.asked for r in rows}

@@ -168,9 +168,11 @@ class Store(ConceptCheck, ClassResults):
                 .values(state="closed"))
 
     def open_task(self, code: str, key: str, task: str, settings_key: str, rule: Rule,
-                  fixed: Sequence[int] = (0, 0, 0), now: float | None = None) -> None:
+                  fixed: Sequence[int] = (0, 0, 0), now: float | None = None,
+                  asked: str | None = None) -> None:
         """Open a task for the class's answers — vote 1 — asked with the teacher's `fixed`
-        (layer, head, query): every student is asked exactly the teacher's question. A task in
+        (layer, head, query): every student is asked exactly the teacher's question; `asked`
+        is the task as asked (`tasks.task_json`), for the teacher's results only. A task in
         discussion, at vote 2 or revealed is refused (`wrong_state`: `ask_again` asks a
         revealed one afresh)."""
         now = time.time() if now is None else now
@@ -184,7 +186,7 @@ class Store(ConceptCheck, ClassResults):
             self._upsert(tasks, {"code": code, "task": task, "settings_key": settings_key,
                                  "rule": rule.to_json(),
                                  "fixed": json.dumps([int(x) for x in fixed]),
-                                 "state": "open", "opened": now},
+                                 "state": "open", "opened": now, "asked": asked},
                          ("code", "task", "settings_key"), conn)
 
     def close_vote(self, code: str, key: str, task: str, settings_key: str) -> None:

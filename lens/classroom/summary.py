@@ -1,6 +1,6 @@
 """A class on one page: the PDF summary the teacher downloads beside the CSV (`teacher.ending`).
 
-What it says: the class's code and day; per question the teacher's page asked (`CLASS_ASKED`,
+What it says: the class's code and day; per question the class was asked (`Store.asked_tasks`,
 as the CSV), its short title, the share right at vote 1 and at vote 2 (of those who answered
 that vote) and how the students who voted twice moved (`tally.transitions`); the concept
 check's per-question share right before and after, its gain g and the overall row
@@ -57,7 +57,7 @@ def question_lines(rows: Iterable[ResultRow],
                    asked: Mapping[tuple[str, str], Task]) -> list[QuestionLine]:
     """Each asked question, judged as the teacher's page asked it, in the order the class
     first answered them (questions nobody answered last, in `asked`'s order). An answer to a
-    question `asked` does not hold (asked under settings this session never saw) is left out,
+    question `asked` does not hold (opened before the store kept how it was asked) is left out,
     as the CSV leaves its `right` empty."""
     votes: dict[tuple[str, str], dict[str, dict[int, object]]] = {w: {} for w in asked}
     first: dict[tuple[str, str], float] = {}

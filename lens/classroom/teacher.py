@@ -22,7 +22,6 @@ from __future__ import annotations
 import html
 import os
 import time
-from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -33,7 +32,6 @@ from sqlalchemy.exc import SQLAlchemyError
 from .. import widgets
 from ..i18n import Texts
 from ..keys import (
-    CLASS_ASKED,
     CLASS_FORGET,
     CLASS_PRESENTING,
     CLASS_PRESENTING_KEPT,
@@ -41,7 +39,7 @@ from ..keys import (
     TEACHER_ERROR,
 )
 from ..lesson.cards import patch_in_context, true_map
-from ..lesson.tasks import Task, task_texts
+from ..lesson.tasks import Task, task_from_json, task_json, task_texts
 from ..steps import PAGES, STEPS, step_number
 from . import concept_check, view
 from .asking import Asked, asked_on, class_settings, rule_for, same_settings
@@ -175,7 +173,6 @@ def questions(ctx: PageContext, member: Member, class_state: dict, presenting: b
     step = class_state["step"]
     st.subheader(t("questions_title", step=step_label(ctx.lang, step)))
     asked = asked_on(ctx, step, class_state)
-    remember(asked)
     if not asked:
         st.info(t("no_questions"))
         return
@@ -187,13 +184,6 @@ def questions(ctx: PageContext, member: Member, class_state: dict, presenting: b
     for a in asked:
         with st.container(border=True, key=f"class_question_{a.task.text_id}"):
             question(ctx, member, a, class_state["students"], presenting)
-
-
-def remember(asked: list[Asked]) -> None:
-    """Keep each task this class was asked (light: no trace), so that the results judge the
-    answers of earlier steps too (`results_bytes`)."""
-    kept = st.session_state.setdefault(CLASS_ASKED, {})
-    kept.update({(a.task.id, a.key): a.task.light() for a in asked if a.state})
 
 
 def question(ctx: PageContext, member: Member, a: Asked, students: int,
@@ -321,7 +311,7 @@ def act(member: Member, lang: str, action: str, arg: object) -> None:
             task, key = arg  # type: ignore[misc]
             f = task.fixed
             store.open_task(member.code, member.secret, task.id, key, rule_for(task),
-                            (f.layer, f.head, f.query))
+                            (f.layer, f.head, f.query), asked=task_json(task.light()))
         elif action in ("close_vote", "open_vote2", "reveal", "ask_again"):
             task_id, key = arg  # type: ignore[misc]
             move = {"close_vote": store.close_vote, "open_vote2": store.open_vote2,
@@ -340,37 +330,43 @@ def act(member: Member, lang: str, action: str, arg: object) -> None:
         st.session_state[TEACHER_ERROR] = t("store_down", why=brief(err))
 
 
-def results_bytes(code: str, key: str, asked: Mapping[tuple[str, str], Task]) -> bytes:
-    """The class's results as CSV (`results.results_csv`), each answer judged by the task as
-    this page asked it (none: `right` left empty). Run when the button is pressed, outside
-    the page's run: no Streamlit call, no page context (it would hold the trace)."""
+def asked_tasks(code: str, key: str) -> dict[tuple[str, str], Task]:
+    """Each question of the class as it was asked, by (question id, settings key): the store
+    keeps them (`open_task`), so that a reload or another teacher session judges them too."""
+    return {where: task_from_json(text)
+            for where, text in shared_store().asked_tasks(code, key).items()}
+
+
+def results_bytes(code: str, key: str) -> bytes:
+    """The class's results as CSV (`results.results_csv`), each answer judged by its task as
+    asked. Run when the button is pressed, outside the page's run: no Streamlit call, no page
+    context (it would hold the trace)."""
     rows = shared_store().result_rows(code, key)
-    return results_csv(rows, {where: judge_stored(task) for where, task in asked.items()})
+    return results_csv(rows, {where: judge_stored(task)
+                              for where, task in asked_tasks(code, key).items()})
 
 
-def summary_bytes(code: str, key: str, asked: Mapping[tuple[str, str], Task],
-                  lang: str) -> bytes:
+def summary_bytes(code: str, key: str, lang: str) -> bytes:
     """The class on one page as PDF (`summary.summary_pdf`), in the teacher's language; run
     when the button is pressed, as `results_bytes`. Its layout (matplotlib's PDF backend) is
     loaded only then."""
     from .summary import summary_pdf  # noqa: PLC0415
 
     store = shared_store()
-    return summary_pdf(code, store.result_rows(code, key), asked,
+    return summary_pdf(code, store.result_rows(code, key), asked_tasks(code, key),
                        store.check_answers(code, key), lang, time.time())
 
 
 def ending(ctx: PageContext, member: Member) -> None:
     t = Texts(ctx.lang, OWNER)
     st.divider()
-    asked = dict(st.session_state.get(CLASS_ASKED, {}))
     row = st.container(horizontal=True)
     row.download_button(t("results_button"), partial(results_bytes, member.code,
-                                                     member.secret, asked),
+                                                     member.secret),
                         file_name=f"class-{member.code}-results.csv", mime="text/csv",
                         key="class_results", on_click="ignore")  # built only when pressed
     row.download_button(t("summary_button"), partial(summary_bytes, member.code,
-                                                     member.secret, asked, ctx.lang),
+                                                     member.secret, ctx.lang),
                         file_name=f"class-{member.code}-summary.pdf", mime="application/pdf",
                         key="class_summary", on_click="ignore")
     st.caption(t("results_help") + " " + t("summary_help"))

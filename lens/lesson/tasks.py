@@ -20,8 +20,9 @@ every card shares are the lesson's own (`lesson.toml`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -95,6 +96,38 @@ class Task:
         """The key of one of its texts: "q", "why" (in its variant), "short", "p0", …"""
         variant = self.variant if name in ("q", "why") else ""
         return f"{self.text_id}_{name}{variant}"
+
+
+def task_json(task: Task) -> str:
+    """A task as asked, light (no trace, no experiment), as JSON: what a class's store keeps,
+    so that the teacher's results judge and name its answers after the page that asked it is
+    gone (a reload). `task_from_json` reads it back."""
+    kept = {f.name: getattr(task, f.name) for f in fields(Task)
+            if f.name not in ("trace", "evidence")}
+    kept["fixed"] = asdict(task.fixed)
+    return json.dumps(kept, default=_plain, ensure_ascii=False)
+
+
+def _plain(value: object) -> object:
+    """A NumPy scalar or array as JSON takes it."""
+    if isinstance(value, np.generic | np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not kept with a task")
+
+
+def _tuples(value: object) -> object:
+    """JSON's lists as the tuples a task holds, at every depth."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def task_from_json(text: str) -> Task:
+    """The task `task_json` wrote (light: no trace, no experiment)."""
+    kept = json.loads(text)
+    kept["fixed"] = Fixed(**kept["fixed"])
+    kept["values"] = {k: _tuples(v) for k, v in kept["values"].items()}
+    for name in ("answer", "withholds", "options", "scores", "mistakes"):
+        kept[name] = _tuples(kept[name])
+    return Task(**kept)
 
 
 def task_texts(lang: str, task_id: str) -> Texts:
