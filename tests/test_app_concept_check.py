@@ -130,9 +130,11 @@ def test_the_summary_asks_again_then_shows_before_and_after(lang):
     for q in QUESTIONS:  # each question: the answers given, the right one and why
         assert words(q.text("why"), lang) in text
         assert words("right", lang, answer=words(q.text(q.right), lang)) in text
-    first = QUESTIONS[0]
+    first, last = QUESTIONS[0], QUESTIONS[1]  # changed; the same twice: said once
     assert words("yours_pre", lang, answer=f"{words(first.text(WRONG[first.id]), lang)} ✗") in text
     assert words("yours_post", lang, answer=f"{words(first.text(first.right), lang)} ✓") in text
+    assert words("yours_both", lang, answer=f"{words(last.text(last.right), lang)} ✓") in text
+    assert words("yours_pre", lang, answer=f"{words(last.text(last.right), lang)} ✓") not in text
     assert decode_rounds(at.query_params[URL_KEY]) == {PRE: before, POST: after}
 
     again = new_app(lesson="1", lang=lang, **{URL_KEY: at.query_params[URL_KEY]})

@@ -64,9 +64,11 @@ def own_result(lang: str, mine: Mapping[tuple[str, str], object]) -> None:
     with st.expander(t("review")):
         for n, q in enumerate(QUESTIONS, 1):
             st.markdown(f"**{n}. {t(q.text('q'))}**")
-            yours = [t(f"yours_{r}", answer=answer_words(t, q.id, mine.get((q.id, r))))
-                     for r in (PRE, POST) if r == POST or took_pre]
-            st.markdown(" · ".join(yours))
+            given = {r: mine.get((q.id, r)) for r in (PRE, POST) if r == POST or took_pre}
+            if len(given) == 2 and given[PRE] == given[POST]:  # the same twice: said once
+                given = {"both": given[POST]}
+            st.markdown("\n".join(f"- {t(f'yours_{r}', answer=answer_words(t, q.id, v))}"
+                                  for r, v in given.items()))
             st.markdown(t("right", answer=t(q.text(q.right))))
             st.caption(t(q.text("why")))
 
