@@ -11,4 +11,6 @@
     heads_off.py   the encoder run again from a layer with some of its heads switched off
     pca.py         PCA of the patch features: the foreground mask (first component, the border
                    as background) and the foreground's three components as RGB
+    learning.py    one step of learning on one image: the loss, its gradients (backward),
+                   the softmax Jacobian and a LayerNorm backward of one row, SGD and Adam
 """
