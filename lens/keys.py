@@ -83,3 +83,5 @@ CLASS_CHECK_SENT = "_class_check_sent"  # round -> the message of the last conce
 # the sidebar's "Download a model" (lens.hub_ui)
 HUB_OPEN = "hub_open"  # the expander stays open across reruns once opened
 HUB_OUTCOME = "_hub_outcome"  # ("done", id) or ("error", id, reason, detail): shown once
+
+LEARN_RUN = "_learn_run"  # How it learns: the learner's run of steps (lens.learning.Run)

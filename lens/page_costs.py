@@ -21,8 +21,10 @@ from encoder_core.cost import (
     MATMUL64_GFLOPS,
     Cost,
     Derived,
+    encode_seconds,
     head_statistics,
     heads_off,
+    params_bytes,
     patch_pca,
     relevance,
     rollout,
@@ -183,6 +185,23 @@ def ffn(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     if not cfg.use_ffn:
         return []
     return [Derived(0, cfg.seq_len * cfg.d_ff, cfg.n_layers * cfg.seq_len * cfg.d_ff / 1e9)]
+
+
+# How it learns works on the shapes model whatever the sidebar's settings: its architecture.
+SHAPES_ARCHITECTURE = EncoderConfig(image_size=224, patch_size=16, channels=1, d_model=64,
+                                    n_heads=4, n_layers=2, d_ff=128)
+LEARN_STEPS = 10  # the most steps one run adds ("ten more steps")
+
+
+def learn(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
+    """How it learns, on the shapes model (not `cfg`): its walk kept (the trace and its
+    gradients: two traces' worth, and the weights' gradients), ten steps' traces and weights
+    while they run (the weights before, after and Adam's two moments), and its pictures."""
+    shapes = SHAPES_ARCHITECTURE
+    t, p = trace_bytes(shapes), params_bytes(shapes)
+    walk = Derived(2 * t + p, t, 2.5 * encode_seconds(shapes))
+    steps = Derived(4 * p, t + 2 * p, LEARN_STEPS * 2.5 * encode_seconds(shapes))
+    return [walk, steps, pictures([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0])]
 
 
 def page_cost(cfg: EncoderConfig, terms: Terms | None, head: bool = False) -> Cost:

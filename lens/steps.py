@@ -100,6 +100,7 @@ STEPS: tuple[PageInfo, ...] = (
              costs=page_costs.stack),
 )
 EXTRA_PAGES: tuple[PageInfo, ...] = (
+    PageInfo("learn", tasks=None, sheet=None, note=None, costs=page_costs.learn, in_note=False),
     PageInfo("compare", tasks=None, sheet=None, note=None, costs=page_costs.compare,
              in_note=False),
     PageInfo("vit", tasks=None, sheet=None, note=None, costs=page_costs.vit, in_note=False),

@@ -26,6 +26,7 @@ from encoder_core.views.learning import (
     scores_row_gradient,
     sgd_step,
     softmax_jacobian,
+    softmax_row_backward,
     train_step,
     trainable,
 )
@@ -139,6 +140,10 @@ def test_the_one_row_pieces_equal_autograds(shapes):
             row = scores_row_gradient(trace.layers[l].attn[head, query],
                                       lg.grads.layers[l].attn[head, query])
             assert relative_error(row, theirs[f"{l}/scores"][head, query]) <= TOLERANCE
+            pieces = softmax_row_backward(trace.layers[l].attn[head, query],
+                                          lg.grads.layers[l].attn[head, query])
+            assert np.array_equal(pieces.d_scores, row)
+            assert np.allclose(pieces.d_scores, pieces.a * (pieces.d_attn - pieces.weighted))
         ln = layer_norm_row_backward(trace.layers[l].resid_2[7], params.layers[l].gamma_2,
                                      cfg.ln_eps, lg.grads.layers[l].out[7])
         assert relative_error(ln.dx, theirs[f"{l}/resid_2"][7]) <= TOLERANCE

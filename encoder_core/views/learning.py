@@ -111,6 +111,24 @@ def scores_row_gradient(a: np.ndarray, d_attn: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class SoftmaxRow:
+    """One query row's softmax backward, written out."""
+
+    a: np.ndarray  # [S] attention weights of the row
+    d_attn: np.ndarray  # [S] dL/dattn of the row
+    J: np.ndarray  # [S, S] diag(a) − a aᵀ
+    weighted: float  # Σ_j a_j · dL/dattn_j, what every entry's gradient is measured against
+    d_scores: np.ndarray  # [S] J · dL/dattn = a ⊙ (dL/dattn − weighted)
+
+
+def softmax_row_backward(a: np.ndarray, d_attn: np.ndarray) -> SoftmaxRow:
+    """`scores_row_gradient` with its pieces. a, d_attn: [S]."""
+    a64, d64 = np.asarray(a, np.float64), np.asarray(d_attn, np.float64)
+    return SoftmaxRow(a=a64, d_attn=d64, J=softmax_jacobian(a64), weighted=float(a64 @ d64),
+                      d_scores=scores_row_gradient(a64, d64))
+
+
+@dataclass(frozen=True)
 class LayerNormRow:
     """The LayerNorm y = γ ⊙ (x − μ)/√(σ² + ε) + β of one row, forward and backward."""
 
@@ -123,6 +141,8 @@ class LayerNormRow:
     d_normed: np.ndarray  # [d] dx̂ = dy ⊙ γ
     d_var: float  # dσ² = −½ r² Σ_j dx̂_j x̂_j
     d_mean: float  # dμ = −r Σ_j dx̂_j
+    mean_d_normed: float  # mean(dx̂)
+    mean_d_normed_x: float  # mean(dx̂ ⊙ x̂)
     dx: np.ndarray  # [d] r·(dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂))
 
 
@@ -142,9 +162,11 @@ def layer_norm_row_backward(x: np.ndarray, gamma: np.ndarray, eps: float,
     d_normed = d_out * np.asarray(gamma, dtype=np.float64)  # [d]
     d_var = float(-0.5 * rstd * rstd * (d_normed * normed).sum())
     d_mean = float(-rstd * d_normed.sum())
-    dx = rstd * (d_normed - d_normed.mean() - normed * (d_normed * normed).mean())  # [d]
+    m1, m2 = float(d_normed.mean()), float((d_normed * normed).mean())
+    dx = rstd * (d_normed - m1 - normed * m2)  # [d]
     return LayerNormRow(x=x, mean=mean, var=var, rstd=float(rstd), normed=normed, d_out=d_out,
-                        d_normed=d_normed, d_var=d_var, d_mean=d_mean, dx=dx)
+                        d_normed=d_normed, d_var=d_var, d_mean=d_mean, mean_d_normed=m1,
+                        mean_d_normed_x=m2, dx=dx)
 
 
 # --- one update ----------------------------------------------------------------------------------

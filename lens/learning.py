@@ -1,0 +1,125 @@
+"""What the page "How it learns" computes, and the run of steps it keeps: the shapes model (its
+trained weights, or the same architecture at random with a random head), a generated shape and
+its label, the loss and its gradients (`encoder_core.views.learning`), and the learner's run of
+updates on that image.
+
+The walk (trace + gradients) is cached per (weights, shape) like any derived quantity. A run of
+steps belongs to one session: the weights after the last step, Adam's moments and the losses,
+under `keys.LEARN_RUN` — one run at a time (a new setting starts a new one), at most
+`MAX_STEPS` steps, so a session holds at most three copies of a small model's weights (~1 MB).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import streamlit as st
+
+from encoder_core import EncoderConfig, EncoderParams, EncoderTrace, encode, predict
+from encoder_core.params import init_params
+from encoder_core.shapes_model.dataset import CLASS_NAMES, make_sample
+from encoder_core.views.learning import (
+    AdamState,
+    LossGradients,
+    cross_entropy,
+    loss_gradients,
+    random_head,
+    train_step,
+)
+
+from . import compute, keys
+
+MAX_STEPS = 101  # the first step and ten times ten more
+STEP_SIZES = {"sgd": (0.01, 0.03, 0.1, 0.3, 1.0), "adam": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)}
+DEFAULT_SIZE = {"sgd": 0.1, "adam": 1e-3}
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One image of the shapes data with its label, through the model and back."""
+
+    cfg: EncoderConfig  # the shapes model's architecture
+    params: EncoderParams  # its weights (with the head)
+    image: np.ndarray  # [224, 224, 1] the generated shape
+    label: int  # its class (CLASS_NAMES)
+    trace: EncoderTrace  # the forward
+    lg: LossGradients  # the loss and dL/d everything
+    of: tuple[str, int]  # what it is of: (the weights' id, the shape's number)
+
+
+def available() -> bool:
+    """Whether the shapes model's architecture is installed (its trained weights ship with it)."""
+    return compute.trained_model() is not None
+
+
+def model(weights: str, seed: int) -> tuple[EncoderConfig, EncoderParams]:
+    """The shapes model: its shipped weights ("trained"), or its architecture at random
+    (`init_params` with `seed`, a random head) for anything else."""
+    cfg, params, _ = compute.trained_model()
+    if weights == "trained":
+        return cfg, params
+    fresh = init_params(cfg.replace(seed=seed))
+    return cfg, replace(fresh, head=random_head(cfg, len(CLASS_NAMES), seed))
+
+
+def sample(shape: int) -> tuple[np.ndarray, int]:
+    """The generated shape number `shape` ([224, 224, 1] in [0, 1]) and its label."""
+    s = make_sample(np.random.default_rng(shape))
+    return s.image, s.label
+
+
+def walk(weights: str, seed: int, shape: int) -> Walk:
+    """The image, the forward and the backward, cached per (weights, seed, shape)."""
+    of = ("trained" if weights == "trained" else f"random{seed}", shape)
+
+    def compute_it() -> Walk:
+        cfg, params = model(weights, seed)
+        image, label = sample(shape)
+        trace = encode(image, cfg, params)
+        return Walk(cfg, params, image, label, trace, loss_gradients(trace, params, label), of)
+
+    return compute.derived(("learn", *of), compute_it)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A learner's steps on one image: the weights after the last, the losses before each."""
+
+    settings: tuple  # (weights id, shape, optimiser, step size): what the run is of
+    params: EncoderParams  # after the last step
+    adam: AdamState
+    losses: tuple[float, ...]  # the loss before step 1, 2, …, then after the last
+
+
+def _steps(w: Walk, run: Run, optimiser: str, lr: float, n: int) -> Run:
+    params, adam, losses = run.params, run.adam, list(run.losses[:-1])
+    for _ in range(n):
+        step = train_step(w.image, w.label, w.cfg, params, optimiser, lr, adam)
+        params, adam = step.params, step.adam
+        losses.append(step.loss_before)
+    losses.append(image_loss(w, params))
+    return Run(run.settings, params, adam, tuple(losses))
+
+
+def image_loss(w: Walk, params: EncoderParams) -> float:
+    return cross_entropy(predict(encode(w.image, w.cfg, params), params), w.label)[0]
+
+
+def run(w: Walk, settings: tuple, optimiser: str, lr: float, more: int = 0) -> Run:
+    """The session's run for these settings: one step on a new one, `more` steps added (up to
+    MAX_STEPS in all)."""
+    held = st.session_state.get(keys.LEARN_RUN)
+    if held is None or held.settings != settings:
+        held = _steps(w, Run(settings, w.params, AdamState(), (w.lg.loss,)), optimiser, lr, 1)
+    more = min(more, MAX_STEPS - (len(held.losses) - 1))
+    if more > 0:
+        held = _steps(w, held, optimiser, lr, more)
+    st.session_state[keys.LEARN_RUN] = held
+    return held
+
+
+def after(w: Walk, params: EncoderParams) -> tuple[EncoderTrace, np.ndarray]:
+    """The trace and the probabilities [K] of the image under `params` (the weights after)."""
+    trace = encode(w.image, w.cfg, params)
+    return trace, cross_entropy(predict(trace, params), w.label)[1]

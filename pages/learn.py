@@ -1,0 +1,251 @@
+"""How it learns — one image and its label through the loss, back through every step (the
+core's backward), then one update of the weights and what it moves. A page beyond the note,
+on the shapes model (its trained weights, or its architecture at random)."""
+
+import numpy as np
+import streamlit as st
+
+from encoder_core.shapes_model.dataset import CLASS_NAMES
+from encoder_core.views.explain import dot_terms
+from encoder_core.views.learning import layer_norm_row_backward, softmax_row_backward
+from lens import blocks, chrome, figures, learning, widgets
+from lens.context import PageContext
+from lens.latex import dims, num
+from lens.runner import run_page
+
+UPDATE_TEX = {  # the two updates, as training/train.py's Adam (no weight decay here)
+    "sgd": r"\theta \leftarrow \theta - \eta\, \frac{\partial L}{\partial \theta}",
+    "adam": r"m \leftarrow \beta_1 m + (1-\beta_1)\, g,\quad v \leftarrow \beta_2 v + "
+            r"(1-\beta_2)\, g^2,\quad \theta \leftarrow \theta - \eta\,\frac{m/(1-\beta_1^t)}"
+            r"{\sqrt{v/(1-\beta_2^t)} + \varepsilon}",
+}
+
+
+def render(ctx: PageContext) -> None:
+    """Everything below the header, top to bottom."""
+    st.write(ctx.t("intro"))
+    if not learning.available():
+        st.info(ctx.t("no_model"))
+        return
+    w = image_and_label(ctx)
+    loss(ctx, w)  # --- 1
+    pooled(ctx, w)  # --- 2
+    layer, head, row = back_through_a_layer(ctx, w)  # --- 3
+    down_to_W_E(ctx, w)  # --- 4
+    one_update(ctx, w, layer, head, row)  # --- 5
+    chrome.footer(ctx)
+
+
+def grad(name: str) -> str:
+    """A gradient's name in a figure: ∂L/∂name (name: the trace's field, or a word)."""
+    return f"∂L/∂{name}"
+
+
+def names(ctx: PageContext) -> list[str]:
+    return [ctx.t(f"class_{c}") for c in CLASS_NAMES]
+
+
+def image_and_label(ctx: PageContext) -> learning.Walk:
+    """The shape number, the weights in words; the image with its label."""
+    trained = ctx.weights == "trained"
+    left, right = st.columns([2, 3], gap="large")
+    shape = left.number_input(ctx.t("shape"), 0, 9999, ctx.settings.sample_seed,
+                              key="learn_shape")
+    w = learning.walk(ctx.weights, ctx.settings.seed, int(shape))
+    left.caption(ctx.t("weights_trained" if trained else "weights_random", seed=ctx.settings.seed))
+    left.markdown(ctx.t("label_is", label=names(ctx)[w.label]))
+    widgets.picture(ctx, figures.image_with_grid, w.image, w.cfg.patch_size,
+                    ctx.t("image_title", label=names(ctx)[w.label]), numbers=False, size=3.2,
+                    key="learn_image", where=right)
+    return w
+
+
+def loss(ctx: PageContext, w: learning.Walk) -> None:
+    """L = −log p_y with its value; p and dL/dlogits = p − onehot."""
+    lg, K = w.lg, len(CLASS_NAMES)
+    st.subheader(ctx.t("loss_title"))
+    st.write(ctx.t("loss_text"))
+    y = w.label
+    st.latex(r"L = -\log p_{%d} = -\log %s = %s" % (y, num(lg.probs[y]), num(lg.loss)))
+    st.latex(r"\underbrace{\frac{\partial L}{\partial\,\mathrm{logits}}}_{%s} = p - "
+             r"\mathrm{onehot}(%d) = [%s]" % (dims(K), y, ",\\ ".join(num(v) for v in lg.d_logits)))
+    widgets.picture(ctx, figures.bar_panels, np.stack([lg.probs, lg.d_logits]),
+                    [ctx.t("p_title"), ctx.t("dlogits_title")], ctx.t("class_axis"),
+                    ctx.t("value_axis"), ctx.t("loss_figure", loss=lg.loss), sharey=False,
+                    tick_labels=names(ctx), highlight=y, key="learn_loss")
+    st.caption(ctx.t("loss_caption"))
+
+
+def pooled(ctx: PageContext, w: learning.Walk) -> None:
+    """dL/dpooled = dL/dlogits · W_headᵀ, then dL/doutput: each row gets it / N."""
+    lg, N, d = w.lg, w.cfg.n_tokens, w.cfg.d_model
+    st.subheader(ctx.t("pooled_title"))
+    st.latex(r"\underbrace{\frac{\partial L}{\partial\,\mathrm{pooled}}}_{%s} = "
+             r"\frac{\partial L}{\partial\,\mathrm{logits}}\,W_\mathrm{head}^\top, \qquad "
+             r"\underbrace{\frac{\partial L}{\partial\,\mathrm{output}}}_{%s} = \frac{1}{%d}\,"
+             r"\frac{\partial L}{\partial\,\mathrm{pooled}} \text{ %s}"
+             % (dims(d), dims(N, d), N, ctx.t("tex_each_row")))
+    st.write(ctx.t("pooled_text", N=N))
+    left, right = st.columns(2, gap="large")
+    widgets.picture(ctx, figures.bar_panels, lg.d_pooled[None], [ctx.t("dpooled_panel")],
+                    ctx.t("features"), grad(ctx.t("word_pooled")), ctx.t("dpooled_title", d=d),
+                    size=(5.0, 3.0),
+                    key="learn_dpooled", where=left)
+    j = int(np.argmax(np.abs(lg.d_pooled)))
+    with left:
+        blocks.dot_product(ctx, r"\frac{\partial L}{\partial\,\mathrm{pooled}_{%d}}" % j,
+                           dot_terms(lg.d_logits, w.params.head.W_head[j]), lg.d_pooled[j],
+                           grad(ctx.t("word_pooled")))
+    widgets.matrix(ctx, lg.grads.output, grad(ctx.t("word_output")), key="learn_doutput",
+                   where=right, colorbar_label=ctx.t("grad_label"))
+
+
+def back_through_a_layer(ctx: PageContext, w: learning.Walk) -> tuple[int, int, int]:
+    """One layer (the last by default) in reverse: the FFN, the Add & Norm with one row's
+    LayerNorm backward, the attention with one query row's softmax Jacobian."""
+    cfg, tr, g = w.cfg, w.trace, w.lg.grads
+    st.subheader(ctx.t("layer_title"))
+    st.write(ctx.t("layer_text", L=cfg.n_layers))
+    c1, c2, c3 = st.columns(3)
+    layer = c1.selectbox(ctx.t("layer"), range(cfg.n_layers), index=cfg.n_layers - 1,
+                         format_func=lambda l: ctx.t("layer_label", l=l + 1), key="learn_layer")
+    head = c2.selectbox(ctx.t("head"), range(cfg.n_heads),
+                        format_func=lambda h: ctx.t("head_title", h=h + 1), key="learn_head")
+    row = int(c3.number_input(ctx.t("row"), 0, cfg.n_tokens - 1, cfg.n_tokens // 2,
+                              key="learn_row"))
+    ctx.chosen.update(layer=layer + 1, head=head + 1, query=row)
+    gl, tl, p = g.layers[layer], tr.layers[layer], w.params.layers[layer]
+
+    st.markdown(ctx.t("ffn_title", l=layer + 1))
+    st.latex(r"\frac{\partial L}{\partial\,\mathrm{ffn\_out}} = \frac{\partial L}{\partial\,"
+             r"\mathrm{resid}_2},\quad \frac{\partial L}{\partial h} = \frac{\partial L}"
+             r"{\partial\,\mathrm{ffn\_out}}\,W_2^\top \odot \mathbb{1}[h > 0]")
+    left, right = st.columns(2, gap="large")
+    widgets.matrix(ctx, gl.ffn_out, grad("ffn_out"), key="learn_dffn_out", where=left,
+                   highlight_row=row, colorbar_label=ctx.t("grad_label"))
+    widgets.matrix(ctx, gl.ffn_hidden, grad("ffn_hidden"), key="learn_dhidden", where=right,
+                   highlight_row=row, colorbar_label=ctx.t("grad_label"))
+
+    st.markdown(ctx.t("norm_title", l=layer + 1, i=row))
+    layer_norm_row(ctx, layer_norm_row_backward(tl.resid_2[row], p.gamma_2, cfg.ln_eps,
+                                                gl.out[row]), gl.resid_2[row])
+
+    st.markdown(ctx.t("attn_title", l=layer + 1, h=head + 1, i=row))
+    softmax_row(ctx, softmax_row_backward(tl.attn[head, row], gl.attn[head, row]), layer, head,
+                row, w)
+    return layer, head, row
+
+
+def layer_norm_row(ctx: PageContext, ln, stored: np.ndarray) -> None:
+    """One row's LayerNorm backward with its numbers (`LayerNormRow`), checked against the
+    backward's own dL/dresid_2 of that row."""
+    d = len(ln.x)
+    st.latex(r"\begin{aligned} \mu &= %s,\quad \sigma^2 = %s,\quad r = \frac{1}{\sqrt{\sigma^2 "
+             r"+ \varepsilon}} = %s \\ d\hat{x} &= dy \odot \gamma, \quad d\sigma^2 = "
+             r"-\tfrac12 r^2 \textstyle\sum_j d\hat{x}_j \hat{x}_j = %s,\quad d\mu = -r "
+             r"\textstyle\sum_j d\hat{x}_j = %s \\ dx &= r\,\big(d\hat{x} - \overline{d\hat{x}}"
+             r" - \hat{x}\,\overline{d\hat{x}\odot\hat{x}}\big) = %s\,\big(d\hat{x} - (%s) - "
+             r"\hat{x}\,(%s)\big) \quad %s \end{aligned}"
+             % (num(ln.mean), num(ln.var), num(ln.rstd), num(ln.d_var), num(ln.d_mean),
+                num(ln.rstd), num(ln.mean_d_normed), num(ln.mean_d_normed_x), dims(d)))
+    widgets.picture(ctx, figures.bar_panels, np.stack([ln.d_out, ln.d_normed, ln.dx]),
+                    [grad("y"), f"{grad('x̂')} = {grad('y')} ⊙ γ", grad("x")],
+                    ctx.t("features"), ctx.t("grad_label"),
+                    ctx.t("norm_figure"), sharey=False, key="learn_ln_row")
+    j = int(np.argmax(np.abs(ln.dx)))
+    with blocks.folded(ctx):
+        st.latex(r"dx_{%d} = %s\,\big(%s - (%s) - (%s)(%s)\big) = %s"
+                 % (j, num(ln.rstd), num(ln.d_normed[j]), num(ln.mean_d_normed),
+                    num(ln.normed[j]), num(ln.mean_d_normed_x), num(ln.dx[j])))
+        blocks.stored_check(ctx, float(ln.dx[j]), float(stored[j]), grad("resid_2"))
+
+
+def softmax_row(ctx: PageContext, sm, layer: int, head: int, row: int,
+                w: learning.Walk) -> None:
+    """dL/dattn of the head, then one query row through the softmax's Jacobian."""
+    g, tl, N = w.lg.grads.layers[layer], w.trace.layers[layer], w.cfg.n_tokens
+    st.latex(r"\frac{\partial L}{\partial\,\mathrm{attn}} = \frac{\partial L}{\partial\,"
+             r"\mathrm{heads}}\,V^\top,\quad J = \mathrm{diag}(a) - a\,a^\top \; %s,\quad "
+             r"\frac{\partial L}{\partial\,\mathrm{scores}_{%d}} = J\,\frac{\partial L}{\partial\,"
+             r"\mathrm{attn}_{%d}} = a \odot \Big(\frac{\partial L}{\partial\,"
+             r"\mathrm{attn}_{%d}} - %s\Big)" % (dims(N, N), row, row, row, num(sm.weighted)))
+    left, right = st.columns(2, gap="large")
+    widgets.matrix(ctx, g.attn[head], grad(f"attn[{head}]"), key="learn_dattn", where=left,
+                   xlabel=ctx.t("keys_axis"), ylabel=ctx.t("queries_axis"), highlight_row=row,
+                   colorbar_label=ctx.t("grad_label"))
+    widgets.matrix(ctx, sm.J, f"J ({ctx.t('row')} {row})", key="learn_jacobian", where=right,
+                   xlabel=ctx.t("keys_axis"), ylabel=ctx.t("keys_axis"),
+                   colorbar_label=ctx.t("jacobian_label"))
+    widgets.picture(ctx, figures.bar_panels, np.stack([sm.a, sm.d_attn, sm.d_scores]),
+                    [f"a = attn[{head}, {row}]", ctx.t("dattn_panel"), ctx.t("dscores_panel")],
+                    ctx.t("keys_axis"), ctx.t("value_axis"), ctx.t("softmax_figure", i=row),
+                    sharey=False, key="learn_softmax_row")
+    j = int(np.argmax(sm.a))
+    with blocks.folded(ctx):
+        st.latex(r"J_{%d,%d} = a_{%d}(1 - a_{%d}) = %s,\qquad \frac{\partial L}{\partial\,"
+                 r"\mathrm{scores}_{%d,%d}} = %s\,\big(%s - (%s)\big) = %s"
+                 % (j, j, j, j, num(sm.J[j, j]), row, j, num(sm.a[j]), num(sm.d_attn[j]),
+                    num(sm.weighted), num(sm.d_scores[j])))
+        blocks.stored_check(ctx, float(sm.d_scores[j]), float(g.scores[head, row, j]),
+                            grad("scores"))
+        blocks.dot_product(ctx, r"\frac{\partial L}{\partial\,\mathrm{attn}_{%d,%d}}" % (row, j),
+                           dot_terms(g.heads[head, row], tl.v[head, j]), g.attn[head, row, j],
+                           grad("attn"))
+
+
+def down_to_W_E(ctx: PageContext, w: learning.Walk) -> None:
+    """dL/dx0 and dL/dW_E = patchesᵀ · dL/dx0, one entry written out."""
+    g, tr = w.lg.grads, w.trace
+    st.subheader(ctx.t("embed_title"))
+    st.latex(r"\underbrace{\frac{\partial L}{\partial W_E}}_{%s} = \mathrm{patches}^\top\,"
+             r"\frac{\partial L}{\partial x_0}" % dims(*g.params.W_E.shape))
+    left, right = st.columns(2, gap="large")
+    widgets.matrix(ctx, g.x0, grad("x0"), key="learn_dx0", where=left,
+                   colorbar_label=ctx.t("grad_label"))
+    widgets.matrix(ctx, g.params.W_E, grad("W_E"), key="learn_dW_E", where=right,
+                   xlabel=ctx.t("features"), ylabel=ctx.t("pixel_axis"),
+                   colorbar_label=ctx.t("grad_label"))
+    k, j = np.unravel_index(int(np.argmax(np.abs(g.params.W_E))), g.params.W_E.shape)
+    blocks.dot_product(ctx, r"\frac{\partial L}{\partial W_{E}[%d, %d]}" % (k, j),
+                       dot_terms(tr.patches[:, k], g.x0[:, j]), g.params.W_E[k, j], grad("W_E"))
+
+
+def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: int) -> None:
+    """One step of SGD or Adam: the loss, the prediction and a head's map before and after;
+    ten more steps and the loss curve."""
+    st.subheader(ctx.t("update_title"))
+    st.write(ctx.t("update_text"))
+    c1, c2 = st.columns(2)
+    optimiser = c1.radio(ctx.t("optimiser"), ("sgd", "adam"), horizontal=True,
+                         format_func=lambda o: ctx.t(f"opt_{o}"), key="learn_optimiser")
+    lr = c2.select_slider(ctx.t("step_size"), learning.STEP_SIZES[optimiser],
+                          value=learning.DEFAULT_SIZE[optimiser], key=f"learn_lr_{optimiser}")
+    st.latex(UPDATE_TEX[optimiser])
+    settings = (*w.of, optimiser, lr)
+    more = 10 if st.button(ctx.t("ten_more"), key="learn_more") else 0
+    run = learning.run(w, settings, optimiser, lr, more)
+    steps = len(run.losses) - 1
+    after_trace, after_p = learning.after(w, run.params)
+    a, b = st.columns(2)
+    a.metric(ctx.t("loss_before"), f"{run.losses[0]:.4f}")
+    b.metric(ctx.t("loss_after", n=steps), f"{run.losses[-1]:.4f}",
+             delta=f"{run.losses[-1] - run.losses[0]:+.4f}", delta_color="inverse")
+    widgets.picture(ctx, figures.bar_panels, np.stack([w.lg.probs, after_p]),
+                    [ctx.t("before"), ctx.t("after", n=steps)], ctx.t("class_axis"), "p",
+                    ctx.t("prediction_figure"), tick_labels=names(ctx), highlight=w.label,
+                    key="learn_prediction")
+    G = w.cfg.grid_size
+    maps = np.stack([w.trace.layers[layer].attn[head, row], after_trace.layers[layer].attn[head,
+                                                                                        row]])
+    widgets.picture(ctx, figures.attention_table, w.image, maps.reshape(1, 2, G, G),
+                    ctx.t("map_figure", l=layer + 1, h=head + 1, i=row), row_labels=[""],
+                    col_labels=[ctx.t("before"), ctx.t("after", n=steps)], query=row, panel=2.6,
+                    colorbar_label=ctx.t("weight"), key="learn_maps")
+    widgets.picture(ctx, figures.lines, np.arange(steps + 1), [np.array(run.losses)],
+                    [ctx.t("loss_legend")], ctx.t("curve_figure"), ctx.t("step_axis"),
+                    ctx.t("loss_axis"), key="learn_curve")
+    st.caption(ctx.t("update_caption", max=learning.MAX_STEPS))
+
+
+if __name__ == "__main__":  # Streamlit runs a page file as __main__
+    run_page(__file__, render)
