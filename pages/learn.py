@@ -47,12 +47,12 @@ def names(ctx: PageContext) -> list[str]:
 
 def image_and_label(ctx: PageContext) -> learning.Walk:
     """The shape number, the weights in words; the image with its label."""
-    trained = ctx.weights == "trained"
+    trained = ctx.weights != "random"  # trained, or a loaded ViT: the shapes model trained
     left, right = st.columns([2, 3], gap="large")
     shape = left.number_input(ctx.t("shape"), 0, 9999, ctx.settings.sample_seed,
                               key="learn_shape")
-    w = learning.walk(ctx.weights, ctx.settings.seed, int(shape))
-    left.caption(ctx.t("weights_trained" if trained else "weights_random", seed=ctx.settings.seed))
+    w = learning.walk("trained" if trained else "random", ctx.settings.seed, int(shape))
+    left.caption(ctx.t("model_trained" if trained else "model_random", seed=ctx.settings.seed))
     left.markdown(ctx.t("label_is", label=names(ctx)[w.label]))
     widgets.picture(ctx, figures.image_with_grid, w.image, w.cfg.patch_size,
                     ctx.t("image_title", label=names(ctx)[w.label]), numbers=False, size=3.2,
@@ -227,9 +227,9 @@ def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: i
     steps = len(run.losses) - 1
     after_trace, after_p = learning.after(w, run.params)
     a, b = st.columns(2)
-    a.metric(ctx.t("loss_before"), f"{run.losses[0]:.4f}")
-    b.metric(ctx.t("loss_after", n=steps), f"{run.losses[-1]:.4f}",
-             delta=f"{run.losses[-1] - run.losses[0]:+.4f}", delta_color="inverse")
+    a.metric(ctx.t("loss_before"), f"{run.losses[0]:.4g}")
+    b.metric(ctx.t("loss_after", n=steps), f"{run.losses[-1]:.4g}",
+             delta=f"{run.losses[-1] - run.losses[0]:+.3g}", delta_color="inverse")
     widgets.picture(ctx, figures.bar_panels, np.stack([w.lg.probs, after_p]),
                     [ctx.t("before"), ctx.t("after", n=steps)], ctx.t("class_axis"), "p",
                     ctx.t("prediction_figure"), tick_labels=names(ctx), highlight=w.label,

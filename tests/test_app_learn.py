@@ -1,0 +1,86 @@
+"""AppTest of the page "How it learns" (issue 41, items 1 and 2), in English and 中文: it draws
+with no exception and shows its five parts; the loss it states is the core's on the same
+shape (computed here outside the app); one update is taken at once, "ten more steps" adds ten
+and lowers the loss, and a run never holds more than MAX_STEPS steps. (Its figures' texts in
+中文 are checked with every page's by tests/test_app_figure_texts.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from encoder_core import encode, predict
+from encoder_core.shapes_model.classifier import load_trained
+from encoder_core.shapes_model.dataset import make_sample
+from encoder_core.views.learning import cross_entropy
+from lens import keys, learning, page_costs
+from tests.support.apptest_helpers import assert_clean, new_app, open_page
+
+PARTS = {"en": ["1 · The loss", "2 · Back through the head", "3 · Back through a layer",
+                "4 · Down to the patch embedding W_E", "5 · One update, seen"],
+         "zh": ["1 · 损失", "2 · 反向穿过分类头", "3 · 反向穿过一层", "4 · 一直到图像块嵌入 W_E",
+                "5 · 看得见的一次更新"]}
+
+
+def outside_loss(shape: int) -> float:
+    """The trained model's loss on generated shape `shape`, outside the app."""
+    cfg, params, _ = load_trained()
+    s = make_sample(np.random.default_rng(shape))
+    return cross_entropy(predict(encode(s.image, cfg, params), params), s.label)[0]
+
+
+def metrics(at) -> list[float]:
+    """The losses the page states (before, after), and the run's: the same to 4 digits."""
+    shown = [float(m.value) for m in at.metric]
+    run = at.session_state[keys.LEARN_RUN]
+    assert shown == [float(f"{run.losses[0]:.4g}"), float(f"{run.losses[-1]:.4g}")]
+    return [run.losses[0], run.losses[-1]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_draws_its_five_parts_and_the_cores_loss(lang):
+    at = open_page(new_app(lang=lang, weights="trained"), "learn")
+    assert_clean(at)
+    heads = [s.value for s in at.subheader]
+    assert heads[:5] == PARTS[lang]
+    assert len(at.image) >= 12  # the image, the loss, the gradients, the maps, the curve
+    before, after = metrics(at)  # the loss before the step and after it
+    assert before == pytest.approx(outside_loss(0), rel=1e-4)
+    assert after < before  # one small step on this image lowers its loss
+    run = at.session_state[keys.LEARN_RUN]
+    assert len(run.losses) == 2 and run.settings[2:] == ("sgd", learning.DEFAULT_SIZE["sgd"])
+
+
+def test_ten_more_steps_add_ten_and_lower_the_loss_on_random_weights():
+    at = open_page(new_app(weights="random"), "learn")
+    assert_clean(at)
+    first_before, first_after = metrics(at)
+    at.button(key="learn_more").click().run()
+    assert_clean(at)
+    run = at.session_state[keys.LEARN_RUN]
+    assert len(run.losses) == 12  # before step 1, …, before step 11, after step 11
+    before, after = metrics(at)
+    assert before == first_before and after < first_after
+
+
+def test_adam_starts_a_new_run():
+    at = open_page(new_app(weights="random"), "learn")
+    at.radio(key="learn_optimiser").set_value("adam").run()
+    assert_clean(at)
+    run = at.session_state[keys.LEARN_RUN]
+    assert run.settings[2:] == ("adam", learning.DEFAULT_SIZE["adam"]) and run.adam.t == 1
+    assert len(run.losses) == 2 and run.losses[1] < run.losses[0]
+
+
+def test_a_run_never_holds_more_than_max_steps(monkeypatch):
+    monkeypatch.setattr(learning, "MAX_STEPS", 15)
+    at = open_page(new_app(weights="random"), "learn")
+    for _ in range(3):
+        at.button(key="learn_more").click().run()
+    assert_clean(at)
+    assert len(at.session_state[keys.LEARN_RUN].losses) == 15 + 1
+
+
+def test_the_cost_model_names_the_shapes_models_architecture():
+    cfg, _, _ = load_trained()
+    assert page_costs.SHAPES_ARCHITECTURE == cfg
