@@ -3,6 +3,7 @@ core's backward), then one update of the weights and what it moves. A page beyon
 on the shapes model (its trained weights, or its architecture at random)."""
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from encoder_core.shapes_model.dataset import CLASS_NAMES
@@ -13,6 +14,7 @@ from lens.context import PageContext
 from lens.latex import dims, num
 from lens.runner import run_page
 
+J_KEYS = 6  # the keys of the Jacobian's table: the query's largest weights
 UPDATE_TEX = {  # the two updates, as training/train.py's Adam (no weight decay here)
     "sgd": r"\theta \leftarrow \theta - \eta\, \frac{\partial L}{\partial \theta}",
     "adam": r"m \leftarrow \beta_1 m + (1-\beta_1)\, g,\quad v \leftarrow \beta_2 v + "
@@ -48,7 +50,7 @@ def names(ctx: PageContext) -> list[str]:
 def image_and_label(ctx: PageContext) -> learning.Walk:
     """The shape number, the weights in words; the image with its label."""
     trained = ctx.weights != "random"  # trained, or a loaded ViT: the shapes model trained
-    left, right = st.columns([2, 3], gap="large")
+    left, right = st.columns([3, 2], gap="large")
     shape = left.number_input(ctx.t("shape"), 0, 9999, ctx.settings.sample_seed,
                               key="learn_shape")
     w = learning.walk("trained" if trained else "random", ctx.settings.seed, int(shape))
@@ -81,10 +83,10 @@ def pooled(ctx: PageContext, w: learning.Walk) -> None:
     lg, N, d = w.lg, w.cfg.n_tokens, w.cfg.d_model
     st.subheader(ctx.t("pooled_title"))
     st.latex(r"\underbrace{\frac{\partial L}{\partial\,\mathrm{pooled}}}_{%s} = "
-             r"\frac{\partial L}{\partial\,\mathrm{logits}}\,W_\mathrm{head}^\top, \qquad "
-             r"\underbrace{\frac{\partial L}{\partial\,\mathrm{output}}}_{%s} = \frac{1}{%d}\,"
+             r"\frac{\partial L}{\partial\,\mathrm{logits}}\,W_\mathrm{head}^\top" % dims(d))
+    st.latex(r"\underbrace{\frac{\partial L}{\partial\,\mathrm{output}}}_{%s} = \frac{1}{%d}\,"
              r"\frac{\partial L}{\partial\,\mathrm{pooled}} \text{ %s}"
-             % (dims(d), dims(N, d), N, ctx.t("tex_each_row")))
+             % (dims(N, d), N, ctx.t("tex_each_row")))
     st.write(ctx.t("pooled_text", N=N))
     left, right = st.columns(2, gap="large")
     widgets.picture(ctx, figures.bar_panels, lg.d_pooled[None], [ctx.t("dpooled_panel")],
@@ -140,15 +142,15 @@ def layer_norm_row(ctx: PageContext, ln, stored: np.ndarray) -> None:
     """One row's LayerNorm backward with its numbers (`LayerNormRow`), checked against the
     backward's own dL/dresid_2 of that row."""
     d = len(ln.x)
-    st.latex(r"\begin{aligned} \mu &= %s,\quad \sigma^2 = %s,\quad r = \frac{1}{\sqrt{\sigma^2 "
-             r"+ \varepsilon}} = %s \\ d\hat{x} &= dy \odot \gamma, \quad d\sigma^2 = "
-             r"-\tfrac12 r^2 \textstyle\sum_j d\hat{x}_j \hat{x}_j = %s,\quad d\mu = -r "
-             r"\textstyle\sum_j d\hat{x}_j = %s \\ dx &= r\,\big(d\hat{x} - \overline{d\hat{x}}"
-             r" - \hat{x}\,\overline{d\hat{x}\odot\hat{x}}\big) = %s\,\big(d\hat{x} - (%s) - "
-             r"\hat{x}\,(%s)\big) \quad %s \end{aligned}"
-             % (num(ln.mean), num(ln.var), num(ln.rstd), num(ln.d_var), num(ln.d_mean),
-                num(ln.rstd), num(ln.mean_d_normed), num(ln.mean_d_normed_x), dims(d)))
-    widgets.picture(ctx, figures.bar_panels, np.stack([ln.d_out, ln.d_normed, ln.dx]),
+    st.latex(r"\mu = %s,\quad \sigma^2 = %s,\quad r = \frac{1}{\sqrt{\sigma^2 + \varepsilon}} = %s"
+             % (num(ln.mean), num(ln.var), num(ln.rstd)))
+    st.latex(r"d\hat{x} = dy \odot \gamma,\quad d\sigma^2 = -\tfrac12 r^2 \textstyle\sum_j "
+             r"d\hat{x}_j \hat{x}_j = %s,\quad d\mu = -r \textstyle\sum_j d\hat{x}_j = %s"
+             % (num(ln.d_var), num(ln.d_mean)))
+    st.latex(r"\underbrace{dx}_{%s} = r\,\big(d\hat{x} - \overline{d\hat{x}} - \hat{x}\,"
+             r"\overline{d\hat{x}\odot\hat{x}}\big) = %s\,\big(d\hat{x} - (%s) - \hat{x}\,(%s)"
+             r"\big)" % (dims(d), num(ln.rstd), num(ln.mean_d_normed), num(ln.mean_d_normed_x)))
+    widgets.wide_or_tall(ctx, figures.bar_panels, np.stack([ln.d_out, ln.d_normed, ln.dx]),
                     [grad("y"), f"{grad('x̂')} = {grad('y')} ⊙ γ", grad("x")],
                     ctx.t("features"), ctx.t("grad_label"),
                     ctx.t("norm_figure"), sharey=False, key="learn_ln_row")
@@ -165,22 +167,27 @@ def softmax_row(ctx: PageContext, sm, layer: int, head: int, row: int,
     """dL/dattn of the head, then one query row through the softmax's Jacobian."""
     g, tl, N = w.lg.grads.layers[layer], w.trace.layers[layer], w.cfg.n_tokens
     st.latex(r"\frac{\partial L}{\partial\,\mathrm{attn}} = \frac{\partial L}{\partial\,"
-             r"\mathrm{heads}}\,V^\top,\quad J = \mathrm{diag}(a) - a\,a^\top \; %s,\quad "
-             r"\frac{\partial L}{\partial\,\mathrm{scores}_{%d}} = J\,\frac{\partial L}{\partial\,"
+             r"\mathrm{heads}}\,V^\top,\quad \underbrace{J}_{%s} = \mathrm{diag}(a) - a\,a^\top"
+             % dims(N, N))
+    st.latex(r"\frac{\partial L}{\partial\,\mathrm{scores}_{%d}} = J\,\frac{\partial L}{\partial\,"
              r"\mathrm{attn}_{%d}} = a \odot \Big(\frac{\partial L}{\partial\,"
-             r"\mathrm{attn}_{%d}} - %s\Big)" % (dims(N, N), row, row, row, num(sm.weighted)))
+             r"\mathrm{attn}_{%d}} - %s\Big)" % (row, row, row, num(sm.weighted)))
     left, right = st.columns(2, gap="large")
     widgets.matrix(ctx, g.attn[head], grad(f"attn[{head}]"), key="learn_dattn", where=left,
                    xlabel=ctx.t("keys_axis"), ylabel=ctx.t("queries_axis"), highlight_row=row,
                    colorbar_label=ctx.t("grad_label"))
-    widgets.matrix(ctx, sm.J, f"J ({ctx.t('row')} {row})", key="learn_jacobian", where=right,
+    widgets.matrix(ctx, sm.J, ctx.t("j_title", i=row), key="learn_jacobian", where=right,
                    xlabel=ctx.t("keys_axis"), ylabel=ctx.t("keys_axis"),
                    colorbar_label=ctx.t("jacobian_label"))
-    widgets.picture(ctx, figures.bar_panels, np.stack([sm.a, sm.d_attn, sm.d_scores]),
+    widgets.wide_or_tall(ctx, figures.bar_panels, np.stack([sm.a, sm.d_attn, sm.d_scores]),
                     [f"a = attn[{head}, {row}]", ctx.t("dattn_panel"), ctx.t("dscores_panel")],
                     ctx.t("keys_axis"), ctx.t("value_axis"), ctx.t("softmax_figure", i=row),
                     sharey=False, key="learn_softmax_row")
-    j = int(np.argmax(sm.a))
+    top = sm.largest(J_KEYS)
+    st.caption(ctx.t("j_table", k=len(top), i=row))
+    st.dataframe(pd.DataFrame(sm.J[np.ix_(top, top)], index=[str(k) for k in top],
+                              columns=[str(k) for k in top]).style.format("{:+.2e}"))
+    j = int(top[np.argmax(sm.a[top])])
     with blocks.folded(ctx):
         st.latex(r"J_{%d,%d} = a_{%d}(1 - a_{%d}) = %s,\qquad \frac{\partial L}{\partial\,"
                  r"\mathrm{scores}_{%d,%d}} = %s\,\big(%s - (%s)\big) = %s"
@@ -230,20 +237,21 @@ def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: i
     a.metric(ctx.t("loss_before"), f"{run.losses[0]:.4g}")
     b.metric(ctx.t("loss_after", n=steps), f"{run.losses[-1]:.4g}",
              delta=f"{run.losses[-1] - run.losses[0]:+.3g}", delta_color="inverse")
-    widgets.picture(ctx, figures.bar_panels, np.stack([w.lg.probs, after_p]),
+    widgets.wide_or_tall(ctx, figures.bar_panels, np.stack([w.lg.probs, after_p]),
                     [ctx.t("before"), ctx.t("after", n=steps)], ctx.t("class_axis"), "p",
                     ctx.t("prediction_figure"), tick_labels=names(ctx), highlight=w.label,
                     key="learn_prediction")
     G = w.cfg.grid_size
     maps = np.stack([w.trace.layers[layer].attn[head, row], after_trace.layers[layer].attn[head,
                                                                                         row]])
+    left, right = st.columns(2, gap="large")
     widgets.picture(ctx, figures.attention_table, w.image, maps.reshape(1, 2, G, G),
                     ctx.t("map_figure", l=layer + 1, h=head + 1, i=row), row_labels=[""],
-                    col_labels=[ctx.t("before"), ctx.t("after", n=steps)], query=row, panel=2.6,
-                    colorbar_label=ctx.t("weight"), key="learn_maps")
+                    col_labels=[ctx.t("before"), ctx.t("after", n=steps)], query=row, panel=2.2,
+                    colorbar_label=ctx.t("weight"), key="learn_maps", where=left)
     widgets.picture(ctx, figures.lines, np.arange(steps + 1), [np.array(run.losses)],
                     [ctx.t("loss_legend")], ctx.t("curve_figure"), ctx.t("step_axis"),
-                    ctx.t("loss_axis"), key="learn_curve")
+                    ctx.t("loss_axis"), size=(5.0, 3.6), key="learn_curve", where=right)
     st.caption(ctx.t("update_caption", max=learning.MAX_STEPS))
 
 

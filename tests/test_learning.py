@@ -160,6 +160,9 @@ def test_softmax_jacobian_is_finite_differences_of_softmax():
                    for j in range(7)], axis=1)  # column j: ∂a/∂z_j
     assert np.abs(J - fd).max() < 1e-8
     assert np.allclose(J.sum(axis=1), 0) and np.allclose(J, J.T)
+    row = softmax_row_backward(sm(z), np.ones(7))
+    assert list(row.largest(3)) == sorted(np.argsort(z)[-3:])
+    assert np.allclose(row.d_scores, 0)  # an even gradient on every weight moves no score
 
 
 def test_the_one_row_layer_norm_backward_equals_the_core_backward(shapes):

@@ -120,6 +120,10 @@ class SoftmaxRow:
     weighted: float  # Σ_j a_j · dL/dattn_j, what every entry's gradient is measured against
     d_scores: np.ndarray  # [S] J · dL/dattn = a ⊙ (dL/dattn − weighted)
 
+    def largest(self, k: int) -> np.ndarray:
+        """The k keys with the largest weights, in key order: [k] ints."""
+        return np.sort(np.argsort(-self.a, kind="stable")[:k])
+
 
 def softmax_row_backward(a: np.ndarray, d_attn: np.ndarray) -> SoftmaxRow:
     """`scores_row_gradient` with its pieces. a, d_attn: [S]."""
