@@ -6,6 +6,8 @@ and lowers the loss, and a run never holds more than MAX_STEPS steps. (Its figur
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,28 @@ def test_a_run_never_holds_more_than_max_steps(monkeypatch):
 def test_the_cost_model_names_the_shapes_models_architecture():
     cfg, _, _ = load_trained()
     assert page_costs.SHAPES_ARCHITECTURE == cfg
+
+
+CHECK = re.compile(r"Recomputed here in float64: \*\*(\S+)\*\*\..*\*\*(\S+)\*\*\.", re.S)
+
+
+def stored_checks(at) -> list[tuple[float, float]]:
+    """Each entry the page writes out: (recomputed in float64, the value the backward holds)."""
+    found = [CHECK.search(m.value) for m in at.markdown]
+    return [(float(m[1]), float(m[2])) for m in found if m]
+
+
+def test_every_entry_written_out_is_the_backwards_own_at_another_layer_head_and_row():
+    """Layer 1, head 3, row 5 chosen: the page's entries (dL/dpooled_j, one row's LayerNorm
+    dx_j, dL/dscores_ij by the Jacobian, dL/dattn_ij, dL/dW_E[k, j]), recomputed from their
+    formulas, equal what `backward` stored; the expanders are opened so all are drawn."""
+    at = open_page(new_app(weights="random"), "learn")
+    at.selectbox(key="learn_layer").set_value(0)
+    at.selectbox(key="learn_head").set_value(2)
+    at.number_input(key="learn_row").set_value(5).run()
+    assert_clean(at)
+    assert "Layer 1, head 3, query 5" in " ".join(m.value for m in at.markdown)
+    checks = stored_checks(at)
+    assert len(checks) == 5, checks
+    for mine, stored in checks:
+        assert mine == pytest.approx(stored, rel=1e-4, abs=1e-9)
