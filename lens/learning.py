@@ -122,7 +122,9 @@ def run(w: Walk, settings: tuple, optimiser: str, lr: float, more: int = 0) -> R
     return held
 
 
-def after(w: Walk, params: EncoderParams) -> tuple[EncoderTrace, np.ndarray]:
-    """The trace and the probabilities [K] of the image under `params` (the weights after)."""
+def after(w: Walk, params: EncoderParams) -> tuple[EncoderTrace, np.ndarray, np.ndarray]:
+    """The trace, the logits [K] and the probabilities [K] of the image under `params` (the
+    weights after)."""
     trace = encode(w.image, w.cfg, params)
-    return trace, cross_entropy(predict(trace, params), w.label)[1]
+    logits = predict(trace, params)
+    return trace, logits, cross_entropy(logits, w.label)[1]

@@ -8,7 +8,12 @@ import streamlit as st
 
 from encoder_core.shapes_model.dataset import CLASS_NAMES
 from encoder_core.views.explain import dot_terms
-from encoder_core.views.learning import layer_norm_row_backward, softmax_row_backward
+from encoder_core.views.learning import (
+    layer_norm_row_backward,
+    logit_move,
+    softmax_row_backward,
+    value_gradients,
+)
 from lens import blocks, chrome, figures, learning, widgets
 from lens.context import PageContext
 from lens.latex import dims, num
@@ -183,6 +188,11 @@ def softmax_row(ctx: PageContext, sm, layer: int, head: int, row: int,
                     [f"a = attn[{head}, {row}]", ctx.t("dattn_panel"), ctx.t("dscores_panel")],
                     ctx.t("keys_axis"), ctx.t("value_axis"), ctx.t("softmax_figure", i=row),
                     sharey=False, key="learn_softmax_row")
+    vg = value_gradients(tl.attn[head], g.heads[head])
+    least, most = int(np.argmin(vg.received)), int(np.argmax(vg.received))
+    st.caption(ctx.t("value_grads", least=least, r_least=vg.received[least],
+                     n_least=vg.dv_norm[least], most=most, r_most=vg.received[most], N_rows=N,
+                     n_most=vg.dv_norm[most]))
     top = sm.largest(J_KEYS)
     st.caption(ctx.t("j_table", k=len(top), i=row))
     st.dataframe(pd.DataFrame(sm.J[np.ix_(top, top)], index=[str(k) for k in top],
@@ -232,7 +242,7 @@ def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: i
     more = 10 if st.button(ctx.t("ten_more"), key="learn_more") else 0
     run = learning.run(w, settings, optimiser, lr, more)
     steps = len(run.losses) - 1
-    after_trace, after_p = learning.after(w, run.params)
+    after_trace, after_logits, after_p = learning.after(w, run.params)
     a, b = st.columns(2)
     a.metric(ctx.t("loss_before"), f"{run.losses[0]:.4g}")
     b.metric(ctx.t("loss_after", n=steps), f"{run.losses[-1]:.4g}",
@@ -244,6 +254,9 @@ def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: i
     G = w.cfg.grid_size
     maps = np.stack([w.trace.layers[layer].attn[head, row], after_trace.layers[layer].attn[head,
                                                                                         row]])
+    direction, delta = logit_move(w.lg.logits, after_logits, w.label)
+    st.caption(ctx.t(f"logit_{direction}", label=names(ctx)[w.label], n=steps,
+                     a=float(w.lg.logits[w.label]), b=float(after_logits[w.label]), delta=delta))
     left, right = st.columns(2, gap="large")
     widgets.picture(ctx, figures.attention_table, w.image, maps.reshape(1, 2, G, G),
                     ctx.t("map_figure", l=layer + 1, h=head + 1, i=row), row_labels=[""],

@@ -51,6 +51,13 @@ def test_the_page_draws_its_five_parts_and_the_cores_loss(lang):
     assert after < before  # one small step on this image lowers its loss
     run = at.session_state[keys.LEARN_RUN]
     assert len(run.losses) == 2 and run.settings[2:] == ("sgd", learning.DEFAULT_SIZE["sgd"])
+    # the label's logit before and after, as the core computes them after the same step
+    cfg, params, _ = load_trained()
+    s = make_sample(np.random.default_rng(0))
+    before = predict(encode(s.image, cfg, params), params)[s.label]
+    after = predict(encode(s.image, cfg, run.params), run.params)[s.label]
+    said = {"en": f"{before:.4f} → {after:.4f}", "zh": f"{before:.4f} → {after:.4f}"}[lang]
+    assert any(said in c.value for c in at.caption), [c.value for c in at.caption]
 
 
 def test_ten_more_steps_add_ten_and_lower_the_loss_on_random_weights():

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from encoder_core import encode
+from encoder_core import encode, predict
 from encoder_core.params import init_params
 from encoder_core.shapes_model.classifier import load_trained
 from encoder_core.shapes_model.dataset import make_sample
@@ -20,6 +20,7 @@ from encoder_core.views.learning import (
     cross_entropy,
     image_loss,
     layer_norm_row_backward,
+    logit_move,
     loss_gradients,
     random_head,
     sgd_step,
@@ -27,6 +28,7 @@ from encoder_core.views.learning import (
     softmax_row_backward,
     train_step,
     trainable,
+    value_gradients,
 )
 
 TOLERANCE = 1e-4
@@ -121,3 +123,34 @@ def test_a_small_step_lowers_the_loss(seed, optimiser, lr):
         step = train_step(sample.image, sample.label, cfg, params, optimiser, lr)
         after = image_loss(sample.image, sample.label, cfg, step.params)
         assert after < step.loss_before, (optimiser, seed)
+
+
+# --- the answers of the page's questions -----------------------------------------------------
+
+def test_logit_move_reads_the_labels_logit_and_its_direction():
+    assert logit_move(np.array([1.0, 2.0]), np.array([0.5, 2.5]), 1) == ("up", 0.5)
+    assert logit_move(np.array([1.0, 2.0]), np.array([0.5, 2.5]), 0) == ("down", -0.5)
+    assert logit_move(np.array([1.0, 2.0]), np.array([1.0, 2.0]), 0)[0] == "same"
+
+
+def test_the_labels_logit_goes_up_after_a_small_step_here(shapes):
+    """On this image with the trained weights (not a law: the loss must fall, the label's
+    logit need not rise)."""
+    cfg, params, sample, trace = shapes
+    step = train_step(sample.image, sample.label, cfg, params, "sgd", 1e-3)
+    after = predict(encode(sample.image, cfg, step.params), step.params)
+    direction, delta = logit_move(predict(trace, params), after, sample.label)
+    assert direction == "up" and delta > 0
+
+
+def test_value_gradients_are_the_backwards_and_zero_for_an_unattended_key(shapes):
+    cfg, params, sample, trace = shapes
+    g = loss_gradients(trace, params, sample.label).grads
+    vg = value_gradients(trace.layers[1].attn[2], g.layers[1].heads[2])
+    assert relative_error(vg.dv_norm, np.linalg.norm(g.layers[1].v[2], axis=-1)) <= 1e-5
+    assert np.allclose(vg.received.sum(), cfg.seq_len)  # every query's row sums to 1
+    attn = np.array(trace.layers[1].attn[2], dtype=np.float64)
+    attn[:, 7] = 0.0  # no query attends to key 7
+    attn /= attn.sum(axis=-1, keepdims=True)
+    vg = value_gradients(attn, g.layers[1].heads[2])
+    assert vg.received[7] == 0 and vg.dv_norm[7] == 0 and vg.dv_norm.max() > 0

@@ -266,3 +266,42 @@ def random_head(cfg: EncoderConfig, n_classes: int, seed: int = 0) -> HeadParams
     limit = np.sqrt(6.0 / (cfg.d_model + n_classes))
     W = rng.uniform(-limit, limit, (cfg.d_model, n_classes)).astype(np.float32)
     return HeadParams(pool="avg", W_head=W, b_head=np.zeros(n_classes, np.float32))
+
+
+# --- the answers of the page's questions --------------------------------------------------------
+
+Direction = str  # "up", "down" or "same"
+
+
+def logit_move(before: np.ndarray, after: np.ndarray, label: int,
+               tol: float = 1e-6) -> tuple[Direction, float]:
+    """Which way the label's logit moved between two predictions of the same image, and by
+    how much (after − before). Not always "up": the step lowers the loss, which it may do by
+    lowering the other logits more than the label's.
+
+    Args:
+        before, after: [K] the logits before and after a step; label: the image's class.
+    """
+    delta = float(after[label]) - float(before[label])
+    return ("same" if abs(delta) <= tol else "up" if delta > 0 else "down"), delta
+
+
+@dataclass(frozen=True)
+class ValueGradients:
+    """One head's dL/dV row by row beside the attention each key receives: a key no query
+    attends to passes no gradient to its value row (dV = attnᵀ · dL/dheads), so none to W_V
+    through that head's columns from its token."""
+
+    received: np.ndarray  # [S] Σ_i attn[i, j]: the attention key j receives from every query
+    dv_norm: np.ndarray  # [S] ‖dL/dv_j‖ of the head's value rows
+
+
+def value_gradients(attn: np.ndarray, d_heads: np.ndarray) -> ValueGradients:
+    """dL/dV = attnᵀ · dL/dheads for one head, summarised per key.
+
+    Args:
+        attn: [S, S] one head's attention (queries × keys); d_heads: [S, d_head] dL/dheads.
+    """
+    a = np.asarray(attn, dtype=np.float64)
+    dv = a.T @ np.asarray(d_heads, dtype=np.float64)  # [S, S]ᵀ · [S, d_head] -> [S, d_head]
+    return ValueGradients(received=a.sum(axis=0), dv_norm=np.linalg.norm(dv, axis=-1))

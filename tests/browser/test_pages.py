@@ -93,7 +93,7 @@ OVERFLOWING_JS = """() => Array.from(document.querySelectorAll(
            parseFloat(getComputedStyle(e).fontSize)}))"""
 
 
-@pytest.mark.parametrize("step", ["multihead", "ffn"])
+@pytest.mark.parametrize("step", ["multihead", "ffn", "learn"])
 def test_wide_formulas_fit_a_phone_screen(browser, app_url, step):
     """At 390 px a formula wider than its column is drawn smaller until it fits (down to half
     its size), instead of being cut off."""
