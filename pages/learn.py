@@ -158,7 +158,7 @@ def layer_norm_row(ctx: PageContext, ln, stored: np.ndarray) -> None:
     widgets.wide_or_tall(ctx, figures.bar_panels, np.stack([ln.d_out, ln.d_normed, ln.dx]),
                     [grad("y"), f"{grad('x̂')} = {grad('y')} ⊙ γ", grad("x")],
                     ctx.t("features"), ctx.t("grad_label"),
-                    ctx.t("norm_figure"), sharey=False, key="learn_ln_row")
+                    ctx.t("norm_figure"), sharey=False, size=(10.0, 3.4), key="learn_ln_row")
     j = int(np.argmax(np.abs(ln.dx)))
     with blocks.folded(ctx):
         st.latex(r"dx_{%d} = %s\,\big(%s - (%s) - (%s)(%s)\big) = %s"
@@ -187,7 +187,7 @@ def softmax_row(ctx: PageContext, sm, layer: int, head: int, row: int,
     widgets.wide_or_tall(ctx, figures.bar_panels, np.stack([sm.a, sm.d_attn, sm.d_scores]),
                     [f"a = attn[{head}, {row}]", ctx.t("dattn_panel"), ctx.t("dscores_panel")],
                     ctx.t("keys_axis"), ctx.t("value_axis"), ctx.t("softmax_figure", i=row),
-                    sharey=False, key="learn_softmax_row")
+                    sharey=False, size=(10.0, 3.4), key="learn_softmax_row")
     vg = value_gradients(tl.attn[head], g.heads[head])
     least, most = int(np.argmin(vg.received)), int(np.argmax(vg.received))
     st.caption(ctx.t("value_grads", least=least, r_least=vg.received[least],
@@ -248,24 +248,27 @@ def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: i
     b.metric(ctx.t("loss_after", n=steps), f"{run.losses[-1]:.4g}",
              delta=f"{run.losses[-1] - run.losses[0]:+.3g}", delta_color="inverse")
     widgets.wide_or_tall(ctx, figures.bar_panels, np.stack([w.lg.probs, after_p]),
-                    [ctx.t("before"), ctx.t("after", n=steps)], ctx.t("class_axis"), "p",
-                    ctx.t("prediction_figure"), tick_labels=names(ctx), highlight=w.label,
-                    key="learn_prediction")
+                         [ctx.t("before"), ctx.t("after", n=steps)], ctx.t("class_axis"), "p",
+                         ctx.t("prediction_figure"), tick_labels=names(ctx), highlight=w.label,
+                         key="learn_prediction")
     G = w.cfg.grid_size
     maps = np.stack([w.trace.layers[layer].attn[head, row], after_trace.layers[layer].attn[head,
                                                                                         row]])
     direction, delta = logit_move(w.lg.logits, after_logits, w.label)
-    st.caption(ctx.t(f"logit_{direction}", label=names(ctx)[w.label], n=steps,
-                     a=float(w.lg.logits[w.label]), b=float(after_logits[w.label]), delta=delta))
-    left, right = st.columns(2, gap="large")
+    # the map and the curve in 3/5 of the column: their text stays ≥ 10 px on a tablet
+    left, right = st.columns([3, 2], gap="large")
     widgets.picture(ctx, figures.attention_table, w.image, maps.reshape(1, 2, G, G),
                     ctx.t("map_figure", l=layer + 1, h=head + 1, i=row), row_labels=[""],
                     col_labels=[ctx.t("before"), ctx.t("after", n=steps)], query=row, panel=2.2,
                     colorbar_label=ctx.t("weight"), key="learn_maps", where=left)
+    right.caption(ctx.t(f"logit_{direction}", label=names(ctx)[w.label], n=steps,
+                        a=float(w.lg.logits[w.label]), b=float(after_logits[w.label]),
+                        delta=delta))
+    left, right = st.columns([3, 2], gap="large")
     widgets.picture(ctx, figures.lines, np.arange(steps + 1), [np.array(run.losses)],
                     [ctx.t("loss_legend")], ctx.t("curve_figure"), ctx.t("step_axis"),
-                    ctx.t("loss_axis"), size=(5.0, 3.6), key="learn_curve", where=right)
-    st.caption(ctx.t("update_caption", max=learning.MAX_STEPS))
+                    ctx.t("loss_axis"), size=(5.0, 3.6), key="learn_curve", where=left)
+    right.caption(ctx.t("update_caption", max=learning.MAX_STEPS))
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__
