@@ -700,7 +700,9 @@ def test_the_teacher_downloads_the_results_as_csv():
     member = t.session_state[MEMBER]
     data = results_bytes(member.code, member.secret)  # the code and key alone: no session's
     lines = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))  # memory
-    assert [(r[1], r[6], r[7]) for r in sorted(lines[1:], key=lambda r: r[1])] == [
+    col = {name: n for n, name in enumerate(lines[0])}
+    assert [(r[col["nickname"]], r[col["answer"]], r[col["right"]])
+            for r in sorted(lines[1:], key=lambda r: r[1])] == [
         ("", "[195.0]", "no"), ("李雷", "[196.0]", "yes")]  # judged as the teacher asked it
     assert member.secret.encode() not in data
 

@@ -60,29 +60,30 @@ def scripted_class(store: Store):
 
 
 def expected(tokens: list[str]) -> list[list[str]]:
-    """The rows by hand: student, nickname, step, question, settings, vote, answer, right, at."""
+    """The rows by hand: student, nickname, step, question, settings, round, vote, answer, right,
+    at."""
     a, b, c, d = (pseudonym(t) for t in tokens)
     link = "'" + LINK  # a formula made text
     at = {0: "2027-01-15T08:00:00+00:00", 1: "2027-01-15T08:01:00+00:00",
           2: "2027-01-15T08:02:00+00:00", 3: "2027-01-15T08:03:00+00:00"}
     rows = [
-        [a, link, "overview", "overview.tokens", "s1", "1", "[190.0]", "no", at[0]],
-        [a, link, "overview", "overview.tokens", "s1", "2", "[196.0]", "yes", at[1]],
-        [a, link, "scores", "scores.sign", "s1", "1", "'-3.0", "yes", at[2]],
-        [a, link, "scores", "scores.sign", "s1", "2", "'-3.0", "yes", at[3]],
-        [b, "", "overview", "overview.tokens", "s1", "1", "[196.0]", "yes", at[0]],
-        [b, "", "overview", "overview.tokens", "s1", "2", "[196.0]", "yes", at[1]],
-        [b, "", "scores", "scores.sign", "s1", "1", "2.0", "no", at[2]],
-        [b, "", "scores", "scores.sign", "s1", "2", "4.0", "no", at[3]],
-        [c, "李雷", "overview", "overview.tokens", "s1", "1", "[196.0]", "yes", at[0]],
-        [c, "李雷", "scores", "scores.sign", "s1", "1", "'-3.0", "yes", at[2]],
-        [c, "李雷", "scores", "scores.sign", "s1", "2", "5.0", "no", at[3]],
-        [d, "Bo", "overview", "overview.tokens", "s1", "1", "[200.0]", "no", at[0]],
-        [d, "Bo", "overview", "overview.tokens", "s1", "2", "[196.0]", "yes", at[1]],
-        [d, "Bo", "scores", "scores.sign", "s1", "1", "0.5", "no", at[2]],
-        [d, "Bo", "scores", "scores.sign", "s1", "2", "'-3.0", "yes", at[3]],
+        [a, link, "overview", "overview.tokens", "s1", "1", "1", "[190.0]", "no", at[0]],
+        [a, link, "overview", "overview.tokens", "s1", "1", "2", "[196.0]", "yes", at[1]],
+        [a, link, "scores", "scores.sign", "s1", "1", "1", "'-3.0", "yes", at[2]],
+        [a, link, "scores", "scores.sign", "s1", "1", "2", "'-3.0", "yes", at[3]],
+        [b, "", "overview", "overview.tokens", "s1", "1", "1", "[196.0]", "yes", at[0]],
+        [b, "", "overview", "overview.tokens", "s1", "1", "2", "[196.0]", "yes", at[1]],
+        [b, "", "scores", "scores.sign", "s1", "1", "1", "2.0", "no", at[2]],
+        [b, "", "scores", "scores.sign", "s1", "1", "2", "4.0", "no", at[3]],
+        [c, "李雷", "overview", "overview.tokens", "s1", "1", "1", "[196.0]", "yes", at[0]],
+        [c, "李雷", "scores", "scores.sign", "s1", "1", "1", "'-3.0", "yes", at[2]],
+        [c, "李雷", "scores", "scores.sign", "s1", "1", "2", "5.0", "no", at[3]],
+        [d, "Bo", "overview", "overview.tokens", "s1", "1", "1", "[200.0]", "no", at[0]],
+        [d, "Bo", "overview", "overview.tokens", "s1", "1", "2", "[196.0]", "yes", at[1]],
+        [d, "Bo", "scores", "scores.sign", "s1", "1", "1", "0.5", "no", at[2]],
+        [d, "Bo", "scores", "scores.sign", "s1", "1", "2", "'-3.0", "yes", at[3]],
     ]
-    return sorted(rows, key=lambda r: (r[0], r[3], r[4], r[5]))
+    return sorted(rows, key=lambda r: (r[0], r[3], r[4], r[5], r[6]))
 
 
 def test_the_csv_parsed_back_is_the_rows_written_by_hand(class_store):
@@ -119,4 +120,24 @@ def test_every_cell_that_begins_like_a_formula_begins_with_a_quote():
 
 def test_a_question_without_a_judge_leaves_right_empty():
     row = ResultRow("s-1", "", "scores.sign", "old", 1, -3.0, T0)
-    assert result_table([row], JUDGES)[1][7] == ""
+    assert result_table([row], JUDGES)[1][COLUMNS.index("right")] == ""
+
+
+def test_a_question_asked_again_keeps_its_earlier_round_in_the_csv(class_store):
+    """Asked again after the reveal: the first round's answers stay in the results as round 1,
+    the new ones are round 2; the class's live counts see only the new round."""
+    code, key, tokens = scripted_class(class_store)
+    where = ("overview.tokens", "s1")
+    class_store.ask_again(code, key, *where, now=T0 + 600)
+    class_store.answer(code, tokens[1], *where, [190], now=T0 + 660)
+    assert class_store.answers_to(code, *where) == [[190]]
+    parsed = list(csv.reader(io.StringIO(
+        results_csv(class_store.result_rows(code, key), JUDGES).decode("utf-8-sig"),
+        newline="")))
+    col = {name: n for n, name in enumerate(COLUMNS)}
+    b = pseudonym(tokens[1])
+    mine = [(r[col["round"]], r[col["vote"]], r[col["answer"]], r[col["right"]])
+            for r in parsed[1:] if r[col["student"]] == b and r[col["question"]] == where[0]]
+    assert mine == [("1", "1", "[196.0]", "yes"), ("1", "2", "[196.0]", "yes"),
+                    ("2", "1", "[190.0]", "no")]
+    assert len(parsed) == len(expected(tokens)) + 2  # every earlier row kept, one new

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Column, Float, MetaData, String, Table, Text, and_, inspect, select
 
-from lens.classroom.database import answers, check_rounds, students
+from lens.classroom.database import answers, check_rounds, earlier_answers, students
 from lens.classroom.rules import (
     CLASS_HOURS,
     MAX_ANSWER_CHARS,
@@ -299,7 +299,7 @@ def test_the_teacher_may_reveal_from_the_discussion(store):
     assert store.state(code)["tasks"][T] == "revealed"
 
 
-def test_a_revealed_task_asked_again_starts_afresh_at_vote_1(store):
+def test_a_revealed_task_asked_again_starts_afresh_at_vote_1_and_keeps_the_last_round(store):
     code, key = new_class(store)
     a = store.join(code, "c1")
     store.answer(code, a, *T, 3)
@@ -315,6 +315,11 @@ def test_a_revealed_task_asked_again_starts_afresh_at_vote_1(store):
     assert store.answers_to(code, *T) == [5]
     assert refused(store.ask_again, code, key, *T) == "wrong_state"  # a second press: no loss
     assert store.answers_to(code, *T) == [5]
+    rows = [(r.round, r.vote, r.value) for r in store.result_rows(code, key)]
+    assert rows == [(1, 1, 3), (1, 2, 4), (2, 1, 5)], "the first round kept for the results"
+    store.reveal(code, key, *T)
+    store.ask_again(code, key, *T)  # a third round: the second kept as round 2
+    assert [(r.round, r.value) for r in store.result_rows(code, key)] == [(1, 3), (1, 4), (2, 5)]
 
 
 def test_a_teacher_action_the_tasks_state_does_not_allow_is_refused(store):
@@ -442,14 +447,20 @@ def test_classes_expire_and_are_deleted_with_their_answers(store):
     store.open_task(code, key, "positional.similar", "s1", PATCH, now=start)
     token = store.join(code, "c", now=start + 1)
     store.answer(code, token, "positional.similar", "s1", 1, now=start + 2)
+    store.reveal(code, key, "positional.similar", "s1")
+    store.ask_again(code, key, "positional.similar", "s1", now=start + 2)  # round 1 kept
+    store.answer(code, token, "positional.similar", "s1", 2, now=start + 2)
     store.open_check(code, key, "pre")
     store.check_answer(code, token, "q1", "pre", "b", now=start + 3)
+    assert len(store.result_rows(code, key)) == 2
     assert store.expire(start + CLASS_HOURS * 3600 - 1) == 0
     assert store.expire(start + CLASS_HOURS * 3600 + 1) == 1
     assert store.state(code) is None and store.answers_to(code, "positional.similar", "s1") == []
     assert store.check_answers_of(code, token) == {}
     with store.engine.connect() as conn:
         assert conn.execute(select(check_rounds).where(check_rounds.c.code == code)).all() == []
+        assert conn.execute(select(earlier_answers)
+                            .where(earlier_answers.c.code == code)).all() == []
     assert not store.is_student(code, token)
     with pytest.raises(RefusedError):
         store.join(code, "c", now=start + CLASS_HOURS * 3600 + 2)

@@ -161,3 +161,16 @@ def test_the_questions_come_in_the_order_the_class_first_answered_them(store):
     asked = {w: ASKED[w] for w in reversed(ASKED)} | {("patches.shape", "s1"): TOKENS}
     order = [line.task.id for line in question_lines(store.result_rows(code, key), asked)]
     assert order == [TOKENS.id, SHIFT.id, SLIP.id, TOKENS.id]  # the unanswered one last
+
+
+def test_a_question_asked_again_counts_its_last_round_only(store):
+    """SLIP asked again after its reveal: one student answers the new round; the summary's line
+    counts that round (1 answer, right), not the first round's four."""
+    code, key, tokens = scripted_class(store)
+    store.ask_again(code, key, SLIP.id, "s1")
+    store.answer(code, tokens[0], SLIP.id, "s1", float(SLIP.answer))
+    line = next(x for x in question_lines(store.result_rows(code, key), ASKED)
+                if x.task.id == SLIP.id)
+    assert (line.n_1, line.right_1, line.n_2) == (1, 1.0, 0)
+    rounds = sorted({r.round for r in store.result_rows(code, key) if r.task == SLIP.id})
+    assert rounds == [1, 2], "the first round stays in the rows (the CSV has it)"

@@ -10,7 +10,8 @@ from before, by SQLAlchemy Core, one code path for both backends.
 A class (`classes`: its join code, the hash of its teacher key, its settings and step) has
 students (`students`), tasks opened under given settings (`tasks`, each in a state of the
 peer-instruction cycle: `rules.TASK_STATES`) and one answer per student per task, settings and
-vote (`answers`: vote 1, then vote 2 after the discussion), and a concept check taken before
+vote (`answers`: vote 1, then vote 2 after the discussion; a question asked again keeps its
+earlier rounds' answers in `earlier_answers`), and a concept check taken before
 and after the lesson (`checks`, each round opened and closed by the teacher: `check_rounds`);
 wrong join codes are counted per client (`wrong_codes`). A file from before the two votes is
 migrated when a store opens it (`migrate`: its answers become vote 1).
@@ -74,6 +75,17 @@ answers = Table(
     Column("token", String(64), primary_key=True),
     Column("vote", Integer, primary_key=True, autoincrement=False,
            server_default=text("1")),  # 1 or 2 (peer instruction: before, after discussing)
+    Column("value", Text, nullable=False),  # JSON
+    Column("at", Float, nullable=False),
+)
+earlier_answers = Table(  # the answers of a question's earlier rounds (asked again)
+    "earlier_answers", metadata,
+    Column("code", String(16), primary_key=True),
+    Column("task", String(64), primary_key=True),
+    Column("settings_key", String(64), primary_key=True),
+    Column("round", Integer, primary_key=True, autoincrement=False),  # 1, 2, … as asked
+    Column("token", String(64), primary_key=True),
+    Column("vote", Integer, primary_key=True, autoincrement=False),
     Column("value", Text, nullable=False),  # JSON
     Column("at", Float, nullable=False),
 )

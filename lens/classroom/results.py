@@ -1,11 +1,12 @@
-"""A class's results as a spreadsheet: one CSV row per student, question and vote, for the
-teacher to download (`teacher.ending`). Pure functions of the store's rows
+"""A class's results as a spreadsheet: one CSV row per student, question, round and vote, for
+the teacher to download (`teacher.ending`). Pure functions of the store's rows
 (`store.Store.result_rows`, the teacher's key needed) and of how each question is judged.
 
 What a row says, and what it never says: the student by `rules.pseudonym` (never the token, a
 student's credential), the nickname only if the student gave one, the question's step, id and
-settings key, the vote, the answer as stored (a text as it is, anything else as JSON), right or
-wrong, and when it was answered (ISO 8601, UTC). No IP address, no teacher key, no token.
+settings key, the round (1; 2, 3, … once the teacher asked it again), the vote, the answer as
+stored (a text as it is, anything else as JSON), right or wrong, and when it was answered (ISO
+8601, UTC). No IP address, no teacher key, no token.
 
 **CSV injection** (OWASP): a spreadsheet runs a cell that begins with `=`, `+`, `-`, `@`, a tab
 or a carriage return as a formula. Every such cell is written with a leading `'`. The rule is
@@ -23,8 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-COLUMNS = ("student", "nickname", "step", "question", "settings", "vote", "answer", "right",
-           "answered_at")  # the header: data names, the same in every language
+COLUMNS = ("student", "nickname", "step", "question", "settings", "round", "vote", "answer",
+           "right", "answered_at")  # the header: data names, the same in every language
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula
 
 Judge = Callable[[object], bool]  # right or wrong, for an answer as the store holds it
@@ -41,6 +42,7 @@ class ResultRow:
     vote: int  # 1 or 2
     value: object  # the answer as stored (decoded JSON)
     at: float  # when it was stored, seconds since the epoch
+    round: int = 1  # the question's asking: 2, 3, … once the teacher asked it again
 
 
 def safe_cell(text: str) -> str:
@@ -67,7 +69,7 @@ def result_table(rows: Iterable[ResultRow],
         judge = judges.get((r.task, r.settings_key))
         right = "" if judge is None else "yes" if judge(r.value) else "no"
         cells = [r.student, r.nickname, r.task.split(".", 1)[0], r.task, r.settings_key,
-                 str(r.vote), answer_text(r.value), right, iso_utc(r.at)]
+                 str(r.round), str(r.vote), answer_text(r.value), right, iso_utc(r.at)]
         table.append([safe_cell(c) for c in cells])
     return table
 

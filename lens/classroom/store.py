@@ -51,6 +51,7 @@ from .database import (
     check_rounds,
     checks,
     classes,
+    earlier_answers,
     make_engine,
     metadata,
     migrate,
@@ -204,8 +205,8 @@ class Store(ConceptCheck, ClassResults):
 
     def ask_again(self, code: str, key: str, task: str, settings_key: str,
                   now: float | None = None) -> None:
-        """A revealed task asked afresh: vote 1 again, every answer to it (both votes, under
-        these settings) deleted — a new question for the class, counted from nothing."""
+        """A revealed task asked afresh: vote 1 again, counted from nothing — the answers so far
+        (both votes, under these settings) kept as an earlier round for the results only."""
         self._move(code, key, task, settings_key, "ask_again",
                    time.time() if now is None else now)
 
@@ -226,9 +227,7 @@ class Store(ConceptCheck, ClassResults):
             conn.execute(update(tasks).where(where).values(
                 state=to, **({} if now is None else {"opened": now})))
             if action == "ask_again":
-                conn.execute(delete(answers).where(and_(
-                    answers.c.code == code, answers.c.task == task,
-                    answers.c.settings_key == settings_key)))
+                self._keep_round(conn, code, task, settings_key)
 
     @staticmethod
     def _task(code: str, task: str, settings_key: str) -> ColumnElement[bool]:
@@ -385,5 +384,5 @@ class Store(ConceptCheck, ClassResults):
     def _delete(conn: Connection, codes: list[str]) -> None:
         if not codes:
             return
-        for table in (answers, checks, check_rounds, tasks, students, classes):
+        for table in (answers, earlier_answers, checks, check_rounds, tasks, students, classes):
             conn.execute(delete(table).where(table.c.code.in_(codes)))

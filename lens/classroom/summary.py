@@ -61,9 +61,12 @@ def question_lines(rows: Iterable[ResultRow],
     as the CSV leaves its `right` empty."""
     votes: dict[tuple[str, str], dict[str, dict[int, object]]] = {w: {} for w in asked}
     first: dict[tuple[str, str], float] = {}
+    last: dict[tuple[str, str], int] = {}  # a question asked again: its last round counts
+    for r in rows:
+        last[(r.task, r.settings_key)] = max(last.get((r.task, r.settings_key), 0), r.round)
     for r in rows:
         where = (r.task, r.settings_key)
-        if where in votes:
+        if where in votes and r.round == last[where]:
             votes[where].setdefault(r.student, {})[r.vote] = r.value
             first[where] = min(first.get(where, r.at), r.at)
     order = sorted(asked, key=lambda w: (w not in first, first.get(w, 0.0)))
