@@ -114,10 +114,11 @@ def back_through_a_layer(ctx: PageContext, w: learning.Walk) -> tuple[int, int, 
     st.subheader(ctx.t("layer_title"))
     st.write(ctx.t("layer_text", L=cfg.n_layers))
     c1, c2, c3 = st.columns(3)
-    layer = c1.selectbox(ctx.t("layer"), range(cfg.n_layers), index=cfg.n_layers - 1,
-                         format_func=lambda l: ctx.t("layer_label", l=l + 1), key="learn_layer")
-    head = c2.selectbox(ctx.t("head"), range(cfg.n_heads),
-                        format_func=lambda h: ctx.t("head_title", h=h + 1), key="learn_head")
+    t = ctx.t  # the widgets keep their format_func until the next run: not ctx (the trace)
+    layer = c1.selectbox(t("layer"), range(cfg.n_layers), index=cfg.n_layers - 1,
+                         format_func=lambda l: t("layer_label", l=l + 1), key="learn_layer")
+    head = c2.selectbox(t("head"), range(cfg.n_heads),
+                        format_func=lambda h: t("head_title", h=h + 1), key="learn_head")
     row = int(c3.number_input(ctx.t("row"), 0, cfg.n_tokens - 1, cfg.n_tokens // 2,
                               key="learn_row"))
     ctx.chosen.update(layer=layer + 1, head=head + 1, query=row)
@@ -234,7 +235,7 @@ def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: i
     st.write(ctx.t("update_text"))
     c1, c2 = st.columns(2)
     optimiser = c1.radio(ctx.t("optimiser"), ("sgd", "adam"), horizontal=True,
-                         format_func=lambda o: ctx.t(f"opt_{o}"), key="learn_optimiser")
+                         format_func=lambda o, t=ctx.t: t(f"opt_{o}"), key="learn_optimiser")
     lr = c2.select_slider(ctx.t("step_size"), learning.STEP_SIZES[optimiser],
                           value=learning.DEFAULT_SIZE[optimiser], key=f"learn_lr_{optimiser}")
     st.latex(UPDATE_TEX[optimiser])
