@@ -10,11 +10,12 @@ What is real and what is not:
 - real: `scripts/serve --replicas N` on a fresh data folder (the SQLite store every replica
   opens); the teacher's tab and the 30 students' tabs are protocol-client sessions through the
   balancer (`benchmarks.classroom.Tab`: the page, the websocket, the fragments' 2 s timers);
-  the teacher's "Open" is a click in the teacher's tab (the app computes the task's binding);
-- through the store with the teacher key (`Store.close_vote`, `open_vote2`, `reveal`), as the
-  teacher's buttons' callbacks would: the three later teacher actions;
-- through the store (`Store.answer(vote=)`, 30 concurrent threads on the same SQLite file the
-  replicas use): the students' answers, each once that student's tab shows the vote open.
+  every teacher action is a click in the teacher's tab (Open, Close vote — discuss, Open vote
+  2, Reveal: the app's own callbacks, the teacher key checked by the store), and every answer
+  is typed and sent in the student's tab (the number, then Send: the app's own validation and
+  store write), once that tab shows the vote open, after a random pause;
+- created through the store (as the /class page's Start and Join would): the class and the
+  students' tokens.
 The follow: the teacher's action → each student's tab showing the new state (the Send button,
 "Discuss ·", "Vote 2 ·", "Your answer:"), as its page's 2 s follower fragment notices it; so
 a follow is bounded below by that polling. Figures, and a check (exit status 1 on a mismatch).
@@ -30,7 +31,6 @@ import sqlite3
 import sys
 import time
 import urllib.parse
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchmarks import load, replicas
@@ -112,16 +112,29 @@ async def scenario(args: argparse.Namespace, url: str, data: Path) -> tuple[list
     await teacher.until(lambda: open_key in teacher.widget_ids, 30)
     await asyncio.sleep(2)
     send_key = f"class_send_{TEXT_ID}"
-    pool = ThreadPoolExecutor(args.students)
-    loop = asyncio.get_running_loop()
     rng = random.Random(args.seed + 2)
     follows: dict[str, list[float]] = {}
     skey = ""
 
+    def inputs(s: Tab) -> list[str]:
+        return [k for k in s.widget_ids if k.startswith(f"lesson_in_{TEXT_ID}_")]
+
     async def answer(i: int, vote: int) -> None:
-        await asyncio.sleep(rng.uniform(0, args.spread))
-        await loop.run_in_executor(pool, lambda: store.answer(
-            code, tokens[i], TASK, skey, values[i][vote - 1], vote=vote))
+        """The student's tab: the vote's number typed in, then Send (as a browser would)."""
+        s = students[i]
+        await s.until(lambda: inputs(s) and send_key in s.widget_ids
+                      and s.full_done == s.full_started, 60)
+        await asyncio.sleep(rng.uniform(0, args.spread))  # reading, thinking
+        await s.set_int(inputs(s)[0], int(values[i][vote - 1][0]))
+        await s.wait_full(await s.click(send_key))
+
+    async def press(key_: str) -> float:
+        """A teacher's button, once the teacher's page shows it; the time of the press."""
+        await teacher.until(lambda: key_ in teacher.widget_ids
+                            and teacher.full_done == teacher.full_started, 60)
+        t0 = time.time()
+        await teacher.wait_full(await teacher.click(key_))
+        return t0
 
     async def follow(name: str, t0: float, seen) -> list[float]:  # noqa: ANN001
         """Until every student's tab shows the new state (or --wait s); seconds after t0."""
@@ -147,17 +160,13 @@ async def scenario(args: argparse.Namespace, url: str, data: Path) -> tuple[list
                      send_key, 0) >= t0 else None)
     await asyncio.gather(*(answer(i, 1) for i in range(args.students)))
     stored1 = len(store.answers_to(code, TASK, skey, 1))
-    for name, action, text in (("close vote (store) → \"Discuss ·\"", store.close_vote,
-                                "Discuss · "),
-                               ("open vote 2 (store) → \"Vote 2 ·\"", store.open_vote2,
-                                "Vote 2 · ")):
-        t0 = time.time()
-        action(code, key, TASK, skey)
+    for name, button, text in (("Close vote (click) → \"Discuss ·\"", "close", "Discuss · "),
+                               ("Open vote 2 (click) → \"Vote 2 ·\"", "vote2", "Vote 2 · ")):
+        t0 = await press(f"class_{button}_{TEXT_ID}")
         await follow(name, t0, lambda s, t0, text=text: s.saw(text, t0))
     await asyncio.gather(*(answer(i, 2) for i in range(args.students)))
-    t0 = time.time()
-    store.reveal(code, key, TASK, skey)
-    await follow("reveal (store) → \"Your answer:\"", t0, lambda s, t0: s.saw("Your answer:", t0))
+    t0 = await press(f"class_reveal_{TEXT_ID}")
+    await follow("Reveal (click) → \"Your answer:\"", t0, lambda s, t0: s.saw("Your answer:", t0))
 
     rows = store.vote_rows(code, key, TASK, skey)
     got = transitions([(a, b) for _, a, b in rows], lambda v: v == RIGHT)
@@ -180,7 +189,6 @@ async def scenario(args: argparse.Namespace, url: str, data: Path) -> tuple[list
     say(f"replicas: {sorted({s.replica for s in students})}; tab errors {len(errors)}")
     for tab in [*students, teacher]:
         await tab.close()
-    pool.shutdown()
     store.close()
     return out, ok
 
