@@ -30,21 +30,12 @@ from encoder_core.views.learning import (
     trainable,
     value_gradients,
 )
-
-TOLERANCE = 1e-4
+from tests.support.learning import relative_error, shapes_case
 
 
 @pytest.fixture(scope="module")
 def shapes():
-    cfg, params, head = load_trained()
-    sample = make_sample(np.random.default_rng(3))
-    trace = encode(sample.image, cfg, params)
-    return cfg, params, sample, trace
-
-
-def relative_error(ours: np.ndarray, theirs: np.ndarray) -> float:
-    theirs = np.asarray(theirs, dtype=np.float64)
-    return float(np.abs(np.asarray(ours, np.float64) - theirs).max() / np.abs(theirs).max())
+    return shapes_case()
 
 
 # --- the pieces against their own formulas -----------------------------------------------------

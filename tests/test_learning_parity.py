@@ -11,32 +11,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from encoder_core import encode
-from encoder_core.shapes_model.classifier import load_trained
-from encoder_core.shapes_model.dataset import make_sample
 from encoder_core.views.learning import (
     layer_norm_row_backward,
     loss_gradients,
     scores_row_gradient,
     softmax_row_backward,
 )
+from tests.support.learning import TOLERANCE, relative_error, shapes_case
 
 pytestmark = pytest.mark.parity  # imports torch: not in the fast lane
 
-TOLERANCE = 1e-4
-
-
 @pytest.fixture(scope="module")
 def shapes():
-    cfg, params, _ = load_trained()
-    sample = make_sample(np.random.default_rng(3))
-    trace = encode(sample.image, cfg, params)
-    return cfg, params, sample, trace
-
-
-def relative_error(ours: np.ndarray, theirs: np.ndarray) -> float:
-    theirs = np.asarray(theirs, dtype=np.float64)
-    return float(np.abs(np.asarray(ours, np.float64) - theirs).max() / np.abs(theirs).max())
+    return shapes_case()
 
 
 def torch_pass(trace, params, label):
