@@ -7,8 +7,13 @@ are the page's, its lesson tasks' words too). Its entry holds, by reference, eve
 has: a step's lesson tasks and handout sheet (its module of `lens.walk`: `multihead.TASKS`,
 `multihead.sheet`), its derived work for the memory budget (`lens.page_costs`) and its lines of
 the note (`lens.note`). Every part is named in every entry — None where the page has none (a
-page beyond the note has no sheet) — so none is forgotten (tests/test_steps.py checks what
-each kind of page needs).
+page beyond the note has no sheet and no lines of the note) — so none is forgotten
+(tests/test_steps.py checks what each kind of page needs).
+
+A page beyond the note may have lesson tasks too, built in its own module of `lens.walk`
+(/learn: `learn.TASKS`): lesson mode asks them on that page like a step's. They are not the
+walk's: the lesson's progress and summary count the note's steps only (`lens.lesson.course`),
+and a class asks the note's steps only (`class_tasks_for`).
 
 Why the module is named exactly as the URL path: while a folder `pages/` exists, a fresh
 server's first visit runs in Streamlit's pages-folder mode, which looks the URL up among the
@@ -38,6 +43,7 @@ from .walk import (
     addnorm,
     embedding,
     ffn,
+    learn,
     multihead,
     overview,
     patches,
@@ -100,7 +106,8 @@ STEPS: tuple[PageInfo, ...] = (
              costs=page_costs.stack),
 )
 EXTRA_PAGES: tuple[PageInfo, ...] = (
-    PageInfo("learn", tasks=None, sheet=None, note=None, costs=page_costs.learn, in_note=False),
+    PageInfo("learn", tasks=learn.TASKS, sheet=None, note=None, costs=page_costs.learn,
+             in_note=False),
     PageInfo("compare", tasks=None, sheet=None, note=None, costs=page_costs.compare,
              in_note=False),
     PageInfo("vit", tasks=None, sheet=None, note=None, costs=page_costs.vit, in_note=False),
@@ -113,8 +120,14 @@ TASKS: dict[str, Spec] = {s.id: s for p in ALL_PAGES for s in p.tasks or ()}  # 
 
 
 def tasks_for(page_id: str, cfg: EncoderConfig) -> list[Spec]:
-    """The tasks page `page_id` asks for this model, in order ([] beyond the note)."""
+    """The tasks page `page_id` asks for this model, in order ([] for a page without any)."""
     return [s for s in PAGES[page_id].tasks or () if s.applies(cfg)]
+
+
+def class_tasks_for(page_id: str, cfg: EncoderConfig) -> list[Spec]:
+    """The tasks a class asks on page `page_id`: a step's (the teacher opens the note's steps
+    only); [] beyond the note."""
+    return tasks_for(page_id, cfg) if PAGES[page_id].in_note else []
 
 
 def page_for_script(path: str) -> PageInfo | None:

@@ -39,7 +39,8 @@ def render(ctx: PageContext) -> None:
     pooled(ctx, w)  # --- 2
     layer, head, row = back_through_a_layer(ctx, w)  # --- 3
     down_to_W_E(ctx, w)  # --- 4
-    one_update(ctx, w, layer, head, row)  # --- 5
+    widgets.section(ctx, "update", lambda: one_update(ctx, w, layer, head, row))  # --- 5
+    #                          withheld while the lesson's learn.logit is open (lens/walk/learn.py)
     chrome.footer(ctx)
 
 
@@ -191,9 +192,10 @@ def softmax_row(ctx: PageContext, sm, layer: int, head: int, row: int,
                     sharey=False, size=(10.0, 3.4), key="learn_softmax_row")
     vg = value_gradients(tl.attn[head], g.heads[head])
     least, most = int(np.argmin(vg.received)), int(np.argmax(vg.received))
-    st.caption(ctx.t("value_grads", least=least, r_least=vg.received[least],
-                     n_least=vg.dv_norm[least], most=most, r_most=vg.received[most], N_rows=N,
-                     n_most=vg.dv_norm[most]))
+    widgets.section(ctx, "value_grads", lambda: st.caption(ctx.t(  # withheld while the
+        "value_grads", least=least, r_least=vg.received[least],  # lesson's learn.value is open
+        n_least=vg.dv_norm[least], most=most, r_most=vg.received[most], N_rows=N,
+        n_most=vg.dv_norm[most])))
     top = sm.largest(J_KEYS)
     st.caption(ctx.t("j_table", k=len(top), i=row))
     st.dataframe(pd.DataFrame(sm.J[np.ix_(top, top)], index=[str(k) for k in top],

@@ -1,7 +1,8 @@
 """The registry (lens.steps) is the one place a page is named and where each finds its parts: a
 step of the note has every part its kind needs — its page, lesson tasks, handout sheet and lines
-of the note, its costs named (None where it derives nothing) — a page beyond the note has none
-of the step's parts, and no other module of the app holds a list of page ids."""
+of the note, its costs named (None where it derives nothing) — a page beyond the note has no
+sheet and no lines of the note, and lesson tasks only from its own module of lens.walk; no other
+module of the app holds a list of page ids."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ from pathlib import Path
 import pytest
 
 from encoder_core import EncoderConfig
-from lens.steps import ALL_PAGES, EXTRA_PAGES, PAGES, STEPS, TASKS, PageInfo, tasks_for
+from lens.steps import (
+    ALL_PAGES,
+    EXTRA_PAGES,
+    PAGES,
+    STEPS,
+    TASKS,
+    PageInfo,
+    class_tasks_for,
+    tasks_for,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,18 +35,20 @@ def missing_parts(info: PageInfo) -> list[str]:
     module), what a page beyond the note has that only steps have, and a step's part that is
     not in the step's own module (`lens/walk/<id>.py`)."""
     out = [] if (ROOT / info.path).is_file() else ["page module"]
+    home = f"{STEP_PACKAGE}.{info.stem or info.id}"
     if info.in_note:
         out += [part for part, ok in (("tasks", bool(info.tasks)), ("sheet", callable(info.sheet)),
                                       ("note", info.note is not None)) if not ok]
-        out += [f"task {s.id} of another page" for s in info.tasks or () if s.page != info.id]
-        home = f"{STEP_PACKAGE}.{info.id}"
-        out += [f"task {s.id} built outside {home}" for s in info.tasks or ()
-                if s.build.__module__ != home]
         if callable(info.sheet) and info.sheet.__module__ != home:
             out.append(f"sheet outside {home}")
-    else:
-        out += [f"{part} beyond the note" for part in ("tasks", "sheet", "note")
+    else:  # a page beyond the note may ask tasks (None or some: never an empty tuple)
+        out += [f"{part} beyond the note" for part in ("sheet", "note")
                 if getattr(info, part) is not None]
+        if info.tasks == ():
+            out.append("tasks")
+    out += [f"task {s.id} of another page" for s in info.tasks or () if s.page != info.id]
+    out += [f"task {s.id} built outside {home}" for s in info.tasks or ()
+            if s.build.__module__ != home]
     if info.costs is not None and not callable(info.costs):
         out.append("costs")
     return out
@@ -59,6 +71,16 @@ def test_the_check_sees_a_forgotten_part_and_a_step_part_beyond_the_note():
                                   note=step.note, costs=None)) == ["sheet outside lens.walk.scores"]
     assert missing_parts(PageInfo("compare", tasks=None, sheet=step.sheet, note=None, costs=None,
                                   in_note=False)) == ["sheet beyond the note"]
+    learn = PAGES["learn"]  # a page beyond the note may ask tasks: its own, from its module
+    assert missing_parts(learn) == [] and learn.tasks
+    assert missing_parts(PageInfo("compare", tasks=learn.tasks, sheet=None, note=None,
+                                  costs=None, in_note=False)) == [
+        f"task {s.id} of another page" for s in learn.tasks] + [
+        f"task {s.id} built outside lens.walk.compare" for s in learn.tasks]
+    assert missing_parts(PageInfo("learn", tasks=step.tasks, sheet=None, note=None, costs=None,
+                                  in_note=False)) == [
+        f"task {s.id} of another page" for s in step.tasks] + [
+        f"task {s.id} built outside lens.walk.learn" for s in step.tasks]
 
 
 def test_every_part_is_named_in_every_entry():
@@ -72,9 +94,13 @@ def test_every_part_is_named_in_every_entry():
 def test_the_registry_orders_the_steps_and_knows_every_task():
     assert [p.id for p in ALL_PAGES] == [p.id for p in STEPS] + [p.id for p in EXTRA_PAGES]
     assert all(p.in_note for p in STEPS) and not any(p.in_note for p in EXTRA_PAGES)
-    assert set(TASKS) == {s.id for p in STEPS for s in p.tasks}
-    assert len(TASKS) == sum(len(p.tasks) for p in STEPS)  # no task id twice
+    assert set(TASKS) == {s.id for p in ALL_PAGES for s in p.tasks or ()}
+    assert len(TASKS) == sum(len(p.tasks or ()) for p in ALL_PAGES)  # no task id twice
     assert tasks_for("compare", EncoderConfig()) == []
+    assert [s.id for s in tasks_for("learn", EncoderConfig())] == ["learn.logit", "learn.value"]
+    # a class asks the note's steps only: the teacher opens none beyond them
+    assert class_tasks_for("learn", EncoderConfig()) == []
+    assert class_tasks_for("ffn", EncoderConfig()) == tasks_for("ffn", EncoderConfig())
     assert [s.id for s in tasks_for("ffn", EncoderConfig(use_ffn=False))] == []
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..lesson.cards import trace_binding
 from ..lesson.tasks import Fixed, Spec, Task, fixed_now
 from ..settings import Settings
-from ..steps import tasks_for
+from ..steps import class_tasks_for
 from .rules import Rule
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def asked_on(ctx: PageContext, step: str, class_state: Mapping) -> list[Asked]:
     """The tasks of `step` on this context's trace: an opened task with the teacher's layer,
     head and query, one not opened yet with the page's own."""
     out = []
-    for spec in tasks_for(step, ctx.cfg):
+    for spec in class_tasks_for(step, ctx.cfg):
         if not spec.possible(ctx):
             continue
         task = spec.build(ctx, fixed_now(ctx))

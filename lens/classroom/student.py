@@ -33,7 +33,7 @@ from ..keys import CLASS_ENDED, CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
 from ..lesson.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
 from ..lesson.tasks import fixed_now, judge, task_texts
 from ..settings import Settings
-from ..steps import PAGES, tasks_for
+from ..steps import PAGES, class_tasks_for
 from . import concept_check, view
 from .asking import OWN, Asked, asked_on, given_value, stored_value
 from .member import Member, brief, shared_store
@@ -78,7 +78,7 @@ def ask(ctx: PageContext, member: Member) -> frozenset[str]:
         return draw_cards(ctx, member)
     except SQLAlchemyError as err:
         st.error(t("store_down", why=brief(err)))
-        return frozenset(k for s in tasks_for(ctx.id, ctx.cfg) for k in withheld_by(ctx, s))
+        return frozenset(k for s in class_tasks_for(ctx.id, ctx.cfg) for k in withheld_by(ctx, s))
 
 
 def withheld_by(ctx: PageContext, spec) -> tuple[str, ...]:  # noqa: ANN001

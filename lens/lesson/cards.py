@@ -164,8 +164,8 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
             else:
                 row.number_input(label, min_value=0, value=None, step=1, key=key, width=180)
     elif task.kind == "choice":
-        if task.trace is not None:  # the image the question is asked on, its patch framed
-            patch_in_context(ctx, task)
+        if task.trace is not None and marked_patch(task) is not None:  # the image the
+            patch_in_context(ctx, task)  # question is asked on, its patch framed
         st.radio(words(f"{task.text_id}_label"), task.options, index=None, key=names[0],
                  format_func=lambda o: words(f"{task.text_id}_{o}"), horizontal=True)
     elif task.kind == "estimate":  # unset until the learner enters one: no starting value

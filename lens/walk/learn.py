@@ -1,0 +1,111 @@
+"""How it learns: its lesson tasks (`TASKS`, in the order asked); page `pages/learn.py`, words
+`lens/texts/<lang>/learn.toml`. A page beyond the note: no handout sheet, and its tasks stay out
+of the lesson's summary and progress (`lens.lesson.course` counts the note's steps).
+
+Both tasks are asked on the page's own walk (`lens.learning.walk`): the shapes model, trained
+or at random as the page shows it, on the generated shape the page's number names — not on the
+sidebar's model. The task keeps that walk's trace, so that its binding follows the shape and
+the weights (`lens.lesson.cards.trace_binding`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import streamlit as st
+
+from encoder_core.views.learning import logit_move, train_step, value_gradients
+
+from .. import compute, learning
+from ..lesson.tasks import Fixed, Spec, Task
+
+if TYPE_CHECKING:
+    from ..context import PageContext
+
+SHAPE_KEY = "learn_shape"  # the page's number input of the shape (pages/learn.py)
+OPTIMISER = "sgd"  # the page's default update and its default size
+LOGIT = ("up", "down", "same")
+VALUE = ("smaller", "about_same", "larger")
+ABOUT_SAME = 0.10  # |‖dV_least‖ − ‖dV_most‖| within 10 % of ‖dV_most‖
+
+
+def possible(ctx: PageContext) -> bool:
+    return learning.available()
+
+
+def page_walk(ctx: PageContext) -> learning.Walk:
+    """The walk the page shows (`pages/learn.py` `image_and_label`): the shape its input holds
+    (the sidebar's sample number before it is drawn), trained weights unless the sidebar's are
+    random."""
+    shape = int(st.session_state.get(SHAPE_KEY, ctx.settings.sample_seed))
+    weights = "random" if ctx.weights == "random" else "trained"
+    return learning.walk(weights, ctx.settings.seed, shape)
+
+
+def source(w: learning.Walk) -> str:
+    """The task's source: what its binding names beside the image ("" the trained weights)."""
+    return "" if w.of[0] == "trained" else w.of[0]
+
+
+def one_step(w: learning.Walk) -> tuple[float, np.ndarray, float]:
+    """One SGD step of the page's default size on the walk's image: (the loss before, the
+    logits after, the loss after), cached per walk."""
+    lr = learning.DEFAULT_SIZE[OPTIMISER]
+
+    def compute_it() -> tuple[float, np.ndarray, float]:
+        step = train_step(w.image, w.label, w.cfg, w.params, OPTIMISER, lr)
+        _, logits, _ = learning.after(w, step.params)
+        return step.loss_before, logits, learning.image_loss(w, step.params)
+
+    return compute.derived(("learn_task_step", *w.of, OPTIMISER, lr), compute_it)
+
+
+def learn_logit(ctx: PageContext, fixed: Fixed) -> Task:
+    """After one SGD step against the loss's gradient, which way does the label's logit move?
+    Computed: the step taken on the page's walk (`logit_move`)."""
+    w = page_walk(ctx)
+    loss_before, logits, loss_after = one_step(w)
+    direction, _ = logit_move(w.lg.logits, logits, w.label)
+
+    def evidence() -> dict[str, object]:
+        _, delta = logit_move(w.lg.logits, logits, w.label)
+        return {"loss_a": float(loss_before), "loss_b": float(loss_after),
+                "logit_a": float(w.lg.logits[w.label]), "logit_b": float(logits[w.label]),
+                "delta": delta}
+
+    return Task("learn.logit", "choice", direction,
+                {"label": int(w.label), "lr": learning.DEFAULT_SIZE[OPTIMISER]}, ("update",),
+                fixed, options=LOGIT, trace=w.trace, source=source(w), evidence=evidence)
+
+
+def value_answer(dv_least: float, dv_most: float) -> str:
+    if abs(dv_least - dv_most) <= ABOUT_SAME * dv_most:
+        return "about_same"
+    return "smaller" if dv_least < dv_most else "larger"
+
+
+def learn_value(ctx: PageContext, fixed: Fixed) -> Task:
+    """In one head: the least-attended key's row of V gets a gradient smaller than, about as
+    large as or larger than the most-attended key's? Computed from `value_gradients`."""
+    w = page_walk(ctx)
+    cfg = w.cfg
+    l, h = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
+    vg = value_gradients(w.trace.layers[l].attn[h], w.lg.grads.layers[l].heads[h])
+    least, most = int(np.argmin(vg.received)), int(np.argmax(vg.received))
+    answer = value_answer(float(vg.dv_norm[least]), float(vg.dv_norm[most]))
+
+    def evidence() -> dict[str, object]:
+        return {"least": least, "most": most, "r_least": float(vg.received[least]),
+                "r_most": float(vg.received[most]), "n_least": float(vg.dv_norm[least]),
+                "n_most": float(vg.dv_norm[most]), "N": cfg.n_tokens}
+
+    return Task("learn.value", "choice", answer, {"l": l + 1, "h": h + 1}, ("value_grads",),
+                Fixed(layer=l, head=h, query=fixed.query), options=VALUE, trace=w.trace,
+                source=source(w), evidence=evidence)
+
+
+TASKS: tuple[Spec, ...] = (
+    Spec("learn.logit", "choice", learn_logit, possible=possible, options=LOGIT),
+    Spec("learn.value", "choice", learn_value, possible=possible, options=VALUE),
+)
