@@ -192,3 +192,13 @@ def test_the_learn_page_asks_withholds_and_reveals_in_lesson_mode(lang):
     progress = translate("progress", lang, "lesson", done=0, steps=len(STEPS), right=0,
                          answered=0, tasks=N_TASKS)
     assert progress in [c.value for c in at.caption]
+
+
+def test_the_value_answers_bounds():
+    """Every option can be the answer (the live walks checked above all give "smaller"): within
+    10 % of the most-attended key's norm is about the same."""
+    from lens.walk.learn import value_answer  # noqa: PLC0415
+
+    assert value_answer(0.5, 1.0) == "smaller" and value_answer(1.5, 1.0) == "larger"
+    assert value_answer(0.91, 1.0) == value_answer(1.09, 1.0) == "about_same"
+    assert value_answer(0.89, 1.0) == "smaller" and value_answer(1.11, 1.0) == "larger"
