@@ -27,6 +27,7 @@ from lens.keys import LESSON_RECORDS
 from lens.lesson.tasks import Fixed, judge, mistake, task_from_json, task_json, task_texts
 from lens.settings import Settings
 from lens.steps import STEPS, TASKS, tasks_for
+from lens.walk import learn
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 from tests.test_lesson_tasks import context
 
@@ -87,11 +88,16 @@ def test_the_logit_tasks_answer_is_the_cores_step(weights, shape):
 
 @pytest.mark.parametrize("weights", ["trained", "random"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_the_value_tasks_answer_is_the_cores_gradient(weights, shape):
+def test_the_value_tasks_answer_is_the_cores_gradient(weights, shape, monkeypatch):
+    """Asked in the layer and head the page's own choosers hold (their defaults before they
+    are drawn: the last layer, head 1), clamped to the model; the sidebar's play no part."""
     cfg = load_trained()[0]
-    for fixed in (Fixed(layer=0, head=1), Fixed(layer=9, head=9)):  # the second clamped
-        task = TASKS["learn.value"].build(learn_context(weights, shape), fixed)
-        l, h = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
+    for state, (l, h) in (({}, (cfg.n_layers - 1, 0)),
+                          ({learn.LAYER_KEY: 0, learn.HEAD_KEY: 1}, (0, 1)),
+                          ({learn.LAYER_KEY: 9, learn.HEAD_KEY: 9},
+                           (cfg.n_layers - 1, cfg.n_heads - 1))):
+        monkeypatch.setattr(learn.st, "session_state", state)
+        task = TASKS["learn.value"].build(learn_context(weights, shape), Fixed(layer=0, head=3))
         assert task.fixed.layer == l and task.fixed.head == h
         assert task.values == {"l": l + 1, "h": h + 1} and task.withholds == ("value_grads",)
         way, numbers = outside_value(weights, shape, l, h)
@@ -178,7 +184,7 @@ def test_the_learn_page_asks_withholds_and_reveals_in_lesson_mode(lang):
     assert open_tasks(at) == ["learn_value"]
 
     wrong = next(o for o in ("smaller", "about_same", "larger")
-                 if o != outside_value("random", 0, 0, 0)[0])  # the sidebar's layer 1, head 1
+                 if o != outside_value("random", 0, 1, 0)[0])  # the page's layer 2, head 1
     answer(at, "learn_value", wrong)
     assert_clean(at)
     assert {"update", "value_grads"} <= shown_sections(at) and open_tasks(at) == []

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..context import PageContext
 
 SHAPE_KEY = "learn_shape"  # the page's number input of the shape (pages/learn.py)
+LAYER_KEY, HEAD_KEY = "learn_layer", "learn_head"  # the page's own layer and head choosers
 OPTIMISER = "sgd"  # the page's default update and its default size
 LOGIT = ("up", "down", "same")
 VALUE = ("smaller", "about_same", "larger")
@@ -85,12 +86,20 @@ def value_answer(dv_least: float, dv_most: float) -> str:
     return "smaller" if dv_least < dv_most else "larger"
 
 
+def page_layer_head(n_layers: int, n_heads: int) -> tuple[int, int]:
+    """The layer and head the page's own choosers hold (their defaults, the last layer and
+    head 1, before they are drawn): the question names what its reveal's caption shows."""
+    state = st.session_state
+    return (min(int(state.get(LAYER_KEY, n_layers - 1)), n_layers - 1),
+            min(int(state.get(HEAD_KEY, 0)), n_heads - 1))
+
+
 def learn_value(ctx: PageContext, fixed: Fixed) -> Task:
     """In one head: the least-attended key's row of V gets a gradient smaller than, about as
     large as or larger than the most-attended key's? Computed from `value_gradients`."""
     w = page_walk(ctx)
     cfg = w.cfg
-    l, h = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
+    l, h = page_layer_head(cfg.n_layers, cfg.n_heads)
     vg = value_gradients(w.trace.layers[l].attn[h], w.lg.grads.layers[l].heads[h])
     least, most = int(np.argmin(vg.received)), int(np.argmax(vg.received))
     answer = value_answer(float(vg.dv_norm[least]), float(vg.dv_norm[most]))
