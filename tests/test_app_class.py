@@ -687,12 +687,16 @@ def test_the_discussion_in_chinese():
                                                                    for v in texts(s)]
 
 
+def download_buttons(at, label_key: str, lang: str) -> list:
+    """The page's download buttons labelled with the class text `label_key`."""
+    return [b for b in at.get("download_button")
+            if b.proto.label == translate(label_key, lang, "class")]
+
+
 def test_the_teacher_downloads_the_results_as_csv():
     t = teacher()
     code = code_of(t)
-    buttons = [b for b in t.get("download_button") if b.proto.label == translate(
-        "results_button", "en", "class")]
-    assert buttons, "the results' download button"
+    assert download_buttons(t, "results_button", "en"), "the results' download button"
     t.button(key=f"class_open_{TOKENS}").click().run()
     send(student(code, nickname="李雷"), TOKENS, 196)
     send(student(code), TOKENS, 195)
@@ -709,12 +713,10 @@ def test_the_teacher_downloads_the_results_as_csv():
 
 def test_the_teacher_downloads_a_one_page_summary_as_pdf(tmp_path):
     """Beside the CSV, in the teacher's language: the button's data is built when pressed,
-    from what the page asked; the PDF names the question and no nickname."""
+    from the questions as the store keeps them; the PDF names the question and no nickname."""
     t = teacher(lang="zh")
     code = code_of(t)
-    buttons = [b for b in t.get("download_button") if b.proto.label == translate(
-        "summary_button", "zh", "class")]
-    assert buttons, "the summary's download button"
+    assert download_buttons(t, "summary_button", "zh"), "the summary's download button"
     t.button(key=f"class_open_{TOKENS}").click().run()
     send(student(code, nickname="李雷"), TOKENS, 196)
     t.button(key=f"class_reveal_{TOKENS}").click().run()

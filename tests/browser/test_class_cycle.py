@@ -119,6 +119,20 @@ def _check_round(students: list[Member], round_: str, choices: list[dict[str, st
             .split(".")[0])
 
 
+def _vote(teacher: Member, students: list[Member], button: str, next_button: str,
+          values: list[int]) -> None:
+    """The teacher presses `button` (a vote opens: `next_button` shows), each student answers
+    their value; the projector counts all three and draws no answer chart."""
+    _click(teacher.page, f"class_{button}_{TOKENS}")
+    wait_idle(teacher.page)
+    expect(teacher.page.locator(f".st-key-class_{next_button}_{TOKENS} button")).to_be_visible()
+    for s, (_, _, lang, _), value in zip(students, STUDENTS, values, strict=True):
+        _answer(s, value, lang)
+    question = teacher.main.locator(f".st-key-class_question_{TOKENS}")
+    expect(question).to_contain_text(say("answered_of", n=3, of=3), timeout=LIVE_S * 1000)
+    expect(question.locator('[data-testid="stImage"]')).to_have_count(0)  # no answer chart
+
+
 def _answer(m: Member, value: int, lang: str) -> None:
     card = m.main.locator(CARD)
     box = card.locator(f'[class*="st-key-lesson_in_{TOKENS}_"] input')
@@ -182,13 +196,7 @@ def _cycle(browser: Browser, base: str, keep: list[Member]) -> None:
 
     # --- 2. vote 1: two wrong, one right; the projector shows the count only
     question = teacher.main.locator(f".st-key-class_question_{TOKENS}")
-    _click(tp, f"class_open_{TOKENS}")
-    wait_idle(tp)
-    expect(tp.locator(f".st-key-class_close_{TOKENS} button")).to_be_visible()
-    for s, (_, _, lang, value) in zip(students, STUDENTS, strict=True):
-        _answer(s, value, lang)
-    expect(question).to_contain_text(say("answered_of", n=3, of=3), timeout=LIVE_S * 1000)
-    expect(question.locator('[data-testid="stImage"]')).to_have_count(0)  # no answer chart
+    _vote(teacher, students, "open", "close", [value for *_, value in STUDENTS])
     expect(question.locator(f'[class*="st-key-class_show_{TOKENS}"]')).to_have_count(0)
     text = question.inner_text()
     assert "200" not in text and "180" not in text, text
@@ -210,13 +218,7 @@ def _cycle(browser: Browser, base: str, keep: list[Member]) -> None:
     screenshot(students[0].page, "class_cycle_phone_zh_discuss")
 
     # --- vote 2: all right
-    _click(tp, f"class_vote2_{TOKENS}")
-    wait_idle(tp)
-    expect(tp.locator(f".st-key-class_reveal_{TOKENS} button")).to_be_visible()
-    for s, (_, _, lang, _) in zip(students, STUDENTS, strict=True):
-        _answer(s, RIGHT, lang)
-    expect(question).to_contain_text(say("answered_of", n=3, of=3), timeout=LIVE_S * 1000)
-    expect(question.locator('[data-testid="stImage"]')).to_have_count(0)
+    _vote(teacher, students, "vote2", "reveal", [RIGHT] * len(STUDENTS))
     screenshot(tp, "class_cycle_4_vote2_count")
 
     # --- reveal: every student sees it; the projector the transitions and the shares
