@@ -566,6 +566,19 @@ def test_lines_draws_one_labelled_curve_per_series_with_a_legend():
     assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("PE", "pos", "v")
 
 
+@pytest.mark.parametrize("steps", [1, 2, 5])
+def test_lines_over_whole_steps_is_ticked_at_whole_steps_only(steps):
+    """A loss curve after one step is ticked 0 and 1, not 0.0, 0.2, … 1.0."""
+    fig = figures.lines_figure(np.arange(steps + 1), [RNG.random(steps + 1)], ["loss"], "t",
+                               "step", "loss")
+    fig.canvas.draw()  # the locator picks the ticks when the figure is drawn
+    (ax,) = fig.axes
+    lo, hi = ax.get_xlim()
+    ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    assert ticks[0] <= 0 and ticks[-1] >= steps - 1
+
+
 # --- the pipeline -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("image", [GREY, RGB], ids=["grey", "rgb"])

@@ -142,11 +142,14 @@ def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: s
 def lines_figure(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
                  xlabel: str, ylabel: str, size: tuple[float, float] = (5.6, 3.0)) -> Figure:
     """A few curves on one axis with a legend (e.g. PE columns against pos); `size` in inches
-    (the default reads at 10 px from about 400 px wide)."""
+    (the default reads at 10 px from about 400 px wide). Integer x (positions, steps) gets
+    whole-number ticks only (a curve of two steps is not ticked at 0.2, 0.4, …)."""
     fig = Figure(figsize=size, layout="constrained")
     ax = fig.add_subplot()
     for y, label in zip(ys, labels, strict=True):
         ax.plot(x, y, label=label, lw=1.2)
+    if np.issubdtype(np.asarray(x).dtype, np.integer):
+        ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_title(wrap_to(title, size[0] - 0.3, 11))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
