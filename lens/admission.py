@@ -8,21 +8,27 @@ computes anything, so no run ever waits while holding memory another run waits f
 deadlock). A request larger than the whole budget is refused at once (`TooHeavyError`), since
 it could never fit.
 
-Who goes first: bounded overtaking (`admissible`). The waiting requests form a line in the
-order they came. Walking it from the front, each request that fits in what is still free
-starts, and takes its bytes out of the free; one that does not fit keeps its place, and the
-ones behind it may go past it, each pass counted on it, until it has been passed
-`max_overtakes` times: from then on it is a barrier, and nobody behind it starts before it.
+Who goes first: overtaking that never delays a waiter more than a bounded number of times
+(`verdicts`). The waiting requests form a line in the order they came. Walking it from the
+front, each request that fits in what is still free starts, and takes its bytes out of the
+free; one that does not fit keeps its place, and the ones behind it may go past it:
+- freely, when the one going past fits *beside* it: it, the waiter and every run that started
+  while the waiter waited fit in the budget at once (`passes_freely`). Such a run never
+  delays the waiter, which starts as soon as the runs that were there before it end;
+- otherwise counted: the run may make the waiter start later. After `max_overtakes` counted
+  passes the waiter is a barrier: nobody who would delay it starts before it (those that fit
+  beside it still do).
 So
-- a small run never waits behind a heavy one that waits for memory (until that one has been
-  passed `max_overtakes` times), and finishes in about the time of its own work;
-- a heavy run is never starved: after at most `max_overtakes` runs went past it, the line
-  behind it stops, the runs in progress end, what caches keep is dropped (`make_room`) and it
-  starts (it fits alone: it passed the `TooHeavyError` check);
+- a small run does not wait behind a heavy one that waits for memory: it goes past freely
+  when it fits beside the heavy one (a class's default-sized pages beside one run at the
+  heaviest settings), or counted, `max_overtakes` times;
+- a heavy run is never starved: once passed `max_overtakes` times, only runs that fit beside
+  it start; the runs in progress end, what caches keep is dropped (`make_room`) and it starts
+  (it fits alone: it passed the `TooHeavyError` check);
 - among requests that fit, the order they came is kept; a request of 0 bytes takes nothing
-  from anyone and starts as soon as no barrier is ahead of it.
-Plain first come first served would make a learner whose own page fits now wait for a heavier
-run queued before it to be admitted and to finish.
+  from anyone and starts at once.
+Plain first come first served (`max_overtakes` 0 and no free passes) made a learner whose own
+page fits now wait for a heavier run queued before it to be admitted and to finish.
 
 The budget is stated per server process (`MEMORY_BUDGET_MB`: 2816 MiB = 2.75 GiB by default,
 so that the heaviest settings the controls allow — 1,024 tokens, d_model 1024, 12 layers, The
@@ -41,14 +47,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
 # bytes: larger blocks are mapped, and unmapped when freed (the variable: for measuring)
 MMAP_THRESHOLD = int(os.environ.get("ENCODER_LENS_MMAP_THRESHOLD_KB", "4096")) * 1024
 
 MEMORY_BUDGET_MB = int(os.environ.get("ENCODER_LENS_MEMORY_BUDGET_MB", "2816"))  # 2.75 GiB
-MAX_OVERTAKES = 8  # runs that may start before a waiting one that does not fit yet
+# runs that may start before a waiting one and delay it (those that fit beside it are not
+# counted); the variable: for measuring (benchmarks/load.py heavy2class)
+MAX_OVERTAKES = int(os.environ.get("ENCODER_LENS_MAX_OVERTAKES", "8"))
 
 
 class TooHeavyError(Exception):
@@ -75,45 +83,69 @@ class Request:
     ticket: int
     need: int  # bytes
     seconds: float  # predicted seconds of its work (for the notice)
-    overtaken: int = 0  # requests granted while this one waited ahead of them
+    overtaken: int = 0  # requests granted while this one waited that delayed it
+    beside: list[Request] = field(default_factory=list)  # granted while it waited
+    running: bool = False
+
+    def beside_bytes(self) -> int:
+        """Bytes reserved by the requests granted while this one waited, still running."""
+        return sum(r.need for r in self.beside if r.running)
 
 
-def admissible(line: Sequence[Request], free: int, max_overtakes: int) -> list[Request]:
-    """The waiting requests that may start now, in line order (bounded overtaking).
+def passes_freely(waiter: Request, need: int, room: int, extra: int = 0) -> bool:
+    """Whether a request of `need` bytes may start before `waiter` without delaying it: it,
+    `waiter` and every request granted while `waiter` waited (still running, plus `extra`
+    bytes about to be) fit in `room` all at once, so `waiter` starts as soon as the runs that
+    were there before it end, as it would have without this one."""
+    return waiter.need + waiter.beside_bytes() + extra + need <= room
 
-    Each request, front to back, starts when its need fits in `free` (what the ones before it
-    in this walk took being subtracted); one that does not fit is passed over, unless it has
-    been overtaken `max_overtakes` times already: then the walk stops there (a barrier).
+
+def verdicts(line: Sequence[Request], free: int, room: int,
+             max_overtakes: int) -> Iterator[tuple[Request, str, int]]:
+    """Walk the waiting line front to back: (request, verdict, bytes free at its turn), the
+    verdict "start", "memory" (it does not fit in what is free) or "barrier" (it would delay a
+    request ahead of it that was already delayed `max_overtakes` times).
+
+    A request that fits starts, and takes its bytes out of `free`, unless a request ahead of
+    it that does not start is a barrier for it: one that it would delay (`passes_freely` is
+    False) and that has been delayed `max_overtakes` times already.
 
     Args:
         line: the waiting requests in the order they came.
         free: bytes free now (limit − reserved − held).
-        max_overtakes: how often one request may be passed while it waits.
-    Returns:
-        the requests that start, a sub-sequence of `line`.
+        room: what the requests can ever have at once (limit − what is never dropped).
+        max_overtakes: how often one waiting request may be delayed by later ones.
     """
-    start = []
+    ahead: list[tuple[Request, list[int]]] = []  # not starting, with bytes started behind it
     for r in line:
-        if r.need <= free:
-            start.append(r)
+        if any(w.overtaken >= max_overtakes and not passes_freely(w, r.need, room, extra[0])
+               for w, extra in ahead):
+            yield r, "barrier", free
+        elif r.need <= free:
+            yield r, "start", free
             free -= r.need
-        elif r.overtaken >= max_overtakes:
-            break  # nobody behind it starts before it
-    return start
+            for _, extra in ahead:
+                extra[0] += r.need
+            continue
+        else:
+            yield r, "memory", free
+        ahead.append((r, [0]))
 
 
-def shortfall(line: Sequence[Request], request: Request, free: int,
+def admissible(line: Sequence[Request], free: int, room: int,
+               max_overtakes: int) -> list[Request]:
+    """The waiting requests that may start now, in line order (`verdicts`: "start")."""
+    return [r for r, verdict, _ in verdicts(line, free, room, max_overtakes)
+            if verdict == "start"]
+
+
+def shortfall(line: Sequence[Request], request: Request, free: int, room: int,
               max_overtakes: int) -> int | None:
     """The bytes `request` (in `line`) lacks to be admissible, walking the line as
-    `admissible` does; None when a barrier ahead of it stops the walk (memory would not help).
-    """
-    for r in line:
+    `admissible` does; None when a barrier ahead of it stops it (memory would not help)."""
+    for r, verdict, free_then in verdicts(line, free, room, max_overtakes):
         if r is request:
-            return r.need - free
-        if r.need <= free:
-            free -= r.need
-        elif r.overtaken >= max_overtakes:
-            return None
+            return None if verdict == "barrier" else r.need - free_then
     raise ValueError("the request is not in the line")
 
 
@@ -127,8 +159,9 @@ class MemoryBudget:
     what caches keep (which frees memory once no page holds it any more) and then waits, calling
     `on_wait(Queue)` when it starts waiting and every `poll_s` seconds after (to refresh a
     notice). A request over `limit − floor()` (`floor`: what is never dropped, e.g. the class's
-    pinned default trace) could never fit: TooHeavyError at once. `clock` gives the waited time
-    (a fake one in tests); `max_overtakes` bounds how long a heavy request can be passed.
+    pinned default trace) could never fit: TooHeavyError at once; `limit − floor()` is also the
+    room that `passes_freely` fits a waiter and those going past it in. `clock` gives the waited
+    time (a fake one in tests); `max_overtakes` bounds how often a waiter can be delayed.
     """
 
     def __init__(self, limit: int, *, in_use: Callable[[], int] = lambda: 0,
@@ -189,34 +222,43 @@ class MemoryBudget:
         finally:
             with self._cond:
                 del self._running[request.ticket]
+                request.running = False
                 self.reserved -= request.need
                 self._cond.notify_all()
 
     def _free(self) -> int:
         return self.limit - self.reserved - self._in_use()
 
+    def _room(self) -> int:
+        return self.limit - self._floor()
+
     def _may_start(self, request: Request) -> bool:
         """Whether `request` is the first of the admissible ones (they start one by one, in
         line order); when only memory stands in its way (no barrier ahead of it), the caches
         are first asked to make room for what it lacks."""
-        starts = admissible(self._waiting, self._free(), self.max_overtakes)
+        starts = admissible(self._waiting, self._free(), self._room(), self.max_overtakes)
         if starts:
             if starts[0] is not request:
                 self._cond.notify_all()  # wake the one whose turn it is (memory may have
                 # been freed outside any reservation, which notifies nobody)
             return starts[0] is request
-        lacking = shortfall(self._waiting, request, self._free(), self.max_overtakes)
+        lacking = shortfall(self._waiting, request, self._free(), self._room(),
+                            self.max_overtakes)
         if lacking is None or self._make_room is None:
             return False
         self._make_room(lacking)
-        starts = admissible(self._waiting, self._free(), self.max_overtakes)
+        starts = admissible(self._waiting, self._free(), self._room(), self.max_overtakes)
         return bool(starts) and starts[0] is request
 
     def _grant(self, request: Request) -> None:
         at = self._waiting.index(request)
+        room = self._room()
         for r in self._waiting[:at]:
-            r.overtaken += 1
+            if not passes_freely(r, request.need, room):
+                r.overtaken += 1  # it may now start later than it would have
+            r.beside = [b for b in r.beside if b.running] + [request]
         del self._waiting[at]
+        request.running = True
         self._running[request.ticket] = request
         self.reserved += request.need
         self.peak = max(self.peak, self.reserved)

@@ -1,7 +1,8 @@
 """The admission rule (lens/admission.py), with fake costs and a fake clock: under the budget a
-request runs at once; over it, one waits while a smaller one that fits goes past it, at most
-`max_overtakes` times (then it is a barrier and starts next: never starved); among requests that
-fit, the order they came; a request that could never fit is refused at once."""
+request runs at once; over it, one waits while a smaller one that fits goes past it — freely when
+it fits beside the waiter (it never delays it), else at most `max_overtakes` times (then the
+waiter is a barrier for all that would delay it: never starved); among requests that fit, the
+order they came; a request that could never fit is refused at once."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import threading
 
 import pytest
 
-from lens.admission import MemoryBudget, Queue, Request, TooHeavyError, admissible, shortfall
+from lens.admission import (
+    MemoryBudget,
+    Queue,
+    Request,
+    TooHeavyError,
+    admissible,
+    passes_freely,
+    shortfall,
+)
 
 GB = 2**30
 WAIT_S = 10  # bound on every wait of a test thread (a failure, never a hang)
@@ -104,19 +113,20 @@ def test_a_heavy_request_is_passed_at_most_max_overtakes_times_then_starts_next(
     assert a.admitted.wait(WAIT_S)
     heavy = Runner(budget, "heavy", 3 * GB // 2, 6.0, log)  # waits for a
     until(lambda: waiting(budget, 1), "heavy to wait")
-    for name in ("s1", "s2"):  # small ones, one after another: each goes past heavy
-        s = Runner(budget, name, GB // 2, 0.5, log)
+    for name in ("s1", "s2"):  # one after another, each goes past heavy (and delays it:
+        s = Runner(budget, name, 3 * GB // 4, 0.5, log)  # 1.5 + 0.75 GiB > 2 GiB)
         assert s.admitted.wait(WAIT_S)
         s.release()
-    s3 = Runner(budget, "s3", GB // 2, 0.5, log, seen_s3)  # fits, but heavy was passed twice
+    s3 = Runner(budget, "s3", 3 * GB // 4, 0.5, log, seen_s3)  # fits; heavy was delayed twice
     until(lambda: seen_s3, "s3 to be told")
     assert not s3.admitted.is_set() and log == ["a", "s1", "s2"]
     assert seen_s3[0].ahead == 2 and seen_s3[0].seconds_ahead == 14.0  # a runs, heavy waits
     a.release()
-    assert heavy.admitted.wait(WAIT_S) and s3.admitted.wait(WAIT_S)
+    assert heavy.admitted.wait(WAIT_S)
+    heavy.release()  # s3 does not fit beside heavy: it starts after it
+    assert s3.admitted.wait(WAIT_S)
     assert log == ["a", "s1", "s2", "heavy", "s3"]
     assert budget.peak <= budget.limit
-    heavy.release()
     s3.release()
     assert budget.reserved == 0
 
@@ -138,6 +148,37 @@ def test_requests_that_fit_start_in_the_order_they_came():
         r.release()
 
 
+def test_small_requests_that_fit_beside_a_barrier_still_go_past_it():
+    """A class's default pages beside a run at the heaviest settings: the heavy waiter was
+    delayed its `max_overtakes` times, yet the small ones that fit beside it (it, they and
+    the runs started while it waited all fit at once) start at once, and it still starts as
+    soon as the run it waited for ends."""
+    budget = MemoryBudget(4 * GB, clock=FakeClock(), max_overtakes=1)
+    log: list[str] = []
+    a = Runner(budget, "a", 2 * GB, 8.0, log)
+    assert a.admitted.wait(WAIT_S)
+    heavy = Runner(budget, "heavy", 3 * GB, 6.0, log)  # waits for a
+    until(lambda: waiting(budget, 1), "heavy to wait")
+    mid = Runner(budget, "mid", 3 * GB // 2, 1.0, log)  # fits now; 3 + 1.5 > 4: delays heavy
+    assert mid.admitted.wait(WAIT_S)
+    assert budget._waiting[0].overtaken == 1  # noqa: SLF001 - heavy is a barrier now
+    smalls = [Runner(budget, f"s{i}", GB // 2, 0.5, log) for i in range(3)]
+    until(lambda: waiting(budget, 4), "the small ones to wait")  # 3 + 1.5 + 0.5 > 4
+    mid.release()  # now 3 + 0.5 + 0.5 fit in 4: two small ones start beside heavy, freely
+    assert smalls[0].admitted.wait(WAIT_S) and smalls[1].admitted.wait(WAIT_S)
+    until(lambda: waiting(budget, 2), "the third small one to stay")  # it would delay heavy
+    assert log == ["a", "mid", "s0", "s1"]
+    assert budget._waiting[0].overtaken == 1  # noqa: SLF001 - they did not delay it
+    a.release()  # heavy starts beside the two small ones
+    assert heavy.admitted.wait(WAIT_S)
+    smalls[0].release()
+    assert smalls[2].admitted.wait(WAIT_S)
+    assert log == ["a", "mid", "s0", "s1", "heavy", "s2"] and budget.peak <= budget.limit
+    for r in (smalls[1], smalls[2], heavy):
+        r.release()
+    assert budget.reserved == 0
+
+
 def line(*needs: int, overtaken: tuple[int, ...] = ()) -> list[Request]:
     return [Request(i, need, 1.0, overtaken[i] if i < len(overtaken) else 0)
             for i, need in enumerate(needs)]
@@ -145,19 +186,28 @@ def line(*needs: int, overtaken: tuple[int, ...] = ()) -> list[Request]:
 
 def test_admissible_walks_the_line_in_order_taking_from_what_is_free():
     waiting_line = line(3, 1, 2, 1)  # with 3 free: the first takes all of it
-    assert [r.ticket for r in admissible(waiting_line, 3, 8)] == [0]
-    assert [r.ticket for r in admissible(waiting_line, 2, 8)] == [1, 3]  # 0 and 2 passed
-    assert [r.ticket for r in admissible(line(0, 5), 0, 8)] == [0]  # 0 bytes: at once
+    assert [r.ticket for r in admissible(waiting_line, 3, 8, 8)] == [0]
+    assert [r.ticket for r in admissible(waiting_line, 2, 8, 8)] == [1, 3]  # 0 and 2 passed
+    assert [r.ticket for r in admissible(line(0, 5), 0, 8, 8)] == [0]  # 0 bytes: at once
 
 
-def test_admissible_stops_at_a_request_passed_max_overtakes_times():
-    waiting_line = line(5, 1, 1, overtaken=(2,))
-    assert admissible(waiting_line, 2, 2) == []  # the barrier: nothing behind it starts
-    assert [r.ticket for r in admissible(waiting_line, 2, 3)] == [1, 2]
-    assert [r.ticket for r in admissible(waiting_line, 5, 2)] == [0]  # it fits: it goes
-    assert shortfall(waiting_line, waiting_line[2], 1, 2) is None  # memory would not help
-    assert shortfall(waiting_line, waiting_line[2], 1, 3) == 1  # after 1 takes the free byte
-    assert shortfall(waiting_line, waiting_line[0], 2, 2) == 3
+def test_admissible_stops_at_a_barrier_what_would_delay_it():
+    waiting_line = line(5, 1, 1, overtaken=(2,))  # room 6: 5 + 1 fit together, 5 + 1 + 1 not
+    assert [r.ticket for r in admissible(waiting_line, 2, 6, 2)] == [1]  # beside it: free
+    assert admissible(waiting_line, 2, 5, 2) == []  # room 5: each would delay it: barrier
+    assert [r.ticket for r in admissible(waiting_line, 2, 5, 3)] == [1, 2]  # not a barrier yet
+    assert [r.ticket for r in admissible(waiting_line, 5, 5, 2)] == [0]  # it fits: it goes
+    assert shortfall(waiting_line, waiting_line[2], 1, 6, 2) is None  # 1 + 1 + 5 > 6
+    assert shortfall(waiting_line, waiting_line[2], 1, 5, 3) == 1  # after 1 takes the free byte
+    assert shortfall(waiting_line, waiting_line[0], 2, 5, 2) == 3
+
+
+def test_a_free_pass_counts_what_started_beside_the_waiter_still_running():
+    waiter, small = Request(0, 5, 1.0), Request(1, 1, 1.0, running=True)
+    waiter.beside.append(small)
+    assert not passes_freely(waiter, 1, 6)  # 5 + 1 running + 1 > 6
+    small.running = False  # it ended: its bytes no longer stand beside the waiter
+    assert passes_freely(waiter, 1, 6)
 
 
 def test_many_requests_at_random_never_exceed_the_budget_and_all_finish():
