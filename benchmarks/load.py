@@ -20,7 +20,10 @@ cycling 64, 96, 128, 192, 256, 384, 512, 768, 1024, 32 with h = 8, valid for eac
 own seed); `mixed30` 20 on the Multi-head link and 10 with their own settings at once (the
 memory goal); `row100` 100 sessions one after another on the Multi-head link; `heavy4`, `heavy8`
 4 / 8 at once on The stack at the heaviest settings (1,024 tokens, d_model 1024, 12 layers), each
-its own seed (the memory budget, issue 23).
+its own seed (the memory budget, issue 23); `heavy2class` 2 of those, then (HEAVY_LEAD_S later,
+one computing and one waiting for memory) 20 on the Multi-head link and the first 5 of `own10`
+(d_model 64 … 256, 0.2 GB in all: they fit beside one heavy run): whether a light run waits
+behind a heavy one (figures per kind).
 
 For each burst: p50 / p95 / max of the time from a session's start to `script_finished` (and
 to its last image), the server's CPU-seconds per session (its process tree's utime + stime from
@@ -71,6 +74,7 @@ STARTUP_S = 60  # bounded wait for the server's /_stcore/health
 STOP_S = 10  # terminate, then kill after this
 IDLE_WAIT_S = 90  # at most this long for a started server to go idle before a burst
 SAMPLE_S = 0.05  # RSS sampling period
+HEAVY_LEAD_S = 3.0  # heavy2class: the heavy runs are in (one computing, one waiting) by then
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 FINISHED = ForwardMsg.ScriptFinishedStatus
 
@@ -78,10 +82,14 @@ FINISHED = ForwardMsg.ScriptFinishedStatus
 # --- what a session asks for ------------------------------------------------------------------
 @dataclass(frozen=True)
 class Visit:
-    """One tab: a page (file name without its number) and a link's query string."""
+    """One tab: a page (file name without its number) and a link's query string; it opens
+    `delay_s` after the burst starts (its times count from then), and `group` names the kind
+    of learner it stands for (a burst of several kinds gets figures per kind too)."""
 
     page: str
     query: str = ""
+    delay_s: float = 0.0
+    group: str = ""
 
 
 def own_settings_query(i: int) -> str:
@@ -132,6 +140,7 @@ def shown_progress(page: str) -> str:
 def bursts() -> dict[str, Burst]:
     same = Visit("multihead")
     own = [Visit("stack", own_settings_query(i)) for i in range(20)]
+    heavy = [Visit("stack", heaviest_query(i)) for i in range(8)]
     return {b.name: b for b in (
         Burst("one", "1 session, one link (Multi-head, defaults)", (same,)),
         Burst("same30", "30 at once, one link (Multi-head, defaults)", (same,) * 30),
@@ -149,9 +158,14 @@ def bursts() -> dict[str, Burst]:
               "questions shown: the whole page and the reveals)",
               (Visit("scores", f"lesson=1&lp={shown_progress('scores')}"),) * 30),
         Burst("heavy4", "4 at once, the heaviest settings, each its own seed (The stack)",
-              tuple(Visit("stack", heaviest_query(i)) for i in range(4))),
+              tuple(heavy[:4])),
         Burst("heavy8", "8 at once, the heaviest settings, each its own seed (The stack)",
-              tuple(Visit("stack", heaviest_query(i)) for i in range(8))),
+              tuple(heavy)),
+        Burst("heavy2class", f"2 at the heaviest settings (The stack), {HEAVY_LEAD_S:.0f} s "
+              "later 20 on one link (Multi-head) + 5 small own settings (The stack)",
+              tuple(Visit(v.page, v.query, group="heavy") for v in heavy[:2])
+              + (Visit(same.page, same.query, HEAVY_LEAD_S, "one link"),) * 20
+              + tuple(Visit(v.page, v.query, HEAVY_LEAD_S, "own") for v in own[:5])),
     )}
 
 
@@ -250,6 +264,7 @@ async def session(visit: Visit, base_url: str, timeout: float, done: asyncio.Eve
     `release` is given, the tab stays open until it is set."""
     result = Result()
     cookies: dict[str, str] = {}
+    await asyncio.sleep(visit.delay_s)
     t0 = time.perf_counter()
     fetches: list[asyncio.Task] = []
 
@@ -558,7 +573,24 @@ def table(rows: list[Figures], label: str) -> str:
             f"| {f.cpu_s / n:.2f} | {f.peak_mb:.0f} MB | {f.hwm_mb:.0f} MB "
             f"| {f.start_mb:.0f} MB | {f.wall_s:.1f} s | {f.probe_s:.2f} s "
             f"| {'yes' if f.healthy_after else 'NO'} |")
+        out += group_rows(f)
     return "\n".join(out)
+
+
+def group_rows(f: Figures) -> list[str]:
+    """One table row per kind of learner when the burst has several (`Visit.group`): its
+    sessions' p50 / p95 / max, each counted from the session's own start."""
+    groups = dict.fromkeys(v.group for v in f.burst.visits)
+    if len(groups) < 2:
+        return []
+    rows = []
+    for group in groups:
+        results = [r for v, r in zip(f.burst.visits, f.results, strict=True) if v.group == group]
+        finish = [r.finish_s for r in results]
+        rows.append(f"| … {group} | {len(results)} | {sum(not r.ok for r in results)} "
+                    f"| {percentile(finish, 50):.2f} s | {percentile(finish, 95):.2f} s "
+                    f"| {percentile(finish, 100):.2f} s |" + " |" * 9)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
