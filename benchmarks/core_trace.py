@@ -11,7 +11,8 @@ q, k, v, heads [h, S, d_head] (contiguous), scores, attn [h, S, S], concat, attn
 LayerNorm's mean, var, normed, out, ffn_hidden, ffn_out, resid_2 and the second LayerNorm's.
 The two are timed in turns in one process (this machine is shared: turns keep the noise alike)
 and the medians and minima printed, with their ratio, the machine's float32 matmul rate
-(1024³, NumPy) and the share of it `encode` reaches (its matrix products' FLOPs / time).
+(1024³, NumPy) and the share of it `encode` reaches (its matrix products' FLOPs / time), and
+the floor: the products' FLOPs at that rate, against torch's time.
 
 With `--ab`, each tree's `encode` is timed in its own process, in turns (`--only-ours --tree`):
 how a change of the core moved it; with `--one-process`, both cores in one process, in turns
@@ -181,6 +182,10 @@ def against_torch(repeat: int) -> None:
               f"{100 * gflop / (best[k] / 1000) / rate:.0f} % of sgemm)")
     print(f"ours / torch: {med['ours'] / med['torch']:.3f} (medians), "
           f"{best['ours'] / best['torch']:.3f} (minima); {repeat} turns each")
+    floor_ms = 1000 * gflop / rate
+    print(f"floor: the products alone at the sgemm rate take {floor_ms:.1f} ms, "
+          f"{floor_ms / best['torch']:.2f}× torch's best trace ({floor_ms / med['torch']:.2f}× "
+          "its median): no trace of these fields in float32 can be faster")
 
 
 def blas_info() -> dict:
