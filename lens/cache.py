@@ -10,11 +10,12 @@ Three things matter when a class arrives at once:
   Event) instead of computing it again. An exception is re-raised to every waiter and nothing
   is cached, so the next call tries again; if the computing thread is stopped instead (a
   BaseException such as Streamlit's rerun), one of the waiters computes the key.
-- **A bound on computations in flight.** Caches may share a `ComputeGate` (a semaphore): at
-  most `limit` computations run at once across them, so a burst of different settings cannot
-  multiply memory. Only *leaf* computations (that ask no other gated cache) should be gated;
-  a thread that already holds the gate re-enters it without waiting, so a gated compute that
-  calls another gated cache does not deadlock on itself.
+- **A bound on computations in flight.** Caches may share a `ComputeGate`: at most `limit`
+  computations run at once across them, so a burst of different settings cannot multiply
+  memory or split the cores many ways, plus `quick` short ones beside them, so a small one does
+  not wait seconds for a long one to end. Only *leaf* computations (that ask no other gated
+  cache) should be gated; a thread that holds the gate re-enters it without waiting, so a
+  gated compute that calls another gated cache does not deadlock on itself.
 - **Bounded by entries and by bytes, with pinned keys.** A pinned key (the class's shared
   default trace) is never evicted; the others go least recently used first while there are
   more than `max_entries` or more than `max_bytes` (as measured by `sizeof`). A value larger
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
+import math
 import threading
 import time
 import weakref
@@ -188,34 +191,72 @@ class Held:
 
 
 class ComputeGate:
-    """At most `limit` computations at once (a semaphore), re-entrant per thread; counts the
-    most that ever ran at once (`peak`) for tests and benchmarks."""
+    """At most `limit` computations at once, and beside them at most `quick` more, each
+    predicted to take at most `quick_s` seconds: a short computation does not wait for a long
+    one to end (a learner's own small trace behind a trace at the heaviest settings, seconds
+    long). Re-entrant per thread; counts the most that ever ran at once (`peak`).
 
-    def __init__(self, limit: int) -> None:
+    Who takes which slot (`_slot_for`): a short computation takes a quick one when free, else
+    one of the `limit` slots if no long computation waits for it; long ones take the `limit`
+    slots in the order they came. So a long computation waits only for those running, never
+    for a stream of short ones (not starved), and at most `limit + quick` computations share
+    the cores, the quick ones costing the long one at most `quick_s` seconds each."""
+
+    def __init__(self, limit: int, quick: int = 0, quick_s: float = 0.0) -> None:
         self.limit = limit
-        self._slots = threading.BoundedSemaphore(limit)
+        self.quick = quick
+        self.quick_s = quick_s
+        self._cond = threading.Condition()
         self._held = threading.local()
-        self._lock = threading.Lock()
-        self.running = 0
+        self._tickets = itertools.count()
+        self._long_line: list[int] = []  # tickets of the long computations waiting, in order
+        self.running = 0  # computations running, in either kind of slot
+        self.running_quick = 0  # of which in quick slots
         self.peak = 0
 
+    def _slot_for(self, ticket: int, short: bool) -> str | None:
+        """"quick", "limit" or None (wait) for the computation `ticket`."""
+        limit_free = self.running - self.running_quick < self.limit
+        if short:
+            if self.running_quick < self.quick:
+                return "quick"
+            return "limit" if limit_free and not self._long_line else None
+        return "limit" if limit_free and self._long_line[0] == ticket else None
+
     @contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self, seconds: float = math.inf) -> Iterator[None]:
+        """Hold a slot for a computation predicted to take `seconds` (unknown: long)."""
         depth = getattr(self._held, "depth", 0)
+        kind = None
         if depth == 0:
-            self._slots.acquire()
-            with self._lock:
-                self.running += 1
-                self.peak = max(self.peak, self.running)
+            kind = self._acquire(seconds <= self.quick_s)
         self._held.depth = depth + 1
         try:
             yield
         finally:
             self._held.depth = depth
-            if depth == 0:
-                with self._lock:
+            if kind is not None:
+                with self._cond:
                     self.running -= 1
-                self._slots.release()
+                    self.running_quick -= kind == "quick"
+                    self._cond.notify_all()
+
+    def _acquire(self, short: bool) -> str:
+        with self._cond:
+            ticket = next(self._tickets)
+            if not short:
+                self._long_line.append(ticket)
+            try:
+                while (kind := self._slot_for(ticket, short)) is None:
+                    self._cond.wait()
+            finally:
+                if not short:
+                    self._long_line.remove(ticket)
+                    self._cond.notify_all()  # a short one may now take a free limit slot
+            self.running += 1
+            self.running_quick += kind == "quick"
+            self.peak = max(self.peak, self.running)
+            return kind
 
 
 class _InFlight:
@@ -261,9 +302,11 @@ class LRUCache(Generic[V]):
         """Bytes held, as `sizeof` measured each value when it was stored."""
         return sum(self._sizes.values())
 
-    def get_or_compute(self, key: Hashable, compute: Callable[[], V]) -> V:
+    def get_or_compute(self, key: Hashable, compute: Callable[[], V],
+                       seconds: float = math.inf) -> V:
         """The cached value for `key`; when missing, computed once (outside the cache's lock)
-        by the first caller while any other caller of the same key waits for that result."""
+        by the first caller while any other caller of the same key waits for that result.
+        `seconds`: the computation's predicted time, for the gate (unknown: long)."""
         while True:
             with self._lock:
                 if key in self._items:
@@ -287,7 +330,7 @@ class LRUCache(Generic[V]):
             if self._gate is None:
                 value = compute()
             else:
-                with self._gate.slot():
+                with self._gate.slot(seconds):
                     value = compute()
         except BaseException as err:
             with self._lock:

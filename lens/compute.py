@@ -57,16 +57,16 @@ MAX_DERIVED_BYTES = 256 * 2**20  # a rollout at 1,024 tokens is 8 MB
 MAX_PAYLOADS = 16  # explorer payloads (≤ 4 MB each: explorer.MAX_BYTES) kept per server
 MAX_PICTURES = 400  # rendered PNGs kept per server, within MAX_PICTURE_BYTES
 MAX_PICTURE_BYTES = 128 * 2**20  # a heatmap is 20–200 kB
-# Weights or forward passes computed at once (each may take hundreds of MB); the environment
-# variable is for measuring other limits with benchmarks/load.py.
-MAX_COMPUTES = int(os.environ.get("ENCODER_LENS_MAX_COMPUTES", "1"))
+# Weights or forward passes computed at once, plus short ones (≤ 1 s: d_model ≤ 512) beside
+MAX_COMPUTES = int(os.environ.get("ENCODER_LENS_MAX_COMPUTES", "1"))  # variables: to measure
+QUICK_COMPUTES, QUICK_COMPUTE_S = int(os.environ.get("ENCODER_LENS_QUICK_COMPUTES", "1")), 1.0
 DISPLAY_SIDE = 512  # the original upload is shown at most this large
 
 
 @st.cache_resource(show_spinner=False)
 def _caches() -> dict[str, LRUCache]:
     return_freed_memory()  # once per process, before the first trace (lens.admission)
-    gate = ComputeGate(MAX_COMPUTES)  # weights and traces are leaf computations: one gate
+    gate = ComputeGate(MAX_COMPUTES, quick=QUICK_COMPUTES, quick_s=QUICK_COMPUTE_S)  # leaves
     return {"images": LRUCache(MAX_IMAGES),
             "params": LRUCache(MAX_PARAMS, max_bytes=MEMORY_BUDGET, gate=gate),
             "traces": LRUCache(MAX_TRACES, max_bytes=MEMORY_BUDGET, gate=gate,
@@ -196,20 +196,21 @@ def params_key(cfg: EncoderConfig) -> tuple:
 def random_params(cfg: EncoderConfig) -> EncoderParams:
     """Seeded random weights, cached by what determines them; the same object for everyone
     while anyone holds it."""
-    return _shared("params", params_key(cfg), lambda: init_params(cfg))
+    return _shared("params", params_key(cfg), lambda: init_params(cfg), cost.params_cost(cfg))
 
 
 def trace_for(image_key: str, image: np.ndarray, cfg: EncoderConfig, params: EncoderParams,
               weights: str) -> EncoderTrace:
     """The forward pass, once per (image, configuration, weights), shared across sessions:
     from the cache, or — dropped from it but still used by a page — the one held."""
-    return _shared("traces", (image_key, cfg, weights), lambda: encode(image, cfg, params))
+    return _shared("traces", (image_key, cfg, weights), lambda: encode(image, cfg, params),
+                   cost.trace_cost(cfg))
 
 
-def _shared(kind: str, key: Hashable, compute: Callable[[], object]) -> object:
+def _shared(kind: str, key: Hashable, compute: Callable[[], object], c: cost.Cost) -> object:
     value = held()[kind].get(key)
     if value is None:
-        value = caches()[kind].get_or_compute(key, compute)
+        value = caches()[kind].get_or_compute(key, compute, c.seconds)
         held()[kind].put(key, value)
     return value
 

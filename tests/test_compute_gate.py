@@ -1,0 +1,144 @@
+"""lens.cache.ComputeGate's quick slots: a short computation does not wait for a long one to
+end, a long one is never starved by short ones, and the bound on computations holds."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from lens.cache import ComputeGate, LRUCache
+
+JOIN_S = 30  # bounded waits: a deadlock fails the test instead of hanging it
+LONG_S, SHORT_S = 6.0, 0.1  # predicted seconds: a trace at the heaviest settings, a small one
+
+
+def wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + JOIN_S
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never came true"
+        time.sleep(0.005)
+
+
+class Holder:
+    """A thread that takes a gate slot for `seconds` and holds it until released."""
+
+    def __init__(self, gate: ComputeGate, seconds: float, started: list[str], name: str):
+        self.release = threading.Event()
+        self.inside = threading.Event()
+
+        def body() -> None:
+            with gate.slot(seconds):
+                started.append(name)
+                self.inside.set()
+                assert self.release.wait(JOIN_S)
+
+        self.thread = threading.Thread(target=body, daemon=True)
+        self.thread.start()
+
+    def finish(self) -> None:
+        self.release.set()
+        self.thread.join(JOIN_S)
+        assert not self.thread.is_alive()
+
+
+def test_a_short_computation_runs_while_a_long_one_holds_the_only_slot():
+    gate = ComputeGate(1, quick=1, quick_s=1.0)
+    started: list[str] = []
+    long = Holder(gate, LONG_S, started, "long")
+    assert long.inside.wait(JOIN_S)
+    short = Holder(gate, SHORT_S, started, "short")
+    assert short.inside.wait(JOIN_S), "the short computation waited for the long one"
+    assert gate.running == 2 and gate.running_quick == 1
+    short.finish()
+    long.finish()
+    assert gate.running == 0 and gate.peak == 2
+
+
+def test_without_quick_slots_the_short_one_waits_for_the_long_one():
+    """The test above can fail: with no quick slot the short computation waits."""
+    gate = ComputeGate(1, quick=0, quick_s=1.0)
+    started: list[str] = []
+    long = Holder(gate, LONG_S, started, "long")
+    assert long.inside.wait(JOIN_S)
+    short = Holder(gate, SHORT_S, started, "short")
+    assert not short.inside.wait(0.3)
+    long.finish()
+    assert short.inside.wait(JOIN_S)
+    short.finish()
+    assert started == ["long", "short"] and gate.peak == 1
+
+
+def test_a_long_computation_is_not_starved_by_short_ones():
+    """Short ones keep arriving while a long one waits: they wait for the quick slot rather
+    than take the limit slot the long one waits for, which it gets as soon as it frees."""
+    gate = ComputeGate(1, quick=1, quick_s=1.0)
+    started: list[str] = []
+    first = Holder(gate, LONG_S, started, "long 1")
+    assert first.inside.wait(JOIN_S)
+    second = Holder(gate, LONG_S, started, "long 2")
+    wait_until(lambda: len(gate._long_line) == 1)
+    quick = Holder(gate, SHORT_S, started, "short 1")
+    assert quick.inside.wait(JOIN_S)
+    later = Holder(gate, SHORT_S, started, "short 2")  # both slots busy: it waits
+    assert not later.inside.wait(0.2)
+    first.finish()
+    assert second.inside.wait(JOIN_S)
+    assert not later.inside.is_set()  # the freed limit slot went to the long one
+    quick.finish()
+    assert later.inside.wait(JOIN_S)
+    later.finish()
+    second.finish()
+    assert started == ["long 1", "short 1", "long 2", "short 2"]
+    assert gate.peak == 2 and gate.running == 0
+
+
+def test_long_ones_take_the_limit_slot_in_the_order_they_came():
+    gate = ComputeGate(1, quick=1, quick_s=1.0)
+    started: list[str] = []
+    first = Holder(gate, LONG_S, started, "long 0")
+    assert first.inside.wait(JOIN_S)
+    waiting = []
+    for i in range(1, 4):
+        waiting.append(Holder(gate, LONG_S, started, f"long {i}"))
+        wait_until(lambda i=i: len(gate._long_line) == i)
+    first.finish()
+    for holder in waiting:
+        assert holder.inside.wait(JOIN_S)
+        holder.finish()
+    assert started == [f"long {i}" for i in range(4)]
+
+
+@pytest.mark.parametrize("quick", [0, 1, 2])
+def test_many_short_and_long_computations_stay_within_limit_plus_quick(quick):
+    gate = ComputeGate(1, quick=quick, quick_s=1.0)
+    cache: LRUCache[int] = LRUCache(64, gate=gate)
+    lock = threading.Lock()
+    running = {"long": 0, "all": 0}
+    peak = {"long": 0, "all": 0}
+
+    def compute(long: bool) -> int:
+        with lock:
+            running["all"] += 1
+            running["long"] += long
+            peak["all"] = max(peak["all"], running["all"])
+            peak["long"] = max(peak["long"], running["long"])
+        time.sleep(0.02)
+        with lock:
+            running["all"] -= 1
+            running["long"] -= long
+        return 1
+
+    threads = [threading.Thread(target=lambda i=i: cache.get_or_compute(
+        i, lambda: compute(i % 3 == 0), LONG_S if i % 3 == 0 else SHORT_S)) for i in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(JOIN_S)
+    assert not any(t.is_alive() for t in threads)
+    assert peak["long"] == 1  # long ones never share the limit slot
+    assert 1 <= peak["all"] <= 1 + quick
+    assert gate.peak == peak["all"] and gate.running == 0 and gate.running_quick == 0
+    assert cache.misses == 24
