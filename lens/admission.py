@@ -3,7 +3,8 @@ computes anything new, so heavy settings wait their turn instead of sinking the 
 
 A page run asks for the bytes its new work will take (the traces, weights and derived
 quantities not yet held: `lens.compute.run_cost`, from the core's formula `encoder_core.cost`)
-and holds them until it ends. A run holds one reservation for all of its work, taken before it
+and holds them until it ends, less what it computed and now holds (`settle`: counted as held
+from then on, not twice). A run holds one reservation for all of its work, taken before it
 computes anything, so no run ever waits while holding memory another run waits for (no
 deadlock). A request larger than the whole budget is refused at once (`TooHeavyError`), since
 it could never fit.
@@ -86,6 +87,7 @@ class Request:
     overtaken: int = 0  # requests granted while this one waited that delayed it
     beside: list[Request] = field(default_factory=list)  # granted while it waited
     running: bool = False
+    settled: int = 0  # bytes of `need` now held (counted by `in_use`), no longer reserved
 
     def beside_bytes(self) -> int:
         """Bytes reserved by the requests granted while this one waited, still running."""
@@ -179,6 +181,7 @@ class MemoryBudget:
         self._tickets = itertools.count()
         self._waiting: list[Request] = []  # the line, in the order the requests came
         self._running: dict[int, Request] = {}
+        self._mine = threading.local()  # the request the current thread's run holds
         self.reserved = 0
         self.peak = 0  # the most ever reserved at once
         self.granted: list[int] = []  # tickets in the order they were granted (tests)
@@ -217,14 +220,32 @@ class MemoryBudget:
                 self._cond.notify_all()  # one behind it may now start
                 raise
             self._grant(request)
+        self._mine.request = request
         try:
             yield request.ticket
         finally:
+            self._mine.request = None
             with self._cond:
                 del self._running[request.ticket]
                 request.running = False
-                self.reserved -= request.need
+                self.reserved -= request.need - request.settled
                 self._cond.notify_all()
+
+    def settle(self, n_bytes: int) -> None:
+        """`n_bytes` of what the current thread's run reserved are now held (a trace or weights
+        it computed, counted by `in_use` from now on): they leave its reservation, so as not
+        to be counted twice. Without this a heavy run's trace, reserved and then held, took
+        twice its bytes until the page ended, and every run that came meanwhile waited for
+        it (issue 39). The rest of the reservation (the computation's temporaries, what the
+        page derives) stays until the run ends. Outside a reservation: nothing."""
+        request = getattr(self._mine, "request", None)
+        if request is None:
+            return
+        with self._cond:
+            part = max(0, min(int(n_bytes), request.need - request.settled))
+            request.settled += part
+            self.reserved -= part
+            self._cond.notify_all()  # what now fits may start
 
     def _free(self) -> int:
         return self.limit - self.reserved - self._in_use()

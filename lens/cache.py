@@ -179,6 +179,11 @@ class Held:
             self._refs[key] = weakref.ref(value, gone)
             self._sizes[key] = size
 
+    def bytes_of(self, key: Hashable) -> int:
+        """Bytes of the value held under `key` (0: none)."""
+        with self._lock:
+            return self._sizes.get(key, 0)
+
     @property
     def total_bytes(self) -> int:
         """Bytes of the values held now."""
@@ -191,16 +196,11 @@ class Held:
 
 
 class ComputeGate:
-    """At most `limit` computations at once, and beside them at most `quick` more, each
-    predicted to take at most `quick_s` seconds: a short computation does not wait for a long
-    one to end (a learner's own small trace behind a trace at the heaviest settings, seconds
-    long). Re-entrant per thread; counts the most that ever ran at once (`peak`).
-
-    Who takes which slot (`_slot_for`): a short computation takes a quick one when free, else
-    one of the `limit` slots if no long computation waits for it; long ones take the `limit`
-    slots in the order they came. So a long computation waits only for those running, never
-    for a stream of short ones (not starved), and at most `limit + quick` computations share
-    the cores, the quick ones costing the long one at most `quick_s` seconds each."""
+    """At most `limit` computations at once, plus `quick` predicted to take ≤ `quick_s` s each:
+    a short one does not wait for a long one to end (a learner's small trace behind one at the
+    heaviest settings). A short one takes a quick slot when free, else a `limit` slot if no
+    long one waits; long ones take the `limit` slots in the order they came (never starved by
+    short ones). Re-entrant per thread; `peak`: the most that ever ran at once."""
 
     def __init__(self, limit: int, quick: int = 0, quick_s: float = 0.0) -> None:
         self.limit = limit

@@ -57,8 +57,7 @@ MAX_DERIVED_BYTES = 256 * 2**20  # a rollout at 1,024 tokens is 8 MB
 MAX_PAYLOADS = 16  # explorer payloads (≤ 4 MB each: explorer.MAX_BYTES) kept per server
 MAX_PICTURES = 400  # rendered PNGs kept per server, within MAX_PICTURE_BYTES
 MAX_PICTURE_BYTES = 128 * 2**20  # a heatmap is 20–200 kB
-# Weights or forward passes computed at once, plus short ones (≤ 1 s: d_model ≤ 512) beside
-MAX_COMPUTES = int(os.environ.get("ENCODER_LENS_MAX_COMPUTES", "1"))  # variables: to measure
+MAX_COMPUTES = int(os.environ.get("ENCODER_LENS_MAX_COMPUTES", "1"))  # + quick ones: lens.cache
 QUICK_COMPUTES, QUICK_COMPUTE_S = int(os.environ.get("ENCODER_LENS_QUICK_COMPUTES", "1")), 1.0
 DISPLAY_SIDE = 512  # the original upload is shown at most this large
 
@@ -212,6 +211,7 @@ def _shared(kind: str, key: Hashable, compute: Callable[[], object], c: cost.Cos
     if value is None:
         value = caches()[kind].get_or_compute(key, compute, c.seconds)
         held()[kind].put(key, value)
+        budget().settle(held()[kind].bytes_of(key))  # held now: not reserved too
     return value
 
 

@@ -301,6 +301,45 @@ def test_what_is_held_outside_reservations_counts_and_caches_are_asked_to_make_r
     assert err.value.limit == 2 * GB - GB // 4
 
 
+def test_what_a_run_now_holds_leaves_its_reservation_and_is_counted_once():
+    """A run reserves its trace, computes it and holds it: from then on the trace is in
+    `in_use`, and settling takes it out of the reservation, so another run fits beside it.
+    Counted twice (reserved and held), the other run waited for the whole first one."""
+    held = {"a": 0}
+    budget = MemoryBudget(3 * GB, in_use=lambda: sum(held.values()), clock=FakeClock())
+    log: list[str] = []
+    computed, settle = threading.Event(), threading.Event()
+    done = threading.Event()
+
+    def first() -> None:
+        with budget.reserve(2 * GB):
+            held["a"] = 3 * GB // 2  # the trace it computed, now held
+            computed.set()
+            assert settle.wait(WAIT_S)
+            budget.settle(3 * GB // 2)
+            budget.settle(GB)  # more than is left: only the rest (0.5 GiB) leaves
+            log.append("first settled")
+            assert done.wait(WAIT_S)
+        held["a"] = 0  # the page ended and dropped it
+
+    a = threading.Thread(target=first, daemon=True)
+    a.start()
+    assert computed.wait(WAIT_S)
+    b = Runner(budget, "second", 4 * GB // 5, 1.0, log)
+    until(lambda: waiting(budget, 1), "the second run to wait")
+    assert not b.admitted.wait(0.2)  # 2 reserved + 1.5 held + 0.8 > 3: it waits
+    settle.set()
+    assert b.admitted.wait(WAIT_S)  # 0 reserved + 1.5 held + 0.8 ≤ 3: it starts
+    assert log == ["first settled", "second"]
+    assert budget.reserved == 4 * GB // 5
+    done.set()
+    a.join(WAIT_S)
+    b.release()
+    assert budget.reserved == 0
+    budget.settle(GB)  # a thread outside any reservation settles nothing
+    assert budget.reserved == 0
+
+
 def test_freed_memory_goes_back_to_the_system_on_this_machine():
     from lens.admission import return_freed_memory
 

@@ -28,6 +28,11 @@ class Recording(MemoryBudget):
         super().__init__(limit)
         self.asked: list[int] = []
         self.told: list[Queue] = []
+        self.settled: list[tuple[int, int]] = []  # (bytes settled, reserved after)
+
+    def settle(self, n_bytes: int) -> None:
+        super().settle(n_bytes)
+        self.settled.append((n_bytes, self.reserved))
 
     def reserve(self, need, seconds=0.0, *, on_wait=None, poll_s=0.5):
         self.asked.append(need)
@@ -145,6 +150,24 @@ def test_what_is_held_costs_nothing_again(budget):
     at.run()
     assert_clean(at)
     assert b.asked == []  # the trace and its weights are held: nothing to reserve
+
+
+def test_what_a_run_computed_leaves_its_reservation_once_held(budget, request):
+    """The page run's new weights and trace, once computed and held, are settled: out of its
+    reservation (they count as held), so the run does not take their bytes twice."""
+    b = budget(compute.MEMORY_BUDGET)
+    seed = fresh_seed(request)
+    at = new_app(seed=seed)
+    at.run()
+    assert_clean(at)
+    cfg = Settings(seed=int(seed)).to_config()
+    params = compute.held()["params"].bytes_of(compute.params_key(cfg))
+    assert len(b.asked) == 1 and params > 0
+    assert [n for n, _ in b.settled][:1] == [params]  # the weights, then the trace
+    assert len(b.settled) == 2 and b.settled[1][0] > 0
+    # what stayed reserved: the computation's temporaries and what the page derives
+    assert b.settled[1][1] == b.asked[0] - params - b.settled[1][0] > 0
+    assert b.reserved == 0
 
 
 def test_compare_reserves_its_variants_before_it_computes(budget, request):
