@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -79,6 +80,8 @@ def torch_trace(image, params, cfg):  # noqa: ANN001, ANN201 (torch types stay i
     from encoder_core import positional_encoding  # noqa: PLC0415
 
     P, h, eps = cfg.patch_size, cfg.n_heads, cfg.ln_eps
+    # our weights are read-only arrays; torch only reads them here (copying would time copies)
+    warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
     t = torch.from_numpy
     img = t(np.array(image, dtype=np.float32))  # [S, S, C]
     g = img.shape[0] // P
