@@ -44,11 +44,17 @@ class Holder:
         assert not self.thread.is_alive()
 
 
+def entered(gate: ComputeGate, seconds: float, started: list[str], name: str) -> Holder:
+    """A Holder that got its slot."""
+    holder = Holder(gate, seconds, started, name)
+    assert holder.inside.wait(JOIN_S), f"{name} never got a slot"
+    return holder
+
+
 def test_a_short_computation_runs_while_a_long_one_holds_the_only_slot():
     gate = ComputeGate(1, quick=1, quick_s=1.0)
     started: list[str] = []
-    long = Holder(gate, LONG_S, started, "long")
-    assert long.inside.wait(JOIN_S)
+    long = entered(gate, LONG_S, started, "long")
     short = Holder(gate, SHORT_S, started, "short")
     assert short.inside.wait(JOIN_S), "the short computation waited for the long one"
     assert gate.running == 2 and gate.running_quick == 1
@@ -61,8 +67,7 @@ def test_without_quick_slots_the_short_one_waits_for_the_long_one():
     """The test above can fail: with no quick slot the short computation waits."""
     gate = ComputeGate(1, quick=0, quick_s=1.0)
     started: list[str] = []
-    long = Holder(gate, LONG_S, started, "long")
-    assert long.inside.wait(JOIN_S)
+    long = entered(gate, LONG_S, started, "long")
     short = Holder(gate, SHORT_S, started, "short")
     assert not short.inside.wait(0.3)
     long.finish()
@@ -76,12 +81,10 @@ def test_a_long_computation_is_not_starved_by_short_ones():
     than take the limit slot the long one waits for, which it gets as soon as it frees."""
     gate = ComputeGate(1, quick=1, quick_s=1.0)
     started: list[str] = []
-    first = Holder(gate, LONG_S, started, "long 1")
-    assert first.inside.wait(JOIN_S)
+    first = entered(gate, LONG_S, started, "long 1")
     second = Holder(gate, LONG_S, started, "long 2")
     wait_until(lambda: len(gate._long_line) == 1)
-    quick = Holder(gate, SHORT_S, started, "short 1")
-    assert quick.inside.wait(JOIN_S)
+    quick = entered(gate, SHORT_S, started, "short 1")
     later = Holder(gate, SHORT_S, started, "short 2")  # both slots busy: it waits
     assert not later.inside.wait(0.2)
     first.finish()
@@ -98,8 +101,7 @@ def test_a_long_computation_is_not_starved_by_short_ones():
 def test_long_ones_take_the_limit_slot_in_the_order_they_came():
     gate = ComputeGate(1, quick=1, quick_s=1.0)
     started: list[str] = []
-    first = Holder(gate, LONG_S, started, "long 0")
-    assert first.inside.wait(JOIN_S)
+    first = entered(gate, LONG_S, started, "long 0")
     waiting = []
     for i in range(1, 4):
         waiting.append(Holder(gate, LONG_S, started, f"long {i}"))
