@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import itertools
 import math
 import threading
 import time
@@ -208,20 +207,19 @@ class ComputeGate:
         self.quick_s = quick_s
         self._cond = threading.Condition()
         self._held = threading.local()
-        self._tickets = itertools.count()
-        self._long_line: list[int] = []  # tickets of the long computations waiting, in order
+        self._long_line: list[object] = []  # the long computations waiting, in order
         self.running = 0  # computations running, in either kind of slot
         self.running_quick = 0  # of which in quick slots
         self.peak = 0
 
-    def _slot_for(self, ticket: int, short: bool) -> str | None:
-        """"quick", "limit" or None (wait) for the computation `ticket`."""
+    def _slot_for(self, me: object, short: bool) -> str | None:
+        """"quick", "limit" or None (wait) for the computation `me`."""
         limit_free = self.running - self.running_quick < self.limit
         if short:
             if self.running_quick < self.quick:
                 return "quick"
             return "limit" if limit_free and not self._long_line else None
-        return "limit" if limit_free and self._long_line[0] == ticket else None
+        return "limit" if limit_free and self._long_line[0] is me else None
 
     @contextmanager
     def slot(self, seconds: float = math.inf) -> Iterator[None]:
@@ -243,15 +241,15 @@ class ComputeGate:
 
     def _acquire(self, short: bool) -> str:
         with self._cond:
-            ticket = next(self._tickets)
+            me = object()
             if not short:
-                self._long_line.append(ticket)
+                self._long_line.append(me)
             try:
-                while (kind := self._slot_for(ticket, short)) is None:
+                while (kind := self._slot_for(me, short)) is None:
                     self._cond.wait()
             finally:
                 if not short:
-                    self._long_line.remove(ticket)
+                    self._long_line.remove(me)
                     self._cond.notify_all()  # a short one may now take a free limit slot
             self.running += 1
             self.running_quick += kind == "quick"

@@ -193,9 +193,8 @@ def params_key(cfg: EncoderConfig) -> tuple:
 
 
 def random_params(cfg: EncoderConfig) -> EncoderParams:
-    """Seeded random weights, cached by what determines them; the same object for everyone
-    while anyone holds it."""
-    return _shared("params", params_key(cfg), lambda: init_params(cfg), cost.params_cost(cfg))
+    """Seeded random weights, cached by what determines them; one object while anyone holds it."""
+    return _shared("params", params_key(cfg), lambda: init_params(cfg), cost.params_cost, cfg)
 
 
 def trace_for(image_key: str, image: np.ndarray, cfg: EncoderConfig, params: EncoderParams,
@@ -203,13 +202,14 @@ def trace_for(image_key: str, image: np.ndarray, cfg: EncoderConfig, params: Enc
     """The forward pass, once per (image, configuration, weights), shared across sessions:
     from the cache, or — dropped from it but still used by a page — the one held."""
     return _shared("traces", (image_key, cfg, weights), lambda: encode(image, cfg, params),
-                   cost.trace_cost(cfg))
+                   cost.trace_cost, cfg)
 
 
-def _shared(kind: str, key: Hashable, compute: Callable[[], object], c: cost.Cost) -> object:
+def _shared(kind: str, key: Hashable, compute: Callable[[], object],
+            predict: Callable[[EncoderConfig], cost.Cost], cfg: EncoderConfig) -> object:
     value = held()[kind].get(key)
-    if value is None:
-        value = caches()[kind].get_or_compute(key, compute, c.seconds)
+    if value is None:  # only now its predicted seconds, for the compute gate
+        value = caches()[kind].get_or_compute(key, compute, predict(cfg).seconds)
         held()[kind].put(key, value)
         budget().settle(held()[kind].bytes_of(key))  # held now: not reserved too
     return value
