@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.core_trace [--repeat 30]          # ours vs torch, interleaved
     .venv/bin/python -m benchmarks.core_trace --ab OLD_TREE NEW_TREE --rounds 4 [--cpu]
     .venv/bin/python -m benchmarks.core_trace --ab OLD_TREE NEW_TREE --one-process --rounds 200
+    .venv/bin/python -m benchmarks.core_trace --first-touch       # page faults: what they cost
 
 `encode` at the defaults (196 tokens, d_model 512, 8 heads, 6 layers, d_ff 2048, post-norm,
 ReLU) keeps every intermediate. `torch_trace` computes the same fields with torch on as many
@@ -19,6 +20,10 @@ how a change of the core moved it; with `--one-process`, both cores in one proce
 (`core0`, `core1`): the steadier comparison (in separate processes the per-process medians
 of one commit ranged from 73 to 106 ms on a quiet machine: each process lays out its heap
 its own way).
+With `--first-touch`, `encode` alone in two fresh processes: with glibc's defaults (freed
+memory goes back to the system, so each trace's new arrays fault in fresh pages) and with the
+heap kept (`KEPT_HEAP`: nothing returned, the next trace reuses the last one's pages): the
+minor page faults per trace and what they cost.
 Figures, not pass/fail. Torch is a benchmark-only import.
 """
 
@@ -28,6 +33,7 @@ import argparse
 import functools
 import importlib.util
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,6 +52,8 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import numpy as np  # noqa: E402 (after the variable above)
 
 ROOT = Path(__file__).resolve().parent.parent
+# glibc tunables that keep freed memory in the process (trim 1 GiB, mmap 256 MiB): `--first-touch`
+KEPT_HEAP = "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=268435456"
 
 
 def times_ms(fns: dict[str, Callable[[], object]], repeat: int,
@@ -154,6 +162,48 @@ def ours_only(repeat: int, cpu: bool = False) -> list[float]:
     return times_ms({"ours": lambda: encode(image, cfg, params)}, repeat, clock)["ours"]
 
 
+def minor_faults() -> int:
+    """This process's minor page faults so far (a first touch of a fresh page)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def ours_faults(repeat: int) -> tuple[list[float], list[int]]:
+    """`encode` at the defaults, `repeat` calls after one warm-up: wall ms and minor page
+    faults of each."""
+    import encoder_core  # noqa: PLC0415
+    from encoder_core import encode  # noqa: PLC0415
+
+    cfg, params, image = defaults(encoder_core)
+    encode(image, cfg, params)
+    ms, faults = [], []
+    for _ in range(repeat):
+        f0, t0 = minor_faults(), time.perf_counter()
+        encode(image, cfg, params)
+        ms.append(1000 * (time.perf_counter() - t0))
+        faults.append(minor_faults() - f0)
+    return ms, faults
+
+
+def first_touch(repeat: int, rounds: int) -> None:
+    """`ours_faults` in fresh processes, glibc's defaults and the heap kept, in turns."""
+    runs: dict[str, tuple[list[float], list[int]]] = {}
+    for _ in range(rounds):
+        for label, tunables in (("glibc's defaults", ""), ("heap kept", KEPT_HEAP)):
+            env = {**os.environ, "GLIBC_TUNABLES": tunables}
+            cmd = [sys.executable, "-m", "benchmarks.core_trace", "--only-ours", "--faults",
+                   "--repeat", str(repeat)]
+            out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                                 check=True).stdout.split("\n")
+            ms, faults = runs.setdefault(label, ([], []))
+            ms += [float(v) for v in out[0].split()]
+            faults += [int(v) for v in out[1].split()]
+    for label, (ms, faults) in runs.items():
+        f = statistics.median(faults)
+        print(f"{label:17} median {statistics.median(ms):6.1f} ms  min {min(ms):6.1f} ms  "
+              f"{f:7.0f} minor faults per trace ({f * resource.getpagesize() / 2**20:.0f} MiB "
+              f"of fresh pages); {len(ms)} calls in {rounds} processes")
+
+
 def against_torch(repeat: int) -> None:
     import torch  # noqa: PLC0415
 
@@ -246,10 +296,19 @@ def main(argv: list[str] | None = None) -> None:
                     "process, --rounds turns of one call each (e.g. --rounds 200)")
     ap.add_argument("--cpu", action="store_true", help="with --ab: CPU time, not wall time "
                     "(with OPENBLAS_NUM_THREADS=1, the steadier figure on a busy machine)")
+    ap.add_argument("--first-touch", action="store_true", help="encode alone, page faults "
+                    "per trace with glibc's defaults and with the heap kept")
     ap.add_argument("--only-ours", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--faults", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--tree", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.only_ours:
+    if args.only_ours and args.faults:
+        ms, faults = ours_faults(args.repeat)
+        print(" ".join(f"{v:.2f}" for v in ms))
+        print(" ".join(str(v) for v in faults))
+    elif args.first_touch:
+        first_touch(args.repeat, args.rounds)
+    elif args.only_ours:
         if args.tree:
             load_core(Path(args.tree))
         print(" ".join(f"{v:.2f}" for v in ours_only(args.repeat, args.cpu)))
