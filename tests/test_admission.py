@@ -19,9 +19,9 @@ from lens.admission import (
     passes_freely,
     shortfall,
 )
+from tests.support.held import WAIT_S, Held, wait_until
 
 GB = 2**30
-WAIT_S = 10  # bound on every wait of a test thread (a failure, never a hang)
 
 
 class FakeClock:
@@ -37,47 +37,24 @@ def waiting(budget: MemoryBudget, n: int) -> bool:
     return budget.queue()[1] == n
 
 
-def until(condition, what: str) -> None:
-    for _ in range(WAIT_S * 100):
-        if condition():
-            return
-        threading.Event().wait(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
+def runner(budget: MemoryBudget, name: str, need: int, seconds: float, log: list[str],
+           seen: list[Queue] | None = None) -> Held:
+    """A request in its own thread: reserve `need` bytes (its queue notices into `seen`), note
+    `name` in `log` once admitted, then hold until released."""
+    def told(q: Queue) -> None:
+        if seen is not None:
+            seen.append(q)
 
-
-class Runner:
-    """A request in its own thread: reserve, then hold until released."""
-
-    def __init__(self, budget: MemoryBudget, name: str, need: int, seconds: float,
-                 log: list[str], seen: list[Queue] | None = None) -> None:
-        self.go = threading.Event()
-        self.admitted = threading.Event()
-
-        def run() -> None:
-            def told(q: Queue) -> None:
-                if seen is not None:
-                    seen.append(q)
-
-            with budget.reserve(need, seconds, on_wait=told, poll_s=0.01):
-                log.append(name)
-                self.admitted.set()
-                assert self.go.wait(WAIT_S)
-
-        self.thread = threading.Thread(target=run, daemon=True)
-        self.thread.start()
-
-    def release(self) -> None:
-        self.go.set()
-        self.thread.join(WAIT_S)
-        assert not self.thread.is_alive()
+    return Held(lambda: budget.reserve(need, seconds, on_wait=told, poll_s=0.01),
+                lambda: log.append(name))
 
 
 def test_under_the_budget_requests_run_at_once_together():
     budget = MemoryBudget(2 * GB, clock=FakeClock())
     log: list[str] = []
-    a = Runner(budget, "a", GB, 5.0, log)
-    b = Runner(budget, "b", GB // 2, 1.0, log)
-    assert a.admitted.wait(WAIT_S) and b.admitted.wait(WAIT_S)
+    a = runner(budget, "a", GB, 5.0, log)
+    b = runner(budget, "b", GB // 2, 1.0, log)
+    assert a.entered.wait(WAIT_S) and b.entered.wait(WAIT_S)
     assert budget.reserved == GB + GB // 2 and budget.queue() == (2, 0)
     a.release()
     b.release()
@@ -89,17 +66,17 @@ def test_a_small_request_that_fits_goes_past_a_heavy_one_that_waits():
     budget = MemoryBudget(2 * GB, clock=FakeClock())
     log: list[str] = []
     seen_b: list[Queue] = []
-    a = Runner(budget, "a", 3 * GB // 2, 8.0, log)
-    assert a.admitted.wait(WAIT_S)
-    b = Runner(budget, "b", GB, 4.0, log, seen_b)  # does not fit beside a
-    until(lambda: waiting(budget, 1), "b to wait")
-    c = Runner(budget, "c", GB // 4, 1.0, log)  # fits now: it does not wait for b
-    assert c.admitted.wait(WAIT_S)
-    assert log == ["a", "c"] and not b.admitted.is_set()
+    a = runner(budget, "a", 3 * GB // 2, 8.0, log)
+    assert a.entered.wait(WAIT_S)
+    b = runner(budget, "b", GB, 4.0, log, seen_b)  # does not fit beside a
+    wait_until(lambda: waiting(budget, 1), "b to wait")
+    c = runner(budget, "c", GB // 4, 1.0, log)  # fits now: it does not wait for b
+    assert c.entered.wait(WAIT_S)
+    assert log == ["a", "c"] and not b.entered.is_set()
     assert seen_b[0] == Queue(ahead=1, seconds_ahead=8.0, waited_s=0.0)
     c.release()
     a.release()
-    assert b.admitted.wait(WAIT_S)
+    assert b.entered.wait(WAIT_S)
     assert log == ["a", "c", "b"] and budget.peak <= budget.limit
     b.release()
     assert budget.reserved == 0
@@ -109,22 +86,22 @@ def test_a_heavy_request_is_passed_at_most_max_overtakes_times_then_starts_next(
     budget = MemoryBudget(2 * GB, clock=FakeClock(), max_overtakes=2)
     log: list[str] = []
     seen_s3: list[Queue] = []
-    a = Runner(budget, "a", GB, 8.0, log)
-    assert a.admitted.wait(WAIT_S)
-    heavy = Runner(budget, "heavy", 3 * GB // 2, 6.0, log)  # waits for a
-    until(lambda: waiting(budget, 1), "heavy to wait")
+    a = runner(budget, "a", GB, 8.0, log)
+    assert a.entered.wait(WAIT_S)
+    heavy = runner(budget, "heavy", 3 * GB // 2, 6.0, log)  # waits for a
+    wait_until(lambda: waiting(budget, 1), "heavy to wait")
     for name in ("s1", "s2"):  # one after another, each goes past heavy (and delays it:
-        s = Runner(budget, name, 3 * GB // 4, 0.5, log)  # 1.5 + 0.75 GiB > 2 GiB)
-        assert s.admitted.wait(WAIT_S)
+        s = runner(budget, name, 3 * GB // 4, 0.5, log)  # 1.5 + 0.75 GiB > 2 GiB)
+        assert s.entered.wait(WAIT_S)
         s.release()
-    s3 = Runner(budget, "s3", 3 * GB // 4, 0.5, log, seen_s3)  # fits; heavy was delayed twice
-    until(lambda: seen_s3, "s3 to be told")
-    assert not s3.admitted.is_set() and log == ["a", "s1", "s2"]
+    s3 = runner(budget, "s3", 3 * GB // 4, 0.5, log, seen_s3)  # fits; heavy was delayed twice
+    wait_until(lambda: seen_s3, "s3 to be told")
+    assert not s3.entered.is_set() and log == ["a", "s1", "s2"]
     assert seen_s3[0].ahead == 2 and seen_s3[0].seconds_ahead == 14.0  # a runs, heavy waits
     a.release()
-    assert heavy.admitted.wait(WAIT_S)
+    assert heavy.entered.wait(WAIT_S)
     heavy.release()  # s3 does not fit beside heavy: it starts after it
-    assert s3.admitted.wait(WAIT_S)
+    assert s3.entered.wait(WAIT_S)
     assert log == ["a", "s1", "s2", "heavy", "s3"]
     assert budget.peak <= budget.limit
     s3.release()
@@ -134,15 +111,15 @@ def test_a_heavy_request_is_passed_at_most_max_overtakes_times_then_starts_next(
 def test_requests_that_fit_start_in_the_order_they_came():
     budget = MemoryBudget(2 * GB, clock=FakeClock())
     log: list[str] = []
-    a = Runner(budget, "a", 2 * GB, 1.0, log)
-    assert a.admitted.wait(WAIT_S)
+    a = runner(budget, "a", 2 * GB, 1.0, log)
+    assert a.entered.wait(WAIT_S)
     runners = []
     for n, name in enumerate("bcd"):
-        runners.append(Runner(budget, name, GB // 2, 1.0, log))
-        until(lambda n=n: waiting(budget, n + 1), f"{name} to wait")
+        runners.append(runner(budget, name, GB // 2, 1.0, log))
+        wait_until(lambda n=n: waiting(budget, n + 1), f"{name} to wait")
     a.release()
     for r in runners:
-        assert r.admitted.wait(WAIT_S)
+        assert r.entered.wait(WAIT_S)
     assert log == ["a", "b", "c", "d"]
     for r in runners:
         r.release()
@@ -155,24 +132,24 @@ def test_small_requests_that_fit_beside_a_barrier_still_go_past_it():
     soon as the run it waited for ends."""
     budget = MemoryBudget(4 * GB, clock=FakeClock(), max_overtakes=1)
     log: list[str] = []
-    a = Runner(budget, "a", 2 * GB, 8.0, log)
-    assert a.admitted.wait(WAIT_S)
-    heavy = Runner(budget, "heavy", 3 * GB, 6.0, log)  # waits for a
-    until(lambda: waiting(budget, 1), "heavy to wait")
-    mid = Runner(budget, "mid", 3 * GB // 2, 1.0, log)  # fits now; 3 + 1.5 > 4: delays heavy
-    assert mid.admitted.wait(WAIT_S)
+    a = runner(budget, "a", 2 * GB, 8.0, log)
+    assert a.entered.wait(WAIT_S)
+    heavy = runner(budget, "heavy", 3 * GB, 6.0, log)  # waits for a
+    wait_until(lambda: waiting(budget, 1), "heavy to wait")
+    mid = runner(budget, "mid", 3 * GB // 2, 1.0, log)  # fits now; 3 + 1.5 > 4: delays heavy
+    assert mid.entered.wait(WAIT_S)
     assert budget._waiting[0].overtaken == 1  # noqa: SLF001 - heavy is a barrier now
-    smalls = [Runner(budget, f"s{i}", GB // 2, 0.5, log) for i in range(3)]
-    until(lambda: waiting(budget, 4), "the small ones to wait")  # 3 + 1.5 + 0.5 > 4
+    smalls = [runner(budget, f"s{i}", GB // 2, 0.5, log) for i in range(3)]
+    wait_until(lambda: waiting(budget, 4), "the small ones to wait")  # 3 + 1.5 + 0.5 > 4
     mid.release()  # now 3 + 0.5 + 0.5 fit in 4: two small ones start beside heavy, freely
-    assert smalls[0].admitted.wait(WAIT_S) and smalls[1].admitted.wait(WAIT_S)
-    until(lambda: waiting(budget, 2), "the third small one to stay")  # it would delay heavy
+    assert smalls[0].entered.wait(WAIT_S) and smalls[1].entered.wait(WAIT_S)
+    wait_until(lambda: waiting(budget, 2), "the third small one to stay")  # it would delay heavy
     assert log == ["a", "mid", "s0", "s1"]
     assert budget._waiting[0].overtaken == 1  # noqa: SLF001 - they did not delay it
     a.release()  # heavy starts beside the two small ones
-    assert heavy.admitted.wait(WAIT_S)
+    assert heavy.entered.wait(WAIT_S)
     smalls[0].release()
-    assert smalls[2].admitted.wait(WAIT_S)
+    assert smalls[2].entered.wait(WAIT_S)
     assert log == ["a", "mid", "s0", "s1", "heavy", "s2"] and budget.peak <= budget.limit
     for r in (smalls[1], smalls[2], heavy):
         r.release()
@@ -216,12 +193,12 @@ def test_many_requests_at_random_never_exceed_the_budget_and_all_finish():
     rng = random.Random(39)
     budget = MemoryBudget(8 * GB, clock=FakeClock(), max_overtakes=3)
     log: list[str] = []
-    runners = [Runner(budget, str(i), rng.choice((GB // 4, GB // 2, 6 * GB)), 1.0, log)
+    runners = [runner(budget, str(i), rng.choice((GB // 4, GB // 2, 6 * GB)), 1.0, log)
                for i in range(24)]
     for _ in runners:  # hold each briefly, in the order they were admitted
-        until(lambda: any(x.admitted.is_set() and not x.go.is_set() for x in runners),
-              "a run to be admitted")
-        next(x for x in runners if x.admitted.is_set() and not x.go.is_set()).release()
+        wait_until(lambda: any(x.entered.is_set() and not x.released.is_set() for x in runners),
+                   "a run to be admitted")
+        next(x for x in runners if x.entered.is_set() and not x.released.is_set()).release()
     assert sorted(log, key=int) == [str(i) for i in range(24)]
     assert budget.peak <= budget.limit and budget.reserved == 0
 
@@ -231,14 +208,14 @@ def test_the_waited_time_comes_from_the_clock():
     budget = MemoryBudget(GB, clock=clock)
     log: list[str] = []
     seen: list[Queue] = []
-    a = Runner(budget, "a", GB, 3.0, log)
-    assert a.admitted.wait(WAIT_S)
-    b = Runner(budget, "b", GB, 3.0, log, seen)
-    until(lambda: seen, "b to be told")
+    a = runner(budget, "a", GB, 3.0, log)
+    assert a.entered.wait(WAIT_S)
+    b = runner(budget, "b", GB, 3.0, log, seen)
+    wait_until(lambda: seen, "b to be told")
     clock.now += 7.5
-    until(lambda: seen[-1].waited_s == 7.5, "b's notice to say 7.5 s")
+    wait_until(lambda: seen[-1].waited_s == 7.5, "b's notice to say 7.5 s")
     a.release()
-    assert b.admitted.wait(WAIT_S)
+    assert b.entered.wait(WAIT_S)
     b.release()
 
 
@@ -255,8 +232,8 @@ def test_a_request_that_could_never_fit_is_refused_at_once():
 def test_a_waiter_that_gives_up_leaves_the_queue_and_lets_the_next_in():
     budget = MemoryBudget(2 * GB, clock=FakeClock())
     log: list[str] = []
-    a = Runner(budget, "a", 2 * GB, 1.0, log)
-    assert a.admitted.wait(WAIT_S)
+    a = runner(budget, "a", 2 * GB, 1.0, log)
+    assert a.entered.wait(WAIT_S)
 
     class Stop(BaseException):  # as Streamlit stops a script run for a rerun
         pass
@@ -325,11 +302,11 @@ def test_what_a_run_now_holds_leaves_its_reservation_and_is_counted_once():
     a = threading.Thread(target=first, daemon=True)
     a.start()
     assert computed.wait(WAIT_S)
-    b = Runner(budget, "second", 4 * GB // 5, 1.0, log)
-    until(lambda: waiting(budget, 1), "the second run to wait")
-    assert not b.admitted.wait(0.2)  # 2 reserved + 1.5 held + 0.8 > 3: it waits
+    b = runner(budget, "second", 4 * GB // 5, 1.0, log)
+    wait_until(lambda: waiting(budget, 1), "the second run to wait")
+    assert not b.entered.wait(0.2)  # 2 reserved + 1.5 held + 0.8 > 3: it waits
     settle.set()
-    assert b.admitted.wait(WAIT_S)  # 0 reserved + 1.5 held + 0.8 ≤ 3: it starts
+    assert b.entered.wait(WAIT_S)  # 0 reserved + 1.5 held + 0.8 ≤ 3: it starts
     assert log == ["first settled", "second"]
     assert budget.reserved == 4 * GB // 5
     done.set()

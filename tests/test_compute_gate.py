@@ -5,61 +5,37 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 
 import pytest
 
 from lens.cache import ComputeGate, LRUCache
+from tests.support.held import WAIT_S, Held, wait_until
 
-JOIN_S = 30  # bounded waits: a deadlock fails the test instead of hanging it
 LONG_S, SHORT_S = 6.0, 0.1  # predicted seconds: a trace at the heaviest settings, a small one
 
 
-def wait_until(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + JOIN_S
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never came true"
-        time.sleep(0.005)
+def holder(gate: ComputeGate, seconds: float, started: list[str], name: str) -> Held:
+    """A thread that takes a gate slot for `seconds` (noting `name` in `started` once inside)
+    and holds it until released."""
+    return Held(lambda: gate.slot(seconds), lambda: started.append(name))
 
 
-class Holder:
-    """A thread that takes a gate slot for `seconds` and holds it until released."""
-
-    def __init__(self, gate: ComputeGate, seconds: float, started: list[str], name: str):
-        self.release = threading.Event()
-        self.inside = threading.Event()
-
-        def body() -> None:
-            with gate.slot(seconds):
-                started.append(name)
-                self.inside.set()
-                assert self.release.wait(JOIN_S)
-
-        self.thread = threading.Thread(target=body, daemon=True)
-        self.thread.start()
-
-    def finish(self) -> None:
-        self.release.set()
-        self.thread.join(JOIN_S)
-        assert not self.thread.is_alive()
-
-
-def entered(gate: ComputeGate, seconds: float, started: list[str], name: str) -> Holder:
-    """A Holder that got its slot."""
-    holder = Holder(gate, seconds, started, name)
-    assert holder.inside.wait(JOIN_S), f"{name} never got a slot"
-    return holder
+def entered(gate: ComputeGate, seconds: float, started: list[str], name: str) -> Held:
+    """A holder that got its slot."""
+    h = holder(gate, seconds, started, name)
+    assert h.entered.wait(WAIT_S), f"{name} never got a slot"
+    return h
 
 
 def test_a_short_computation_runs_while_a_long_one_holds_the_only_slot():
     gate = ComputeGate(1, quick=1, quick_s=1.0)
     started: list[str] = []
     long = entered(gate, LONG_S, started, "long")
-    short = Holder(gate, SHORT_S, started, "short")
-    assert short.inside.wait(JOIN_S), "the short computation waited for the long one"
+    short = holder(gate, SHORT_S, started, "short")
+    assert short.entered.wait(WAIT_S), "the short computation waited for the long one"
     assert gate.running == 2 and gate.running_quick == 1
-    short.finish()
-    long.finish()
+    short.release()
+    long.release()
     assert gate.running == 0 and gate.peak == 2
 
 
@@ -68,11 +44,11 @@ def test_without_quick_slots_the_short_one_waits_for_the_long_one():
     gate = ComputeGate(1, quick=0, quick_s=1.0)
     started: list[str] = []
     long = entered(gate, LONG_S, started, "long")
-    short = Holder(gate, SHORT_S, started, "short")
-    assert not short.inside.wait(0.3)
-    long.finish()
-    assert short.inside.wait(JOIN_S)
-    short.finish()
+    short = holder(gate, SHORT_S, started, "short")
+    assert not short.entered.wait(0.3)
+    long.release()
+    assert short.entered.wait(WAIT_S)
+    short.release()
     assert started == ["long", "short"] and gate.peak == 1
 
 
@@ -82,18 +58,18 @@ def test_a_long_computation_is_not_starved_by_short_ones():
     gate = ComputeGate(1, quick=1, quick_s=1.0)
     started: list[str] = []
     first = entered(gate, LONG_S, started, "long 1")
-    second = Holder(gate, LONG_S, started, "long 2")
+    second = holder(gate, LONG_S, started, "long 2")
     wait_until(lambda: len(gate._long_line) == 1)
     quick = entered(gate, SHORT_S, started, "short 1")
-    later = Holder(gate, SHORT_S, started, "short 2")  # both slots busy: it waits
-    assert not later.inside.wait(0.2)
-    first.finish()
-    assert second.inside.wait(JOIN_S)
-    assert not later.inside.is_set()  # the freed limit slot went to the long one
-    quick.finish()
-    assert later.inside.wait(JOIN_S)
-    later.finish()
-    second.finish()
+    later = holder(gate, SHORT_S, started, "short 2")  # both slots busy: it waits
+    assert not later.entered.wait(0.2)
+    first.release()
+    assert second.entered.wait(WAIT_S)
+    assert not later.entered.is_set()  # the freed limit slot went to the long one
+    quick.release()
+    assert later.entered.wait(WAIT_S)
+    later.release()
+    second.release()
     assert started == ["long 1", "short 1", "long 2", "short 2"]
     assert gate.peak == 2 and gate.running == 0
 
@@ -104,12 +80,12 @@ def test_long_ones_take_the_limit_slot_in_the_order_they_came():
     first = entered(gate, LONG_S, started, "long 0")
     waiting = []
     for i in range(1, 4):
-        waiting.append(Holder(gate, LONG_S, started, f"long {i}"))
+        waiting.append(holder(gate, LONG_S, started, f"long {i}"))
         wait_until(lambda i=i: len(gate._long_line) == i)
-    first.finish()
-    for holder in waiting:
-        assert holder.inside.wait(JOIN_S)
-        holder.finish()
+    first.release()
+    for h in waiting:
+        assert h.entered.wait(WAIT_S)
+        h.release()
     assert started == [f"long {i}" for i in range(4)]
 
 
@@ -138,7 +114,7 @@ def test_many_short_and_long_computations_stay_within_limit_plus_quick(quick):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(JOIN_S)
+        t.join(WAIT_S)
     assert not any(t.is_alive() for t in threads)
     assert peak["long"] == 1  # long ones never share the limit slot
     assert 1 <= peak["all"] <= 1 + quick
