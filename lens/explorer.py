@@ -2,11 +2,11 @@
 map of the hovered patch in the browser (no rerun); a click, a tap or the arrow keys commit the
 query to the server.
 
-One `st.components.v2` component (in the page, not an iframe). Its browser side is three files
-of `lens/explorer_web/` (explorer.html, explorer.css, explorer.js), read once at import as
-package resources and linted by scripts/test (ESLint). Nothing in them is built from data: every
-number, label and pixel reaches the browser through the component's data channel, and every
-label is written with `textContent`, never as HTML.
+This module is the explorer's data, with no Streamlit: what it sends (`payload`), and whether
+maps or rows fit (`fits`, `rows_fit`: what `lens.page_costs` prices). The component that shows a
+payload in the page is `lens.explorer_component`. Nothing in the browser side is built from
+data: every number, label and pixel reaches the browser through the component's data channel,
+and every label is written with `textContent`, never as HTML.
 
 Everything it shows travels as one `bytes` blob (`payload`): a small JSON header (sizes and our
 own labels, never user text), the colour map, the picture as RGB pixels and the attention rows
@@ -25,22 +25,11 @@ import json
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.resources import files
-from typing import TYPE_CHECKING
 
 import matplotlib
 import numpy as np
-import streamlit as st
 
 from .figures.style import OVERLAY_CMAP
-
-if TYPE_CHECKING:
-    from streamlit.delta_generator import DeltaGenerator
-
-WEB = files("lens") / "explorer_web"  # the component's browser side, as package data
-HTML = (WEB / "explorer.html").read_text(encoding="utf-8")
-CSS = (WEB / "explorer.css").read_text(encoding="utf-8")
-JS = (WEB / "explorer.js").read_text(encoding="utf-8")
 
 MAX_BYTES = 4 * 2**20  # the most one page sends: above it, click-and-rerun pictures
 FIXED = 2**18  # the allowance for a blob's picture and header beside its maps or rows
@@ -48,13 +37,6 @@ SCALE = 2.0**15  # weights ≤ 1 are sent × 2¹⁵, so that small ones stay nor
 MAX_PICTURE = 256  # side of the picture sent, at most (pixels)
 ALPHA = 0.6  # the maps' top opacity: alpha · (0.15 + 0.85 · weight / vmax), as in
 #              `figures.overlay_rgb`, so the photo stays visible where attention is low
-
-_component = st.components.v2.component("encoder_lens_explorer", html=HTML, css=CSS, js=JS)
-# the similarity explorer: the same files, its root named apart (a page may show both)
-_similarity = st.components.v2.component(
-    "encoder_lens_similarity", html=HTML.replace('"el-explorer"', '"el-similarity"'), css=CSS,
-    js=JS)
-
 
 @dataclass(frozen=True)
 class Maps:
@@ -175,26 +157,3 @@ def similarity_payload(image: np.ndarray, grid: int, patch: int, text: dict[str,
     rows = np.asarray(unit, np.float32).astype("<f2").tobytes()  # [N, d] float16
     header = _pad4(json.dumps(head, ensure_ascii=False).encode(), b" ")
     return struct.pack("<I", len(header)) + header + lut + pic + rows
-
-
-def committed(key: str) -> dict | None:
-    """The last commit the component reported ({query, nonce}), from the session state."""
-    value = st.session_state.get(key)
-    try:
-        commit = value.get("commit") if value is not None else None
-    except AttributeError:
-        return None
-    return dict(commit) if isinstance(commit, dict) and "query" in commit else None
-
-
-def show(blob: bytes, *, key: str, where: DeltaGenerator | None = None) -> None:
-    """Mount the explorer with a payload already built (`payload`)."""
-    with (where or st).container():
-        _component(data=blob, key=key, on_commit_change=lambda: None, width="stretch")
-
-
-def show_similarity(blob: bytes, *, key: str, where: DeltaGenerator | None = None) -> None:
-    """Mount the similarity explorer (its root `el-similarity`) with a payload: a
-    `similarity_payload`, or a `payload` without maps (the picker alone)."""
-    with (where or st).container():
-        _similarity(data=blob, key=key, on_commit_change=lambda: None, width="stretch")

@@ -18,7 +18,7 @@ import streamlit as st
 from encoder_core import prefix_names
 from encoder_core.views.similarity import cosine_map, unit_rows
 
-from . import compute, explorer, figures, keys, widgets
+from . import compute, explorer, explorer_component, figures, keys, widgets
 from .context import PageContext
 from .i18n import Texts
 
@@ -43,7 +43,7 @@ def layer_choice(ctx: PageContext) -> int | None:
 def pointed(ctx: PageContext) -> int:
     """The patch the map is of: the last one clicked in this section, else the page's query."""
     N = ctx.cfg.n_tokens
-    commit = explorer.committed(click_key(ctx))
+    commit = explorer_component.committed(click_key(ctx))
     patch = commit["query"] if commit else st.session_state.get(keys.QUERY, ctx.settings.query)
     return min(max(int(patch), 0), N - 1)
 
@@ -80,13 +80,13 @@ def similarity_section(ctx: PageContext, heading: Callable[[str], object] = st.h
                     to_row=t("sim_to_row"), to_fixed=t("sim_to_fixed"))
         blob = compute.payload(base, lambda: explorer.similarity_payload(
             tr.image, G, patch, text, unit))
-        explorer.show_similarity(blob, key=click_key(ctx))
+        explorer_component.show_similarity(blob, key=click_key(ctx))
         st.caption(t("sim_caption"))
     else:  # too many values to send: the picture picks, the server draws the map
         blob = compute.payload((*base, "picker"), lambda: explorer.payload(
             tr.image, G, patch, text))
         left, right = st.columns(2)
-        explorer.show_similarity(blob, key=click_key(ctx), where=left)
+        explorer_component.show_similarity(blob, key=click_key(ctx), where=left)
         right.caption(t("sim_off", N=N, d=d, mb=explorer.rows_bytes(N, d) / 2**20,
                           cap=explorer.MAX_BYTES / 2**20))
         cos = cosine_map(unit, patch)  # [N]; its own value, 1, is the top of the scale

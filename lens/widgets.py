@@ -17,7 +17,7 @@ import streamlit as st
 
 from encoder_core import prefix_names
 
-from . import compute, explorer, figures, keys
+from . import compute, explorer, explorer_component, figures, keys
 from .cache import value_key
 from .context import PageContext, Where
 from .note import note_markdown
@@ -187,7 +187,7 @@ def query_inputs(ctx: PageContext, where: Where = None) -> int:
     state = st.session_state
     G = ctx.cfg.grid_size
     query = ctx.settings.query
-    commit = explorer.committed(keys.QUERY_CLICK)
+    commit = explorer_component.committed(keys.QUERY_CLICK)
     if commit and commit != state.get(keys.LAST_CLICK):
         query = min(max(int(commit["query"]), 0), G * G - 1)
         state[keys.QUERY] = query  # first the query, then mark the commit as handled
@@ -235,7 +235,7 @@ def query_explorer(ctx: PageContext,
         key = (ctx.image_key, cfg, ctx.weights_id, maps_key, ctx.lang, query)
     blob = compute.payload(key, lambda: explorer.payload(
         ctx.trace.image, cfg.grid_size, query, text, maps() if maps is not None else None))
-    explorer.show(blob, key=keys.QUERY_CLICK, where=where)
+    explorer_component.show(blob, key=keys.QUERY_CLICK, where=where)
 
 
 def query_picker(ctx: PageContext, where: Where = None) -> int:

@@ -520,11 +520,11 @@ def test_on_random_weights_a_classs_patch_question_is_asked_on_the_classs_photo(
     import json  # noqa: PLC0415
     import struct  # noqa: PLC0415
 
-    from lens import compute, explorer  # noqa: PLC0415
+    from lens import compute, explorer, explorer_component  # noqa: PLC0415
 
     shown: list[bytes] = []  # the pickers' blobs, as sent to the browser
-    real = explorer.show
-    monkeypatch.setattr(explorer, "show",
+    real = explorer_component.show
+    monkeypatch.setattr(explorer_component, "show",
                         lambda blob, **kw: shown.append(blob) or real(blob, **kw))
     t = teacher()
     assert t.session_state["weights"] == "random"

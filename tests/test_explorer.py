@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from encoder_core.pipeline.attention import softmax
-from lens import explorer
-from lens.explorer import CSS, HTML, JS
+from lens import explorer, explorer_component
+from lens.explorer_component import CSS, HTML, JS
 
 TEXT = {"hint": "h", "aria": "a", "patch": "patch {i}", "weight": "weight"}
 
@@ -118,12 +118,13 @@ WEB = Path(explorer.__file__).parent / "explorer_web"
 
 
 def test_the_component_is_built_from_the_files_of_explorer_web(monkeypatch):
-    """lens.explorer hands st.components.v2 the files' text, read as they are."""
+    """lens.explorer_component hands st.components.v2 the files' text, read as they are."""
     calls = []
-    monkeypatch.setattr(explorer.st.components.v2, "component",
+    monkeypatch.setattr(explorer_component.st.components.v2, "component",
                         lambda name, **kw: calls.append((name, kw)))
     # a second copy of the module (so the real one, which others hold, is left as it is)
-    spec = importlib.util.spec_from_file_location("lens._explorer_copy", explorer.__file__)
+    spec = importlib.util.spec_from_file_location("lens._explorer_copy",
+                                                  explorer_component.__file__)
     copy = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, copy)  # where its dataclasses look themselves up
     spec.loader.exec_module(copy)

@@ -375,7 +375,7 @@ def test_the_patch_a_question_names_is_framed_in_the_mark_colour_apart_from_the_
 def test_the_picker_frames_and_outlines_in_the_figures_colours():
     """The explorer's picker (JavaScript) draws the question's patch and the chosen one in the
     colours of figures/style.py, which the pictures of the same task use."""
-    from lens.explorer import JS  # noqa: PLC0415
+    from lens.explorer_component import JS  # noqa: PLC0415
 
     script = JS.lower()
     assert f'"{figures.MARK_COLOUR}"' in script and f'"{figures.QUERY_COLOUR}"' in script

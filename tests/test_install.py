@@ -64,7 +64,7 @@ def test_the_probe_would_see_the_checkout(tmp_path):
 APP_PROBE = """
 import importlib, pkgutil, sys
 import encoder_core, lens, pages
-from lens import explorer, layout_js
+from lens import explorer_component, layout_js
 from lens.classroom import member
 from lens.i18n import translate
 names = sorted({m.name for pkg in (lens, pages)
@@ -74,7 +74,8 @@ for name in names:
 print(lens.__file__)
 print(len(names), ",".join(n for n in names if n.count(".") == 1 and "." in n)[:0])
 print(translate("title", "zh", "multihead"), translate("title", "en", "multihead"))
-print(len(explorer.HTML) > 0, len(explorer.JS) > 0, len(layout_js.JS) > 0, len(member.JS) > 0)
+print(len(explorer_component.HTML) > 0, len(explorer_component.JS) > 0, len(layout_js.JS) > 0,
+      len(member.JS) > 0)
 """
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
-from .. import compute, explorer, figures
+from .. import compute, explorer, explorer_component, figures
 from ..cache import array_digest
 from ..i18n import Texts
 from ..keys import LESSON_ASKED, LESSON_LAST, LESSON_MISSING, LESSON_PICK, LESSON_RECORDS
@@ -200,7 +200,7 @@ def patch_in_context(ctx: PageContext, task: Task) -> None:
 
 
 def chosen_patch(key: str) -> int | None:
-    commit = explorer.committed(key)
+    commit = explorer_component.committed(key)
     return int(commit["query"]) if commit else None
 
 
@@ -224,7 +224,7 @@ def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = N
         lambda: explorer.payload(tr.image, G, mark if chosen is None else chosen, text,
                                  mark=mark))
     left, right = st.columns([3, 2])
-    explorer.show(blob, key=key, where=left)
+    explorer_component.show(blob, key=key, where=left)
     with right:
         if chosen is None:
             st.info(t("pick_none_plain") if marked is None else t("pick_none", i=marked))
