@@ -42,13 +42,14 @@ is N × one process's (docs/deployment.md).
 
 from __future__ import annotations
 
-import itertools
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from .fair_queue import FairQueue, Queue
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
 # bytes: larger blocks are mapped, and unmapped when freed (the variable: for measuring)
@@ -69,18 +70,10 @@ class TooHeavyError(Exception):
         self.limit = limit
 
 
-@dataclass(frozen=True)
-class Queue:
-    """What a waiting request is told: how many requests are ahead of it (running or waiting),
-    the seconds they are predicted to take, and how long it has waited so far."""
-
-    ahead: int
-    seconds_ahead: float
-    waited_s: float
-
-
 @dataclass(eq=False)
 class Request:
+    """A page run's reservation, waiting or running (a `lens.fair_queue` waiter)."""
+
     ticket: int
     need: int  # bytes
     seconds: float  # predicted seconds of its work (for the notice)
@@ -152,7 +145,8 @@ def shortfall(line: Sequence[Request], request: Request, free: int, room: int,
 
 
 class MemoryBudget:
-    """At most `limit` bytes in use at once; who starts when is `admissible`'s rule.
+    """At most `limit` bytes in use at once; who starts when is `admissible`'s rule, the
+    requests waiting in a `lens.fair_queue` line.
 
     In use: what is reserved plus `in_use()`, the bytes held outside any reservation (the
     traces and weights that caches or running pages still hold, `lens.cache.Held`).
@@ -176,11 +170,7 @@ class MemoryBudget:
         self._in_use = in_use
         self._make_room = make_room
         self._floor = floor
-        self._clock = clock
-        self._cond = threading.Condition()
-        self._tickets = itertools.count()
-        self._waiting: list[Request] = []  # the line, in the order the requests came
-        self._running: dict[int, Request] = {}
+        self.line: FairQueue[Request] = FairQueue(clock)  # its lock guards what follows too
         self._mine = threading.local()  # the request the current thread's run holds
         self.reserved = 0
         self.peak = 0  # the most ever reserved at once
@@ -188,8 +178,7 @@ class MemoryBudget:
 
     def queue(self) -> tuple[int, int]:
         """(requests running, requests waiting) now."""
-        with self._cond:
-            return len(self._running), len(self._waiting)
+        return self.line.queue()
 
     @contextmanager
     def reserve(self, need: int, seconds: float = 0.0, *,
@@ -198,38 +187,14 @@ class MemoryBudget:
         """Hold `need` bytes for the block (0 bytes: nothing to wait for). Yields the ticket."""
         if need > self.limit - self._floor():
             raise TooHeavyError(need, self.limit - self._floor())
-        with self._cond:
-            request = Request(next(self._tickets), max(0, int(need)), seconds)
-            self._waiting.append(request)
-            start = self._clock()
+        with self.line.turn(lambda ticket: Request(ticket, max(0, int(need)), seconds),
+                            self._may_start, on_grant=self._grant, on_leave=self._release,
+                            on_wait=on_wait, poll_s=poll_s) as request:
+            self._mine.request = request
             try:
-                while not self._may_start(request):
-                    if on_wait is not None:
-                        # the notice is drawn outside the lock: drawing may be slow
-                        info = self._queue_for(request, self._clock() - start)
-                        self._cond.release()
-                        try:
-                            on_wait(info)
-                        finally:
-                            self._cond.acquire()
-                        if self._may_start(request):
-                            break
-                    self._cond.wait(poll_s)
-            except BaseException:
-                self._waiting.remove(request)
-                self._cond.notify_all()  # one behind it may now start
-                raise
-            self._grant(request)
-        self._mine.request = request
-        try:
-            yield request.ticket
-        finally:
-            self._mine.request = None
-            with self._cond:
-                del self._running[request.ticket]
-                request.running = False
-                self.reserved -= request.need - request.settled
-                self._cond.notify_all()
+                yield request.ticket
+            finally:
+                self._mine.request = None
 
     def settle(self, n_bytes: int) -> None:
         """`n_bytes` of what the current thread's run reserved are now held (a trace or weights
@@ -241,11 +206,11 @@ class MemoryBudget:
         request = getattr(self._mine, "request", None)
         if request is None:
             return
-        with self._cond:
+        with self.line.cond:
             part = max(0, min(int(n_bytes), request.need - request.settled))
             request.settled += part
             self.reserved -= part
-            self._cond.notify_all()  # what now fits may start
+            self.line.cond.notify_all()  # what now fits may start
 
     def _free(self) -> int:
         return self.limit - self.reserved - self._in_use()
@@ -254,41 +219,37 @@ class MemoryBudget:
         return self.limit - self._floor()
 
     def _may_start(self, request: Request) -> bool:
-        """Whether `request` is the first of the admissible ones (they start one by one, in
-        line order); when only memory stands in its way (no barrier ahead of it), the caches
-        are first asked to make room for what it lacks."""
-        starts = admissible(self._waiting, self._free(), self._room(), self.max_overtakes)
+        """The budget's rule: whether `request` is the first of the admissible ones (they start
+        one by one, in line order); when only memory stands in its way (no barrier ahead of
+        it), the caches are first asked to make room for what it lacks."""
+        line = self.line.waiting
+        starts = admissible(line, self._free(), self._room(), self.max_overtakes)
         if starts:
             if starts[0] is not request:
-                self._cond.notify_all()  # wake the one whose turn it is (memory may have
+                self.line.cond.notify_all()  # wake the one whose turn it is (memory may have
                 # been freed outside any reservation, which notifies nobody)
             return starts[0] is request
-        lacking = shortfall(self._waiting, request, self._free(), self._room(),
-                            self.max_overtakes)
+        lacking = shortfall(line, request, self._free(), self._room(), self.max_overtakes)
         if lacking is None or self._make_room is None:
             return False
         self._make_room(lacking)
-        starts = admissible(self._waiting, self._free(), self._room(), self.max_overtakes)
+        starts = admissible(line, self._free(), self._room(), self.max_overtakes)
         return bool(starts) and starts[0] is request
 
-    def _grant(self, request: Request) -> None:
-        at = self._waiting.index(request)
+    def _grant(self, request: Request, passed: Sequence[Request]) -> None:
+        """`request` started before the waiters in `passed`: count it against those it may
+        delay, and beside each."""
         room = self._room()
-        for r in self._waiting[:at]:
+        for r in passed:
             if not passes_freely(r, request.need, room):
                 r.overtaken += 1  # it may now start later than it would have
             r.beside = [b for b in r.beside if b.running] + [request]
-        del self._waiting[at]
-        request.running = True
-        self._running[request.ticket] = request
         self.reserved += request.need
         self.peak = max(self.peak, self.reserved)
         self.granted.append(request.ticket)
-        self._cond.notify_all()  # the next in line may fit too
 
-    def _queue_for(self, request: Request, waited_s: float) -> Queue:
-        ahead = list(self._running.values()) + self._waiting[:self._waiting.index(request)]
-        return Queue(len(ahead), sum(r.seconds for r in ahead), waited_s)
+    def _release(self, request: Request) -> None:
+        self.reserved -= request.need - request.settled
 
 
 def return_freed_memory() -> bool:

@@ -10,12 +10,13 @@ Three things matter when a class arrives at once:
   Event) instead of computing it again. An exception is re-raised to every waiter and nothing
   is cached, so the next call tries again; if the computing thread is stopped instead (a
   BaseException such as Streamlit's rerun), one of the waiters computes the key.
-- **A bound on computations in flight.** Caches may share a `ComputeGate`: at most `limit`
-  computations run at once across them, so a burst of different settings cannot multiply
-  memory or split the cores many ways, plus `quick` short ones beside them, so a small one does
-  not wait seconds for a long one to end. Only *leaf* computations (that ask no other gated
-  cache) should be gated; a thread that holds the gate re-enters it without waiting, so a
-  gated compute that calls another gated cache does not deadlock on itself.
+- **A bound on computations in flight.** Caches may share a `ComputeGate`
+  (`lens.compute_gate`): at most `limit` computations run at once across them, so a burst of
+  different settings cannot multiply memory or split the cores many ways, plus `quick` short
+  ones beside them, so a small one does not wait seconds for a long one to end. Only *leaf*
+  computations (that ask no other gated cache) should be gated; a thread that holds the gate
+  re-enters it without waiting, so a gated compute that calls another gated cache does not
+  deadlock on itself.
 - **Bounded by entries and by bytes, with pinned keys.** A pinned key (the class's shared
   default trace) is never evicted; the others go least recently used first while there are
   more than `max_entries` or more than `max_bytes` (as measured by `sizeof`). A value larger
@@ -31,11 +32,12 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 import numpy as np
+
+from .compute_gate import ComputeGate
 
 V = TypeVar("V")
 
@@ -192,69 +194,6 @@ class Held:
     def __len__(self) -> int:
         with self._lock:
             return len(self._refs)
-
-
-class ComputeGate:
-    """At most `limit` computations at once, plus `quick` predicted to take ≤ `quick_s` s each:
-    a short one does not wait for a long one to end (a learner's small trace behind one at the
-    heaviest settings). A short one takes a quick slot when free, else a `limit` slot if no
-    long one waits; long ones take the `limit` slots in the order they came (never starved by
-    short ones). Re-entrant per thread; `peak`: the most that ever ran at once."""
-
-    def __init__(self, limit: int, quick: int = 0, quick_s: float = 0.0) -> None:
-        self.limit = limit
-        self.quick = quick
-        self.quick_s = quick_s
-        self._cond = threading.Condition()
-        self._held = threading.local()
-        self._long_line: list[object] = []  # the long computations waiting, in order
-        self.running = 0  # computations running, in either kind of slot
-        self.running_quick = 0  # of which in quick slots
-        self.peak = 0
-
-    def _slot_for(self, me: object, short: bool) -> str | None:
-        """"quick", "limit" or None (wait) for the computation `me`."""
-        limit_free = self.running - self.running_quick < self.limit
-        if short:
-            if self.running_quick < self.quick:
-                return "quick"
-            return "limit" if limit_free and not self._long_line else None
-        return "limit" if limit_free and self._long_line[0] is me else None
-
-    @contextmanager
-    def slot(self, seconds: float = math.inf) -> Iterator[None]:
-        """Hold a slot for a computation predicted to take `seconds` (unknown: long)."""
-        depth = getattr(self._held, "depth", 0)
-        kind = None
-        if depth == 0:
-            kind = self._acquire(seconds <= self.quick_s)
-        self._held.depth = depth + 1
-        try:
-            yield
-        finally:
-            self._held.depth = depth
-            if kind is not None:
-                with self._cond:
-                    self.running -= 1
-                    self.running_quick -= kind == "quick"
-                    self._cond.notify_all()
-
-    def _acquire(self, short: bool) -> str:
-        with self._cond:
-            me = object()
-            if not short:
-                self._long_line.append(me)
-            try:
-                while (kind := self._slot_for(me, short)) is None:
-                    self._cond.wait()
-            finally:
-                if not short:
-                    self._long_line.remove(me)
-                    self._cond.notify_all()  # a short one may now take a free limit slot
-            self.running += 1
-            self.running_quick += kind == "quick"
-            self.peak = max(self.peak, self.running)
-            return kind
 
 
 class _InFlight:

@@ -20,8 +20,9 @@ from streamlit.delta_generator import DeltaGenerator
 from encoder_core.views.analysis import score_divisor
 
 from . import compute, keys
-from .admission import Queue, TooHeavyError
+from .admission import TooHeavyError
 from .context import PageContext
+from .fair_queue import Queue
 from .i18n import Texts
 from .lesson import cards, course
 from .lesson.tasks import task_texts

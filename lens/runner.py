@@ -20,10 +20,11 @@ from encoder_core import ConfigError, ImageError
 from encoder_core.cost import Cost
 
 from . import chrome, compute, handout_ui, keys, session, sidebar
-from .admission import Queue, TooHeavyError
+from .admission import TooHeavyError
 from .classroom import member as classroom
 from .classroom import student, teacher
 from .context import PageContext, Plan
+from .fair_queue import Queue
 from .i18n import Texts
 from .layout_js import hold_tablet_sidebar, layout_behaviours
 from .lesson import cards, check, course

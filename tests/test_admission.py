@@ -12,13 +12,13 @@ import pytest
 
 from lens.admission import (
     MemoryBudget,
-    Queue,
     Request,
     TooHeavyError,
     admissible,
     passes_freely,
     shortfall,
 )
+from lens.fair_queue import Queue
 from tests.support.held import WAIT_S, Held, wait_until
 
 GB = 2**30
@@ -138,14 +138,14 @@ def test_small_requests_that_fit_beside_a_barrier_still_go_past_it():
     wait_until(lambda: waiting(budget, 1), "heavy to wait")
     mid = runner(budget, "mid", 3 * GB // 2, 1.0, log)  # fits now; 3 + 1.5 > 4: delays heavy
     assert mid.entered.wait(WAIT_S)
-    assert budget._waiting[0].overtaken == 1  # noqa: SLF001 - heavy is a barrier now
+    assert budget.line.waiting[0].overtaken == 1  # heavy is a barrier now
     smalls = [runner(budget, f"s{i}", GB // 2, 0.5, log) for i in range(3)]
     wait_until(lambda: waiting(budget, 4), "the small ones to wait")  # 3 + 1.5 + 0.5 > 4
     mid.release()  # now 3 + 0.5 + 0.5 fit in 4: two small ones start beside heavy, freely
     assert smalls[0].entered.wait(WAIT_S) and smalls[1].entered.wait(WAIT_S)
     wait_until(lambda: waiting(budget, 2), "the third small one to stay")  # it would delay heavy
     assert log == ["a", "mid", "s0", "s1"]
-    assert budget._waiting[0].overtaken == 1  # noqa: SLF001 - they did not delay it
+    assert budget.line.waiting[0].overtaken == 1  # they did not delay it
     a.release()  # heavy starts beside the two small ones
     assert heavy.entered.wait(WAIT_S)
     smalls[0].release()

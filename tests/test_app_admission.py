@@ -12,7 +12,8 @@ import pytest
 
 from encoder_core import cost
 from lens import compute
-from lens.admission import MemoryBudget, Queue
+from lens.admission import MemoryBudget
+from lens.fair_queue import Queue
 from lens.i18n import translate
 from lens.settings import Settings
 from lens.steps import ALL_PAGES as ALL_PAGE_INFO

@@ -11,7 +11,6 @@ import pytest
 
 from lens.cache import (
     _DIGESTS,
-    ComputeGate,
     Fresh,
     LRUCache,
     array_digest,
@@ -19,6 +18,7 @@ from lens.cache import (
     nbytes,
     value_key,
 )
+from lens.compute_gate import ComputeGate
 
 THREADS = 20
 JOIN_S = 30  # bounded joins: a deadlock fails the test instead of hanging it

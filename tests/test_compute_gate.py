@@ -1,5 +1,5 @@
-"""lens.cache.ComputeGate's quick slots: a short computation does not wait for a long one to
-end, a long one is never starved by short ones, and the bound on computations holds."""
+"""lens.compute_gate.ComputeGate's quick slots: a short computation does not wait for a long
+one to end, a long one is never starved by short ones, and the bound on computations holds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from lens.cache import ComputeGate, LRUCache
+from lens.cache import LRUCache
+from lens.compute_gate import ComputeGate
 from tests.support.held import WAIT_S, Held, wait_until
 
 LONG_S, SHORT_S = 6.0, 0.1  # predicted seconds: a trace at the heaviest settings, a small one
@@ -59,7 +60,7 @@ def test_a_long_computation_is_not_starved_by_short_ones():
     started: list[str] = []
     first = entered(gate, LONG_S, started, "long 1")
     second = holder(gate, LONG_S, started, "long 2")
-    wait_until(lambda: len(gate._long_line) == 1)
+    wait_until(lambda: gate.queue() == (1, 1))
     quick = entered(gate, SHORT_S, started, "short 1")
     later = holder(gate, SHORT_S, started, "short 2")  # both slots busy: it waits
     assert not later.entered.wait(0.2)
@@ -81,7 +82,7 @@ def test_long_ones_take_the_limit_slot_in_the_order_they_came():
     waiting = []
     for i in range(1, 4):
         waiting.append(holder(gate, LONG_S, started, f"long {i}"))
-        wait_until(lambda i=i: len(gate._long_line) == i)
+        wait_until(lambda i=i: gate.queue() == (1, i))
     first.release()
     for h in waiting:
         assert h.entered.wait(WAIT_S)
