@@ -19,25 +19,8 @@ def render(ctx: PageContext) -> None:
     drawn by `run_page`)."""
     if ctx.cfg.norm_first:  # a ViT: Norm first, Add after
         pre_norm(ctx)
-        chrome.footer(ctx)
-        st.stop()
-    st.write(ctx.t("intro"))
-    st.latex(r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
-             r" + \beta")
-    st.latex(r"\text{ln\_1.out} = \mathrm{LayerNorm}(x + \text{attn\_out})")
-    widgets.note_original(ctx)
-
-    top_left, top_right = st.columns([2, 3], gap="large")
-    with top_left:
-        layer = widgets.layer_selector(ctx)
-        query = widgets.query_picker(ctx)
-    with top_right:
-        post_norm_formulas(ctx, layer)
-    add(ctx, layer, query)  # --- 1
-    moments(ctx, layer, query)  # --- 2
-    widgets.section(ctx, "normalise", lambda: normalise(ctx, layer, query))  # --- 3
-    scale_shift(ctx, layer, query)  # --- 4
-    widgets.section(ctx, "by_hand", lambda: by_hand(ctx, layer, query))  # --- 5
+    else:  # the note's encoder: Add, then Norm
+        post_norm(ctx)
     chrome.footer(ctx)
 
 
@@ -213,6 +196,27 @@ def final_layer_norm(ctx: PageContext, query: int, row: int, k: int) -> None:
 
 
 # --- post-norm (the note's encoder) -----------------------------------------------------------
+
+def post_norm(ctx: PageContext) -> None:
+    """Post-norm (the note's encoder): x + attn_out, then LN_1 of the sum, row by row."""
+    st.write(ctx.t("intro"))
+    st.latex(r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
+             r" + \beta")
+    st.latex(r"\text{ln\_1.out} = \mathrm{LayerNorm}(x + \text{attn\_out})")
+    widgets.note_original(ctx)
+
+    top_left, top_right = st.columns([2, 3], gap="large")
+    with top_left:
+        layer = widgets.layer_selector(ctx)
+        query = widgets.query_picker(ctx)
+    with top_right:
+        post_norm_formulas(ctx, layer)
+    add(ctx, layer, query)  # --- 1
+    moments(ctx, layer, query)  # --- 2
+    widgets.section(ctx, "normalise", lambda: normalise(ctx, layer, query))  # --- 3
+    scale_shift(ctx, layer, query)  # --- 4
+    widgets.section(ctx, "by_hand", lambda: by_hand(ctx, layer, query))  # --- 5
+
 
 def post_norm_formulas(ctx: PageContext, layer: int) -> None:
     """What x is; resid_1, the moments, x̂ and ln_1.out with their shapes."""

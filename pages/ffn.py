@@ -19,11 +19,17 @@ def render(ctx: PageContext) -> None:
     cfg = ctx.cfg
     widgets.note_original(ctx)
     st.latex(r"\mathrm{FFN}(x) = %s \cdot W_2 + b_2" % ACT_TEX[cfg.activation])
-    if not cfg.use_ffn:
+    if cfg.use_ffn:
+        ffn_on(ctx)
+    else:
         ffn_off(ctx)
-        chrome.footer(ctx)
-        st.stop()
+    chrome.footer(ctx)
 
+
+def ffn_on(ctx: PageContext) -> None:
+    """The sub-layer on: its hidden units, its weights, back to d_model, one unit by hand,
+    then the second residual add (pre-norm) or the second Add & Norm (post-norm)."""
+    cfg = ctx.cfg
     intro(ctx)
     if cfg.activation != "relu":
         gelu_curve(ctx)
@@ -40,10 +46,8 @@ def render(ctx: PageContext) -> None:
     hidden_unit_by_hand(ctx, layer, query, row)  # --- 3
     if cfg.norm_first:  # --- 4 · the second residual add (pre-norm)
         second_residual(ctx, layer, row)
-        chrome.footer(ctx)
-        st.stop()
-    second_add_norm(ctx, layer, row)  # --- 4 · the second Add & Norm (post-norm)
-    chrome.footer(ctx)
+    else:  # --- 4 · the second Add & Norm (post-norm)
+        second_add_norm(ctx, layer, row)
 
 
 def is_vit(ctx: PageContext) -> bool:

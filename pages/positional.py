@@ -14,30 +14,10 @@ from lens.runner import run_page
 def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom (the header and the sidebar are
     drawn by `run_page`)."""
-    cfg = ctx.cfg
-    N, d = cfg.n_tokens, cfg.d_model
-    if cfg.position == "learned":  # a ViT: its own table, no formula
+    if ctx.cfg.position == "learned":  # a ViT: its own table, no formula
         learned_positions(ctx)
-        chrome.footer(ctx)
-        st.stop()
-
-    st.write(ctx.t("intro", d=d))
-    if not cfg.use_pe:
-        st.warning(ctx.t("pe_off"))
-    st.latex(r"PE(pos, 2i) = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\qquad "
-             r"PE(pos, 2i+1) = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
-    widgets.section(ctx, "pe_formula", lambda: st.latex(
-        rf"pos = 0 \ldots {N - 1},\quad i = 0 \ldots d_{{model}}/2 - 1 = {d // 2 - 1},\quad "
-        rf"PE\;[{N} \times {d}]"))
-    widgets.note_original(ctx)
-
-    # --- the matrix, one value worked out, the columns as curves ---------------------------------
-    matrix_box = st.container()  # above the example, drawn once its row and column are chosen
-    pos, col = worked_example(ctx)
-    widgets.section(ctx, "pe_matrix", lambda: pe_matrix(ctx, pos, col), where=matrix_box)
-    widgets.section(ctx, "pe_curves", lambda: curves(ctx))
-    widgets.section(ctx, "pe_similarity", lambda: similarity(ctx))
-    widgets.section(ctx, "pe_sum", lambda: pe_sum(ctx))
+    else:  # the note's encoder: the sinusoids
+        sinusoidal(ctx)
     chrome.footer(ctx)
 
 
@@ -140,6 +120,30 @@ def neighbour_facts(ctx: PageContext, sim, query: int) -> str:
 
 
 # --- the note's sinusoidal encoding -----------------------------------------------------------
+
+def sinusoidal(ctx: PageContext) -> None:
+    """The formula, the matrix with one value worked out, its columns as curves, how alike
+    two positions are, and the sum with the embedded patches."""
+    cfg = ctx.cfg
+    N, d = cfg.n_tokens, cfg.d_model
+    st.write(ctx.t("intro", d=d))
+    if not cfg.use_pe:
+        st.warning(ctx.t("pe_off"))
+    st.latex(r"PE(pos, 2i) = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\qquad "
+             r"PE(pos, 2i+1) = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
+    widgets.section(ctx, "pe_formula", lambda: st.latex(
+        rf"pos = 0 \ldots {N - 1},\quad i = 0 \ldots d_{{model}}/2 - 1 = {d // 2 - 1},\quad "
+        rf"PE\;[{N} \times {d}]"))
+    widgets.note_original(ctx)
+
+    # --- the matrix, one value worked out, the columns as curves ---------------------------------
+    matrix_box = st.container()  # above the example, drawn once its row and column are chosen
+    pos, col = worked_example(ctx)
+    widgets.section(ctx, "pe_matrix", lambda: pe_matrix(ctx, pos, col), where=matrix_box)
+    widgets.section(ctx, "pe_curves", lambda: curves(ctx))
+    widgets.section(ctx, "pe_similarity", lambda: similarity(ctx))
+    widgets.section(ctx, "pe_sum", lambda: pe_sum(ctx))
+
 
 def worked_example(ctx: PageContext) -> tuple[int, int]:
     """One value PE(pos, col) worked out, against the trace; returns the (pos, col) chosen."""

@@ -47,10 +47,8 @@ def render(ctx: PageContext) -> None:
     drawn by `run_page`)."""
     cfg, tr = ctx.cfg, ctx.trace
     if not cfg.cls_token:  # the note's encoder (or a checkpoint without [CLS]): say what is needed
-        loaded = [m.id for m in compute.checkpoint_models().values() if m.cfg.cls_token]
-        st.info(ctx.t("need_vit_loaded", names=", ".join(loaded)) if loaded
-                else ctx.t("need_vit", hub=ctx.t("hub_title")))
-        st.stop()
+        need_vit(ctx)
+        return
 
     model_name = ctx.model.name if ctx.model is not None else ctx.weights
     st.write(ctx.t("intro", model=model_name, T=cfg.seq_len, prefix=prefix_text(ctx),
@@ -69,6 +67,14 @@ def render(ctx: PageContext) -> None:
     pca_section(ctx)  # --- 6 · PCA of the patch features ---------------------------------------
     similarity_section(ctx)  # --- 7 · patch similarity, live -----------------------------------
     heads_off_section(ctx)  # --- 8 · heads switched off ----------------------------------------
+
+
+def need_vit(ctx: PageContext) -> None:
+    """One line in place of the views: the model has no [CLS] to read them from; which
+    loaded checkpoint has one, or how to load one."""
+    loaded = [m.id for m in compute.checkpoint_models().values() if m.cfg.cls_token]
+    st.info(ctx.t("need_vit_loaded", names=", ".join(loaded)) if loaded
+            else ctx.t("need_vit", hub=ctx.t("hub_title")))
 
 
 def prefix_labels(ctx: PageContext) -> list[str]:
