@@ -13,15 +13,11 @@ from lens.i18n import translate
 from lens.page_costs import handout_cost
 from lens.settings import Settings
 from lens.steps import STEPS, step_number
-from tests.support.apptest_helpers import assert_clean, errors, opened
+from tests.support.apptest_helpers import assert_clean, build_button, errors, opened
 from tests.test_app_admission import Recording
 from tests.test_app_lesson import answer_with, expose_truth, lesson_page  # noqa: F401
 
 pytestmark = pytest.mark.slow  # each builds a PDF of the ten steps
-
-
-def build_button(at):
-    return [b for b in at.sidebar.button if b.key == keys.HANDOUT_BUILD]
 
 
 def text_of(pdf: bytes, tmp_path) -> str:

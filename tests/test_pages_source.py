@@ -229,3 +229,70 @@ def test_the_read_order_check_finds_long_functions_nonlocal_and_late_names():
         "<page>:6 lambda reads 'i', bound later (line 7)",
         "<page>:4 nonlocal j",
     ]
+
+
+# --- a render returns -------------------------------------------------------------------------
+# The runner's end — the walk's PDF built when asked (lens.handout_ui.build_asked) — runs after
+# `render(ctx)` returns. A page that ended the script with st.stop() skipped it (issue 49): the
+# sidebar's button did nothing on that page. So no page stops the script: a variant is a section
+# function the render chooses (timm's ResPostBlock beside Block), and a page with a footer draws
+# it once, as its render's last statement, whatever the variant.
+
+def stop_calls(source: str) -> list[int]:
+    """Lines that stop the script: `st.stop` (or `streamlit.stop`) used in any way, or `stop`
+    imported from streamlit."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and node.attr == "stop"
+                and isinstance(node.value, ast.Name) and node.value.id in ("st", "streamlit")):
+            found.append(node.lineno)
+        elif (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("streamlit")
+              and any(alias.name == "stop" for alias in node.names)):
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def is_footer_call(node: ast.AST) -> bool:
+    """`chrome.footer(ctx)`."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "footer" and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "chrome")
+
+
+def footer_offences(source: str, path: str = "<page>") -> list[str]:
+    """A footer drawn anywhere but as the render's last statement, or more than once."""
+    tree = ast.parse(source)
+    calls = [n for n in ast.walk(tree) if is_footer_call(n)]
+    if not calls:
+        return []  # a page without a footer (★ ViT, Compare, the class)
+    render = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "render")
+    last = render.body[-1]
+    if len(calls) == 1 and isinstance(last, ast.Expr) and last.value is calls[0]:
+        return []
+    return [f"{path}:{line} chrome.footer" for line in sorted(c.lineno for c in calls)]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "pages").glob("*.py")), ids=lambda p: p.name)
+def test_no_page_stops_the_script_and_each_footer_ends_its_render(path):
+    source = path.read_text(encoding="utf-8")
+    assert stop_calls(source) == [], f"{path.name} calls st.stop(): return from render instead"
+    assert footer_offences(source, path.name) == []
+
+
+def test_the_stop_and_footer_checks_find_what_they_look_for():
+    source = ("import streamlit as st\n"                             # 1
+              "from streamlit import stop\n"                         # 2
+              "def render(ctx):\n"                                   # 3
+              "    if ctx.cfg.norm_first:\n"                         # 4
+              "        chrome.footer(ctx)\n"                         # 5
+              "        st.stop()\n"                                  # 6
+              "    halt = st.stop\n"                                 # 7
+              "    st.stop_watch()\n"                                # 8: another name
+              "    chrome.footer(ctx)\n")                            # 9
+    assert stop_calls(source) == [2, 6, 7]
+    assert footer_offences(source) == ["<page>:5 chrome.footer", "<page>:9 chrome.footer"]
+    ends = "def render(ctx):\n    if x:\n        a(ctx)\n    else:\n        b(ctx)\n"
+    assert footer_offences(ends + "    chrome.footer(ctx)\n") == []
+    assert footer_offences(ends) == []  # no footer at all
+    assert footer_offences("def render(ctx):\n    chrome.footer(ctx)\n    more(ctx)\n") == [
+        "<page>:2 chrome.footer"]

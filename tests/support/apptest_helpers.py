@@ -64,6 +64,12 @@ def sidebar_labels(at: AppTest) -> list[str]:
     return out
 
 
+def build_button(at: AppTest) -> list:
+    """The sidebar's "Prepare the walk as PDF" button (lens.handout_ui): one while offered,
+    none once the PDF is built (its download in its place) or while a task withholds it."""
+    return [b for b in at.sidebar.button if b.key == keys.HANDOUT_BUILD]
+
+
 def page_path(page_id: str) -> str:
     """The script of a page, as AppTest's switch_page takes it (lens.steps names it)."""
     return PAGE_INFO[page_id].path
