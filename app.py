@@ -1,6 +1,7 @@
 """Encoder Lens — walk a Transformer encoder step by step on an image.
 
-Run with `scripts/app` (or `streamlit run app.py`). This entry script is the router
+Run with `scripts/app` or `encoder-lens` (both serve `lens/entry.py`, the same router inside the
+package, so an installed copy runs it), or `streamlit run app.py`. This entry script is the router
 (`lens.chrome.route`): it lists the pages of `lens.steps` (the registry; their modules are in
 pages/) for Streamlit's own navigation (`st.navigation`: the sidebar's links, sent as one
 message), titled in the learner's language and numbered in the note's order, each at its own

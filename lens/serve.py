@@ -1,10 +1,13 @@
-"""Serve the app in production: start warming the defaults, then run `streamlit run app.py` in
-this same process (so the warmed caches are the server's).
+"""Serve the app in production: start warming the defaults, then run `streamlit run` on the
+package's entry script, `lens/entry.py`, in this same process (so the warmed caches are the
+server's). The command `encoder-lens` (`lens.entry.main`, which `scripts/app` runs) and
+`python -m lens.serve` start it, from any folder, installed or not.
 
-    python -m lens.serve [--checkpoint FILE [--n-heads H] …] [Streamlit flags]  # scripts/app
+    encoder-lens [--checkpoint FILE [--n-heads H] …] [--dev] [Streamlit flags]
 
 `--checkpoint FILE` (any number of times) loads Vision Transformer checkpoints (`lens.models`);
-`--n-heads H` after one gives its head count when the file does not say it.
+`--n-heads H` after one gives its head count when the file does not say it; `--dev` reloads on
+save; `--help` prints `HELP`. Every other argument goes to `streamlit run`.
 
 Two warm-ups run in background threads while the server starts, so the first page is never
 delayed (a learner arriving before they are done waits for the computation under way instead
@@ -14,7 +17,8 @@ of starting another):
 - `warm_pages`: once the server answers, one headless session runs each page of `WARM_PAGES`
   at the default settings over the server's own websocket, as a browser would, so that its
   pictures are in the server's caches too.
-The production settings live in .streamlit/config.toml.
+The production settings live in lens/.streamlit/config.toml, beside the entry script: Streamlit
+reads it as that script's own config, whatever the current folder.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 
 from .steps import STEPS
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
+APP = Path(__file__).resolve().parent / "entry.py"  # the Streamlit script, inside the package
 # The pages run once at start: the note's ten steps (a teacher's link may open any of them:
 # ~3 s of work in the background, +50 MB; Compare's variant traces would add ~220 MB, so the
 # pages beyond the note are left to their first visitor), or the ids listed in
@@ -113,6 +117,31 @@ def warm_pages(pages: tuple[str, ...] = WARM_PAGES) -> None:
             print(f"lens.serve: warming the page {page!r} failed: {err}", file=sys.stderr)
 
 
+HELP = """\
+usage: encoder-lens [--checkpoint FILE [--n-heads H]] ... [--dev] [Streamlit flags]
+
+Serve Encoder Lens, a Transformer encoder walked step by step on an image, on
+http://localhost:8501 (from any folder: the app and its settings are in the package).
+
+  --checkpoint FILE  add a Vision Transformer checkpoint to the model choice (any number of
+                     times): a .safetensors, .npz or .pth file, or a Hugging Face model
+                     folder. A .pth is read by a whitelist unpickler that rebuilds only
+                     tensors and plain containers (an OrderedDict): no code in it runs.
+  --n-heads H        after a --checkpoint FILE: that file's number of heads, for a file that
+                     does not say it (a torchvision ViT of no standard size)
+  --dev              reload on save (Streamlit's file watcher and run on save), for editing
+                     the code
+  -h, --help         show this help and exit
+
+Every other argument goes to `streamlit run` as it is, e.g. --server.port 8600 or
+--server.address 0.0.0.0 (`streamlit run --help` lists them all). The app's own Streamlit
+settings (lens/.streamlit/config.toml: no file watcher, no error details shown, ...) hold
+unless such a flag, or a STREAMLIT_* variable, says otherwise.
+"""
+# `--dev`: the file watcher back on (the config turns it off), each save rerunning the page
+DEV_FLAGS = ["--server.fileWatcherType", "auto", "--server.runOnSave", "true"]
+
+
 def split_checkpoints(argv: list[str]) -> tuple[list[str], dict[str, int], list[str]]:
     """(checkpoint paths, {path: n_heads}, the other arguments): `--checkpoint PATH` and
     `--checkpoint=PATH`, any number of times, are ours, and so is `--n-heads H` (or
@@ -140,11 +169,16 @@ def split_checkpoints(argv: list[str]) -> tuple[list[str], dict[str, int], list[
 
 
 def main(argv: list[str]) -> int:
+    if "-h" in argv or "--help" in argv:
+        print(HELP, end="")
+        return 0
     from streamlit.web import cli
 
     from . import compute
     from .models import CHECKPOINTS_ENV, HEADS_ENV
 
+    dev = "--dev" in argv
+    argv = [a for a in argv if a != "--dev"]
     try:
         paths, heads, argv = split_checkpoints(argv)
     except ValueError as err:
@@ -159,6 +193,12 @@ def main(argv: list[str]) -> int:
     if paths:  # the Streamlit process is this one: the registry reads them from here
         os.environ[CHECKPOINTS_ENV] = os.pathsep.join(str(Path(p).resolve()) for p in paths)
         os.environ[HEADS_ENV] = json.dumps({str(Path(p).resolve()): h for p, h in heads.items()})
+    if dev:  # Streamlit watches the modules in the entry script's folder (lens/) and in
+        # PYTHONPATH's: the folder above it too (the checkout: encoder_core/, pages/; installed,
+        # site-packages, which Streamlit never watches)
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(APP.parent.parent), os.environ.get("PYTHONPATH", "")) if p)
+        argv = [*DEV_FLAGS, *argv]
     compute.warming()
     threading.Thread(target=warm_pages, name="encoder-lens-warm-pages", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *argv]

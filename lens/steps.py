@@ -30,6 +30,7 @@ and underscores (`source_util.page_icon_and_name`), so that file's pages-folder 
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
+from pathlib import Path
 
 from encoder_core import EncoderConfig
 
@@ -54,6 +55,11 @@ from .walk import (
 )
 
 PAGES_PACKAGE = "pages"
+# Where the pages package is: beside this package, in the checkout and installed alike (setuptools
+# puts lens/ and pages/ in the same site-packages). A page's path is absolute so that it does not
+# depend on the entry script's folder, which Streamlit resolves a relative one against: the
+# checkout's app.py sits beside pages/, the package's lens/entry.py does not.
+APP_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,9 @@ class PageInfo:
 
     @property
     def path(self) -> str:
-        """Its script, relative to the app's folder, e.g. "pages/multihead.py"."""
-        return self.module.replace(".", "/") + ".py"
+        """Its script's absolute path, e.g. "<APP_ROOT>/pages/multihead.py" (st.Page,
+        st.switch_page and st.page_link take it from any entry script)."""
+        return str(APP_ROOT.joinpath(*self.module.split("."))) + ".py"
 
     def title_in(self, lang: str) -> str:
         return Texts(lang, self.id)("title")

@@ -36,3 +36,31 @@ def test_the_launcher_serves_and_warms_the_first_page_and_a_page_runs_over_the_w
     text = log.read_text()
     assert f"lens.serve: warmed the page '{serve.WARM_PAGES[0]}'" in text, text
     assert "lens.serve: warming" not in text, text  # no warm-up failed
+
+
+def test_the_help_names_the_projects_options_and_starts_nothing(capsys, monkeypatch):
+    monkeypatch.setattr("streamlit.web.cli.main", lambda: pytest.fail("Streamlit started"))
+    assert serve.main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert text == serve.HELP and text.startswith("usage: encoder-lens")
+    for option in ("--checkpoint FILE", "--n-heads H", "--dev", "streamlit run --help"):
+        assert option in text
+
+
+def test_the_entry_script_is_in_the_package_with_the_one_copy_of_the_settings():
+    """lens.serve serves lens/entry.py, beside which Streamlit finds the settings as the
+    script's own; the repository's .streamlit/config.toml is that file (a link), so a plain
+    `streamlit run app.py` from the root runs with the same settings."""
+    import subprocess
+    import sys
+
+    assert serve.APP == ROOT / "lens" / "entry.py"
+    settings = ROOT / "lens" / ".streamlit" / "config.toml"
+    assert (ROOT / ".streamlit" / "config.toml").resolve() == settings
+    probe = ("import sys; from streamlit import config; config._main_script_path = sys.argv[1]; "
+             "print(config.get_option('client.showErrorDetails'), "
+             "config.get_option('server.fileWatcherType'), config.get_option('theme.base'))")
+    for cwd, script in ((ROOT, "app.py"), (ROOT / "lens", str(serve.APP))):
+        out = subprocess.run([sys.executable, "-c", probe, script], cwd=cwd, check=True,
+                             capture_output=True, text=True, timeout=60).stdout.split()
+        assert out == ["none", "none", "light"], (cwd, out)
