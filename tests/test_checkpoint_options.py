@@ -14,7 +14,7 @@ from safetensors.numpy import save_file
 
 from encoder_core import ParamsError
 from encoder_core.checkpoints.load import load_checkpoint
-from lens import compute
+from lens import traces
 from lens.models import CHECKPOINTS_ENV, HEADS_ENV, checkpoint_heads, load_models, model_ids
 from lens.serve import split_checkpoints
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
@@ -51,7 +51,7 @@ def test_the_launcher_hands_the_head_count_to_the_app(tmp_path, monkeypatch, cap
     from lens import serve
 
     path = torchvision_file(tmp_path)
-    monkeypatch.setattr(compute, "warming", lambda: None)
+    monkeypatch.setattr(traces, "warming", lambda: None)
     monkeypatch.setattr(serve.threading, "Thread", lambda **kw: type(
         "T", (), {"start": lambda self: None})())
     monkeypatch.setattr("streamlit.web.cli.main", lambda: 0)
@@ -69,20 +69,26 @@ def test_the_launcher_hands_the_head_count_to_the_app(tmp_path, monkeypatch, cap
 
 
 def test_the_refusal_names_the_options_and_the_config_keys_with_an_example(tmp_path):
+    """The example's head count is a placeholder, H, said to be the model's own: a number there
+    would be copied as is, and a wrong one loads silently with the wrong heads. With H filled in
+    it is a config.json the loader takes as it is; copied with the H left in, it is refused."""
     path = torchvision_file(tmp_path)
     with pytest.raises(ParamsError) as err:
         load_checkpoint(path)
     text = str(err.value)
     assert "scripts/app --checkpoint FILE --n-heads H" in text
-    example = json.loads(text[text.index('{"num_heads"'):text.index("}}") + 2])
-    assert set(example) == {"num_heads", "pretrained_cfg"}
-    assert 128 % example["num_heads"] == 0
-    assert len(example["pretrained_cfg"]["mean"]) == len(example["pretrained_cfg"]["std"]) == 1
-    # the example, written beside the file, is a config.json the loader takes as it is
-    (tmp_path / "config.json").write_text(json.dumps(example))
+    example = text[text.index('{"num_heads"'):text.index("}}") + 2]
+    assert example.startswith('{"num_heads": H, ') and "H: the number of heads the model" in text
+    (tmp_path / "config.json").write_text(example)  # copied as is
+    with pytest.raises(ParamsError, match="not valid JSON"):
+        load_checkpoint(path)
+    filled = json.loads(example.replace('"num_heads": H', '"num_heads": 2'))  # MNIST_VIT's 2
+    assert set(filled) == {"num_heads", "pretrained_cfg"}
+    assert len(filled["pretrained_cfg"]["mean"]) == len(filled["pretrained_cfg"]["std"]) == 1
+    (tmp_path / "config.json").write_text(json.dumps(filled))
     cfg, _, info = load_checkpoint(path)
-    assert cfg.n_heads == example["num_heads"] and info.guessed_normalisation() == ""
-    assert cfg.pixel_mean == tuple(example["pretrained_cfg"]["mean"])
+    assert cfg.n_heads == 2 and info.guessed_normalisation() == ""
+    assert cfg.pixel_mean == tuple(filled["pretrained_cfg"]["mean"])
 
 
 def test_num_heads_alone_loads_with_the_normalisation_guessed_and_said(tmp_path):

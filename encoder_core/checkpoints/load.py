@@ -393,15 +393,18 @@ HEADS_OPTIONS = ("scripts/app --checkpoint FILE --n-heads H, python -m encoder_c
 
 
 def config_example(d: int, channels: int) -> str:
-    """A config.json for a file that does not say its heads: the head count (a divisor of
-    `d`) and the pixel normalisation timm's way, one number per channel — MNIST's for one
-    channel, ImageNet's for three."""
-    h = d // 64 if d % 64 == 0 else next(h for h in (8, 6, 4, 3, 2, 1) if d % h == 0)
+    """A config.json for a file that does not say its heads: `H` in place of the head count,
+    with words saying it is the model's own (a number written here would be copied as is, and a
+    wrong one loads without a word: the heads split d_model differently), and the pixel
+    normalisation timm's way, one number per channel — MNIST's for one channel, ImageNet's for
+    three. Copied with the H left in, it is not JSON: the loader refuses it."""
     mean, std, whose = (([0.485, 0.456, 0.406], [0.229, 0.224, 0.225], "ImageNet's")
                         if channels == 3 else
                         ([0.1307] * channels, [0.3081] * channels, "MNIST's"))
-    return (json.dumps({"num_heads": h, "pretrained_cfg": {"mean": mean, "std": std}})
-            + f" ({whose} mean / std here; one number per channel, the file has {channels})")
+    return ('{"num_heads": H, "pretrained_cfg": ' + json.dumps({"mean": mean, "std": std})
+            + f"}} (H: the number of heads the model was built with, a divisor of d_model {d}"
+            f" — not a guess; {whose} mean / std here: one number per channel, the file has "
+            f"{channels})")
 
 
 def normalisation_example(channels: int) -> str:
