@@ -628,3 +628,20 @@ def test_the_docs_name_every_stage_and_teacher_action_of_a_question():
     doc = (ROOT / "docs" / "classroom.md").read_text(encoding="utf-8")
     for name in (*TASK_STATES, *MOVES, "open_task", "open_check", "close_check", "vote_rows"):
         assert f"`{name}`" in doc, name
+
+
+def test_the_data_folder_of_a_checkout_an_installed_copy_and_the_variable(monkeypatch, tmp_path):
+    """A checkout keeps its store in data/ beside pyproject.toml; an installed copy (no
+    pyproject.toml above the package: site-packages) in the user's data folder, never inside
+    site-packages; ENCODER_LENS_DATA wins over both."""
+    from lens.classroom import store as store_module  # noqa: PLC0415
+
+    monkeypatch.delenv(store_module.DATA_ENV, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    root = Path(store_module.__file__).resolve().parents[2]
+    assert store_module.data_folder() == root / "data"  # this checkout
+    site = tmp_path / "site-packages" / "lens" / "classroom" / "store.py"
+    monkeypatch.setattr(store_module, "__file__", str(site))
+    assert store_module.data_folder() == tmp_path / "share" / "encoder-lens"
+    monkeypatch.setenv(store_module.DATA_ENV, str(tmp_path / "mine"))
+    assert store_module.data_folder() == tmp_path / "mine"

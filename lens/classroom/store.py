@@ -79,7 +79,21 @@ from .rules import (
 )
 
 URL_ENV = "ENCODER_LENS_CLASS_DB"  # a database URL; unset: SQLite in the data folder
-DATA_ENV = "ENCODER_LENS_DATA"  # the data folder (default: data/ in the repository)
+DATA_ENV = "ENCODER_LENS_DATA"  # the data folder (default: `data_folder()`)
+
+
+def data_folder() -> Path:
+    """Where the SQLite store lives: `ENCODER_LENS_DATA`; else data/ in the repository when the
+    app runs from a checkout (its pyproject.toml beside the package); else, for an installed
+    copy (`pip install .`: the package in site-packages, no place to write), the user's data
+    folder, `$XDG_DATA_HOME/encoder-lens` (~/.local/share/encoder-lens)."""
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV])
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file():
+        return root / "data"
+    share = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(share) / "encoder-lens"
 
 
 def default_url() -> str:
@@ -87,7 +101,7 @@ def default_url() -> str:
     url = os.environ.get(URL_ENV)
     if url:
         return url
-    folder = Path(os.environ.get(DATA_ENV) or Path(__file__).resolve().parents[2] / "data")
+    folder = data_folder()
     folder.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{folder / 'classes.sqlite'}"
 
