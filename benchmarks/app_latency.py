@@ -18,7 +18,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from lens import keys
-from lens.compute import caches
+from lens.resources import caches
 from lens.steps import ALL_PAGES
 
 ROOT = Path(__file__).resolve().parent.parent

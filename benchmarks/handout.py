@@ -29,7 +29,7 @@ import tracemalloc
 
 from benchmarks.memory import default_config, heavy_config, rss_growth
 from encoder_core import encode, trace_bytes
-from lens import compute
+from lens import images, model_weights
 from lens.handout.book import sheets_for
 from lens.handout.pdf import TitlePage, handout_pdf
 from lens.handout.sheets import Walk
@@ -39,9 +39,9 @@ MB = 2**20
 
 
 def one(cfg, lang: str) -> dict[str, float]:
-    original, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    original, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                            cfg.channels)
-    trace = encode(image, cfg, compute.random_params(cfg))
+    trace = encode(image, cfg, model_weights.random_params(cfg))
     walk = Walk(trace=trace, lang=lang, original=original, query=cfg.n_tokens // 2 + 7)
     title = TitlePage(title=walk.t("doc_title"), image=original, image_name="default.jpg",
                       lines=(), footer="Encoder Lens · benchmark")

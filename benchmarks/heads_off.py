@@ -31,7 +31,7 @@ from encoder_core.checkpoints.load import load_checkpoint
 from encoder_core.cost import encode_seconds, heads_off, layer_bytes
 from encoder_core.views.heads_off import encode_heads_off, head_logit_effects, heads_off_change
 from encoder_core.views.vit_views import on_grid
-from lens import compute, figures
+from lens import figures, images
 from tests.support.vit_dicts import write_timm_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +79,7 @@ def main() -> None:
 def core(cfg, params, repeat: int) -> None:
     """The core's functions and the section's pictures, on the built-in photo."""
     args = argparse.Namespace(repeat=repeat)
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
     tr = encode(image, cfg, params)
     L, h, G = cfg.n_layers, cfg.n_heads, cfg.grid_size

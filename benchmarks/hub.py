@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.hub                 # 2,000 look-ups, a 90 MB download
     .venv/bin/python -m benchmarks.hub --mb 20 --repeat 500
 
-1. `hub.cached_models()`, which `compute.checkpoint_models()` calls on every page run to see
+1. `hub.cached_models()`, which `model_weights.checkpoint_models()` calls on every page run to see
    the downloaded models: its time with an empty cache and with all three models cached (in a
    temporary cache with the library's layout).
 2. `hub.download()` of a file of `--mb` MB from a small hub on loopback

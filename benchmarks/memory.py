@@ -185,7 +185,7 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
     from encoder_core.views.rollout import attention_rollout
     from lens import explorer, figures, page_costs
     from lens.cache import nbytes
-    from lens.compute import DEFAULT_IMAGE, decode_image
+    from lens.images import DEFAULT_IMAGE, decode_image
     from lens.steps import PAGES
 
     S, N, G, L, h = cfg.seq_len, cfg.n_tokens, cfg.grid_size, cfg.n_layers, cfg.n_heads

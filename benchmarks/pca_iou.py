@@ -37,7 +37,7 @@ from encoder_core.params import init_params
 from encoder_core.shapes_model.classifier import load_trained, object_patch_mask
 from encoder_core.shapes_model.dataset import make_batch
 from encoder_core.views.pca import border_patches, mask_iou, on_image, patch_pca, trace_pca
-from lens import compute, figures
+from lens import figures, images
 from tests.support.vit_dicts import write_timm_checkpoint
 
 RANDOM_SEEDS = (0, 1, 2)
@@ -107,7 +107,7 @@ def timing(repeat: int) -> None:
             path = write_timm_checkpoint(Path(folder) / f"vit_s{P}.safetensors", d=384, C=3, L=12,
                                          d_ff=1536, P=P, grid=224 // P)
             cfg, params, _ = load_checkpoint(path)
-            _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+            _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                             cfg.channels)
             tr = encode(image, cfg, params)
             X = tr.output[cfg.n_prefix:].astype(np.float64)

@@ -116,7 +116,7 @@ def figure_cases(figures, tr, cfg, original):
 
 def default_setup():
     from encoder_core import encode, init_params
-    from lens.compute import DEFAULT_IMAGE, decode_image
+    from lens.images import DEFAULT_IMAGE, decode_image
     from lens.settings import Settings
 
     cfg = Settings().to_config()
@@ -127,7 +127,7 @@ def default_setup():
 def breakdown() -> dict[str, list[float]]:
     """Wrap the parts of a visit to add up their CPU seconds (the page's thread only runs
     them, so process time is theirs). Returns {part: [seconds]}, filled as the visits run."""
-    from lens import compute, explorer, widgets
+    from lens import explorer, model_weights, resources, traces, widgets
 
     parts: dict[str, list[float]] = {}
 
@@ -144,13 +144,13 @@ def breakdown() -> dict[str, list[float]]:
 
         setattr(owner, name, wrapper)
 
-    timed(compute, "init_params", "random weights (init_params)")
-    timed(compute, "encode", "forward pass (encode)")
+    timed(model_weights, "init_params", "random weights (init_params)")
+    timed(traces, "encode", "forward pass (encode)")
     timed(widgets, "render", "pictures (figures.*, cached by content)")
     timed(widgets, "number_window", "number windows (pandas Styler)")
     timed(explorer, "payload", "attention explorer (payload, component)")  # when built
     timed(explorer, "show", "attention explorer (payload, component)")  # every run
-    timed(compute, "derived", "derived quantities (rollout, head stats)")
+    timed(resources, "derived", "derived quantities (rollout, head stats)")
     return parts
 
 
@@ -195,7 +195,7 @@ def main() -> None:
     from streamlit.testing.v1 import AppTest
 
     from lens import keys
-    from lens.compute import caches
+    from lens.resources import caches
     from lens.steps import PAGES
 
     at = AppTest.from_file(str(args.repo / "app.py"), default_timeout=600)

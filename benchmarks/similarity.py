@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from lens import compute, explorer
+from lens import explorer, images
 
 SHAPES = [  # (name, image side, patch side, d_model)
     ("defaults (224 px, P 16, d 512)", 224, 16, 512),
@@ -44,7 +44,7 @@ def main() -> None:
     for name, S, P, d in SHAPES:
         G = S // P
         N = G * G
-        _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), S, 3)
+        _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), S, 3)
         X = np.random.default_rng(0).standard_normal((N, d)).astype(np.float32)
         text = {"hint": "", "aria": "", "patch": "patch {i}", "weight": "cos", "title": "{i}",
                 "colorbar": "", "colorbar_row": "", "to_row": "", "to_fixed": ""}

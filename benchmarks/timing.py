@@ -27,13 +27,13 @@ def vit_page(path: str):  # noqa: ANN201 (an AppTest and its timed run)
     cache empty (pictures included); and `run()`, one more run of it, in seconds, clean."""
     from streamlit.testing.v1 import AppTest
 
-    from lens import compute
+    from lens import model_weights, resources
     from lens.models import CHECKPOINTS_ENV
     from lens.steps import PAGES
 
     os.environ[CHECKPOINTS_ENV] = path
-    compute.clear_models()
-    for cache in compute.caches().values():
+    model_weights.clear_models()
+    for cache in resources.caches().values():
         cache.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
     at.query_params["weights"] = Path(path).stem

@@ -36,7 +36,7 @@ from encoder_core.views.vit_views import (
     scale_to_max,
     token_norms,
 )
-from lens import compute, figures
+from lens import figures, images
 from tests.support.vit_dicts import write_timm_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ SHAPES = {"ViT-S/16 (197 tokens)": dict(P=16, grid=14), "ViT-S/8 (785 tokens)": 
 
 def core_and_pictures(path: str, repeat: int) -> None:
     cfg, params, _ = load_checkpoint(path)
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
     t0 = time.perf_counter()
     tr = encode(image, cfg, params)

@@ -4,7 +4,9 @@
     session.py    the session's settings and the link kept in sync; keys.py: session keys
     context.py    PageContext, Where, Plan: what a page and its sections receive (no frame)
     runner.py     run_page(): sets a page up and calls its render(ctx) with its PageContext
-    compute.py    what the server computes once for all sessions (bounded caches)
+    resources.py  what the server keeps for all sessions: bounded caches, compute gate, budget
+    images.py     uploads decoded once, thumbnails; model_weights.py: random, trained, ViTs
+    traces.py     the forward passes shared by every session, a run's cost, the warmed default
     sidebar.py    the controls; chrome.py: the navigation's pages, notices, header, export
     steps.py      the registry of pages (pages/<id>.py), by id, in the note's order
     widgets.py    a picture, a matrix with its number window, the query picker, selectors

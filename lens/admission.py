@@ -2,7 +2,7 @@
 computes anything new, so heavy settings wait their turn instead of sinking the server.
 
 A page run asks for the bytes its new work will take (the traces, weights and derived
-quantities not yet held: `lens.compute.run_cost`, from the core's formula `encoder_core.cost`)
+quantities not yet held: `lens.traces.run_cost`, from the core's formula `encoder_core.cost`)
 and holds them until it ends, less what it computed and now holds (`settle`: counted as held
 from then on, not twice). A run holds one reservation for all of its work, taken before it
 computes anything, so no run ever waits while holding memory another run waits for (no
@@ -36,7 +36,7 @@ so that the heaviest settings the controls allow — 1,024 tokens, d_model 1024,
 stack: ≈ 2.5 GB — fit once beside the class's default; configurable with
 `ENCODER_LENS_MEMORY_BUDGET_MB`). It covers the traces and the random weights, cached or in
 use, and what running pages reserved; the pictures, payloads and derived quantities have their
-own small bounds on top (`lens.compute`). With `scripts/serve --replicas N` the machine's bound
+own small bounds on top (`lens.resources`). With `scripts/serve --replicas N` the machine's bound
 is N × one process's (docs/deployment.md).
 """
 

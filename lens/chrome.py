@@ -13,7 +13,7 @@ import streamlit as st
 from encoder_core import EncoderTrace
 from encoder_core.export import trace_npz_bytes
 
-from . import compute, keys, session
+from . import keys, model_weights, session, traces
 from .i18n import LANG_NAMES
 from .settings import Notice
 from .steps import ALL_PAGES, PAGES, STEPS, PageInfo, neighbours, step_number
@@ -33,7 +33,7 @@ def nav_label(info: PageInfo, lang: str) -> str:
 
 def _landing() -> None:
     """A link without a page: forward to the first step with the link's settings."""
-    compute.warming()
+    traces.warming()
     st.switch_page(STEPS[0].path, query_params=st.query_params.to_dict())
 
 
@@ -144,8 +144,8 @@ def weights_caption(ctx: PageContext) -> None:
             st.markdown(ctx.t("prediction", best=ranked[0][0], p=100 * ranked[0][1], all=listed))
         else:  # a photo or an upload: never a bold, confident claim
             st.caption(ctx.t("prediction_off_domain", all=listed))
-        steps = compute.checkpoint_steps()
-        checkpoint = compute.checkpoint_at(ctx.settings.train_step)
+        steps = model_weights.checkpoint_steps()
+        checkpoint = model_weights.checkpoint_at(ctx.settings.train_step)
         if checkpoint is not None and steps and checkpoint.step < steps[-1]:
             st.caption(ctx.t("trained_caption_step", step=checkpoint.step, final=steps[-1]))
         else:

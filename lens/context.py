@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core import EncoderConfig, EncoderTrace
 
-from . import compute
+from . import images, model_weights, resources, traces
 from .classroom.member import Member
 from .i18n import Texts
 from .models import Model
@@ -79,12 +79,12 @@ class PageContext:
     @property
     def model(self) -> Model | None:
         """The loaded checkpoint shown (`lens.models.Model`), or None for the note's encoder."""
-        return compute.checkpoint_models().get(self.weights)
+        return model_weights.checkpoint_models().get(self.weights)
 
     @property
     def weights_id(self) -> str:
         """The weights in cache keys: "random", "trained" or "trained@{step}" (a checkpoint)."""
-        return compute.weights_id(self.weights, self.settings.train_step)
+        return model_weights.weights_id(self.weights, self.settings.train_step)
 
     @property
     def t(self) -> Texts:
@@ -98,13 +98,13 @@ class PageContext:
         """A quantity derived from this trace (rollout, head statistics, …), computed once per
         trace and name instead of on every rerun; `name` must say everything it depends on
         beyond the trace (e.g. f"scaling/{layer}/{head}")."""
-        return compute.derived((self.image_key, self.cfg, self.weights_id, name), compute_it)
+        return resources.derived((self.image_key, self.cfg, self.weights_id, name), compute_it)
 
     @property
     def has_trained_model(self) -> bool:
         """Whether the model trained on shapes can be shown beside the page: installed, and no
         loaded checkpoint shown (its own weights are trained)."""
-        return "trained" in compute.model_architectures() and self.model is None
+        return "trained" in model_weights.model_architectures() and self.model is None
 
     def trained_beside(self) -> EncoderTrace | None:
         """The trace (its weights: `.params`) of the shipped trained model, final weights, on
@@ -114,13 +114,13 @@ class PageContext:
         Norm's γ = 1, β = 0; the scores' divisors). None without `has_trained_model`."""
         if not self.has_trained_model:
             return None
-        arch = compute.model_architectures()["trained"]
+        arch = model_weights.model_architectures()["trained"]
         cfg = arch.replace(scale=self.settings.scale, use_pe=self.settings.use_pe)
-        data = compute.sample_png(self.settings.sample_seed)
-        _, model_input = compute.decode_image(data, cfg.image_size, cfg.channels)
-        params, _ = compute.weights_for("trained", cfg, FINAL_STEP)
-        return compute.trace_for(compute.content_key(data), model_input, cfg, params,
-                                 compute.weights_id("trained"))
+        data = images.sample_png(self.settings.sample_seed)
+        _, model_input = images.decode_image(data, cfg.image_size, cfg.channels)
+        params, _ = model_weights.weights_for("trained", cfg, FINAL_STEP)
+        return traces.trace_for(images.content_key(data), model_input, cfg, params,
+                                 model_weights.weights_id("trained"))
 
     def variant(self, image: np.ndarray | None = None, image_tag: str = "",
                 **changes: object) -> EncoderTrace:
@@ -128,10 +128,10 @@ class PageContext:
         (named by image_tag, e.g. "/shuffled"); cached like any trace. A model that fixes the
         architecture keeps it. Raises ConfigError for an impossible combination."""
         cfg = self.settings.replace(**changes).to_config()
-        params, _ = compute.weights_for(self.weights, cfg, self.settings.train_step)
+        params, _ = model_weights.weights_for(self.weights, cfg, self.settings.train_step)
         if image is None:
             image, image_tag = self.trace.image, ""
-        return compute.trace_for(f"{self.image_key}{image_tag}", image, cfg, params,
+        return traces.trace_for(f"{self.image_key}{image_tag}", image, cfg, params,
                                  self.weights_id)
 
 

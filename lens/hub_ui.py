@@ -3,7 +3,7 @@
 A button is disabled (and says "downloaded") once its model is in the cache. Its click runs
 the download in the button's callback, before the page's script: the progress bar is drawn at
 the top of the sidebar (and in a toast) while the bytes arrive, and on success the registry
-is re-read (`compute.clear_models`) and the new model becomes the weights
+is re-read (`model_weights.clear_models`) and the new model becomes the weights
 (`session.set_settings`, allowed there because no widget exists yet). The outcome is kept
 for the expander to show once: a success line, or the DownloadError's one line as a warning,
 in the learner's language.
@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from . import compute, hub
+from . import hub, model_weights
 from .keys import HUB_OPEN, HUB_OUTCOME
 from .session import set_settings
 
@@ -88,6 +88,6 @@ def download_now(model_id: str, t: Callable[..., str]) -> None:
     finally:
         bar.empty()
     note.toast(t("hub_done", name=model.name), icon=":material/check:", duration="short")
-    compute.clear_models()
+    model_weights.clear_models()
     set_settings(weights=model_id)
     st.session_state[HUB_OUTCOME] = ("done", model_id)

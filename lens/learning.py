@@ -28,7 +28,7 @@ from encoder_core.views.learning import (
     train_step,
 )
 
-from . import compute, keys
+from . import keys, model_weights, resources
 
 MAX_STEPS = 101  # the first step and ten times ten more
 # one image's gradient is strong: at SGD 0.1 or Adam 1e-3 one step takes a random model's
@@ -53,13 +53,13 @@ class Walk:
 
 def available() -> bool:
     """Whether the shapes model's architecture is installed (its trained weights ship with it)."""
-    return compute.trained_model() is not None
+    return model_weights.trained_model() is not None
 
 
 def model(weights: str, seed: int) -> tuple[EncoderConfig, EncoderParams]:
     """The shapes model: its shipped weights ("trained"), or its architecture at random
     (`init_params` with `seed`, a random head) for anything else."""
-    cfg, params, _ = compute.trained_model()
+    cfg, params, _ = model_weights.trained_model()
     if weights == "trained":
         return cfg, params
     fresh = init_params(cfg.replace(seed=seed))
@@ -82,7 +82,7 @@ def walk(weights: str, seed: int, shape: int) -> Walk:
         trace = encode(image, cfg, params)
         return Walk(cfg, params, image, label, trace, loss_gradients(trace, params, label), of)
 
-    return compute.derived(("learn", *of), compute_it)
+    return resources.derived(("learn", *of), compute_it)
 
 
 @dataclass(frozen=True)

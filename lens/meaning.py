@@ -6,7 +6,7 @@ by the scores, multi-head and stack pages. With random weights it offers one but
 the trained model on a generated shape; with trained weights it offers the training step
 (`Settings.train_step`, one of the shipped checkpoints) and that step's held-out accuracy.
 The trace, and with it the maps, the rollout and the prediction, follow the setting
-(`lens.compute.weights_for`).
+(`lens.model_weights.weights_for`).
 
 The trained model itself, for a demo that shows nothing on random weights, is
 `PageContext.trained_beside()`.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import compute
+from . import model_weights
 from .context import PageContext
 from .i18n import Texts
 from .session import set_settings
@@ -44,13 +44,13 @@ def trained_attention_control(ctx: PageContext) -> None:
         row.caption(t("meaning_show_help"))
         return
     box = st.container(border=True)
-    shipped = compute.checkpoint_steps()
+    shipped = model_weights.checkpoint_steps()
     if len(shipped) < 2:  # only the final weights: nothing to slide through
         return
     final = shipped[-1]
     box.select_slider(t("meaning_step"), list(train_steps(shipped)), key="train_step",
                       format_func=lambda step: f"{final if step == FINAL_STEP else step:,}",
                       help=t("meaning_step_help"))
-    checkpoint = compute.checkpoint_at(ctx.settings.train_step)
+    checkpoint = model_weights.checkpoint_at(ctx.settings.train_step)
     box.markdown(t("meaning_accuracy", step=checkpoint.step, acc=100 * checkpoint.accuracy))
     box.caption(t("meaning_hint"))

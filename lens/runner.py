@@ -19,7 +19,7 @@ import streamlit as st
 from encoder_core import ConfigError, ImageError
 from encoder_core.cost import Cost
 
-from . import chrome, compute, handout_ui, keys, session, sidebar
+from . import chrome, handout_ui, images, keys, model_weights, resources, session, sidebar, traces
 from .admission import TooHeavyError
 from .classroom import member as classroom
 from .classroom import student, teacher
@@ -82,12 +82,12 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
         raise LookupError(f"no page {page_id!r} in lens.steps")
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
     hold_tablet_sidebar()  # out of the page until layout_behaviours below decides its start
-    models = compute.model_architectures()
+    models = model_weights.model_architectures()
     member = classroom.current()
-    settings = session.current_settings(models, compute.checkpoint_steps())
+    settings = session.current_settings(models, model_weights.checkpoint_steps())
     if member is not None and not member.teacher:  # the class's image and model, locked
         settings = session.impose(student.class_settings_for(
-            member, settings, models, compute.checkpoint_steps()))
+            member, settings, models, model_weights.checkpoint_steps()))
     t = Texts(settings.lang)  # common texts only: the same on every page
     upload_slot = sidebar.controls(settings, t, models,
                                    class_code=member.code if member and not member.teacher
@@ -96,13 +96,13 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     cfg = settings.to_config()
     image_key, model_input, original, name = current_image(settings, t)
     if settings.source == "upload" and st.session_state.get(keys.IMAGE_BYTES):
-        sidebar.show_upload(upload_slot, t, name, compute.thumbnail_png(image_key, original))
+        sidebar.show_upload(upload_slot, t, name, images.thumbnail_png(image_key, original))
     planned = [("", settings), *(plan(settings) if plan is not None else [])]
     admit(hold, t, page_id, image_key, planned)
-    params, head = compute.weights_for(settings.weights, cfg, settings.train_step)
-    weights = compute.weights_id(settings.weights, settings.train_step)
+    params, head = model_weights.weights_for(settings.weights, cfg, settings.train_step)
+    weights = model_weights.weights_id(settings.weights, settings.train_step)
     with st.spinner(t("computing")):
-        trace = compute.trace_for(image_key, model_input, cfg, params, weights)
+        trace = traces.trace_for(image_key, model_input, cfg, params, weights)
     session.sync_url()
     cards.sync_url(settings.lesson and member is None)
     check.sync_url(settings.lesson and member is None)
@@ -142,7 +142,7 @@ def admit(hold: ExitStack, t: Callable[..., str], page_id: str, image_key: str,
                       waited=q.waited_s, gb=need.bytes / 1e9))
 
     try:
-        hold.enter_context(compute.budget().reserve(need.bytes, need.seconds, on_wait=waiting))
+        hold.enter_context(resources.budget().reserve(need.bytes, need.seconds, on_wait=waiting))
     except TooHeavyError as err:
         notice.error(t("too_heavy", gb=need.bytes / 1e9, limit=err.limit / 1e9,
                        lower=lighter(settings, image_key, planned, page_id, err.limit, t)))
@@ -159,7 +159,7 @@ def planned_cost(image_key: str, planned: list[tuple[str, Settings]], page_id: s
             cfgs.append((tag, s.to_config()))
         except ConfigError:
             continue  # the page says so itself
-    return compute.run_cost(image_key, cfgs, settings.weights, settings.train_step,
+    return traces.run_cost(image_key, cfgs, settings.weights, settings.train_step,
                             PAGES[page_id].costs)
 
 
@@ -185,7 +185,7 @@ def current_image(settings: Settings, t: Callable[..., str],
         if upload is not None and state.get(keys.UPLOAD_ID) != upload.file_id:
             data = upload.getvalue()
             try:
-                compute.decode_image(data, settings.image_size, settings.channels)
+                images.decode_image(data, settings.image_size, settings.channels)
                 state[keys.IMAGE_BYTES], state[keys.IMAGE_NAME] = data, upload.name
                 state.pop(keys.UPLOAD_ERROR, None)
             except ImageError as err:
@@ -203,9 +203,9 @@ def current_image(settings: Settings, t: Callable[..., str],
     if settings.source == "upload" and state.get(keys.IMAGE_BYTES):
         data, name = state[keys.IMAGE_BYTES], state.get(keys.IMAGE_NAME) or t("name_upload")
     elif settings.source == "sample":
-        data = compute.sample_png(settings.sample_seed)
+        data = images.sample_png(settings.sample_seed)
         name = t("name_sample", seed=settings.sample_seed)
     if data is None:
-        data, name = compute.DEFAULT_IMAGE.read_bytes(), t("name_builtin")
-    original, model_input = compute.decode_image(data, settings.image_size, settings.channels)
-    return compute.content_key(data), model_input, original, name
+        data, name = images.DEFAULT_IMAGE.read_bytes(), t("name_builtin")
+    original, model_input = images.decode_image(data, settings.image_size, settings.channels)
+    return images.content_key(data), model_input, original, name

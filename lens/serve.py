@@ -12,7 +12,7 @@ save; `--help` prints `HELP`. Every other argument goes to `streamlit run`.
 Two warm-ups run in background threads while the server starts, so the first page is never
 delayed (a learner arriving before they are done waits for the computation under way instead
 of starting another):
-- `compute.warming`: the built-in photo's trace at the default settings (pinned) and the
+- `traces.warming`: the built-in photo's trace at the default settings (pinned) and the
   trained model's files;
 - `warm_pages`: once the server answers, one headless session runs each page of `WARM_PAGES`
   at the default settings over the server's own websocket, as a browser would, so that its
@@ -174,7 +174,7 @@ def main(argv: list[str]) -> int:
         return 0
     from streamlit.web import cli
 
-    from . import compute
+    from . import traces
     from .models import CHECKPOINTS_ENV, HEADS_ENV
 
     dev = "--dev" in argv
@@ -199,7 +199,7 @@ def main(argv: list[str]) -> int:
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(APP.parent.parent), os.environ.get("PYTHONPATH", "")) if p)
         argv = [*DEV_FLAGS, *argv]
-    compute.warming()
+    traces.warming()
     threading.Thread(target=warm_pages, name="encoder-lens-warm-pages", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *argv]
     return cli.main()

@@ -15,7 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 from encoder_core import EncoderConfig, cost
 from encoder_core.config import SCALES
 
-from . import compute, keys
+from . import images, keys, model_weights
 from .hub_ui import download_controls
 from .i18n import LANG_NAMES
 from .models import describe
@@ -38,7 +38,7 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
         return sb.empty()
     upload_slot = _image_controls(s, t, has_samples="trained" in models)
     sb.subheader(t("model"))
-    checkpoints = compute.checkpoint_models()
+    checkpoints = model_weights.checkpoint_models()
     if models:
         sb.radio(t("weights"), ["random", *models], key="weights",
                  format_func=lambda w: checkpoints[w].name if w in checkpoints
@@ -51,7 +51,7 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
         arch = s.architecture
         sb.info(t("trained_locked", arch=f"d_model {arch.d_model}, h {arch.n_heads}, "
                                          f"{arch.n_layers} layers, d_ff {arch.d_ff}"))
-    for line in compute.model_problems():
+    for line in model_weights.model_problems():
         sb.warning(t("checkpoint_problem", problem=line))
     download_controls(t, s.lang)
     if keys.ADVANCED in st.session_state:  # stays open across reruns and pages once opened
@@ -111,5 +111,5 @@ def show_upload(slot: DeltaGenerator, t: Callable[..., str], name: str, thumbnai
     """The upload in use, under the uploader: its name and a thumbnail. On another page the
     uploader looks empty (a widget of the page that drew it), but the photo is still used."""
     with slot.container():
-        st.image(thumbnail, width=compute.THUMBNAIL_SIDE, output_format="PNG")
+        st.image(thumbnail, width=images.THUMBNAIL_SIDE, output_format="PNG")
         st.caption(t("showing", name=name))

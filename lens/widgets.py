@@ -17,7 +17,7 @@ import streamlit as st
 
 from encoder_core import prefix_names
 
-from . import compute, explorer, explorer_component, figures, keys
+from . import explorer, explorer_component, figures, keys, resources
 from .cache import value_key
 from .context import PageContext, Where
 from .note import note_markdown
@@ -36,7 +36,7 @@ def render(draw: Figure, *args: object, **kwargs: object) -> bytes:
     are digested once, not on every rerun) in the server's picture cache, which draws each
     picture once however many sessions ask for it at once."""
     key = (f"{draw.__module__}.{draw.__qualname__}", value_key(args), value_key(kwargs))
-    return compute.picture(key, lambda: draw(*args, **kwargs))
+    return resources.picture(key, lambda: draw(*args, **kwargs))
 
 
 def png_name(ctx: PageContext, shows: str) -> str:
@@ -233,7 +233,7 @@ def query_explorer(ctx: PageContext,
                query)
     else:
         key = (ctx.image_key, cfg, ctx.weights_id, maps_key, ctx.lang, query)
-    blob = compute.payload(key, lambda: explorer.payload(
+    blob = resources.payload(key, lambda: explorer.payload(
         ctx.trace.image, cfg.grid_size, query, text, maps() if maps is not None else None))
     explorer_component.show(blob, key=keys.QUERY_CLICK, where=where)
 

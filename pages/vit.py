@@ -29,7 +29,7 @@ from encoder_core.views.vit_views import (
     scale_to_max,
     token_norms,
 )
-from lens import compute, explorer, figures, widgets
+from lens import explorer, figures, model_weights, widgets
 from lens.context import PageContext
 from lens.heads_off import heads_off_section
 from lens.pca_view import pca_section
@@ -72,7 +72,7 @@ def render(ctx: PageContext) -> None:
 def need_vit(ctx: PageContext) -> None:
     """One line in place of the views: the model has no [CLS] to read them from; which
     loaded checkpoint has one, or how to load one."""
-    loaded = [m.id for m in compute.checkpoint_models().values() if m.cfg.cls_token]
+    loaded = [m.id for m in model_weights.checkpoint_models().values() if m.cfg.cls_token]
     st.info(ctx.t("need_vit_loaded", names=", ".join(loaded)) if loaded
             else ctx.t("need_vit", hub=ctx.t("hub_title")))
 

@@ -60,15 +60,15 @@ def vit_checkpoint(tmp_path_factory) -> str:
 def serve_checkpoints(monkeypatch):
     """A function that makes the app load these checkpoint files (as `scripts/app --checkpoint`
     does) from now on in this test; the registry is re-read, and again after the test."""
-    from lens import compute
+    from lens import model_weights
     from lens.models import CHECKPOINTS_ENV
 
     def serve(*paths: str) -> None:
         monkeypatch.setenv(CHECKPOINTS_ENV, os.pathsep.join(map(str, paths)))
-        compute.clear_models()
+        model_weights.clear_models()
 
     yield serve
-    compute.clear_models()
+    model_weights.clear_models()
 
 
 @pytest.fixture

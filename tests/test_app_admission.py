@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from encoder_core import cost
-from lens import compute
+from lens import model_weights, resources
 from lens.admission import MemoryBudget
 from lens.fair_queue import Queue
 from lens.i18n import translate
@@ -50,7 +50,7 @@ class Recording(MemoryBudget):
 def budget(monkeypatch):
     def install(limit: int) -> Recording:
         b = Recording(limit)
-        monkeypatch.setattr(compute, "budget", lambda: b)
+        monkeypatch.setattr(resources, "budget", lambda: b)
         return b
     return install
 
@@ -74,7 +74,7 @@ def test_settings_that_could_never_fit_are_refused_with_what_to_lower(budget, re
     assert errors[0].startswith(head[:20]), errors[0]
     assert "n_layers 3" in errors[0] or translate("lower_none", lang) in errors[0]
     assert not list(at.main.image)  # nothing drawn
-    assert not [k for k in compute.caches()["traces"]._items if k[1].seed == int(seed)]
+    assert not [k for k in resources.caches()["traces"]._items if k[1].seed == int(seed)]
     assert b.reserved == 0
 
 
@@ -144,7 +144,7 @@ def test_a_light_run_is_not_held_behind_a_heavy_one_that_waits(budget, request):
 
 
 def test_what_is_held_costs_nothing_again(budget):
-    b = budget(compute.MEMORY_BUDGET)
+    b = budget(resources.MEMORY_BUDGET)
     at = new_app()
     at.run()  # the defaults: computed once (or warm)
     b.asked.clear()
@@ -156,13 +156,13 @@ def test_what_is_held_costs_nothing_again(budget):
 def test_what_a_run_computed_leaves_its_reservation_once_held(budget, request):
     """The page run's new weights and trace, once computed and held, are settled: out of its
     reservation (they count as held), so the run does not take their bytes twice."""
-    b = budget(compute.MEMORY_BUDGET)
+    b = budget(resources.MEMORY_BUDGET)
     seed = fresh_seed(request)
     at = new_app(seed=seed)
     at.run()
     assert_clean(at)
     cfg = Settings(seed=int(seed)).to_config()
-    params = compute.held()["params"].bytes_of(compute.params_key(cfg))
+    params = resources.held()["params"].bytes_of(model_weights.params_key(cfg))
     assert len(b.asked) == 1 and params > 0
     assert [n for n, _ in b.settled][:1] == [params]  # the weights, then the trace
     assert len(b.settled) == 2 and b.settled[1][0] > 0
@@ -172,7 +172,7 @@ def test_what_a_run_computed_leaves_its_reservation_once_held(budget, request):
 
 
 def test_compare_reserves_its_variants_before_it_computes(budget, request):
-    b = budget(compute.MEMORY_BUDGET)
+    b = budget(resources.MEMORY_BUDGET)
     seed = fresh_seed(request)
     at = new_app(seed=seed, image_size="64", patch_size="16", d_model="32", n_heads="2",
                  n_layers="2")
@@ -207,10 +207,10 @@ def test_nothing_holds_a_trace_once_its_run_ended_and_the_caches_dropped_it(page
     at.run()
     open_page(at, page)
     assert_clean(at)
-    assert any(k[1].seed == seed for k in compute.held()["traces"]._refs)  # it was computed
-    compute.caches()["traces"].drop_oldest(2**40)
-    compute.caches()["derived"].clear()
+    assert any(k[1].seed == seed for k in resources.held()["traces"]._refs)  # it was computed
+    resources.caches()["traces"].drop_oldest(2**40)
+    resources.caches()["derived"].clear()
     gc.collect()
-    alive = [k for k in list(compute.held()["traces"]._refs)
-             if k[1].seed == seed and compute.held()["traces"].get(k) is not None]
+    alive = [k for k in list(resources.held()["traces"]._refs)
+             if k[1].seed == seed and resources.held()["traces"].get(k) is not None]
     assert not alive, alive

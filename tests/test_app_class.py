@@ -520,7 +520,7 @@ def test_on_random_weights_a_classs_patch_question_is_asked_on_the_classs_photo(
     import json  # noqa: PLC0415
     import struct  # noqa: PLC0415
 
-    from lens import compute, explorer, explorer_component  # noqa: PLC0415
+    from lens import explorer, explorer_component, images  # noqa: PLC0415
 
     shown: list[bytes] = []  # the pickers' blobs, as sent to the browser
     real = explorer_component.show
@@ -532,7 +532,7 @@ def test_on_random_weights_a_classs_patch_question_is_asked_on_the_classs_photo(
     t.button(key=f"class_open_{SIMILAR}").click().run()
     s = student(code_of(t))
     assert_clean(s)
-    photo = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), 224, 1)[1]
+    photo = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), 224, 1)[1]
     *_, (_, args, kwargs, _) = [d for d in drawn if d[0] is figures.image_with_grid]
     np.testing.assert_array_equal(args[0], photo)  # the teacher's card
     blob = shown[-1]  # the student's card

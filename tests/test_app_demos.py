@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from encoder_core.views.vit_views import on_grid, patch_values, token_norms
-from lens import compute, figures, widgets
+from lens import figures, model_weights, widgets
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 
 ENTROPY = re.compile(r"H = ([0-9.]+) nats")
@@ -56,7 +56,7 @@ def text(at) -> str:
 
 
 def trained_layers():
-    trained = compute.trained_model()
+    trained = model_weights.trained_model()
     assert trained is not None, "the shipped trained weights are part of the package"
     return trained[1].layers
 

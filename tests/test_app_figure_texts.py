@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from lens import compute, explorer, figures, meaning, widgets
+from lens import explorer, figures, meaning, model_weights, resources, widgets
 from lens.models import CHECKPOINTS_ENV
 from tests.support.apptest_helpers import (
     ALL_PAGES,
@@ -123,7 +123,7 @@ def drawn(monkeypatch) -> list[tuple[str, tuple, dict]]:
         calls.append(("explorer", (text, maps), {}))
         return real_payload(image, grid, query, text, maps)
 
-    compute.caches()["payloads"].clear()  # every payload built (and seen) here
+    resources.caches()["payloads"].clear()  # every payload built (and seen) here
     monkeypatch.setattr(widgets, "render", spy_render)
     monkeypatch.setattr(explorer, "payload", spy_payload)
     return calls
@@ -160,8 +160,8 @@ def test_every_figure_of_every_page_is_in_chinese(drawn, step, path, request):
     if step == "vit":  # its views need a ViT: the registry's small random timm checkpoint
         monkeypatch = request.getfixturevalue("monkeypatch")
         monkeypatch.setenv(CHECKPOINTS_ENV, request.getfixturevalue("vit_checkpoint"))
-        compute.clear_models()
-        request.addfinalizer(compute.clear_models)
+        model_weights.clear_models()
+        request.addfinalizer(model_weights.clear_models)
         link = {"weights": "vit_tiny_test"}
     at = run_zh(**link)
     if path != ALL_PAGES[0][1]:

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from lens import compute, keys
+from lens import keys, resources
 from lens.i18n import translate
 from lens.page_costs import handout_cost
 from lens.settings import Settings
@@ -75,7 +75,7 @@ def test_a_pdf_that_could_never_fit_the_budget_is_refused_with_a_message(monkeyp
     at = opened("scores")
     cfg = Settings().normalised()[0].to_config()
     small = Recording(handout_cost(cfg).bytes - 1)  # the page's own run fits, the PDF not
-    monkeypatch.setattr(compute, "budget", lambda: small)
+    monkeypatch.setattr(resources, "budget", lambda: small)
     build_button(at)[0].click().run(timeout=120)
     assert keys.HANDOUT not in at.session_state
     said = errors(at)

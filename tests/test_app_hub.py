@@ -9,19 +9,19 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
 
 from encoder_core.checkpoints.load import IMAGENET_MEAN, IMAGENET_STD
-from lens import compute, hub, hub_ui, keys
+from lens import hub, hub_ui, keys, model_weights
 from tests.support.hub_helpers import LocalHub, put_in_cache, timm_config, vit_bytes
 
 # The sidebar as far as the download needs it: the settings (from the link, then the state),
 # the weights radio over every model, the download expander, and the weights in use.
 SCRIPT = """
 import streamlit as st
-from lens import compute
+from lens import model_weights
 from lens.hub_ui import download_controls
 from lens.i18n import translate
 from lens.session import current_settings
 
-models = compute.model_architectures()
+models = model_weights.model_architectures()
 s = current_settings(models)
 st.sidebar.radio("weights", ["random", *models], key="weights")
 download_controls(lambda key, **v: translate(key, s.lang, **v), s.lang)
@@ -36,9 +36,9 @@ def cache(tmp_path, monkeypatch):
     folder.mkdir()
     monkeypatch.setenv("HF_HUB_CACHE", str(folder))
     monkeypatch.delenv("ENCODER_LENS_CHECKPOINTS", raising=False)
-    compute.clear_models()
+    model_weights.clear_models()
     yield folder
-    compute.clear_models()
+    model_weights.clear_models()
 
 
 @pytest.fixture(scope="module")
@@ -144,5 +144,5 @@ def test_a_download_registers_the_model_and_selects_it(cache, monkeypatch, weigh
     assert values == sorted(values) and values[0] == 0 and values[-1] == 1 and len(values) > 5
     total = (len(weights_bytes) + len(files[dino.repo_id, "config.json"])) / 1e6
     assert shown[-1][1] == f"Downloading DINO ViT-S/16: {total:.1f} of {total:.1f} MB"
-    model = compute.checkpoint_models()["dino-vits16"]
+    model = model_weights.checkpoint_models()["dino-vits16"]
     assert model.cfg.seq_len == 197 and model.cfg.pixel_mean == IMAGENET_MEAN

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lens import compute
+from lens import model_weights, resources
 from lens.meaning import SHOW_TRAINED
 from lens.settings import FINAL_STEP
 from lens.steps import PAGES
@@ -21,8 +21,8 @@ def prediction(at) -> str:
 
 def trained_trace(weights: str):
     """The cached trace of the trained model's weights id `weights` (e.g. "trained@0")."""
-    found = [v for k, v in compute.caches()["traces"]._items.items() if k[2] == weights]
-    assert found, (weights, [k[2] for k in compute.caches()["traces"]._items])
+    found = [v for k, v in resources.caches()["traces"]._items.items() if k[2] == weights]
+    assert found, (weights, [k[2] for k in resources.caches()["traces"]._items])
     return found[-1]
 
 
@@ -69,7 +69,7 @@ def test_the_training_step_changes_the_attention_and_the_prediction():
 
 def rollout(weights: str) -> np.ndarray:
     """The stack page's cached rollout R [N, N] of the trained model's weights id `weights`."""
-    found = [v for k, v in compute.caches()["derived"]._items.items()
+    found = [v for k, v in resources.caches()["derived"]._items.items()
              if k[2] == weights and k[3] == "rollout"]
     assert found, weights
     return found[-1]
@@ -90,7 +90,7 @@ def test_the_stack_page_rollout_follows_the_training_step():
 
 
 def test_a_link_to_a_step_that_is_not_shipped_warns_and_uses_the_nearest():
-    steps = compute.checkpoint_steps()
+    steps = model_weights.checkpoint_steps()
     at = new_app(weights="trained", source="sample", train_step=str(steps[1] + 1))
     at.run()
     assert not at.exception

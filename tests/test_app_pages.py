@@ -174,19 +174,20 @@ def trace_attn(**link: str) -> np.ndarray:
     """Every layer's attn at these link settings on the built-in photo, [L, h, N, N], computed
     here as the app does."""
     from encoder_core import encode
-    from lens import compute
+    from lens import images, model_weights
     from lens.settings import Settings
 
     cfg = Settings.from_url(link)[0].to_config()
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
-    return np.stack([layer.attn for layer in encode(image, cfg, compute.random_params(cfg)).layers])
+    params = model_weights.random_params(cfg)
+    return np.stack([layer.attn for layer in encode(image, cfg, params).layers])
 
 
 def test_above_8_heads_the_learner_chooses_which_heads_the_grids_show(monkeypatch):
     """The stack's live grid and Compare's grids show the first 8 of 16 heads by default and
     then the heads chosen, with a caption saying how many there are."""
-    from lens import compute, explorer, widgets
+    from lens import explorer, resources, widgets
 
     sent, drawn = [], []
     real_payload, real_render = explorer.payload, widgets.render
@@ -199,7 +200,7 @@ def test_above_8_heads_the_learner_chooses_which_heads_the_grids_show(monkeypatc
         drawn.append((draw.__name__, args))
         return real_render(draw, *args, **kwargs)
 
-    compute.caches()["payloads"].clear()  # every payload is built (and seen) here
+    resources.caches()["payloads"].clear()  # every payload is built (and seen) here
     monkeypatch.setattr(explorer, "payload", spy_payload)
     monkeypatch.setattr(widgets, "render", spy_render)
     at = new_app(d_model="64", n_heads="16", n_layers="2")
@@ -230,7 +231,7 @@ def test_the_explorer_payload_is_built_once_for_every_session_at_the_same_settin
     """Two learners on Multi-head at the same link share one payload (built once, neither
     rebuilt nor hashed on a rerun); another layer or query is another payload, and each equals
     the payload built straight from the trace."""
-    from lens import compute, explorer
+    from lens import explorer, resources
 
     built = []
     real_payload = explorer.payload
@@ -239,7 +240,7 @@ def test_the_explorer_payload_is_built_once_for_every_session_at_the_same_settin
         built.append((query, maps))
         return real_payload(image, grid, query, text, maps)
 
-    compute.caches()["payloads"].clear()
+    resources.caches()["payloads"].clear()
     monkeypatch.setattr(explorer, "payload", spy_payload)
     link = dict(d_model="64", n_heads="4", n_layers="2", query="7")
     for _ in range(2):  # two sessions
@@ -262,7 +263,7 @@ def test_the_explorer_payload_is_built_once_for_every_session_at_the_same_settin
 def test_above_6_layers_the_stack_spreads_its_layers_and_the_learner_chooses(monkeypatch):
     """12 layers: the grid shows layers 1, 3, 5, 8, 10, 12 by default (first to last), then
     the layers chosen; the maps sent are those layers' attention."""
-    from lens import compute, explorer
+    from lens import explorer, resources
 
     sent = []
     real_payload = explorer.payload
@@ -271,7 +272,7 @@ def test_above_6_layers_the_stack_spreads_its_layers_and_the_learner_chooses(mon
         sent.append(maps)
         return real_payload(image, grid, query, text, maps)
 
-    compute.caches()["payloads"].clear()
+    resources.caches()["payloads"].clear()
     monkeypatch.setattr(explorer, "payload", spy_payload)
     link = dict(image_size="64", patch_size="16", d_model="32", n_heads="2", n_layers="12")
     at = new_app(**link)

@@ -13,7 +13,7 @@ import pytest
 
 from encoder_core import encode, load_image, predict, top_classes
 from encoder_core.checkpoints.load import load_checkpoint
-from lens import compute
+from lens import images
 from tests.support.apptest_helpers import SMALL, assert_clean, new_app, open_page
 from tests.support.vit_dicts import SMALL_VIT, write_timm_checkpoint
 
@@ -35,7 +35,7 @@ def table_rows(at) -> list[dict]:
 def expected_top(path: str, k: int = 5) -> tuple[np.ndarray, np.ndarray]:
     """The top-k classes and logits of the checkpoint on the built-in photo, outside the app."""
     cfg, params, _ = load_checkpoint(path)
-    logits = predict(encode(load_image(compute.DEFAULT_IMAGE, cfg), cfg, params), params)
+    logits = predict(encode(load_image(images.DEFAULT_IMAGE, cfg), cfg, params), params)
     classes, _ = top_classes(logits, k)
     return classes, logits[classes]
 

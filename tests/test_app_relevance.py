@@ -13,7 +13,7 @@ import pytest
 
 from encoder_core import encode, load_image, predict, relevance, top_classes
 from encoder_core.checkpoints.load import load_checkpoint
-from lens import compute
+from lens import images, model_weights
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 
 TITLES = {"en": "relevance per patch", "zh": "每个图像块的相关性"}
@@ -30,7 +30,7 @@ def section_caption(at, lang: str) -> str:
 def outside(path: str):
     """The checkpoint's trace of the built-in photo, its params and its top 5, outside the app."""
     cfg, params, _ = load_checkpoint(path)
-    tr = encode(load_image(compute.DEFAULT_IMAGE, cfg), cfg, params)
+    tr = encode(load_image(images.DEFAULT_IMAGE, cfg), cfg, params)
     classes, _ = top_classes(predict(tr, params), 5)
     return tr, params, [int(c) for c in classes]
 
@@ -100,6 +100,6 @@ def test_its_cost_is_declared_with_a_head_only():
         assert headed.bytes >= trace_bytes(cfg)  # one class's gradients at a time
         assert terms(cfg, True).count(relevance_cost(cfg)) == 2  # two classes
         assert relevance_cost(cfg) not in terms(cfg)
-    models = compute.checkpoint_models()
+    models = model_weights.checkpoint_models()
     assert has_head("trained", models) and not has_head("random", models)
     assert np.isfinite(relevance_cost(cfg).seconds)

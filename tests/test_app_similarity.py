@@ -15,7 +15,7 @@ import pytest
 
 from encoder_core import EncoderConfig, encode, load_checkpoint
 from encoder_core.views.similarity import cosine_map, unit_rows
-from lens import compute, explorer, page_costs, widgets
+from lens import explorer, images, model_weights, page_costs, resources, widgets
 from lens.settings import Settings
 from tests.support.apptest_helpers import SMALL, assert_clean, new_app, opened, page_path
 from tests.test_app_figure_texts import english_words
@@ -35,7 +35,7 @@ def sent(monkeypatch) -> list[tuple[dict, bytes]]:
         built.append((text, blob))
         return blob
 
-    compute.caches()["payloads"].clear()
+    resources.caches()["payloads"].clear()
     monkeypatch.setattr(explorer, "similarity_payload", spy)
     return built
 
@@ -67,14 +67,14 @@ def headings(at) -> list[str]:
 
 def note_trace(**link: str):
     cfg = Settings.from_url(link)[0].to_config()
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
-    return encode(image, cfg, compute.random_params(cfg))
+    return encode(image, cfg, model_weights.random_params(cfg))
 
 
 def vit_trace(checkpoint: str):
     cfg, params, _ = load_checkpoint(checkpoint)
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
     return encode(image, cfg, params)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from encoder_core import EncoderConfig, load_image
-from lens import compute
+from lens import resources
 from tests.support.apptest_helpers import SMALL, assert_clean, errors, new_app, png_bytes, upload
 
 
@@ -19,7 +19,7 @@ def test_an_uploaded_png_reaches_the_trace():
     cfg = EncoderConfig(image_size=64, patch_size=16, d_model=32, n_heads=2, n_layers=2,
                         d_ff=128)
     expected = load_image(data, cfg)
-    traces = [v for k, v in compute.caches()["traces"]._items.items() if k[1] == cfg]
+    traces = [v for k, v in resources.caches()["traces"]._items.items() if k[1] == cfg]
     assert any(np.array_equal(t.image, expected) for t in traces)
 
 
@@ -41,11 +41,11 @@ def test_a_bad_upload_shows_an_error_and_the_next_good_upload_works():
 def test_the_trace_cache_stays_bounded_with_more_uploads_than_its_size():
     at = new_app(**SMALL)
     at.run()
-    for i in range(compute.MAX_IMAGES + 3):
+    for i in range(resources.MAX_IMAGES + 3):
         upload(at, f"img{i}.png", png_bytes(100 + i, size=24 + i))
         assert_clean(at)
-    caches = compute.caches()
-    assert len(caches["images"]) <= compute.MAX_IMAGES
-    assert len(caches["traces"]) <= compute.MAX_TRACES
-    assert caches["images"].misses >= compute.MAX_IMAGES + 3  # every upload was new
+    caches = resources.caches()
+    assert len(caches["images"]) <= resources.MAX_IMAGES
+    assert len(caches["traces"]) <= resources.MAX_TRACES
+    assert caches["images"].misses >= resources.MAX_IMAGES + 3  # every upload was new
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lens import compute
+from lens import model_weights
 from lens.models import CHECKPOINTS_ENV
 from tests.support.apptest_helpers import SMALL, assert_clean, new_app, page_path
 
@@ -138,7 +138,7 @@ def test_a_distillation_token_and_registers_are_listed_and_left_off_the_grid(
     path = write_timm_checkpoint(tmp_path / "vit_prefix.safetensors",
                                  **{**SMALL_VIT, "L": 1, **prefix})
     monkeypatch.setenv(CHECKPOINTS_ENV, path)
-    compute.clear_models()
+    model_weights.clear_models()
     try:
         at = new_app(weights="vit_prefix")
         at.run()
@@ -152,4 +152,4 @@ def test_a_distillation_token_and_registers_are_listed_and_left_off_the_grid(
         assert {"vit_dino", "vit_rollout", "vit_norms"} <= set(pictures(at))  # on_grid refuses
         #   any count of columns but 14 × 14: the prefix columns were left out
     finally:
-        compute.clear_models()
+        model_weights.clear_models()

@@ -30,7 +30,7 @@ from encoder_core.views.analysis import (
 )
 from encoder_core.views.explain import affine_terms
 from encoder_core.views.rollout import attention_rollout
-from lens import compute, explorer, meaning, widgets
+from lens import explorer, images, meaning, model_weights, resources, widgets
 from lens.models import CHECKPOINTS_ENV
 from tests.support.apptest_helpers import SMALL, assert_clean, new_app, page_path
 
@@ -45,7 +45,7 @@ PAGES = {"qkv": page_path("qkv"), "scores": page_path("scores"),
 def vit(vit_checkpoint):
     """(cfg, params, trace of the app's default photo) of the test checkpoint."""
     cfg, params, _ = load_checkpoint(vit_checkpoint)
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
     return cfg, params, encode(image, cfg, params)
 
@@ -130,9 +130,9 @@ def test_the_explorer_carries_each_rows_cls_share_and_the_uniform_mark_of_197(vi
 def loaded(vit_checkpoint):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(CHECKPOINTS_ENV, vit_checkpoint)
-        compute.clear_models()
+        model_weights.clear_models()
         yield
-    compute.clear_models()
+    model_weights.clear_models()
 
 
 @pytest.fixture
@@ -149,7 +149,7 @@ def spies(monkeypatch):
         drawn.append((draw.__name__, args, kwargs))
         return real_render(draw, *args, **kwargs)
 
-    compute.caches()["payloads"].clear()
+    resources.caches()["payloads"].clear()
     monkeypatch.setattr(explorer, "payload", spy_payload)
     monkeypatch.setattr(widgets, "render", spy_render)
     return sent, drawn
@@ -330,10 +330,10 @@ def test_two_prefix_tokens_cls_and_dist_are_both_named_and_left_out(tmp_path, mo
 
     path = write_timm_checkpoint(tmp_path / "deit_test.safetensors", dist=True, **SMALL_VIT)
     monkeypatch.setenv(CHECKPOINTS_ENV, path)
-    compute.clear_models()
+    model_weights.clear_models()
     try:
         cfg, params, _ = load_checkpoint(path)
-        _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+        _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                         cfg.channels)
         attn = encode(image, cfg, params).layers[0].attn  # [h, 198, 198]
         for page in PAGES:
@@ -348,4 +348,4 @@ def test_two_prefix_tokens_cls_and_dist_are_both_named_and_left_out(tmp_path, mo
             if page == "stack":
                 assert "CLS, DIST first (rows 0–1)" in words
     finally:
-        compute.clear_models()
+        model_weights.clear_models()

@@ -15,7 +15,7 @@ import pytest
 from encoder_core import encode, load_checkpoint
 from encoder_core.__main__ import english
 from encoder_core.views.analysis import cosine_similarity, pipeline_steps
-from lens import compute
+from lens import images
 from tests.support.apptest_helpers import assert_clean, new_app, page_path
 
 QUERY = 30  # patch 30: row 31 of the ViT's sequence, after CLS
@@ -31,7 +31,7 @@ def vit_trace(vit_checkpoint):
     """The trace the app should show: the built-in photo through the checkpoint, computed
     here without the app."""
     cfg, params, _ = load_checkpoint(vit_checkpoint)
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
     return encode(image, cfg, params)
 
@@ -301,7 +301,7 @@ def test_layer_scale_dist_and_registers_walk_every_page(vit_ls, page):
     if page == "positional":
         assert "the registers get none" in text and "pos_embed [198 × 128]" in text
     if page == "addnorm":
-        _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), 224, 3)
+        _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), 224, 3)
         tr = encode(image, cfg, params)
         mine, stored = stored_checks(at)[f"layers[0].resid_1[{row}, 0]"]
         want = float(tr.x0[row, 0]) + float(params.layers[0].ls_1[0]) * float(

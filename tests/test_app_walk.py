@@ -9,7 +9,7 @@ import io
 import pytest
 from PIL import Image
 
-from lens import compute, keys, widgets
+from lens import images, keys, widgets
 from lens.i18n import translate
 from lens.steps import EXTRA_PAGES, STEPS
 from tests.support.apptest_helpers import (
@@ -72,7 +72,7 @@ def test_an_upload_shows_its_name_and_a_thumbnail_on_every_page():
         assert shown == [translate("showing", "en", name="my-cat.png")], page
         assert len(at.sidebar.image) == 1, page  # the thumbnail, drawn once for every session
     data = at.session_state[keys.IMAGE_BYTES]
-    png = compute.thumbnail_png(compute.content_key(data), compute.decode_image(data, 64, 3)[0])
+    png = images.thumbnail_png(images.content_key(data), images.decode_image(data, 64, 3)[0])
     assert Image.open(io.BytesIO(png)).size == (160, 156)  # 308 × 300 px → at most 160 a side
 
 

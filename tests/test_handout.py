@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from encoder_core import encode, load_checkpoint, predict, top_classes
-from lens import compute
+from lens import images, model_weights
 from lens.handout.book import handout, sheets_for
 from lens.handout.pdf import Flow, TitlePage, handout_pdf, tokens
 from lens.handout.sheets import Walk
@@ -36,15 +36,15 @@ QUERY = 105
 
 def default_walk(lang: str, **kw: object) -> Walk:
     cfg = Settings().normalised()[0].to_config()
-    original, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    original, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                            cfg.channels)
-    return Walk(trace=encode(image, cfg, compute.random_params(cfg)), lang=lang,
+    return Walk(trace=encode(image, cfg, model_weights.random_params(cfg)), lang=lang,
                 original=original, query=QUERY, **kw)
 
 
 def trained_walk(lang: str) -> Walk:
-    cfg, params, head = compute.trained_model()
-    original, image = compute.decode_image(compute.sample_png(3), cfg.image_size, cfg.channels)
+    cfg, params, head = model_weights.trained_model()
+    original, image = images.decode_image(images.sample_png(3), cfg.image_size, cfg.channels)
     names = tuple(translate(f"class_{c}", lang) for c in head.class_names)
     return Walk(trace=encode(image, cfg, params), lang=lang, original=original,
                 query=cfg.n_tokens // 2, labels=names)
@@ -52,7 +52,7 @@ def trained_walk(lang: str) -> Walk:
 
 def vit_walk(lang: str, path: str) -> Walk:
     cfg, params, _ = load_checkpoint(path)
-    original, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    original, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                            cfg.channels)
     return Walk(trace=encode(image, cfg, params), lang=lang, original=original, layer=1,
                 head=1, query=QUERY)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from encoder_core import encode, init_params
-from lens import compute
+from lens import model_weights
 from lens.context import PageContext
 from lens.lesson.tasks import Fixed, Task, judge, mistake, task_from_json, task_json, task_texts
 from lens.settings import Settings
@@ -28,12 +28,12 @@ FIXED = Fixed(layer=1, head=2, query=5)  # a layer, head and query each config h
 
 
 def context(page: str, **settings: object) -> PageContext:
-    s, _ = Settings(**settings).normalised(compute.model_architectures(),
-                                           compute.checkpoint_steps())
+    s, _ = Settings(**settings).normalised(model_weights.model_architectures(),
+                                           model_weights.checkpoint_steps())
     cfg = s.to_config()
     image = make_test_image(cfg.image_size, cfg.channels)
     params = (init_params(cfg) if s.weights == "random"
-              else compute.weights_for(s.weights, cfg, s.train_step)[0])
+              else model_weights.weights_for(s.weights, cfg, s.train_step)[0])
     trace = encode(image, cfg, params)
     return PageContext(id=page, settings=s, trace=trace, original=image, image_name="test",
                        image_key=f"test/{cfg.image_size}/{cfg.channels}")

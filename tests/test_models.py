@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from lens import compute
+from lens import model_weights
 from lens.models import CHECKPOINTS_ENV, checkpoint_paths, describe, load_models, model_id
 from lens.serve import split_checkpoints
 from lens.settings import Settings
@@ -46,7 +46,7 @@ def test_a_link_never_names_a_path(raw):
 
 
 def test_a_link_names_a_loaded_model_by_id_and_it_locks_the_architecture(with_checkpoint):
-    models = compute.model_architectures()
+    models = model_weights.model_architectures()
     settings, notices = Settings.from_url({"weights": "vit_tiny_test", "d_model": "64"}, models)
     assert settings.weights == "vit_tiny_test" and settings.d_model == 128
     assert [(n.key, n.why) for n in notices] == [("d_model", "locked")]
@@ -68,14 +68,14 @@ def test_a_checkpoint_that_fails_to_load_is_one_warning_and_the_app_runs(monkeyp
     bad = tmp_path / "broken.npz"
     bad.write_bytes(b"not a zip")
     monkeypatch.setenv(CHECKPOINTS_ENV, str(bad))
-    compute.clear_models()
+    model_weights.clear_models()
     try:
         at = new_app()
         at.run()
         assert_clean(at)
         assert any("broken.npz" in w.value for w in at.sidebar.warning)
     finally:
-        compute.clear_models()
+        model_weights.clear_models()
 
 
 def test_the_launcher_refuses_a_checkpoint_that_is_not_there(tmp_path, capsys):
@@ -96,13 +96,13 @@ def test_a_downloaded_named_model_is_in_the_choice_by_its_own_name(monkeypatch, 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv(CHECKPOINTS_ENV, raising=False)
-    compute.clear_models()
+    model_weights.clear_models()
     try:
-        assert compute.checkpoint_models()["dino-vits16"].name == dino.name
+        assert model_weights.checkpoint_models()["dino-vits16"].name == dino.name
         at = new_app(weights="dino-vits16")
         at.run()
         assert_clean(at)
         assert at.session_state["weights"] == "dino-vits16"
         assert dino.name in " ".join(c.value for c in at.caption)  # the weights caption
     finally:
-        compute.clear_models()
+        model_weights.clear_models()

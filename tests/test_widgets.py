@@ -11,9 +11,9 @@ from tests.support.apptest_helpers import SMALL, assert_clean, new_app, open_pag
 
 
 def test_a_picture_is_drawn_once_per_content_and_again_when_a_value_changes():
-    from lens import compute, widgets
+    from lens import resources, widgets
 
-    compute.caches()["pictures"].clear()
+    resources.caches()["pictures"].clear()
     drawn = []
 
     def probe(m, title, *, vmax=None):

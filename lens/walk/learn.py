@@ -17,7 +17,7 @@ import streamlit as st
 
 from encoder_core.views.learning import logit_move, train_step, value_gradients
 
-from .. import compute, learning
+from .. import learning, resources
 from ..lesson.tasks import Fixed, Spec, Task
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def one_step(w: learning.Walk) -> tuple[float, np.ndarray, float]:
         _, logits, _ = learning.after(w, step.params)
         return step.loss_before, logits, learning.image_loss(w, step.params)
 
-    return compute.derived(("learn_task_step", *w.of, OPTIMISER, lr), compute_it)
+    return resources.derived(("learn_task_step", *w.of, OPTIMISER, lr), compute_it)
 
 
 def learn_logit(ctx: PageContext, fixed: Fixed) -> Task:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from lens import compute
+from lens import images
 from lens.i18n import translate
 from lens.settings import Settings
 from tests.support.browser_helpers import (
@@ -250,7 +250,7 @@ def default_picture() -> np.ndarray:
     from lens import explorer
 
     cfg = Settings().normalised()[0].to_config()
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
     return explorer.picture_pixels(image, cfg.grid_size)
 

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from encoder_core import encode, load_checkpoint
-from lens import compute
+from lens import images
 from lens.models import CHECKPOINTS_ENV
 from tests.support.browser_helpers import (
     ALL_PAGES,
@@ -52,7 +52,7 @@ def vit_url(vit_checkpoint) -> Iterator[str]:
 def vit_attn(checkpoint: str) -> np.ndarray:
     """attn of layer 1 of the test ViT on the default photo, [h, 197, 197], computed here."""
     cfg, params, _ = load_checkpoint(checkpoint)
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
     return np.asarray(encode(image, cfg, params).layers[0].attn)
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from lens import compute, keys
+from lens import keys
 from lens.steps import ALL_PAGES as PAGES
 from lens.steps import PAGES as PAGE_INFO
 
-APP = str(compute.ROOT / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 ALL_PAGES = [(p.id, p.path) for p in PAGES]
 
 SMALL = {"image_size": "64", "patch_size": "16", "d_model": "32", "n_heads": "2",

@@ -65,13 +65,13 @@ def default_trace():
     """The trace of the built-in photo at the default settings with the random weights, as the
     app computes it (what a browser test compares the page's numbers with)."""
     from encoder_core import encode
-    from lens import compute
+    from lens import images, model_weights
     from lens.settings import Settings
 
     cfg = Settings().normalised()[0].to_config()
-    _, image = compute.decode_image(compute.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
+    _, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                     cfg.channels)
-    return encode(image, cfg, compute.random_params(cfg))
+    return encode(image, cfg, model_weights.random_params(cfg))
 
 
 def nav_label(i: int, lang: str = "en") -> str:

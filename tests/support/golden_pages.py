@@ -32,7 +32,7 @@ from pathlib import Path
 from google.protobuf.json_format import MessageToDict
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
-from lens import compute
+from lens import model_weights
 from lens.figures import min_text_px
 from lens.models import CHECKPOINTS_ENV
 from lens.steps import ALL_PAGES, STEPS
@@ -126,7 +126,7 @@ def dump(cases: dict[str, tuple[dict[str, str], tuple[str, ...]]] = CASES,
         for case, (query, pages) in cases.items():
             if case == "vit":
                 os.environ[CHECKPOINTS_ENV] = str(checkpoint)
-                compute.clear_models()
+                model_weights.clear_models()
             try:
                 for lang in LANGS:
                     for page_id in pages:
@@ -135,7 +135,7 @@ def dump(cases: dict[str, tuple[dict[str, str], tuple[str, ...]]] = CASES,
             finally:
                 if case == "vit":
                     os.environ.pop(CHECKPOINTS_ENV, None)
-                    compute.clear_models()
+                    model_weights.clear_models()
     return out
 
 
