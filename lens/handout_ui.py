@@ -54,7 +54,7 @@ def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]
         r = rec.get(spec.id)
         if r is None:
             continue
-        row = (task_texts(lang, spec.id)(f"{spec.id.replace('.', '_')}_short"),
+        row = (task_texts(lang, spec)(f"{spec.id.replace('.', '_')}_short"),
                cards.shown_answer(lang, spec.id, r.given),
                cards.shown_answer(lang, spec.id, r.answer), t(course.result(r)))
         out[spec.page] = (*out.get(spec.page, ()), row)

@@ -8,7 +8,9 @@ has: a step's lesson tasks and handout sheet (its module of `lens.walk`: `multih
 `multihead.sheet`), its derived work for the memory budget (`lens.page_costs`) and its lines of
 the note (`lens.note`). Every part is named in every entry — None where the page has none (a
 page beyond the note has no sheet and no lines of the note) — so none is forgotten
-(tests/test_steps.py checks what each kind of page needs).
+(tests/test_steps.py checks what each kind of page needs). The entry binds the page's tasks to
+it: a task is declared once, by its name within the page (`Spec("shift", …)` in
+`lens/walk/scores.py`), and its id is "scores.shift" (`Spec.id`; `TASKS` finds a task by it).
 
 A page beyond the note may have lesson tasks too, built in its own module of `lens.walk`
 (/learn: `learn.TASKS`): lesson mode asks them on that page like a step's. They are not the
@@ -37,7 +39,7 @@ from encoder_core import EncoderConfig
 from . import page_costs
 from .handout.sheets import Builder
 from .i18n import Texts
-from .lesson.tasks import Spec
+from .lesson.tasks import Spec, bind
 from .note import Ranges
 from .page_costs import Terms
 from .walk import (
@@ -73,6 +75,10 @@ class PageInfo:
     #                      memory budget; None: it only indexes the trace
     in_note: bool = True  # one of the note's steps (numbered, with Previous / Next)
     stem: str = ""  # its file's stem when the id cannot be one ("class": "_class")
+
+    def __post_init__(self) -> None:
+        # its tasks are declared by name in its module of lens.walk: here they get their page
+        object.__setattr__(self, "tasks", bind(self.id, self.tasks))
 
     @property
     def module(self) -> str:

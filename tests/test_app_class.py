@@ -27,7 +27,7 @@ from lens.classroom.teacher import results_bytes, summary_bytes
 from lens.figures.pixels import rgb255
 from lens.i18n import translate
 from lens.keys import CLASS_MEMBER as MEMBER
-from lens.steps import PAGES
+from lens.steps import PAGES, TASKS
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 
 TOKENS = "overview_tokens"  # the overview's first task: how many tokens (196 at the defaults)
@@ -564,7 +564,7 @@ def charts_titled(drawn: list, title: str) -> list[tuple]:
 
 def moved_title(lang: str = "en") -> str:
     from lens.lesson.tasks import task_texts  # noqa: PLC0415
-    short = task_texts(lang, "overview.tokens")("overview_tokens_short")
+    short = task_texts(lang, TASKS["overview.tokens"])("overview_tokens_short")
     return translate("transitions_title", lang, "class", task=short)
 
 

@@ -134,7 +134,7 @@ def test_each_steps_tasks_and_sheet_import_no_streamlit():
     draws with `lens.figures`, so matplotlib is there.)"""
     from lens.steps import STEPS  # noqa: PLC0415
 
-    modules = sorted({s.build.__module__ for p in STEPS for s in p.tasks}
+    modules = sorted({s.builder.__module__ for p in STEPS for s in p.tasks}
                      | {p.sheet.__module__ for p in STEPS})
     assert len(modules) == len(STEPS)
     assert "streamlit" not in imported_tops(modules)

@@ -14,7 +14,7 @@ from lens.lesson.concepts import PRE, encode_rounds
 from lens.lesson.concepts import URL_KEY as CHECK_URL_KEY
 from lens.lesson.progress import URL_KEY
 from lens.settings import Settings
-from lens.steps import STEPS, tasks_for
+from lens.steps import STEPS, TASKS, tasks_for
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 
 # Each step's tasks asked at the default settings, from the registry
@@ -73,12 +73,10 @@ def verdict_label(verdict: str, task_id: str) -> str:
     """The reveal's label: "✓ Right · the shape of …"."""
     return translate("reveal_label", "en", "lesson", verdict=translate(verdict, "en", "lesson"),
                      task=translate(f"{task_id.replace('.', '_')}_short", "en",
-                                    task_id.split(".")[0]))
+                                    TASKS[task_id].page))
 
 
 def kind_of(task_id: str) -> str:
-    from lens.steps import TASKS  # noqa: PLC0415
-
     return TASKS[task_id].kind
 
 
@@ -283,7 +281,7 @@ def test_a_vits_lesson_asks_in_its_own_terms_and_reveals_without_an_error(page,
     gelu = {"ffn.relu"}  # a ViT's GELU is seldom exactly 0: the ReLU share is not asked
     expected = [t for t in LESSON_PAGES[page] if t not in gelu]
     truth = at.session_state["_lesson_truth"]
-    assert [t for t in truth if t.split(".")[0] == page] == expected
+    assert [t for t in truth if TASKS[t].page == page] == expected
     if page == "overview":  # the CLS token and one per patch
         assert truth["overview.tokens"] == (197.0,)
     if page == "scores":  # the ViT's own scores: its CLS row and column too

@@ -127,7 +127,7 @@ def answer_patterns(task: Task) -> list[str]:
 
 
 def text_patterns(task: Task, lang: str) -> list[str]:
-    words, values = task_texts(lang, task.id), task.revealed()
+    words, values = task_texts(lang, task), task.revealed()
     texts = [words(task.text("why"), **values)]
     names = [n for n, _ in task.mistakes] + [o for o in task.options if o != task.answer]
     texts += [words(f"{task.text_id}_if_{n}", **values) for n in names]
@@ -171,15 +171,15 @@ def test_no_task_gives_its_answer_away_and_untouched_inputs_are_not_judged(page,
 
 def test_the_search_finds_an_answer_in_every_formatting():
     """The give-away search is not blind: each formatting of an answer is found."""
-    shape = Task("ffn.hidden", "number", (196.0, 2048.0), {}, ("page",))
+    shape = Task((196.0, 2048.0), {}, ("page",), id="ffn.hidden", kind="number", page="ffn")
     for text in ("ffn_hidden has 196 × 2048 = 401408 values", "401,408 values", "40.1408 万个",
                  "[196, 2048]"):
         assert any(re.search(p, text) for p in answer_patterns(shape)), text
     assert not any(re.search(p, "1196 × 20480 and 4014080") for p in answer_patterns(shape))
-    one = Task("qkv.d_head", "number", (64.0,), {}, ("page",))
+    one = Task((64.0,), {}, ("page",), id="qkv.d_head", kind="number", page="qkv")
     assert any(re.search(p, "d_k = 64") for p in answer_patterns(one))
     assert not any(re.search(p, "d_model options 64, 128") for p in answer_patterns(one))
-    share = Task("ffn.relu", "estimate", 49.5, {}, ("page",))
+    share = Task(49.5, {}, ("page",), id="ffn.relu", kind="estimate", page="ffn")
     assert any(re.search(p, "starts at 49.5") for p in answer_patterns(share))
 
 

@@ -21,9 +21,10 @@ from tests import test_class_store
 url, pg_url = test_class_store.url, test_class_store.pg_url  # both backends, as the store's tests
 
 T0 = 1_800_000_000.0  # 2027-01-15T08:00:00 UTC
-TOKENS = Task("overview.tokens", "number", (196.0,), {}, ())
-SIGN = Task("scores.sign", "estimate", -3.0, {}, ())
+TOKENS = Task((196.0,), {}, (), id="overview.tokens", kind="number", page="overview")
+SIGN = Task(-3.0, {}, (), id="scores.sign", kind="estimate", page="scores")
 JUDGES = {(t.id, "s1"): judge_stored(t) for t in (TOKENS, SIGN)}
+STEPS = {t.id: t.page for t in (TOKENS, SIGN)}  # each question's step (the app: lens.steps')
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def expected(tokens: list[str]) -> list[list[str]]:
 
 def test_the_csv_parsed_back_is_the_rows_written_by_hand(class_store):
     code, key, tokens = scripted_class(class_store)
-    data = results_csv(class_store.result_rows(code, key), JUDGES)
+    data = results_csv(class_store.result_rows(code, key), JUDGES, STEPS)
     assert data.startswith(b"\xef\xbb\xbf"), "UTF-8 with a BOM: Excel reads 中文 right"
     parsed = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
     assert parsed[0] == list(COLUMNS)
@@ -97,7 +98,7 @@ def test_the_csv_parsed_back_is_the_rows_written_by_hand(class_store):
 
 def test_no_token_and_no_key_is_anywhere_in_the_bytes(class_store):
     code, key, tokens = scripted_class(class_store)
-    data = results_csv(class_store.result_rows(code, key), JUDGES)
+    data = results_csv(class_store.result_rows(code, key), JUDGES, STEPS)
     for secret in (*tokens, key):
         assert secret.encode() not in data
     assert b"10.0.0." not in data, "no client address"
@@ -120,7 +121,13 @@ def test_every_cell_that_begins_like_a_formula_begins_with_a_quote():
 
 def test_a_question_without_a_judge_leaves_right_empty():
     row = ResultRow("s-1", "", "scores.sign", "old", 1, -3.0, T0)
-    assert result_table([row], JUDGES)[1][COLUMNS.index("right")] == ""
+    assert result_table([row], JUDGES, STEPS)[1][COLUMNS.index("right")] == ""
+
+
+def test_the_step_is_the_registrys_and_empty_for_a_question_it_no_longer_has():
+    rows = [ResultRow("s-1", "", q, "s1", 1, 1.0, T0) for q in ("scores.sign", "gone.task")]
+    step = COLUMNS.index("step")
+    assert [line[step] for line in result_table(rows, JUDGES, STEPS)[1:]] == ["scores", ""]
 
 
 def test_a_question_asked_again_keeps_its_earlier_round_in_the_csv(class_store):
@@ -132,7 +139,7 @@ def test_a_question_asked_again_keeps_its_earlier_round_in_the_csv(class_store):
     class_store.answer(code, tokens[1], *where, [190], now=T0 + 660)
     assert class_store.answers_to(code, *where) == [[190]]
     parsed = list(csv.reader(io.StringIO(
-        results_csv(class_store.result_rows(code, key), JUDGES).decode("utf-8-sig"),
+        results_csv(class_store.result_rows(code, key), JUDGES, STEPS).decode("utf-8-sig"),
         newline="")))
     col = {name: n for n, name in enumerate(COLUMNS)}
     b = pseudonym(tokens[1])

@@ -18,9 +18,9 @@ from lens.lesson.concepts import QUESTIONS
 from lens.lesson.tasks import Task, task_texts
 
 T0 = 1_800_000_000.0  # 2027-01-15T08:00:00 UTC
-TOKENS = Task("overview.tokens", "number", (196.0,), {}, ())
-SHIFT = Task("scores.shift", "estimate", -3.0, {}, ())
-SLIP = Task("qkv.slip", "estimate", 10.0, {}, ())
+TOKENS = Task((196.0,), {}, (), id="overview.tokens", kind="number", page="overview")
+SHIFT = Task(-3.0, {}, (), id="scores.shift", kind="estimate", page="scores")
+SLIP = Task(10.0, {}, (), id="qkv.slip", kind="estimate", page="qkv")
 ASKED = {(t.id, "s1"): t for t in (TOKENS, SHIFT, SLIP)}
 NAMES = ["李雷", "", "Zedka", "Quorra"]  # nicknames: none may be printed
 
@@ -94,7 +94,7 @@ def expected_lines(lang: str) -> list[str]:
     t, words = Texts(lang, "class"), Texts(lang, "concepts")
 
     def title(task: Task) -> str:
-        return task_texts(lang, task.id)(task.text("short"))
+        return task_texts(lang, task)(task.text("short"))
 
     lines = [f"{title(TOKENS)} 50 % (4) 100 % (3) 1 2 0 0",
              f"{title(SHIFT)} 50 % (4) 50 % (4) 1 1 1 1",

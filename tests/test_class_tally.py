@@ -9,12 +9,13 @@ import pytest
 from lens.classroom.tally import judge_stored, normalised_gain, tally, transitions
 from lens.lesson.tasks import Task
 
-SHAPE = Task("scores.shape", "number", (196.0, 196.0), {}, ("x",))
-LOOK = Task("scores.look", "patch", 5, {}, ("x",), scores=tuple([0.0] * 5 + [1.0] + [0.0] * 3),
-            grid=3)
-DIVISOR = Task("scores.divisor", "choice", "flatter", {}, ("x",),
+SHAPE = Task((196.0, 196.0), {}, ("x",), id="scores.shape", kind="number", page="scores")
+LOOK = Task(5, {}, ("x",), id="scores.look", kind="patch", page="scores",
+            scores=tuple([0.0] * 5 + [1.0] + [0.0] * 3), grid=3)
+DIVISOR = Task("flatter", {}, ("x",), id="scores.divisor", kind="choice", page="scores",
                options=("sharper", "flatter", "same"))
-WITHIN = Task("addnorm.within", "estimate", 68.0, {}, ("x",), tolerance=10.0)
+WITHIN = Task(68.0, {}, ("x",), id="addnorm.within", kind="estimate", page="addnorm",
+              tolerance=10.0)
 
 
 def test_numbers_are_counted_answer_by_answer_most_first():

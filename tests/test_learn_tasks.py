@@ -76,7 +76,7 @@ def learn_context(weights: str, shape: int):
 @pytest.mark.parametrize("weights", ["trained", "random"])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_the_logit_tasks_answer_is_the_cores_step(weights, shape):
-    task = TASKS["learn.logit"].build(learn_context(weights, shape), Fixed())
+    task = TASKS["learn.logit"].ask(learn_context(weights, shape), Fixed())
     way, numbers = outside_logit(weights, shape)
     assert task.answer == way and task.options == ("up", "down", "same")
     assert task.withholds == ("update",)
@@ -97,7 +97,7 @@ def test_the_value_tasks_answer_is_the_cores_gradient(weights, shape, monkeypatc
                           ({learn.LAYER_KEY: 9, learn.HEAD_KEY: 9},
                            (cfg.n_layers - 1, cfg.n_heads - 1))):
         monkeypatch.setattr(learn.st, "session_state", state)
-        task = TASKS["learn.value"].build(learn_context(weights, shape), Fixed(layer=0, head=3))
+        task = TASKS["learn.value"].ask(learn_context(weights, shape), Fixed(layer=0, head=3))
         assert task.fixed.layer == l and task.fixed.head == h
         assert task.values == {"l": l + 1, "h": h + 1} and task.withholds == ("value_grads",)
         way, numbers = outside_value(weights, shape, l, h)
@@ -110,16 +110,16 @@ def test_the_value_tasks_answer_is_the_cores_gradient(weights, shape, monkeypatc
 def test_the_shape_follows_the_pages_and_so_does_the_binding():
     """Another shape is another image: another trace, so a task asked on the old one is asked
     afresh (its binding, `lens.lesson.cards.trace_binding`, names the task's trace)."""
-    a = TASKS["learn.logit"].build(learn_context("random", 0), Fixed())
-    b = TASKS["learn.logit"].build(learn_context("random", 1), Fixed())
-    c = TASKS["learn.logit"].build(learn_context("trained", 1), Fixed())
+    a = TASKS["learn.logit"].ask(learn_context("random", 0), Fixed())
+    b = TASKS["learn.logit"].ask(learn_context("random", 1), Fixed())
+    c = TASKS["learn.logit"].ask(learn_context("trained", 1), Fixed())
     assert not np.array_equal(a.trace.image, b.trace.image)
     assert b.source == "random0" and c.source == ""  # the weights, in the binding
 
 
 @pytest.mark.parametrize("task_id", ["learn.logit", "learn.value"])
 def test_judged_right_only_with_the_computed_answer(task_id):
-    task = TASKS[task_id].build(learn_context("random", 0), Fixed())
+    task = TASKS[task_id].ask(learn_context("random", 0), Fixed())
     assert judge(task, task.answer).right and mistake(task, task.answer) is None
     for other in (o for o in task.options if o != task.answer):
         assert not judge(task, other).right and mistake(task, other) == other
@@ -130,8 +130,8 @@ def test_judged_right_only_with_the_computed_answer(task_id):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_text_is_there_with_its_values(lang):
     for task_id in ("learn.logit", "learn.value"):
-        task = TASKS[task_id].build(learn_context("trained", 0), Fixed())
-        words, values = task_texts(lang, task_id), task.revealed()
+        task = TASKS[task_id].ask(learn_context("trained", 0), Fixed())
+        words, values = task_texts(lang, task), task.revealed()
         assert words(task.text("q"), **task.values) and words(task.text("why"), **values)
         assert words(f"{task.text_id}_concept") and words(f"{task.text_id}_short")
         assert words(f"{task.text_id}_label")

@@ -50,7 +50,7 @@ def case(request):
 
 def build(task_id: str, settings: dict, fixed: Fixed = FIXED) -> Task:
     ctx = context(TASKS[task_id].page, **settings)
-    task = TASKS[task_id].build(ctx, fixed)
+    task = TASKS[task_id].ask(ctx, fixed)
     assert task is not None and task.withholds, task_id
     return task
 
@@ -268,7 +268,7 @@ def test_after_the_stack_a_far_patch_reaches_a_row_less_than_its_own(case):
     G = ctx.cfg.grid_size
     i = task.values["i"]
     for q in (i, 0, G * G - 1, G * G // 2 + G // 2):  # a corner, the centre: far from each
-        far = TASKS["stack.reach"].build(ctx, Fixed(query=q)).values["j"]
+        far = TASKS["stack.reach"].ask(ctx, Fixed(query=q)).values["j"]
         assert abs(q // G - far // G) + abs(q % G - far % G) >= G - 1, (q, far)
     assert 1e-4 < ev["far"] < ev["own"], ev
 
@@ -323,7 +323,7 @@ def test_every_text_of_every_task_is_there_with_its_values(case, lang):
     for info in STEPS:
         for spec in tasks_for(info.id, ctx.cfg):
             task = build(spec.id, settings)
-            words, values = task_texts(lang, task.id), task.revealed()
+            words, values = task_texts(lang, task), task.revealed()
             assert words(task.text("q"), **task.values) and words(task.text("why"), **values)
             assert words(f"{task.text_id}_concept")
             names = [n for n, _ in task.mistakes] + [o for o in task.options
@@ -339,7 +339,7 @@ def test_the_experiment_runs_only_when_revealed():
     calls = []
     real = ctx.derived
     ctx.derived = lambda name, fn: calls.append(name) or real(name, fn)  # type: ignore[method-assign]
-    task = TASKS["positional.shuffle"].build(ctx, FIXED)
+    task = TASKS["positional.shuffle"].ask(ctx, FIXED)
     assert task.evidence is not None and not [c for c in calls if "shuffle" in c]
     task.revealed()
     assert [c for c in calls if "shuffle" in c]
@@ -373,9 +373,9 @@ def test_a_task_that_does_not_apply_is_not_offered():
 def test_a_moved_selector_does_not_change_an_asked_task():
     """The task is built from what it was first asked with, not the page's selectors."""
     ctx = context("scores")
-    first = TASKS["scores.divisor"].build(ctx, Fixed(1, 2, 5))
+    first = TASKS["scores.divisor"].ask(ctx, Fixed(1, 2, 5))
     ctx.settings = ctx.settings.replace(layer=3, head=0, query=100)
-    again = TASKS["scores.divisor"].build(ctx, first.fixed)
+    again = TASKS["scores.divisor"].ask(ctx, first.fixed)
     assert again.values == first.values and again.answer == first.answer
 
 
@@ -383,24 +383,53 @@ def test_a_vits_tasks_follow_its_architecture(with_checkpoint):
     ctx = context("overview", weights="vit_tiny_test")
     cfg = ctx.cfg
     assert cfg.n_prefix == 1 and cfg.activation == "gelu"
-    tokens = TASKS["overview.tokens"].build(ctx, FIXED)
+    tokens = TASKS["overview.tokens"].ask(ctx, FIXED)
     assert tokens.answer == (float(cfg.n_tokens + 1),)
     assert tokens.text("q") == "overview_tokens_q_vit"
     assert mistake(tokens, (float(cfg.n_tokens),)) == "prefix"  # [CLS] forgotten
     assert [s.id for s in tasks_for("ffn", cfg)] == ["ffn.hidden", "ffn.mix"]  # GELU: no zeros
     for spec in (s for info in STEPS for s in tasks_for(info.id, cfg) if s.kind == "choice"):
-        task = spec.build(context(spec.page, weights="vit_tiny_test"), FIXED)
+        task = spec.ask(context(spec.page, weights="vit_tiny_test"), FIXED)
         assert task.answer == build(spec.id, {}).answer, spec.id  # the concept holds
-    shuffle = TASKS["positional.shuffle"].build(context("positional", weights="vit_tiny_test"),
+    shuffle = TASKS["positional.shuffle"].ask(context("positional", weights="vit_tiny_test"),
                                                 FIXED).revealed()
     assert shuffle["off"] < 1e-4 < 0.1 < shuffle["on"]
-    reach = TASKS["stack.reach"].build(context("stack", weights="vit_tiny_test"),
+    reach = TASKS["stack.reach"].ask(context("stack", weights="vit_tiny_test"),
                                        FIXED).revealed()
     assert 0 < reach["far"] < reach["own"]
 
 
 def test_without_the_ffn_its_tasks_are_not_offered():
     assert tasks_for("ffn", Settings(use_ffn=False).to_config()) == []
+
+
+def test_every_task_as_asked_has_its_specs_id_kind_options_and_page(case):
+    """Declared once: a builder computes the question, its Spec (`Spec.ask`) names it."""
+    settings, _, _ = case
+    for task_id, spec in TASKS.items():
+        task = build(task_id, settings)
+        assert (task.id, task.kind, task.options, task.page) == (
+            spec.id, spec.kind, spec.options, spec.page), task_id
+        assert task.kind != "choice" or task.answer in task.options, task_id
+
+
+# A task as a class's store kept it before a task held its page (no "page" in it)
+OLD_JSON = ('{"id": "scores.shift", "kind": "choice", "answer": "unchanged", "values": {"i": 5, '
+            '"l": 2, "hd": 3, "add": 5.0}, "withholds": ["scores_shift"], "fixed": {"layer": 1, '
+            '"head": 2, "query": 5}, "tolerance": 0.0, "decimals": 0, "options": ["changes", '
+            '"unchanged", "flatter"], "scores": [], "exclude": null, "grid": 0, "source": "", '
+            '"variant": "", "true_map": true, "mistakes": []}')
+
+
+def test_a_task_stored_before_it_held_its_page_reads_back_with_the_registrys():
+    old = task_from_json(OLD_JSON, TASKS["scores.shift"].page)  # as `teacher.asked_tasks`
+    assert (old.id, old.kind, old.page, old.answer) == ("scores.shift", "choice", "scores",
+                                                          "unchanged")
+    assert old.options == ("changes", "unchanged", "flatter") and old.fixed == Fixed(1, 2, 5)
+    assert judge(old, "unchanged").right and not judge(old, "flatter").right
+    assert task_from_json(task_json(old)) == old  # written again: with its page
+    with pytest.raises(ValueError, match="page"):
+        task_from_json(OLD_JSON)
 
 
 def test_every_task_as_asked_comes_back_from_its_json_the_same(case):

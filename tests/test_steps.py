@@ -1,12 +1,14 @@
 """The registry (lens.steps) is the one place a page is named and where each finds its parts: a
 step of the note has every part its kind needs — its page, lesson tasks, handout sheet and lines
 of the note, its costs named (None where it derives nothing) — a page beyond the note has no
-sheet and no lines of the note, and lesson tasks only from its own module of lens.walk; no other
-module of the app holds a list of page ids."""
+sheet and no lines of the note, and lesson tasks only from its own module of lens.walk; each
+task is declared once, by its name, and the entry that holds it gives it its page (no module of
+lens.walk writes a task's id); no other module of the app holds a list of page ids."""
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -46,9 +48,8 @@ def missing_parts(info: PageInfo) -> list[str]:
                 if getattr(info, part) is not None]
         if info.tasks == ():
             out.append("tasks")
-    out += [f"task {s.id} of another page" for s in info.tasks or () if s.page != info.id]
     out += [f"task {s.id} built outside {home}" for s in info.tasks or ()
-            if s.build.__module__ != home]
+            if s.builder.__module__ != home]
     if info.costs is not None and not callable(info.costs):
         out.append("costs")
     return out
@@ -75,12 +76,10 @@ def test_the_check_sees_a_forgotten_part_and_a_step_part_beyond_the_note():
     assert missing_parts(learn) == [] and learn.tasks
     assert missing_parts(PageInfo("compare", tasks=learn.tasks, sheet=None, note=None,
                                   costs=None, in_note=False)) == [
-        f"task {s.id} of another page" for s in learn.tasks] + [
-        f"task {s.id} built outside lens.walk.compare" for s in learn.tasks]
+        f"task compare.{s.name} built outside lens.walk.compare" for s in learn.tasks]
     assert missing_parts(PageInfo("learn", tasks=step.tasks, sheet=None, note=None, costs=None,
                                   in_note=False)) == [
-        f"task {s.id} of another page" for s in step.tasks] + [
-        f"task {s.id} built outside lens.walk.learn" for s in step.tasks]
+        f"task learn.{s.name} built outside lens.walk.learn" for s in step.tasks]
 
 
 def test_every_part_is_named_in_every_entry():
@@ -102,6 +101,55 @@ def test_the_registry_orders_the_steps_and_knows_every_task():
     assert class_tasks_for("learn", EncoderConfig()) == []
     assert class_tasks_for("ffn", EncoderConfig()) == tasks_for("ffn", EncoderConfig())
     assert [s.id for s in tasks_for("ffn", EncoderConfig(use_ffn=False))] == []
+
+
+def test_every_task_has_the_page_of_the_entry_that_holds_it():
+    """A task is declared by its name within its page (`Spec("shift", …)`); its entry binds it:
+    its page is that entry's, its id "<page>.<name>", and the registry finds it by that id."""
+    for info in ALL_PAGES:
+        for spec in info.tasks or ():
+            assert spec.page == info.id, (info.id, spec.name)
+            assert spec.id == f"{info.id}.{spec.name}" and TASKS[spec.id] is spec
+
+
+TASK_CALLS = ("Task", "Question", "shape_task", "Spec")  # where a module of lens.walk might
+#                                                         write a task's id
+
+
+def written_task_ids(path: Path, pages: set[str]) -> list[tuple[int, str]]:
+    """Where `path` builds a `Task` itself (("Task", line): `Spec.ask` makes every task) or
+    writes a task's id ("scores.shift": a page's id, a dot, a name) as a string in a call of
+    `Task`, `Question`, `shape_task` or `Spec`."""
+    an_id = re.compile(rf"^(?:{'|'.join(map(re.escape, sorted(pages)))})\.\w+$")
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in TASK_CALLS):
+            continue
+        if node.func.id == "Task":
+            out.append((node.lineno, "Task"))
+        for arg in (*node.args, *(k.value for k in node.keywords)):
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) \
+                    and an_id.match(arg.value):
+                out.append((node.lineno, arg.value))
+    return out
+
+
+def test_no_module_of_the_walk_writes_a_tasks_id():
+    pages = {p.id for p in ALL_PAGES}
+    found = {str(p.relative_to(ROOT)): ids for p in (ROOT / "lens" / "walk").glob("*.py")
+             if (ids := written_task_ids(p, pages))}
+    assert found == {}
+
+
+def test_the_id_check_sees_a_written_id_and_a_task_built_by_hand(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('a = shape_task("scores.shape", x, {}, PAGE, fixed)\n'
+                     'b = Question("moved", {}, PAGE, fixed)\n'
+                     'c = Task("moved", {}, PAGE, id=ID)\n'
+                     'd = Spec("qkv.slip", "choice", qkv_slip)\n', encoding="utf-8")
+    assert written_task_ids(probe, {"scores", "qkv"}) == [
+        (1, "scores.shape"), (3, "Task"), (4, "qkv.slip")]
 
 
 def id_lists(path: Path, ids: set[str]) -> list[tuple[int, list[str]]]:

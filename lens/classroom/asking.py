@@ -52,13 +52,13 @@ def asked_on(ctx: PageContext, step: str, class_state: Mapping) -> list[Asked]:
     for spec in class_tasks_for(step, ctx.cfg):
         if not spec.possible(ctx):
             continue
-        task = spec.build(ctx, fixed_now(ctx))
+        task = spec.ask(ctx, fixed_now(ctx))
         if task is None:
             continue
         key = trace_binding(ctx, task)
         fixed = class_state["fixed"].get((spec.id, key))
         if fixed is not None and Fixed(*fixed) != task.fixed:
-            task = spec.build(ctx, Fixed(*fixed)) or task
+            task = spec.ask(ctx, Fixed(*fixed)) or task
         out.append(Asked(spec, task, key, class_state["tasks"].get((spec.id, key), "")))
     return out
 

@@ -37,7 +37,7 @@ class ResultRow:
 
     student: str  # `rules.pseudonym` of the token: pairs a student's rows, leads nowhere
     nickname: str  # "" when the student gave none
-    task: str  # the question's id, "scores.shift": its step, then its name
+    task: str  # the question's id, "scores.shift": its step's id, then its name
     settings_key: str  # the binding the answer is stored under
     vote: int  # 1 or 2
     value: object  # the answer as stored (decoded JSON)
@@ -59,26 +59,28 @@ def iso_utc(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
 
 
-def result_table(rows: Iterable[ResultRow],
-                 judges: Mapping[tuple[str, str], Judge]) -> list[list[str]]:
+def result_table(rows: Iterable[ResultRow], judges: Mapping[tuple[str, str], Judge],
+                 steps: Mapping[str, str]) -> list[list[str]]:
     """The header and one line per row, every cell safe (`safe_cell`). `right` is "yes" or
     "no" by the question's judge (`tally.judge_stored`), keyed (question id, settings key);
-    "" for a question without one (asked under settings the teacher's page no longer has)."""
+    "" for a question without one (asked under settings the teacher's page no longer has).
+    `steps`: each question's step, by question id (the registry's, `lens.steps.TASKS`); ""
+    for a question the app no longer has."""
     table = [list(COLUMNS)]
     for r in rows:
         judge = judges.get((r.task, r.settings_key))
         right = "" if judge is None else "yes" if judge(r.value) else "no"
-        cells = [r.student, r.nickname, r.task.split(".", 1)[0], r.task, r.settings_key,
+        cells = [r.student, r.nickname, steps.get(r.task, ""), r.task, r.settings_key,
                  str(r.round), str(r.vote), answer_text(r.value), right, iso_utc(r.at)]
         table.append([safe_cell(c) for c in cells])
     return table
 
 
-def results_csv(rows: Iterable[ResultRow],
-                judges: Mapping[tuple[str, str], Judge]) -> bytes:
+def results_csv(rows: Iterable[ResultRow], judges: Mapping[tuple[str, str], Judge],
+                steps: Mapping[str, str]) -> bytes:
     """The results as CSV bytes (Python's `csv`, RFC 4180 quoting, CRLF line ends), UTF-8 with
     a byte-order mark: Excel opens a file without one in the system's code page and garbles a
     中文 nickname; with it, Excel, LibreOffice and Python (`utf-8-sig`) read it alike."""
     out = io.StringIO(newline="")
-    csv.writer(out).writerows(result_table(rows, judges))
+    csv.writer(out).writerows(result_table(rows, judges, steps))
     return out.getvalue().encode("utf-8-sig")

@@ -82,7 +82,7 @@ def ask(ctx: PageContext, member: Member) -> frozenset[str]:
 
 
 def withheld_by(ctx: PageContext, spec) -> tuple[str, ...]:  # noqa: ANN001
-    task = spec.build(ctx, fixed_now(ctx)) if spec.possible(ctx) else None
+    task = spec.ask(ctx, fixed_now(ctx)) if spec.possible(ctx) else None
     return task.withholds if task is not None else ()
 
 
@@ -132,7 +132,7 @@ def shown_as(lang: str, a: Asked, stored: object | None) -> str:
 def discussing(ctx: PageContext, a: Asked, n: int, total: int, first: object | None) -> None:
     """Between the votes: the question and the student's own vote 1, no inputs, nothing of
     the class's answers."""
-    t, words = Texts(ctx.lang, OWNER), task_texts(ctx.lang, a.task.id)
+    t, words = Texts(ctx.lang, OWNER), task_texts(ctx.lang, a.task)
     st.markdown(f"**{t('discuss_title', k=n, n=total)}**")
     st.info(t("discuss"))
     st.markdown(words(a.task.text("q"), **a.task.values))
@@ -204,7 +204,7 @@ def revealed(ctx: PageContext, member: Member, a: Asked, first: object | None,
     """The student's answer (the later vote's) beside the right one, why, and the class's
     answers to the vote that decided (vote 2 when there was one)."""
     lang, task = ctx.lang, a.task
-    t, words = Texts(lang, OWNER), task_texts(lang, task.id)
+    t, words = Texts(lang, OWNER), task_texts(lang, task)
     vote, values = view.final_vote(shared_store(), member.code, task.id, a.key)
     sent = second if vote == 2 and second is not None else first
     given = None if sent is None else given_value(task, sent)

@@ -157,7 +157,7 @@ def questions_part(flow: Flow, lines: list[QuestionLine], lang: str, keep: float
 
 
 def question_cells(line: QuestionLine, lang: str) -> list[str]:
-    title = task_texts(lang, line.task.id)(line.task.text("short"))
+    title = task_texts(lang, line.task)(line.task.text("short"))
     moves = (["—"] * len(TRANSITIONS) if line.moved is None
              else [str(line.moved.counts[m]) for m in TRANSITIONS])
     return [title, percent(line.right_1, line.n_1),

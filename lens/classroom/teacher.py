@@ -40,7 +40,7 @@ from ..keys import (
 )
 from ..lesson.cards import patch_in_context, true_map
 from ..lesson.tasks import Task, task_from_json, task_json, task_texts
-from ..steps import PAGES, STEPS, step_number
+from ..steps import PAGES, STEPS, TASKS, step_number
 from . import concept_check, view
 from .asking import Asked, asked_on, class_settings, rule_for, same_settings
 from .join import (
@@ -193,7 +193,7 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int,
     not `presenting`, turns on `show_key`'s toggle (the projector must not give the answer
     away)."""
     lang, task = ctx.lang, a.task
-    t, words = Texts(lang, OWNER), task_texts(lang, task.id)
+    t, words = Texts(lang, OWNER), task_texts(lang, task)
     state = a.state or "new"
     st.markdown(f"**{words(task.text('short'))}** · {t('state_' + state)}")
     st.markdown(words(task.text("q"), **task.values))
@@ -256,7 +256,7 @@ def revealed(ctx: PageContext, member: Member, a: Asked, students: int) -> None:
     with right:
         if task.kind == "patch" and task.trace is not None and task.true_map:
             true_map(ctx, task)
-        st.markdown(task_texts(lang, task.id)(task.text("why"), **task.revealed()))
+        st.markdown(task_texts(lang, task)(task.text("why"), **task.revealed()))
 
 
 def withheld_on_step(ctx: PageContext) -> frozenset[str]:
@@ -332,8 +332,9 @@ def act(member: Member, lang: str, action: str, arg: object) -> None:
 
 def asked_tasks(code: str, key: str) -> dict[tuple[str, str], Task]:
     """Each question of the class as it was asked, by (question id, settings key): the store
-    keeps them (`open_task`), so that a reload or another teacher session judges them too."""
-    return {where: task_from_json(text)
+    keeps them (`open_task`), so that a reload or another teacher session judges them too.
+    A task stored before tasks held their page gets its page from the registry."""
+    return {where: task_from_json(text, TASKS[where[0]].page if where[0] in TASKS else "")
             for where, text in shared_store().asked_tasks(code, key).items()}
 
 
@@ -343,7 +344,8 @@ def results_bytes(code: str, key: str) -> bytes:
     context (it would hold the trace)."""
     rows = shared_store().result_rows(code, key)
     return results_csv(rows, {where: judge_stored(task)
-                              for where, task in asked_tasks(code, key).items()})
+                              for where, task in asked_tasks(code, key).items()},
+                       {task_id: spec.page for task_id, spec in TASKS.items()})
 
 
 def summary_bytes(code: str, key: str, lang: str) -> bytes:

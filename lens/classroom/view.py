@@ -59,7 +59,7 @@ def class_transitions(lang: str, task: Task, moved: Transitions, width: float = 
     """How the students who voted twice moved from vote 1 to vote 2 (a bar per move, those
     ending right highlighted), and the share right at each vote."""
     t = Texts(lang, OWNER)
-    short = task_texts(lang, task.id)(task.text("short"))
+    short = task_texts(lang, task)(task.text("short"))
     labels = [t("move_" + m.replace("→", "_")) for m in TRANSITIONS]
     if moved.n:
         st.markdown(t("shares_right", n=moved.n, p1=100 * moved.right_1,
@@ -86,7 +86,7 @@ def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool
     if not n:
         st.caption(t("no_answers"))
         return counted
-    short = task_texts(lang, task.id)(task.text("short"))
+    short = task_texts(lang, task)(task.text("short"))
     title = t("chart_title", task=short)
     if task.kind == "patch" and image is not None:
         # titled as the true map beside it: the question, then what the map holds in its

@@ -75,12 +75,12 @@ def current(ctx: PageContext, spec: Spec) -> tuple[Task, str] | None:
     record = records().get(spec.id)
     pending = asked.get(spec.id)
     fixed = record.fixed if record else pending[1] if pending else fixed_now(ctx)
-    task = spec.build(ctx, fixed)
+    task = spec.ask(ctx, fixed)
     if task is None:
         return None
     bound = trace_binding(ctx, task)
     if record is None and pending is not None and pending[0] != bound:
-        task = spec.build(ctx, fixed_now(ctx))  # the trace changed: asked afresh
+        task = spec.ask(ctx, fixed_now(ctx))  # the trace changed: asked afresh
         if task is None:
             return None
         bound = trace_binding(ctx, task)
@@ -148,7 +148,7 @@ def question_inputs(ctx: PageContext, task: Task, bound: str, n: int, total: int
     """The question k of n and its answer inputs (a live class's card has them too, `given`
     the answer it sent: the patch picker shows it until another is tapped); the inputs'
     session-state keys."""
-    t, words = Texts(ctx.lang, OWNER), task_texts(ctx.lang, task.id)
+    t, words = Texts(ctx.lang, OWNER), task_texts(ctx.lang, task)
     st.markdown(f"**{t('predict_first', k=n, n=total)}**")
     if task.source == "trained":
         st.caption(t("on_trained"))
@@ -266,8 +266,8 @@ def show_me(task: Task, bound: str) -> None:
 
 def shown_answer(lang: str, task_id: str, value: object) -> str:
     """An answer in words: "196 × 512", "patch 37", "flatter", "68 %"."""
-    t, words = Texts(lang, OWNER), task_texts(lang, task_id)
     spec = TASKS[task_id]
+    t, words = Texts(lang, OWNER), task_texts(lang, spec)
     text_id = task_id.replace(".", "_")
     if value is None:
         return t("no_answer")
@@ -285,7 +285,7 @@ def reveal(ctx: PageContext, task: Task, record: Record) -> None:
     """The answer beside the right one, why, and (a patch) the true map; folded once another
     task was answered since (the page below is what the learner reads on)."""
     lang = ctx.lang
-    t, words = Texts(lang, OWNER), task_texts(lang, task.id)
+    t, words = Texts(lang, OWNER), task_texts(lang, task)
     verdict = ("shown" if not record.answered else "right" if record.right else "wrong")
     label = t("reveal_label", verdict=t(verdict),
                 task=words(task.text("short")))
@@ -313,7 +313,7 @@ def reveal(ctx: PageContext, task: Task, record: Record) -> None:
 
 def true_map(ctx: PageContext, task: Task) -> None:
     """The true values of every patch, on the image: where the model looked, or how alike."""
-    t, words = Texts(ctx.lang, OWNER), task_texts(ctx.lang, task.id)
+    t, words = Texts(ctx.lang, OWNER), task_texts(ctx.lang, task)
     G, tr = task.grid, task.trace
     values = np.asarray(task.scores, dtype=np.float32).reshape(1, G, G)
     if task.exclude is not None:  # a similarity: the patch compared from is left out

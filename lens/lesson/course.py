@@ -85,7 +85,7 @@ def summary(ctx: PageContext) -> None:
             r = rec.get(s.id)
             first = n == 0 or specs[n - 1].page != s.page  # a step's name once, on its first row
             rows.append({t("col_step"): PAGES[s.page].title_in(lang) if first else "",
-                         t("col_task"): task_texts(lang, s.id)(f"{s.id.replace('.', '_')}_short"),
+                         t("col_task"): task_texts(lang, s)(f"{s.id.replace('.', '_')}_short"),
                          t("col_yours"): shown_answer(lang, s.id, r.given) if r else "—",
                          t("col_right"): shown_answer(lang, s.id, r.answer) if r else "—",
                          t("col_result"): t(result(r))})
@@ -109,7 +109,7 @@ def summary(ctx: PageContext) -> None:
 
 def idea_line(lang: str, c: Concept) -> str:
     """A task's idea in one line, with its step: "Scores & softmax: softmax ignores …"."""
-    idea = task_texts(lang, c.task_id)(f"{c.task_id.replace('.', '_')}_concept")
+    idea = task_texts(lang, c)(f"{c.task_id.replace('.', '_')}_concept")
     return f"{PAGES[c.page].title_in(lang)} · {idea}"
 
 

@@ -2,17 +2,20 @@
 tasks share (`shape_task`, `mistake`, …); each step's own tasks are in its module of
 `lens.walk` (`lens/walk/scores.py`: `TASKS`), named by its entry in `lens.steps`.
 
-A `Spec` names a task, the page that asks it, its kind and where it applies; its `build` makes
-the `Task` as asked now — the question's values and the right answer computed from the trace
+A `Spec` declares a task once: its name within its page, its kind, its options (a choice)
+and where it applies; its page's entry in the registry binds it to that page (`Spec.page`, so
+its id is "scores.shift"). Its builder computes the task's own part as asked now, a
+`Question` — the question's values and the right answer computed from the trace
 (`encoder_core.views.predictions`), never written down — from the layer, head and query it was
-first asked with (`Fixed`: kept inside the task, so moving a selector does not change it).
+first asked with (`Fixed`: kept inside the task, so moving a selector does not change it);
+`Spec.ask` completes it into the `Task` with the Spec's id, kind, options and page.
 A task declares the page elements it withholds (their keys) until it is answered or shown.
 
 Kinds: a number (one value or several, e.g. a shape: checked exactly or within a stated
 tolerance), a patch chosen on the image (judged by the chosen patch's place among all), a
 choice between outcomes, an estimate (a share in %, within a tolerance, entered in a box that
 starts empty).
-Its words are its step's (`lens/texts/<lang>/<step>.toml`, read with `task_texts`), each key
+Its words are its page's (`lens/texts/<lang>/<step>.toml`, read with `task_texts`), each key
 starting with the task's id written with "_" ("scores.shift": "scores_shift_q" the question,
 "scores_shift_why" the reveal's reason, "scores_shift_short" its line in the summary); the words
 every card shares are the lesson's own (`lesson.toml`).
@@ -22,8 +25,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Literal
+from dataclasses import KW_ONLY, asdict, dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
@@ -49,11 +52,10 @@ class Fixed:
 
 
 @dataclass(frozen=True)
-class Task:
-    """One task as asked on the current trace."""
+class Question:
+    """A task's own part as asked on the current trace: what its builder computes (its Spec
+    declares the rest: id, kind, options, page; `Spec.ask` makes the two one `Task`)."""
 
-    id: str  # "scores.shift": page id, then the task's name
-    kind: Kind
     answer: tuple[float, ...] | int | str  # number: its parts; patch: index; choice: option
     #                                        id; estimate: the share in %
     values: dict[str, object]  # what the question's and the reveal's texts are filled with
@@ -61,7 +63,6 @@ class Task:
     fixed: Fixed = Fixed()
     tolerance: float = 0.0  # number / estimate: |given − right| ≤ tolerance is right
     decimals: int = 0  # number: how the parts are entered and shown
-    options: tuple[str, ...] = ()  # choice: the option ids, in order
     scores: tuple[float, ...] = ()  # patch: each candidate patch's true value (a weight, …)
     exclude: int | None = None  # patch: a patch that is no candidate (the one compared from)
     grid: int = 0  # patch: the grid's side
@@ -79,6 +80,17 @@ class Task:
                                                              repr=False)
     #   the experiment the reveal shows, run on the live trace only when revealed (its
     #   numbers are never computed, let alone sent, before the answer)
+
+
+@dataclass(frozen=True)
+class Task(Question):
+    """One task as asked on the current trace: its question and what its Spec declares."""
+
+    _: KW_ONLY
+    id: str  # "scores.shift": its page, then its name within the page
+    kind: Kind
+    page: str  # the page that asks it ("scores"): its words are that page's
+    options: tuple[str, ...] = ()  # choice: the option ids, in order
 
     @property
     def text_id(self) -> str:
@@ -120,9 +132,14 @@ def _tuples(value: object) -> object:
     return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
-def task_from_json(text: str) -> Task:
-    """The task `task_json` wrote (light: no trace, no experiment)."""
+def task_from_json(text: str, page: str = "") -> Task:
+    """The task `task_json` wrote (light: no trace, no experiment). `page`: its page, for JSON
+    written before a task held its own (the caller looks it up in the registry,
+    `lens.steps.TASKS[id].page`)."""
     kept = json.loads(text)
+    kept.setdefault("page", page)
+    if not kept["page"]:
+        raise ValueError(f"task {kept['id']!r} stored without its page, and none given")
     kept["fixed"] = Fixed(**kept["fixed"])
     kept["values"] = {k: _tuples(v) for k, v in kept["values"].items()}
     for name in ("answer", "withholds", "options", "scores", "mistakes"):
@@ -130,9 +147,16 @@ def task_from_json(text: str) -> Task:
     return Task(**kept)
 
 
-def task_texts(lang: str, task_id: str) -> Texts:
-    """The words of task `task_id` ("scores.shift"): its step's texts (`scores.toml`)."""
-    return Texts(lang, task_id.split(".", 1)[0])
+class OnPage(Protocol):
+    """A task, its Spec or anything else that knows the page that asks it."""
+
+    @property
+    def page(self) -> str: ...
+
+
+def task_texts(lang: str, task: OnPage) -> Texts:
+    """The words of a task (a `Task` or its `Spec`): its page's texts (`scores.toml`)."""
+    return Texts(lang, task.page)
 
 
 @dataclass(frozen=True)
@@ -194,16 +218,38 @@ def always(ctx: PageContext) -> bool:
 
 @dataclass(frozen=True)
 class Spec:
-    id: str
+    """A task declared once, in its page's module of `lens.walk` (`TASKS`): its name, kind,
+    options and builder; its page's entry in `lens.steps` binds it to the page (`page`)."""
+
+    name: str  # "shift": the task's name within its page
     kind: Kind
-    build: Callable[[PageContext, Fixed], Task | None]  # None: not possible here and now
+    builder: Callable[[PageContext, Fixed], Question | None]  # None: not possible here and now
     applies: Callable[[EncoderConfig], bool] = everywhere
     possible: Callable[[PageContext], bool] = always  # whether it can be asked here and now
-    options: tuple[str, ...] = ()  # choice: its option ids
+    options: tuple[str, ...] = ()  # choice: its option ids, in order
+    page: str = ""  # the page that asks it: set by its entry in the registry (`lens.steps`)
 
     @property
-    def page(self) -> str:
-        return self.id.split(".", 1)[0]
+    def id(self) -> str:
+        """Its id, "scores.shift": its page, then its name."""
+        if not self.page:
+            raise ValueError(f"task {self.name!r} has no page: its page's entry in lens.steps "
+                             "binds it")
+        return f"{self.page}.{self.name}"
+
+    def ask(self, ctx: PageContext, fixed: Fixed) -> Task | None:
+        """The task as asked now, from the layer, head and query `fixed` (None: not possible
+        here and now): its builder's question with this Spec's id, kind, options and page."""
+        question = self.builder(ctx, fixed)
+        if question is None:
+            return None
+        own = {f.name: getattr(question, f.name) for f in fields(Question)}
+        return Task(**own, id=self.id, kind=self.kind, page=self.page, options=self.options)
+
+
+def bind(page: str, specs: tuple[Spec, ...] | None) -> tuple[Spec, ...] | None:
+    """A page's tasks bound to it (`Spec.page`): what its entry in the registry holds."""
+    return None if specs is None else tuple(replace(s, page=page) for s in specs)
 
 
 def fixed_now(ctx: PageContext) -> Fixed:
@@ -212,18 +258,19 @@ def fixed_now(ctx: PageContext) -> Fixed:
     return Fixed(layer=s.layer, head=s.head, query=s.query)
 
 
-def shape_task(task_id: str, array: np.ndarray, values: dict[str, object],
-               withholds: tuple[str, ...], fixed: Fixed, variant: str = "",
-               mistakes: tuple[tuple[str, object], ...] = ()) -> Task:
-    """A number task whose answer is the shape of one of the trace's matrices [rows, cols];
+def shape_task(array: np.ndarray, values: dict[str, object], withholds: tuple[str, ...],
+               fixed: Fixed, variant: str = "",
+               mistakes: tuple[tuple[str, object], ...] = ()) -> Question:
+    """The question of a number task (its Spec's kind: "number") whose answer is the shape of
+    one of the trace's matrices [rows, cols];
     `mistakes` the shapes a misconception gives (each also transposed: rows vs columns is
     recognised for every shape)."""
     rows, cols = array.shape[-2:]
     known = {tuple(map(float, a)) for _, a in mistakes}  # type: ignore[call-overload]
     flipped = (float(cols), float(rows))
     extra = (("transposed", flipped),) if rows != cols and flipped not in known else ()
-    return Task(task_id, "number", (float(rows), float(cols)), values, withholds, fixed,
-                variant=variant, mistakes=tuple(mistakes) + extra)
+    return Question((float(rows), float(cols)), values, withholds, fixed, variant=variant,
+                    mistakes=tuple(mistakes) + extra)
 
 
 # --- what several steps' tasks share -----------------------------------------------------

@@ -14,7 +14,7 @@ from encoder_core.views.predictions import share_within
 
 from .. import figures
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet
-from ..lesson.tasks import Fixed, Spec, Task
+from ..lesson.tasks import Fixed, Question, Spec
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -43,7 +43,7 @@ SCALE = 10.0  # what the question multiplies the row by
 SCALES = ("times", "root", "same")
 
 
-def addnorm_scale(ctx: PageContext, fixed: Fixed) -> Task:
+def addnorm_scale(ctx: PageContext, fixed: Fixed) -> Question:
     """Multiply a row of LayerNorm's input by 10: its output does not change (up to ε) — the
     row is measured in units of its own spread (a concept: the same answer for every model).
     The reveal normalises the live row and ten times it."""
@@ -61,25 +61,24 @@ def addnorm_scale(ctx: PageContext, fixed: Fixed) -> Task:
                 "sigma": float(np.sqrt(once.var[0])), "mu10": float(tenfold.mean[0]),
                 "sigma10": float(np.sqrt(tenfold.var[0])), "eps": cfg.ln_eps}
 
-    return Task("addnorm.scale", "choice", "same", {"i": r, "l": l + 1, "k": SCALE},
-                ADDNORM, Fixed(layer=l, query=r - cfg.n_prefix), options=SCALES,
-                evidence=evidence)
+    return Question("same", {"i": r, "l": l + 1, "k": SCALE}, ADDNORM,
+                    Fixed(layer=l, query=r - cfg.n_prefix), evidence=evidence)
 
 
-def addnorm_within(ctx: PageContext, fixed: Fixed) -> Task:
+def addnorm_within(ctx: PageContext, fixed: Fixed) -> Question:
     """The share of x̂_i's d values between −1 and 1, in % (a normal distribution: 68 %)."""
     x_hat, l, r = _normed_row(ctx, fixed)
     share = 100 * share_within(x_hat, 1.0)
-    return Task("addnorm.within", "estimate", round(share, 1),
-                {"i": r, "l": l + 1, "d": ctx.cfg.d_model, "share": share,
-                 "n": int(round(share * ctx.cfg.d_model / 100))},
-                ADDNORM, Fixed(layer=l, query=r - ctx.cfg.n_prefix), tolerance=10.0,
-                mistakes=(("all", (95.0, 100.0)), ("two", (90.0, 94.9))))
+    return Question(round(share, 1),
+                    {"i": r, "l": l + 1, "d": ctx.cfg.d_model, "share": share,
+                     "n": int(round(share * ctx.cfg.d_model / 100))},
+                    ADDNORM, Fixed(layer=l, query=r - ctx.cfg.n_prefix), tolerance=10.0,
+                    mistakes=(("all", (95.0, 100.0)), ("two", (90.0, 94.9))))
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("addnorm.scale", "choice", addnorm_scale, options=SCALES),
-    Spec("addnorm.within", "estimate", addnorm_within),
+    Spec("scale", "choice", addnorm_scale, options=SCALES),
+    Spec("within", "estimate", addnorm_within),
 )
 
 

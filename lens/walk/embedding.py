@@ -12,17 +12,17 @@ from encoder_core import EncoderConfig, embed, prefix_names
 from encoder_core.views.explain import affine_terms, dot_terms
 
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
-from ..lesson.tasks import PAGE, Fixed, Spec, Task, shape_task
+from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
     from ..context import PageContext
 
 
-def embedding_shape(ctx: PageContext, fixed: Fixed) -> Task:
+def embedding_shape(ctx: PageContext, fixed: Fixed) -> Question:
     """W_E maps a patch's P·P·C values to d_model: [P·P·C × d_model]."""
     cfg = ctx.cfg
     N, D, d = float(cfg.n_tokens), float(cfg.patch_dim), float(cfg.d_model)
-    return shape_task("embedding.shape", ctx.trace.params.W_E,
+    return shape_task(ctx.trace.params.W_E,
                       {"P": cfg.patch_size, "C": cfg.channels, "D": cfg.patch_dim,
                        "d": cfg.d_model, "N": cfg.n_tokens}, PAGE, fixed,
                       mistakes=(("output", (N, d)), ("patches", (N, D))))
@@ -36,7 +36,7 @@ def adds_positions(cfg: EncoderConfig) -> bool:
 TWINS = ("equal_equal", "differ_differ", "equal_differ")
 
 
-def embedding_twins(ctx: PageContext, fixed: Fixed) -> Task:
+def embedding_twins(ctx: PageContext, fixed: Fixed) -> Question:
     """Two patches with the same pixels: equal rows after W_E (one matrix for every patch),
     different once their positions are added (a concept: the same answer for every model
     that adds positions). The reveal gives patch j patch i's pixels and embeds both."""
@@ -52,14 +52,13 @@ def embedding_twins(ctx: PageContext, fixed: Fixed) -> Task:
                 "after_pe": float(np.abs(with_pos[0] - with_pos[1]).max()),
                 "size": float(np.abs(rows[0]).max())}
 
-    return Task("embedding.twins", "choice", "equal_differ",
-                {"i": i, "j": j, "d": cfg.d_model}, PAGE, Fixed(query=i), options=TWINS,
-                evidence=evidence)
+    return Question("equal_differ", {"i": i, "j": j, "d": cfg.d_model}, PAGE, Fixed(query=i),
+                    evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("embedding.shape", "number", embedding_shape),
-    Spec("embedding.twins", "choice", embedding_twins, applies=adds_positions, options=TWINS),
+    Spec("shape", "number", embedding_shape),
+    Spec("twins", "choice", embedding_twins, applies=adds_positions, options=TWINS),
 )
 
 

@@ -13,7 +13,7 @@ from encoder_core.views.analysis import relu_zero_share
 from encoder_core.views.explain import hidden_unit_terms
 
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
-from ..lesson.tasks import PAGE, Fixed, Spec, Task, shape_task
+from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -28,11 +28,11 @@ def uses_relu(cfg: EncoderConfig) -> bool:
     return cfg.use_ffn and cfg.activation == "relu"
 
 
-def ffn_hidden(ctx: PageContext, fixed: Fixed) -> Task:
+def ffn_hidden(ctx: PageContext, fixed: Fixed) -> Question:
     """The FFN widens every token: [T × d_ff]."""
     cfg = ctx.cfg
     T, d, dff = float(cfg.seq_len), float(cfg.d_model), float(cfg.d_ff)
-    return shape_task("ffn.hidden", ctx.trace.layers[0].ffn_hidden,
+    return shape_task(ctx.trace.layers[0].ffn_hidden,
                       {"T": cfg.seq_len, "d": cfg.d_model, "dff": cfg.d_ff}, PAGE, fixed,
                       mistakes=(("width", (T, d)), ("weight", (d, dff))))
 
@@ -46,7 +46,7 @@ def ffn_input(ctx: PageContext, l: int) -> np.ndarray:
     return layer.ln_2.out if ctx.cfg.norm_first else layer.ln_1.out
 
 
-def ffn_mix(ctx: PageContext, fixed: Fixed) -> Task:
+def ffn_mix(ctx: PageContext, fixed: Fixed) -> Question:
     """Does the feed-forward mix information between tokens? No: row i of its output depends
     on row i alone (a concept: the same answer for every model). The reveal changes another
     row of its input and runs the live FFN again."""
@@ -66,25 +66,25 @@ def ffn_mix(ctx: PageContext, fixed: Fixed) -> Task:
         return {"gap_i": float(gap[ctx.row(i)]), "gap_j": float(gap[ctx.row(j)]),
                 "others": int(np.sum(gap > 0)) - int(gap[ctx.row(j)] > 0)}
 
-    return Task("ffn.mix", "choice", "no", {"i": i, "j": j, "l": l + 1}, PAGE,
-                Fixed(layer=l, query=i), options=MIX, evidence=evidence)
+    return Question("no", {"i": i, "j": j, "l": l + 1}, PAGE, Fixed(layer=l, query=i),
+                    evidence=evidence)
 
 
-def ffn_relu(ctx: PageContext, fixed: Fixed) -> Task:
+def ffn_relu(ctx: PageContext, fixed: Fixed) -> Question:
     """The share of layer l's hidden activations that ReLU sets to 0, in %."""
     cfg = ctx.cfg
     l = min(fixed.layer, cfg.n_layers - 1)
     share = 100 * relu_zero_share(ctx.trace.layers[l].ffn_hidden)
-    return Task("ffn.relu", "estimate", round(share, 1),
-                {"l": l + 1, "share": share, "T": cfg.seq_len, "dff": cfg.d_ff},
-                PAGE, Fixed(layer=l), tolerance=10.0,
-                mistakes=(("none", (0.0, 10.0)), ("all", (90.0, 100.0))))
+    return Question(round(share, 1),
+                    {"l": l + 1, "share": share, "T": cfg.seq_len, "dff": cfg.d_ff},
+                    PAGE, Fixed(layer=l), tolerance=10.0,
+                    mistakes=(("none", (0.0, 10.0)), ("all", (90.0, 100.0))))
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("ffn.hidden", "number", ffn_hidden, applies=uses_ffn),
-    Spec("ffn.mix", "choice", ffn_mix, applies=uses_ffn, options=MIX),
-    Spec("ffn.relu", "estimate", ffn_relu, applies=uses_relu),
+    Spec("hidden", "number", ffn_hidden, applies=uses_ffn),
+    Spec("mix", "choice", ffn_mix, applies=uses_ffn, options=MIX),
+    Spec("relu", "estimate", ffn_relu, applies=uses_relu),
 )
 
 

@@ -18,7 +18,7 @@ import streamlit as st
 from encoder_core.views.learning import logit_move, train_step, value_gradients
 
 from .. import learning, resources
-from ..lesson.tasks import Fixed, Spec, Task
+from ..lesson.tasks import Fixed, Question, Spec
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -62,7 +62,7 @@ def one_step(w: learning.Walk) -> tuple[float, np.ndarray, float]:
     return resources.derived(("learn_task_step", *w.of, OPTIMISER, lr), compute_it)
 
 
-def learn_logit(ctx: PageContext, fixed: Fixed) -> Task:
+def learn_logit(ctx: PageContext, fixed: Fixed) -> Question:
     """After one SGD step against the loss's gradient, which way does the label's logit move?
     Computed: the step taken on the page's walk (`logit_move`)."""
     w = page_walk(ctx)
@@ -75,9 +75,8 @@ def learn_logit(ctx: PageContext, fixed: Fixed) -> Task:
                 "logit_a": float(w.lg.logits[w.label]), "logit_b": float(logits[w.label]),
                 "delta": delta}
 
-    return Task("learn.logit", "choice", direction,
-                {"label": int(w.label), "lr": learning.DEFAULT_SIZE[OPTIMISER]}, ("update",),
-                fixed, options=LOGIT, trace=w.trace, source=source(w), evidence=evidence)
+    return Question(direction, {"label": int(w.label), "lr": learning.DEFAULT_SIZE[OPTIMISER]},
+                    ("update",), fixed, trace=w.trace, source=source(w), evidence=evidence)
 
 
 def value_answer(dv_least: float, dv_most: float) -> str:
@@ -94,7 +93,7 @@ def page_layer_head(n_layers: int, n_heads: int) -> tuple[int, int]:
             min(int(state.get(HEAD_KEY, 0)), n_heads - 1))
 
 
-def learn_value(ctx: PageContext, fixed: Fixed) -> Task:
+def learn_value(ctx: PageContext, fixed: Fixed) -> Question:
     """In one head: the least-attended key's row of V gets a gradient smaller than, about as
     large as or larger than the most-attended key's? Computed from `value_gradients`."""
     w = page_walk(ctx)
@@ -109,12 +108,12 @@ def learn_value(ctx: PageContext, fixed: Fixed) -> Task:
                 "r_most": float(vg.received[most]), "n_least": float(vg.dv_norm[least]),
                 "n_most": float(vg.dv_norm[most]), "N": cfg.n_tokens}
 
-    return Task("learn.value", "choice", answer, {"l": l + 1, "h": h + 1}, ("value_grads",),
-                Fixed(layer=l, head=h, query=fixed.query), options=VALUE, trace=w.trace,
-                source=source(w), evidence=evidence)
+    return Question(answer, {"l": l + 1, "h": h + 1}, ("value_grads",),
+                    Fixed(layer=l, head=h, query=fixed.query), trace=w.trace,
+                    source=source(w), evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("learn.logit", "choice", learn_logit, possible=possible, options=LOGIT),
-    Spec("learn.value", "choice", learn_value, possible=possible, options=VALUE),
+    Spec("logit", "choice", learn_logit, possible=possible, options=LOGIT),
+    Spec("value", "choice", learn_value, possible=possible, options=VALUE),
 )

@@ -14,17 +14,17 @@ from encoder_core.views.analysis import head_contributions
 
 from .. import figures
 from ..handout.sheets import MAX_HEADS, Sheet, Walk, dims, make_sheet
-from ..lesson.tasks import PAGE, Fixed, Spec, Task, shape_task
+from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
     from ..context import PageContext
 
 
-def multihead_concat(ctx: PageContext, fixed: Fixed) -> Task:
+def multihead_concat(ctx: PageContext, fixed: Fixed) -> Question:
     """The h heads side by side: [T × h·d_k] = [T × d_model]."""
     cfg = ctx.cfg
     T, h, dk, d = float(cfg.seq_len), float(cfg.n_heads), float(cfg.d_head), float(cfg.d_model)
-    return shape_task("multihead.concat", ctx.trace.layers[0].concat,
+    return shape_task(ctx.trace.layers[0].concat,
                       {"T": cfg.seq_len, "h": cfg.n_heads, "dk": cfg.d_head,
                        "d": cfg.d_model}, PAGE, fixed,
                       mistakes=(("times", (T, h * d)), ("one", (T, dk)),
@@ -39,7 +39,7 @@ def has_heads(cfg: EncoderConfig) -> bool:
 MIX = ("its_own", "all", "none")
 
 
-def multihead_mix(ctx: PageContext, fixed: Fixed) -> Task:
+def multihead_mix(ctx: PageContext, fixed: Fixed) -> Question:
     """Switch one head off (its columns of concat set to 0): every column of attn_out changes,
     because W_O mixes the heads (a concept: the same answer for every model with two heads or
     more). The reveal does it on the live layer."""
@@ -57,13 +57,12 @@ def multihead_mix(ctx: PageContext, fixed: Fixed) -> Task:
                 "concat_changed": int(np.sum(np.abs(concat - off).max(axis=0) > 0)),
                 "mean": float(change.mean())}
 
-    return Task("multihead.mix", "choice", "all", {"l": l + 1, "hd": hd + 1}, PAGE,
-                Fixed(l, hd), options=MIX, evidence=evidence)
+    return Question("all", {"l": l + 1, "hd": hd + 1}, PAGE, Fixed(l, hd), evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("multihead.concat", "number", multihead_concat),
-    Spec("multihead.mix", "choice", multihead_mix, applies=has_heads, options=MIX),
+    Spec("concat", "number", multihead_concat),
+    Spec("mix", "choice", multihead_mix, applies=has_heads, options=MIX),
 )
 
 

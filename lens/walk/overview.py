@@ -15,7 +15,7 @@ from encoder_core.views.vit_steps import vit_differences
 from .. import figures
 from ..handout.sheets import Sheet, Walk, dims, make_sheet
 from ..i18n import Texts, worded
-from ..lesson.tasks import PAGE, Fixed, Spec, Task
+from ..lesson.tasks import PAGE, Fixed, Question, Spec
 from ..pipeline_words import pipeline_captions, pipeline_stages
 
 if TYPE_CHECKING:
@@ -26,23 +26,24 @@ def prefix_variant(cfg: EncoderConfig) -> str:
     return "_vit" if cfg.n_prefix else ""
 
 
-def overview_tokens(ctx: PageContext, fixed: Fixed) -> Task:
+def overview_tokens(ctx: PageContext, fixed: Fixed) -> Question:
     """How many tokens the encoder reads: (S/P)² patches (and a ViT's prefix tokens)."""
     cfg = ctx.cfg
     mistakes: list[tuple[str, object]] = [("side", (float(cfg.grid_size),)),
                                           ("pixels", (float(cfg.patch_size ** 2),))]
     if cfg.n_prefix:
         mistakes.append(("prefix", (float(cfg.n_tokens),)))  # the patches, no [CLS]
-    return Task("overview.tokens", "number", (float(ctx.trace.x0.shape[0]),),
-                {"S": cfg.image_size, "P": cfg.patch_size, "G": cfg.grid_size,
-                 "N": cfg.n_tokens, "T": cfg.seq_len, "k": cfg.n_prefix, "PP": cfg.patch_size ** 2},
-                PAGE, fixed, variant=prefix_variant(cfg), mistakes=tuple(mistakes))
+    return Question((float(ctx.trace.x0.shape[0]),),
+                    {"S": cfg.image_size, "P": cfg.patch_size, "G": cfg.grid_size,
+                     "N": cfg.n_tokens, "T": cfg.seq_len, "k": cfg.n_prefix,
+                     "PP": cfg.patch_size ** 2},
+                    PAGE, fixed, variant=prefix_variant(cfg), mistakes=tuple(mistakes))
 
 
 OUTPUTS = ("class", "one_vector", "per_token")
 
 
-def overview_output(ctx: PageContext, fixed: Fixed) -> Task:
+def overview_output(ctx: PageContext, fixed: Fixed) -> Question:
     """What the encoder gives back: one vector per token — not one for the image, not a class
     (a concept: the same answer for every model); the reveal measures how different two of
     the output's rows are."""
@@ -57,13 +58,13 @@ def overview_output(ctx: PageContext, fixed: Fixed) -> Task:
                 "cos": float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))),
                 "gap": float(np.abs(a - b).max())}
 
-    return Task("overview.output", "choice", "per_token", {"i": i, "j": j, "L": cfg.n_layers},
-                PAGE, Fixed(query=i), options=OUTPUTS, evidence=evidence)
+    return Question("per_token", {"i": i, "j": j, "L": cfg.n_layers}, PAGE, Fixed(query=i),
+                    evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("overview.tokens", "number", overview_tokens),
-    Spec("overview.output", "choice", overview_output, options=OUTPUTS),
+    Spec("tokens", "number", overview_tokens),
+    Spec("output", "choice", overview_output, options=OUTPUTS),
 )
 
 

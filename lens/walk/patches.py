@@ -12,20 +12,20 @@ from encoder_core import patchify
 
 from .. import figures
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet
-from ..lesson.tasks import PAGE, Fixed, Spec, Task, shape_task
+from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
     from ..context import PageContext
 
 
-def patches_shape(ctx: PageContext, fixed: Fixed) -> Task:
+def patches_shape(ctx: PageContext, fixed: Fixed) -> Question:
     """The patch matrix: one row per patch, P·P·C values each."""
     cfg = ctx.cfg
     N, P = float(cfg.n_tokens), float(cfg.patch_size)
     mistakes: list[tuple[str, object]] = [("grid", (float(cfg.grid_size),) * 2)]
     if cfg.channels > 1:
         mistakes.append(("channels", (N, P * P)))  # a grey patch's values: C forgotten
-    return shape_task("patches.shape", ctx.trace.patches,
+    return shape_task(ctx.trace.patches,
                       {"S": cfg.image_size, "P": cfg.patch_size, "C": cfg.channels,
                        "G": cfg.grid_size, "N": cfg.n_tokens, "D": cfg.patch_dim,
                        "PP": cfg.patch_size ** 2}, PAGE, fixed, mistakes=tuple(mistakes))
@@ -39,7 +39,7 @@ def shift_patches(pixels: np.ndarray, patch_size: int, shift: int) -> np.ndarray
     return patchify(np.roll(pixels, -shift, axis=1), patch_size)
 
 
-def patches_shift(ctx: PageContext, fixed: Fixed) -> Task:
+def patches_shift(ctx: PageContext, fixed: Fixed) -> Question:
     """Move the image left by exactly one patch width: the same rows, renumbered (a concept:
     the same answer for every image); the reveal cuts the moved image and, for contrast, the
     image moved by half a patch."""
@@ -57,13 +57,12 @@ def patches_shift(ctx: PageContext, fixed: Fixed) -> Task:
                 "kept_half": kept_half, "N": cfg.n_tokens, "half": max(P // 2, 1),
                 "G1": G - 1}
 
-    return Task("patches.shift", "choice", "moved", {"P": P, "G": G}, PAGE, fixed,
-                options=SHIFTS, evidence=evidence)
+    return Question("moved", {"P": P, "G": G}, PAGE, fixed, evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("patches.shape", "number", patches_shape),
-    Spec("patches.shift", "choice", patches_shift, options=SHIFTS),
+    Spec("shape", "number", patches_shape),
+    Spec("shift", "choice", patches_shift, options=SHIFTS),
 )
 
 

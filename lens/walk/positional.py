@@ -17,7 +17,7 @@ from encoder_core.views.predictions import most_similar_other
 from encoder_core.views.vit_views import position_cosines
 
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet
-from ..lesson.tasks import Fixed, Spec, Task
+from ..lesson.tasks import Fixed, Question, Spec
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -27,7 +27,7 @@ POSITIONAL_TABLE = ("pe_sum",)  # positional.shuffle: the formula, table and cur
 POSITIONAL_SIMILAR = ("pe_similarity", "pe_sum")
 
 
-def positional_similar(ctx: PageContext, fixed: Fixed) -> Task:
+def positional_similar(ctx: PageContext, fixed: Fixed) -> Question:
     """The patch whose position vector is most like patch i's (cosine, i itself left out)."""
     cfg, tr = ctx.cfg, ctx.trace
     i = min(fixed.query, cfg.n_tokens - 1)
@@ -35,20 +35,21 @@ def positional_similar(ctx: PageContext, fixed: Fixed) -> Task:
     row = sim[i]
     best = most_similar_other(row, i)
     G = cfg.grid_size
-    return Task("positional.similar", "patch", best,
-                {"i": i, "r": i // G, "c": i % G, "G": G, "best": best, "br": best // G,
-                 "bc": best % G, "cos": float(row[best]), "below": i + G, "above": i - G},
-                POSITIONAL_SIMILAR, Fixed(query=i), scores=tuple(map(float, row)), exclude=i,
-                grid=G, trace=tr, variant="_vit" if cfg.position == "learned" else "",
-                mistakes=() if cfg.position == "learned" else tuple(
-                    (name, j) for name, j in (("below", i + G), ("above", i - G))
-                    if 0 <= j < cfg.n_tokens))
+    return Question(best,
+                    {"i": i, "r": i // G, "c": i % G, "G": G, "best": best, "br": best // G,
+                     "bc": best % G, "cos": float(row[best]), "below": i + G, "above": i - G},
+                    POSITIONAL_SIMILAR, Fixed(query=i), scores=tuple(map(float, row)),
+                    exclude=i, grid=G, trace=tr,
+                    variant="_vit" if cfg.position == "learned" else "",
+                    mistakes=() if cfg.position == "learned" else tuple(
+                        (name, j) for name, j in (("below", i + G), ("above", i - G))
+                        if 0 <= j < cfg.n_tokens))
 
 
 SHUFFLE = ("changes", "moves", "same")
 
 
-def positional_shuffle(ctx: PageContext, fixed: Fixed) -> Task:
+def positional_shuffle(ctx: PageContext, fixed: Fixed) -> Question:
     """Positions off, patches shuffled: each patch's output row is the same, moved with its
     patch (permutation equivariance; a concept: the same answer for every model). The reveal
     runs the encoder on the shuffled image without and with the positions."""
@@ -70,13 +71,13 @@ def positional_shuffle(ctx: PageContext, fixed: Fixed) -> Task:
         return {"off": off_gap, "on": on_gap, "n": n,
                 "size": float(np.abs(tr.output).max())}
 
-    return Task("positional.shuffle", "choice", "moves", {"i": i, "L": cfg.n_layers},
-                POSITIONAL_TABLE, Fixed(query=i), options=SHUFFLE, evidence=evidence)
+    return Question("moves", {"i": i, "L": cfg.n_layers}, POSITIONAL_TABLE, Fixed(query=i),
+                    evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("positional.similar", "patch", positional_similar),
-    Spec("positional.shuffle", "choice", positional_shuffle, options=SHUFFLE),
+    Spec("similar", "patch", positional_similar),
+    Spec("shuffle", "choice", positional_shuffle, options=SHUFFLE),
 )
 
 

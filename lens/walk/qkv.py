@@ -12,19 +12,19 @@ from encoder_core.pipeline.attention import linear
 from encoder_core.views.explain import dot_terms
 
 from ..handout.sheets import Sheet, Walk, dims, heatmap, layer_input, make_sheet, written, x_name
-from ..lesson.tasks import PAGE, Fixed, Spec, Task
+from ..lesson.tasks import PAGE, Fixed, Question, Spec
 
 if TYPE_CHECKING:
     from ..context import PageContext
 
 
-def qkv_d_head(ctx: PageContext, fixed: Fixed) -> Task:
+def qkv_d_head(ctx: PageContext, fixed: Fixed) -> Question:
     """Each head's queries, keys and values are d_model / h wide."""
     cfg = ctx.cfg
     d, h = float(cfg.d_model), float(cfg.n_heads)
-    return Task("qkv.d_head", "number", (float(ctx.trace.layers[0].q.shape[-1]),),
-                {"d": cfg.d_model, "h": cfg.n_heads, "dk": cfg.d_head}, PAGE, fixed,
-                mistakes=(("times", (d * h,)), ("whole", (d,)), ("heads", (h,))))
+    return Question((float(ctx.trace.layers[0].q.shape[-1]),),
+                    {"d": cfg.d_model, "h": cfg.n_heads, "dk": cfg.d_head}, PAGE, fixed,
+                    mistakes=(("times", (d * h,)), ("whole", (d,)), ("heads", (h,))))
 
 
 SLIP = ("grows", "same")
@@ -36,7 +36,7 @@ def projection_input(ctx: PageContext) -> np.ndarray:
     return tr.layers[0].ln_1.out if ctx.cfg.norm_first else tr.x0
 
 
-def qkv_slip(ctx: PageContext, fixed: Fixed) -> Task:
+def qkv_slip(ctx: PageContext, fixed: Fixed) -> Question:
     """The note's slip: W_Q shaped by the sequence length. It is d_model × d_model, applied to
     each token alone, so any number of tokens goes through the same W_Q (a concept: the same
     answer for every model). The reveal multiplies half the tokens, and the tokens twice over,
@@ -54,13 +54,12 @@ def qkv_slip(ctx: PageContext, fixed: Fixed) -> Task:
                 "cols": lp.W_Q.shape[1], "gap_half": float(np.abs(alone - q[:half]).max()),
                 "gap_twice": float(np.abs(twice[T:] - q).max()), "d": cfg.d_model}
 
-    return Task("qkv.slip", "choice", "same", {}, PAGE, fixed, options=SLIP,
-                evidence=evidence)
+    return Question("same", {}, PAGE, fixed, evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("qkv.d_head", "number", qkv_d_head),
-    Spec("qkv.slip", "choice", qkv_slip, options=SLIP),
+    Spec("d_head", "number", qkv_d_head),
+    Spec("slip", "choice", qkv_slip, options=SLIP),
 )
 
 

@@ -14,7 +14,7 @@ from encoder_core.views.explain import dot_terms, softmax_terms
 from encoder_core.views.predictions import compare_sharpness
 
 from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
-from ..lesson.tasks import Fixed, Spec, Task, shape_task
+from ..lesson.tasks import Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -33,17 +33,17 @@ SHIFTS = ("larger", "sharper", "unchanged")
 SHIFT = 5.0  # what the question adds to every score of the row
 
 
-def scores_shape(ctx: PageContext, fixed: Fixed) -> Task:
+def scores_shape(ctx: PageContext, fixed: Fixed) -> Question:
     """scores_h = Q_h · K_hᵀ: [T × d_k] · [d_k × T] = [T × T]."""
     cfg = ctx.cfg
     T, dk = float(cfg.seq_len), float(cfg.d_head)
-    return shape_task("scores.shape", ctx.trace.layers[0].scores,  # [h, T, T]
+    return shape_task(ctx.trace.layers[0].scores,  # [h, T, T]
                       {"T": cfg.seq_len, "dk": cfg.d_head, "h": cfg.n_heads,
                        "d": cfg.d_model}, SCORES_SHAPE, fixed,
                       mistakes=(("query_shape", (T, dk)), ("features", (dk, dk))))
 
 
-def scores_shift(ctx: PageContext, fixed: Fixed) -> Task:
+def scores_shift(ctx: PageContext, fixed: Fixed) -> Question:
     """Add the same number to every score of a row: the softmax does not change (a concept:
     the same answer for every model). The reveal adds it to the live row and measures."""
     cfg, tr = ctx.cfg, ctx.trace
@@ -60,12 +60,11 @@ def scores_shift(ctx: PageContext, fixed: Fixed) -> Task:
                 "pj_one": float(softmax(one)[j]), "top": float(row.max()),
                 "top5": float(row.max() + SHIFT)}
 
-    return Task("scores.shift", "choice", "unchanged",
-                {"i": r, "l": l + 1, "hd": hd + 1, "add": SHIFT}, SCORES_SHIFT,
-                Fixed(l, hd, r - cfg.n_prefix), options=SHIFTS, evidence=evidence)
+    return Question("unchanged", {"i": r, "l": l + 1, "hd": hd + 1, "add": SHIFT}, SCORES_SHIFT,
+                    Fixed(l, hd, r - cfg.n_prefix), evidence=evidence)
 
 
-def scores_divisor(ctx: PageContext, fixed: Fixed) -> Task:
+def scores_divisor(ctx: PageContext, fixed: Fixed) -> Question:
     """Dividing by √d_model instead of √d_k: row i of head h sharper, flatter or the same."""
     cfg = ctx.cfg
     l, hd = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
@@ -75,18 +74,18 @@ def scores_divisor(ctx: PageContext, fixed: Fixed) -> Task:
                         lambda: scaling_demo(layer.q[hd:hd + 1], layer.k[hd:hd + 1], cfg.d_model))
     by_name = {c.name: float(c.entropy[0, r]) for c in cases}
     outcome = compare_sharpness(by_name["d_k"], by_name["d_model"])
-    return Task("scores.divisor", "choice", outcome,
-                {"i": r, "l": l + 1, "hd": hd + 1, "dk": cfg.d_head, "d": cfg.d_model,
-                 "sdk": cfg.d_head ** 0.5, "sd": cfg.d_model ** 0.5, "e_dk": by_name["d_k"],
-                 "e_d": by_name["d_model"], "lnT": float(np.log(cfg.seq_len))},
-                SCORES_DIVISOR, Fixed(l, hd, r - cfg.n_prefix),
-                options=SHARPNESS)
+    return Question(outcome,
+                    {"i": r, "l": l + 1, "hd": hd + 1, "dk": cfg.d_head, "d": cfg.d_model,
+                     "sdk": cfg.d_head ** 0.5, "sd": cfg.d_model ** 0.5,
+                     "e_dk": by_name["d_k"], "e_d": by_name["d_model"],
+                     "lnT": float(np.log(cfg.seq_len))},
+                    SCORES_DIVISOR, Fixed(l, hd, r - cfg.n_prefix))
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("scores.shape", "number", scores_shape),
-    Spec("scores.shift", "choice", scores_shift, options=SHIFTS),
-    Spec("scores.divisor", "choice", scores_divisor, applies=divides_by_d_k, options=SHARPNESS),
+    Spec("shape", "number", scores_shape),
+    Spec("shift", "choice", scores_shift, options=SHIFTS),
+    Spec("divisor", "choice", scores_divisor, applies=divides_by_d_k, options=SHARPNESS),
 )
 
 

@@ -12,7 +12,7 @@ from encoder_core import encode, patch_rows
 
 from .. import figures
 from ..handout.sheets import MAX_HEADS, Sheet, Walk, dims, make_sheet
-from ..lesson.tasks import PAGE, Fixed, Spec, Task
+from ..lesson.tasks import PAGE, Fixed, Question, Spec
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -30,7 +30,7 @@ def invert_patch(image: np.ndarray, patch: int, patch_size: int, grid: int) -> n
     return out
 
 
-def stack_reach(ctx: PageContext, fixed: Fixed) -> Task:
+def stack_reach(ctx: PageContext, fixed: Fixed) -> Question:
     """After the stack, does patch i's output row depend on a far patch j's pixels? Yes, less
     than on its own (a concept: the same answer for every model that attends): attention
     brings every patch into every row, the residual keeps each row's own first. The reveal
@@ -50,13 +50,12 @@ def stack_reach(ctx: PageContext, fixed: Fixed) -> Task:
         return {"far": far, "own": own, "ratio": own / far if far > 0 else float("inf"),
                 "norm": float(np.linalg.norm(tr.output[ctx.row(i)]))}
 
-    return Task("stack.reach", "choice", "less",
-                {"i": i, "r": r, "c": c, "j": j, "jr": j // G, "jc": j % G,
-                 "L": cfg.n_layers}, PAGE, Fixed(query=i), options=REACH, evidence=evidence)
+    return Question("less", {"i": i, "r": r, "c": c, "j": j, "jr": j // G, "jc": j % G,
+                             "L": cfg.n_layers}, PAGE, Fixed(query=i), evidence=evidence)
 
 
 TASKS: tuple[Spec, ...] = (
-    Spec("stack.reach", "choice", stack_reach, options=REACH),
+    Spec("reach", "choice", stack_reach, options=REACH),
 )
 
 

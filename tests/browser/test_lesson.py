@@ -108,7 +108,7 @@ def default_tasks() -> list:
         ctx = PageContext(id=info.id, settings=settings, trace=trace, original=trace.image,
                           image_name="photo", image_key="browser-test")
         for spec in tasks_for(info.id, trace.config):
-            tasks.append(spec.build(ctx, fixed_now(ctx)))
+            tasks.append(spec.ask(ctx, fixed_now(ctx)))
     return tasks
 
 
@@ -124,7 +124,7 @@ def answer_right(page, card, task, lang: str) -> None:
             boxes.nth(k).press("Enter")
             wait_idle(page)
     elif task.kind == "choice":
-        label = task_texts(lang, task.id)(f"{task.text_id}_{task.answer}")
+        label = task_texts(lang, task)(f"{task.text_id}_{task.answer}")
         card.get_by_text(label, exact=True).click()
         wait_idle(page)
     else:
@@ -155,7 +155,7 @@ def test_the_whole_lesson_in_chinese_answered_right_ends_on_the_summary(page, ap
         if info.id != STEPS[0].id:
             page.goto(f"{app_url}/{info.id}?{page.url.split('?', 1)[1]}")  # the link keeps it
             wait_idle(page)
-        for task in (t for t in tasks if t.id.split(".")[0] == info.id):
+        for task in (t for t in tasks if t.page == info.id):
             card = main.locator(f".st-key-lesson_card_{task.text_id}")
             card.scroll_into_view_if_needed()
             # the takeaway waits until the step's questions are answered
