@@ -32,7 +32,7 @@ from . import keys, model_weights, resources
 
 MAX_STEPS = 101  # the first step and ten times ten more
 # one image's gradient is strong: at SGD 0.1 or Adam 1e-3 one step takes a random model's
-# loss on its image from ~2 to ~0.001; the defaults let ten steps show a curve
+# loss on its image from ~2 to ~0.001; the defaults let ten updates show a curve
 STEP_SIZES = {"sgd": (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1),
               "adam": (1e-5, 3e-5, 1e-4, 3e-4, 1e-3)}
 DEFAULT_SIZE = {"sgd": 0.001, "adam": 1e-4}

@@ -195,7 +195,7 @@ LEARN_STEPS = 10  # the most steps one run adds ("ten more steps")
 
 def learn(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     """How it learns, on the shapes model (not `cfg`): its walk kept (the trace and its
-    gradients: two traces' worth, and the weights' gradients), ten steps' traces and weights
+    gradients: two traces' worth, and the weights' gradients), ten updates' traces and weights
     while they run (the weights before, after and Adam's two moments), and its pictures."""
     shapes = SHAPES_ARCHITECTURE
     t, p = trace_bytes(shapes), params_bytes(shapes)

@@ -35,7 +35,7 @@ from pathlib import Path
 from .steps import STEPS
 
 APP = Path(__file__).resolve().parent / "entry.py"  # the Streamlit script, inside the package
-# The pages run once at start: the note's ten steps (a teacher's link may open any of them:
+# The pages run once at start: every step of the note (a teacher's link may open any of them:
 # ~3 s of work in the background, +50 MB; Compare's variant traces would add ~220 MB, so the
 # pages beyond the note are left to their first visitor), or the ids listed in
 # ENCODER_LENS_WARM_PAGES (comma-separated, e.g. "overview,multihead"; "" for none).

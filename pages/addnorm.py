@@ -1,4 +1,4 @@
-"""Step 8 of 10 — Add & Norm: the residual sum, then layer normalisation of each position."""
+"""Add & Norm: the residual sum, then layer normalisation of each position."""
 
 import numpy as np
 import streamlit as st

@@ -1,4 +1,4 @@
-"""Step 3 of 10 — the input embedding: every flattened patch times W_E."""
+"""The input embedding: every flattened patch times W_E."""
 
 import streamlit as st
 

@@ -1,4 +1,4 @@
-"""Step 9 of 10 — the position-wise feed-forward network and the second Add & Norm."""
+"""The position-wise feed-forward network and the second Add & Norm."""
 
 import streamlit as st
 

@@ -1,4 +1,4 @@
-"""Step 7 of 10 — h heads side by side, concatenated and projected: attn_out = concat · W_O."""
+"""The h heads side by side, concatenated and projected: attn_out = concat · W_O."""
 
 import numpy as np
 import streamlit as st

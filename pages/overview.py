@@ -1,4 +1,4 @@
-"""Step 1 of 10 — the whole pipeline at the current settings."""
+"""The whole pipeline at the current settings."""
 
 import streamlit as st
 

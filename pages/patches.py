@@ -1,4 +1,4 @@
-"""Step 2 of 10 — cut the image into P × P patches, numbered row-major."""
+"""Cut the image into P × P patches, numbered row-major."""
 
 import streamlit as st
 

@@ -1,4 +1,4 @@
-"""Step 4 of 10 — the sinusoidal positional encoding, added to the embedded patches."""
+"""The sinusoidal positional encoding, added to the embedded patches."""
 
 import streamlit as st
 

@@ -1,4 +1,4 @@
-"""Step 5 of 10 — queries, keys and values: x times W_Q, W_K, W_V, split into heads."""
+"""Queries, keys and values: x times W_Q, W_K, W_V, split into heads."""
 
 import numpy as np
 import streamlit as st

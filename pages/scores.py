@@ -1,4 +1,4 @@
-"""Step 6 of 10 — scores = Q·Kᵀ / s and the softmax of each row, for one layer and one head."""
+"""Scores = Q·Kᵀ / s and the softmax of each row, for one layer and one head."""
 
 import numpy as np
 import streamlit as st

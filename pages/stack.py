@@ -1,4 +1,4 @@
-"""Step 10 of 10 — the stack of encoder layers: attention in every layer, rollout, output."""
+"""The stack of encoder layers: attention in every layer, rollout, output."""
 
 import numpy as np
 import streamlit as st
@@ -219,7 +219,7 @@ def output(ctx: PageContext, r: int) -> None:
 
 
 def recap(ctx: PageContext, lesson_mode: bool = False) -> None:
-    """The end of the walk: the ten steps in one line each, a link to each, and where to go
+    """The end of the walk: every step in one line each, a link to each, and where to go
     next (the pages after the walk). After a lesson's summary, the links alone."""
     if not lesson_mode:
         st.header(ctx.t("recap_title"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import tomllib
 from pathlib import Path
 
@@ -296,3 +297,27 @@ def test_the_stop_and_footer_checks_find_what_they_look_for():
     assert footer_offences(ends) == []  # no footer at all
     assert footer_offences("def render(ctx):\n    chrome.footer(ctx)\n    more(ctx)\n") == [
         "<page>:2 chrome.footer"]
+
+
+# The walk's length is said once, by the registry (`len(STEPS)`): a docstring or a text that
+# says "Step 4 of 10" or "the ten steps" goes stale the day a step is added.
+RESTATED = re.compile(r"\bstep \d+ of \d+\b|\b(ten|10) steps\b|十个步骤", re.IGNORECASE)
+
+
+def restated_counts(text: str) -> list[str]:
+    return [m.group(0) for m in RESTATED.finditer(text)]
+
+
+def test_nothing_restates_the_number_of_steps():
+    roots = [ROOT / "pages", ROOT / "lens"]
+    found = {str(p.relative_to(ROOT)): hits for root in roots
+             for p in [*root.rglob("*.py"), *root.rglob("*.toml")]
+             if (hits := restated_counts(p.read_text(encoding="utf-8")))}
+    assert found == {}
+
+
+def test_the_count_check_finds_a_restated_count():
+    assert restated_counts('"""Step 4 of 10 — the positional encoding."""') == ["Step 4 of 10"]
+    assert restated_counts("Walk through the ten steps") == ["ten steps"]
+    assert restated_counts("依次浏览十个步骤") == ["十个步骤"]
+    assert restated_counts("then ten more steps on this image") == []  # How it learns

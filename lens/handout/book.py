@@ -28,7 +28,7 @@ def framed(built: Sheet, info: PageInfo, walk: Walk) -> Sheet:
 
 
 def sheets_for(walk: Walk, progress: Callable[[int, int], None] | None = None) -> list[Sheet]:
-    """The ten steps' sheets in the walk's order, then the prediction when the weights have a
+    """Every step's sheet in the walk's order, then the prediction when the weights have a
     classification head."""
     out = []
     for n, info in enumerate(STEPS):

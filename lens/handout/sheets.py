@@ -77,7 +77,7 @@ class Sheet:
     lines: tuple[str, ...] = ()  # what else the step says in words (a ViT's differences, …)
     note_head: int = 0  # only the first lines of the step's note (0: all of them)
     step: str = ""  # the page's id (lens.steps)
-    title: str = ""  # "Step 6 of 10 · Scores and softmax"
+    title: str = ""  # "Step {k} of {n} · {title}", e.g. of Scores and softmax
     takeaway: str = ""  # the step in one line
     answers: tuple[Answer, ...] = ()  # the learner's lesson answers on this step
     note: tuple[str, ...] = ()  # the note's original lines (Chinese), math as plain text
