@@ -83,10 +83,8 @@ DATA_ENV = "ENCODER_LENS_DATA"  # the data folder (default: `data_folder()`)
 
 
 def data_folder() -> Path:
-    """Where the SQLite store lives: `ENCODER_LENS_DATA`; else data/ in the repository when the
-    app runs from a checkout (its pyproject.toml beside the package); else, for an installed
-    copy (`pip install .`: the package in site-packages, no place to write), the user's data
-    folder, `$XDG_DATA_HOME/encoder-lens` (~/.local/share/encoder-lens)."""
+    """The SQLite store's folder: `ENCODER_LENS_DATA`; else data/ of a checkout (pyproject.toml
+    above the package); else, installed in site-packages, `$XDG_DATA_HOME/encoder-lens`."""
     if os.environ.get(DATA_ENV):
         return Path(os.environ[DATA_ENV])
     root = Path(__file__).resolve().parents[2]
