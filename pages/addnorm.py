@@ -12,6 +12,7 @@ from lens import blocks, blocks_rows, chrome, figures, meaning, widgets
 from lens.context import PageContext, Where
 from lens.latex import num, term
 from lens.runner import run_page
+from lens.walk import addnorm as walk
 
 
 def render(ctx: PageContext) -> None:
@@ -52,12 +53,9 @@ def pre_norm(ctx: PageContext) -> None:
     """Pre-norm (a ViT): LN_1 of x, the sub-layer on the normalised copy, x + attn_out; the
     final LayerNorm."""
     cfg = ctx.cfg
-    ls = r"\mathrm{ls}_1 \odot " if cfg.layer_scale else ""
     st.write(ctx.t("pre_intro", eps=cfg.ln_eps))
-    st.latex(r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
-             r" + \beta")
-    st.latex(r"\text{ln\_1} = \mathrm{LN}_1(x),\qquad \text{resid\_1} = x + %s"
-             r"\mathrm{MultiHead}(\text{ln\_1.out})" % ls)
+    for tex in walk.formulas(cfg):  # the handout's sheet shows the same
+        st.latex(tex)
     widgets.note_original(ctx)
     top_left, top_right = st.columns([2, 3], gap="large")
     with top_left:
@@ -200,9 +198,8 @@ def final_layer_norm(ctx: PageContext, query: int, row: int, k: int) -> None:
 def post_norm(ctx: PageContext) -> None:
     """Post-norm (the note's encoder): x + attn_out, then LN_1 of the sum, row by row."""
     st.write(ctx.t("intro"))
-    st.latex(r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
-             r" + \beta")
-    st.latex(r"\text{ln\_1.out} = \mathrm{LayerNorm}(x + \text{attn\_out})")
+    for tex in walk.formulas(ctx.cfg):  # the handout's sheet shows the same
+        st.latex(tex)
     widgets.note_original(ctx)
 
     top_left, top_right = st.columns([2, 3], gap="large")

@@ -7,6 +7,7 @@ from encoder_core.views.explain import dot_terms
 from lens import blocks, chrome, figures, widgets
 from lens.context import PageContext
 from lens.runner import run_page
+from lens.walk import embedding as walk
 
 
 def render(ctx: PageContext) -> None:
@@ -16,13 +17,9 @@ def render(ctx: PageContext) -> None:
     P, C, N, D, d = cfg.patch_size, cfg.channels, cfg.n_tokens, cfg.patch_dim, cfg.d_model
     st.write(ctx.t("intro", D=D, P=P, C=C, d=d, N=N))
     bias = cfg.patch_bias  # a ViT's b_E; the note has none
-    b_tex = rf" + \underbrace{{b_E}}_{{{d}}}" if bias else ""
     emb, pat = ctx.t("tex_embedded"), ctx.t("word_patches")  # the formulas' names, worded
-    st.latex(rf"\underbrace{{\text{{{emb}}}}}_{{{N} \times {d}}} \;=\; "
-             rf"\underbrace{{\text{{{pat}}}}}_{{{N} \times {D}}}\;\cdot\;"
-             rf"\underbrace{{W_E}}_{{{D} \times {d}}}{b_tex}")
-    st.latex(r"(N \times P\!\cdot\!P\!\cdot\!C)\cdot(P\!\cdot\!P\!\cdot\!C \times d_{model}) = "
-             rf"N \times d_{{model}}:\quad ({N} \times {D})\cdot({D} \times {d}) = {N} \times {d}")
+    for tex in walk.formulas(cfg, emb, pat):  # the handout's sheet shows the same
+        st.latex(tex)
     st.caption(ctx.t("with_bias", d=d, P=P) if bias else ctx.t("no_bias"))
     widgets.note_original(ctx)
     matrices = st.container()  # filled once i and j are chosen below

@@ -8,9 +8,7 @@ from encoder_core.views.vit_steps import activation_curve
 from lens import blocks, chrome, figures, widgets
 from lens.context import PageContext
 from lens.runner import run_page
-
-ACT_TEX = {"relu": r"\max(0,\; x \cdot W_1 + b_1)", "gelu": r"\mathrm{GELU}(x \cdot W_1 + b_1)",
-           "gelu_tanh": r"\mathrm{GELU}_{\tanh}(x \cdot W_1 + b_1)"}
+from lens.walk import ffn as walk
 
 
 def render(ctx: PageContext) -> None:
@@ -18,7 +16,8 @@ def render(ctx: PageContext) -> None:
     drawn by `run_page`)."""
     cfg = ctx.cfg
     widgets.note_original(ctx)
-    st.latex(r"\mathrm{FFN}(x) = %s \cdot W_2 + b_2" % ACT_TEX[cfg.activation])
+    for tex in walk.formulas(cfg):  # the handout's sheet shows the same
+        st.latex(tex)
     if cfg.use_ffn:
         ffn_on(ctx)
     else:

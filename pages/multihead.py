@@ -16,6 +16,7 @@ from lens import blocks, chrome, explorer, figures, meaning, widgets
 from lens.context import PageContext
 from lens.latex import dims
 from lens.runner import run_page
+from lens.walk import multihead as walk
 
 MAX_MAPS = 16  # attention maps drawn in the grid; more heads are listed but not drawn
 
@@ -55,15 +56,8 @@ def where_text(ctx: PageContext, l: int, query: int, r: int) -> None:
 def formulas(ctx: PageContext, has_bias: bool) -> None:
     """head_h, concat and attn_out with their shapes, at the page's full width (in the column
     they were drawn at half size on a tablet)."""
-    cfg = ctx.cfg
-    T, d, h, dh = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.d_head
-    st.latex(r"\text{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^{\top}}{s}\right) V_h:\quad "
-             + dims(T, T) + r" \cdot " + dims(T, dh) + " = " + dims(T, dh))
-    st.latex(r"\text{concat} = [\,\text{head}_1, \ldots, \text{head}_{" + str(h) + r"}\,]:\quad "
-             + str(h) + r" \times " + dims(T, dh) + r" \rightarrow " + dims(T, d))
-    st.latex(r"\text{attn\_out} = \text{concat} \cdot W_O" + (" + b_O" if has_bias else "")
-             + r":\quad " + dims(T, d) + r" \cdot " + dims(d, d)
-             + (r" + " + dims(d) if has_bias else "") + " = " + dims(T, d))
+    for tex in walk.formulas(ctx.cfg, has_bias):  # the handout's sheet shows the same
+        st.latex(tex)
 
 
 def heads_grid(ctx: PageContext, l: int, query: int, r: int) -> None:

@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from encoder_core import prefix_names
 from encoder_core.views.analysis import (
     channel_values,
     parameter_count,
@@ -17,28 +16,7 @@ from lens.pipeline_words import pipeline_captions, pipeline_stages
 from lens.prediction import prediction
 from lens.runner import run_page
 from lens.session import set_settings
-
-
-def vit_formulas(cfg, image: str, pixels: str, patches: str, output: str) -> list[str]:
-    """The pipeline in LaTeX, in the order a ViT runs it (`image`, `pixels`, `patches`,
-    `output`: the words, translated)."""
-    tex = []
-    if cfg.normalises_pixels:
-        tex.append(r"\text{%s} = (\text{%s} - \text{pixel\_mean}) \,/\, \text{pixel\_std}"
-                   % (pixels, image))
-    embed = r"\text{%s}\cdot W_E" % patches + (" + b_E" if cfg.patch_bias else "")
-    pos = ((r" + E_{pos}" if cfg.position == "learned" else " + PE") if cfg.use_pe else "")
-    names = r",\ ".join(rf"x_{{\text{{{n}}}}}" for n in prefix_names(cfg))
-    tex.append(rf"x_0 = [\,{names};\ {embed}\,]{pos}" if cfg.n_prefix else rf"x_0 = {embed}{pos}")
-    ls = (r"\mathrm{ls}_1 \odot ", r"\mathrm{ls}_2 \odot ") if cfg.layer_scale else ("", "")
-    tex.append(rf"x \leftarrow x + {ls[0]}\mathrm{{MultiHead}}(\mathrm{{LN}}_1(x))")
-    if cfg.use_ffn:
-        tex.append(rf"x \leftarrow x + {ls[1]}\mathrm{{FFN}}(\mathrm{{LN}}_2(x))")
-    out = (r"\text{%s} = \mathrm{LN}(x)" if cfg.final_norm else r"\text{%s} = x") % output
-    tex.append(r"%s\;[%d \times %d]" % (out, cfg.seq_len, cfg.d_model))
-    if cfg.cls_token:
-        tex.append(r"\text{%s}[\text{CLS}]\;[1 \times %d]" % (output, cfg.d_model))
-    return tex
+from lens.walk import overview as walk
 
 
 def pipeline_picture(ctx: PageContext, captions: list[str], stages: list[str]) -> None:
@@ -85,20 +63,9 @@ def render(ctx: PageContext) -> None:
         colour = ctx.t("grey_luma") if cfg.channels == 1 else ctx.t("rgb_kept")
         st.caption(ctx.t("images_caption", S=cfg.image_size, colour=colour))
     with right:
-        st.latex(r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{%s}\;[%d \times %d]"
-                 % (ctx.t("tex_image"), cfg.image_size, cfg.image_size, cfg.channels,
-                    ctx.t("word_patches"), cfg.n_tokens, cfg.patch_dim))
-        if vit:
-            for tex in vit_formulas(cfg, ctx.t("tex_image"), ctx.t("tex_pixels"),
-                                    ctx.t("word_patches"), ctx.t("stage_output")):
-                st.latex(tex)
-        else:
-            st.latex(r"x_0 = \text{%s}\cdot W_E + PE" % ctx.t("word_patches"))
-            st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
-            if cfg.use_ffn:
-                st.latex(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")
-            st.latex(r"\text{%s}\;[%d \times %d]" % (ctx.t("stage_output"), cfg.n_tokens,
-                                                        cfg.d_model))
+        for tex in walk.formulas(cfg, ctx.t("tex_image"), ctx.t("tex_pixels"),
+                                 ctx.t("word_patches"), ctx.t("stage_output")):
+            st.latex(tex)  # the handout's sheet shows the same
 
     if ctx.trace.params.head is not None:  # a checkpoint's head, the shapes model's
         prediction(ctx, heading=st.subheader)

@@ -8,6 +8,7 @@ from encoder_core.views.vit_steps import pixel_stats_guess, pixel_terms
 from lens import chrome, figures, widgets
 from lens.context import PageContext
 from lens.runner import run_page
+from lens.walk import patches as walk
 
 
 def render(ctx: PageContext) -> None:
@@ -16,10 +17,8 @@ def render(ctx: PageContext) -> None:
     cfg, tr = ctx.cfg, ctx.trace
     P, C, N, G = cfg.patch_size, cfg.channels, cfg.n_tokens, cfg.grid_size
     st.write(ctx.t("intro", S=cfg.image_size, P=P, N=N, D=cfg.patch_dim, C=C))
-    st.latex(r"\underbrace{[%d \times %d \times %d]}_{\text{%s}}\;\xrightarrow{(h\,p_1)(w\,p_2)\,c"
-             r"\;\to\;(h\,w)(p_1\,p_2\,c)}\;\underbrace{[%d \times %d]}_{\text{%s}}"
-             % (cfg.image_size, cfg.image_size, C, ctx.t("tex_image"), N, cfg.patch_dim,
-                ctx.t("word_patches")))
+    for tex in walk.formulas(cfg, ctx.t("tex_image"), ctx.t("word_patches")):
+        st.latex(tex)  # the handout's sheet shows the same
     widgets.note_original(ctx)
     norm = cfg.normalises_pixels  # a checkpoint's (image − mean) / std; the note has none
     normalisation = st.container() if norm else None  # filled once the patch is picked below

@@ -9,6 +9,7 @@ from encoder_core.views.vit_views import position_cosines
 from lens import blocks, chrome, figures, widgets
 from lens.context import PageContext
 from lens.runner import run_page
+from lens.walk import positional as walk
 
 
 def render(ctx: PageContext) -> None:
@@ -27,7 +28,7 @@ def learned_positions(ctx: PageContext) -> None:
     """The page for a ViT's learned pos_embed: the table, its similarity on the grid, the
     sum."""
     cfg = ctx.cfg
-    N, d, S_, n_pos = cfg.n_tokens, cfg.d_model, cfg.seq_len, cfg.n_pos
+    N, d, n_pos = cfg.n_tokens, cfg.d_model, cfg.n_pos
     first = n_pos - N  # pos_embed's row of patch 0
     prefix = (ctx.t("learned_prefix", names=", ".join(prefix_names(cfg)[:first])) if first
               else "")
@@ -36,12 +37,8 @@ def learned_positions(ctx: PageContext) -> None:
     st.write(ctx.t("learned_intro", n=n_pos, d=d, first=first, prefix=prefix))
     if not cfg.use_pe:
         st.warning(ctx.t("pe_off"))
-    widgets.section(ctx, "pe_formula", lambda: st.latex(
-        rf"\underbrace{{x_0}}_{{{S_} \times {d}}} = "
-        rf"\underbrace{{\text{{tokens}}}}_{{{S_} \times {d}}} + "
-        rf"\underbrace{{\text{{pos}}}}_{{{S_} \times {d}}},\qquad "
-        rf"\text{{pos}}[n_{{prefix}} + i] = \text{{pos\_embed}}[{first} + i]"
-        rf"\quad (i = 0 \ldots {N - 1})"))
+    # the handout's sheet shows the same
+    widgets.section(ctx, "pe_formula", lambda: st.latex(walk.formulas(cfg)[0]))
     widgets.note_original(ctx)
 
     st.subheader(ctx.t("learned_matrix"))
@@ -125,15 +122,12 @@ def sinusoidal(ctx: PageContext) -> None:
     """The formula, the matrix with one value worked out, its columns as curves, how alike
     two positions are, and the sum with the embedded patches."""
     cfg = ctx.cfg
-    N, d = cfg.n_tokens, cfg.d_model
-    st.write(ctx.t("intro", d=d))
+    st.write(ctx.t("intro", d=cfg.d_model))
     if not cfg.use_pe:
         st.warning(ctx.t("pe_off"))
-    st.latex(r"PE(pos, 2i) = \sin\!\left(\frac{pos}{10000^{2i/d_{model}}}\right),\qquad "
-             r"PE(pos, 2i+1) = \cos\!\left(\frac{pos}{10000^{2i/d_{model}}}\right)")
-    widgets.section(ctx, "pe_formula", lambda: st.latex(
-        rf"pos = 0 \ldots {N - 1},\quad i = 0 \ldots d_{{model}}/2 - 1 = {d // 2 - 1},\quad "
-        rf"PE\;[{N} \times {d}]"))
+    definition, ranges, _ = walk.formulas(cfg)  # the handout's sheet shows the same
+    st.latex(definition)
+    widgets.section(ctx, "pe_formula", lambda: st.latex(ranges))
     widgets.note_original(ctx)
 
     # --- the matrix, one value worked out, the columns as curves ---------------------------------
@@ -234,14 +228,9 @@ def similarity(ctx: PageContext) -> None:
 def pe_sum(ctx: PageContext) -> None:
     """x0 = X + PE."""
     cfg, tr = ctx.cfg, ctx.trace
-    N, d = cfg.n_tokens, cfg.d_model
     st.subheader(ctx.t("sum"))
-    if cfg.use_pe:
-        st.latex(rf"\underbrace{{x_0}}_{{{N} \times {d}}} = "
-                 rf"\underbrace{{X}}_{{{N} \times {d}}} + \underbrace{{PE}}_{{{N} \times {d}}}")
-    else:
-        st.latex(rf"\underbrace{{x_0}}_{{{N} \times {d}}} = "
-                 rf"\underbrace{{X}}_{{{N} \times {d}}}\quad(\text{{use\_pe}} = \text{{off}})")
+    st.latex(walk.formulas(cfg)[-1])  # the handout's sheet shows the same
+    if not cfg.use_pe:
         st.info(ctx.t("sum_off"))
     left, right = st.columns(2)
     with left:

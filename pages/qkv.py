@@ -8,6 +8,7 @@ from encoder_core.views.explain import affine_terms, dot_terms
 from lens import blocks, chrome, widgets
 from lens.context import PageContext
 from lens.runner import run_page
+from lens.walk import qkv as walk
 
 
 def render(ctx: PageContext) -> None:
@@ -61,29 +62,13 @@ def biases(ctx: PageContext, l: int) -> dict[str, np.ndarray | None]:
 
 def projection_formulas(ctx: PageContext, l: int, hd: int) -> None:
     """Q, K, V = x · W with their shapes, and head hd's slice of them."""
-    cfg = ctx.cfg
-    d, dh, T = cfg.d_model, cfg.d_head, cfg.seq_len
-    xs = r"\tilde{x}" if cfg.norm_first else "x"  # the projections' input in formulas
     bias = biases(ctx, l)
-    a, b = hd * dh, (hd + 1) * dh - 1
-    bq = {n: (rf" + b_{n}" if bias[n] is not None else "") for n in "QKV"}
-    if cfg.norm_first:
-        st.latex(r"\tilde{x} = \mathrm{LN}_1(x)")
-    if bias["Q"] is None:
-        st.latex(rf"Q = {xs}\cdot W_Q,\quad K = {xs}\cdot W_K,\quad V = {xs}\cdot W_V")
-    else:  # one line each: with the biases the three do not fit one column
-        st.latex(r"\begin{aligned} " + r" \\ ".join(
-            rf"{n} &= {xs}\cdot W_{n}{bq[n]}" for n in "QKV") + r" \end{aligned}")
-    st.latex(rf"({T} \times {d})\cdot({d} \times {d})"
-             + (rf" + (1 \times {d})" if bias["Q"] is not None else "") + rf" = {T} \times {d}")
-    st.latex(rf"Q_{{{hd + 1}}} = {xs}\cdot W_Q[:,\, {a}\!:\!{b + 1}]"
-             + (rf" + b_Q[{a}\!:\!{b + 1}]" if bias["Q"] is not None else ""))
-    st.latex(rf"({T} \times {d})\cdot({d} \times {dh})"
-             + (rf" + (1 \times {dh})" if bias["Q"] is not None else "")
-             + rf" = {T} \times {dh}")
+    for tex in walk.formulas(ctx.cfg, hd, {n: b is not None for n, b in bias.items()}):
+        st.latex(tex)  # the handout's sheet shows the same
     st.caption(ctx.t("same_kv", hh=hd + 1))
     if bias["Q"] is not None:
-        st.caption(ctx.t("biases", d=d, hh=hd + 1, a=a, b=b))
+        d, dh = ctx.cfg.d_model, ctx.cfg.d_head
+        st.caption(ctx.t("biases", d=d, hh=hd + 1, a=hd * dh, b=(hd + 1) * dh - 1))
 
 
 def one_entry(ctx: PageContext, l: int, hd: int) -> tuple[int, str, int]:

@@ -17,8 +17,8 @@ from encoder_core.views.analysis import (
 from encoder_core.views.explain import dot_terms, softmax_terms
 from lens import blocks, blocks_rows, chrome, figures, keys, meaning, widgets
 from lens.context import PageContext, Where
-from lens.latex import dims, divisor_latex
 from lens.runner import run_page
+from lens.walk import scores as walk
 
 
 def render(ctx: PageContext) -> None:
@@ -82,12 +82,8 @@ def formulas(ctx: PageContext, l: int, head: int, query: int, i: int) -> int:
                             start=int(np.argmax(tr.layers[l].attn[head, i])),
                             help=ctx.t("key_j_help"))
     st.markdown("**" + ctx.t("where", l=l + 1, hd=head + 1, h=cfg.n_heads, N=T) + "**")
-    st.latex(r"\text{scores}_h = \frac{Q_h \cdot K_h^{\top}}{s}:\quad " + dims(T, dk)
-             + r" \cdot " + dims(dk, T) + " = " + dims(T, T))
-    st.latex(divisor_latex(cfg))
-    st.latex(r"\text{attn}_h[i, j] = \frac{\exp(\text{scores}_h[i, j])}"
-             r"{\sum_{k} \exp(\text{scores}_h[i, k])}:\quad " + dims(T, T)
-             + r",\;\; \textstyle\sum_j \text{attn}_h[i, j] = 1")
+    for tex in walk.formulas(cfg):  # the handout's sheet shows the same
+        st.latex(tex)
     if kp:
         st.caption(ctx.t("prefix_rows", T=T, names=", ".join(prefix_names(cfg)),
                          N=cfg.n_tokens, i=query, r=i))

@@ -21,6 +21,7 @@ from lens.relevance_view import relevance_section
 from lens.runner import run_page
 from lens.similarity_view import similarity_section
 from lens.steps import EXTRA_PAGES, STEPS
+from lens.walk import stack as walk
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
 MAX_GRID_HEADS = 8  # heads shown at once in the layer × head grid (the learner chooses which)
@@ -68,13 +69,9 @@ def prefix_rows(ctx: PageContext) -> str:
 def stack_formulas(ctx: PageContext, query: int, r: int) -> None:
     """x_l = EncoderLayer_l(x_{l-1}) and the output, the prefix's rows said."""
     cfg, tr = ctx.cfg, ctx.trace
-    T, d, L, kp = cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_prefix
-    out = ctx.t("word_output")
-    st.latex(r"x_l = \mathrm{EncoderLayer}_l(x_{l-1}), \quad l = 1 \dots %d" % L)
-    if tr.final_ln is not None:
-        st.latex(r"\underbrace{\text{%s}}_{%d \times %d} = \mathrm{LN}(x_{%d})" % (out, T, d, L))
-    else:
-        st.latex(r"\underbrace{\text{%s}}_{%d \times %d} = x_{%d}" % (out, T, d, L))
+    T, kp = cfg.seq_len, cfg.n_prefix
+    for tex in walk.formulas(cfg, tr.final_ln is not None, ctx.t("word_output")):
+        st.latex(tex)  # the handout's sheet shows the same
     if kp:
         st.caption(ctx.t("vit_rows", T=T, names=", ".join(prefix_names(cfg)), N=cfg.n_tokens,
                          i=query, r=r, rows=prefix_rows(ctx)))

@@ -25,6 +25,7 @@ from encoder_core.views.explain import DotTerms, logit_terms
 
 from .. import figures
 from ..i18n import Texts
+from ..latex import dims  # one shape notation for the pages (KaTeX) and the sheets (mathtext)
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
 SHOWN_TERMS = 3  # products of a dot product written out before "…"
@@ -100,15 +101,6 @@ def plain(text: str) -> str:
     return re.sub(r"\[(.+?)\]\(.+?\)", r"\1", text).replace("\\\n", "").strip()
 
 
-def dims(*sizes: int) -> str:
-    """A shape in mathtext: [196 \\times 64]."""
-    return "[" + r" \times ".join(str(n) for n in sizes) + "]"
-
-
-def num(v: float) -> str:
-    return f"{v:+.4f}"
-
-
 def written(terms: DotTerms) -> str:
     """A dot product's first products and its last, as plain text: (a₀)(b₀) + … + (aₙ)(bₙ)."""
     n = len(terms.products)
@@ -141,10 +133,6 @@ def layer_input(w: Walk, l: int) -> np.ndarray:
     if w.cfg.norm_first:
         return tr.layers[l].ln_1.out
     return tr.x0 if l == 0 else tr.layers[l - 1].out
-
-
-def x_name(w: Walk) -> str:
-    return r"\tilde{x}" if w.cfg.norm_first else "x"
 
 
 # --- the prediction (weights with a classification head) --------------------------------------

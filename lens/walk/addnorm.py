@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import layer_norm
+from encoder_core import EncoderConfig, layer_norm
 from encoder_core.views.explain import layer_norm_terms
 from encoder_core.views.predictions import share_within
 
 from .. import figures
-from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet
+from ..handout.sheets import Sheet, Walk, heatmap, make_sheet
+from ..latex import dims
 from ..lesson.tasks import Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -84,21 +85,29 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
+def formulas(cfg: EncoderConfig) -> list[str]:
+    """LayerNorm and where it sits, pre-norm (a ViT) or post-norm (the note), in LaTeX that
+    KaTeX (the page's st.latex) and mathtext (the sheet, between $…$) both draw."""
+    if cfg.norm_first:
+        ls = r"\mathrm{ls}_1 \odot " if cfg.layer_scale else ""
+        return [r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
+                r" + \beta",
+                r"\text{ln\_1} = \mathrm{LN}_1(x),\qquad \text{resid\_1} = x + %s"
+                r"\mathrm{MultiHead}(\text{ln\_1.out})" % ls]
+    return [r"\mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}}"
+            r" + \beta",
+            r"\text{ln\_1.out} = \mathrm{LayerNorm}(x + \text{attn\_out})"]
+
+
 def sheet(w: Walk) -> Sheet:
     cfg, tr, l, i = w.cfg, w.trace, w.layer, w.row
     T, d = cfg.seq_len, cfg.d_model
     layer, lp = tr.layers[l], tr.params.layers[l]
     x = tr.x0 if l == 0 else tr.layers[l - 1].out
     normed_in = x if cfg.norm_first else layer.resid_1  # [T, d] what LN_1 normalises
-    formulas = [r"$\mathrm{LN}(x) = \gamma \odot (x - \mu)\,/\,\sqrt{\sigma^2 + \varepsilon}"
-                rf" + \beta,\quad \gamma, \beta: [{d}],\ \varepsilon = {cfg.ln_eps:g}$"]
-    if cfg.norm_first:
-        formulas += [rf"$\tilde{{x}} = \mathrm{{LN}}_1(x):\ {dims(T, d)},\quad \mathrm{{resid\_1}}"
-                     rf" = x + \mathrm{{attn\_out}}(\tilde{{x}}):\ {dims(T, d)}$"]
-    else:
-        formulas += [rf"$\mathrm{{resid\_1}} = x + \mathrm{{attn\_out}}:\ {dims(T, d)} + "
-                     rf"{dims(T, d)},\quad \mathrm{{ln\_1}} = \mathrm{{LN}}_1(\mathrm{{resid\_1}})"
-                     rf":\ {dims(T, d)}$"]
+    maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
+    maths.append(rf"$\gamma, \beta: {dims(d)},\quad \varepsilon = {cfg.ln_eps:g},\quad "
+                 rf"x: {dims(T, d)}$")
     ln = layer_norm_terms(normed_in[i], lp.gamma_1, lp.beta_1, cfg.ln_eps)
     what = "x" if cfg.norm_first else "resid_1"
     worked = [w.t("w_row", i=i, l=l + 1, what=what),
@@ -114,4 +123,4 @@ def sheet(w: Walk) -> Sheet:
                            [f"μ ({what})", f"σ² ({what})"], w.t("tokens"), ["μ", "σ²"],
                            w.t("moments_title", what=what, l=l + 1), highlight=i)
     out = heatmap(w, layer.ln_1.out, "ln_1.out", row=i, tokens="rows")
-    return make_sheet(w, formulas, worked, [moments, out])
+    return make_sheet(w, maths, worked, [moments, out])

@@ -11,7 +11,8 @@ import numpy as np
 from encoder_core import EncoderConfig, embed, prefix_names
 from encoder_core.views.explain import affine_terms, dot_terms
 
-from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
+from ..handout.sheets import Sheet, Walk, heatmap, make_sheet, written
+from ..latex import dims
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
@@ -64,17 +65,27 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
+def formulas(cfg: EncoderConfig, embedded: str = "embedded", patches: str = "patches") -> list[str]:
+    """embedded = patches · W_E (+ b_E) with its shapes, in LaTeX that KaTeX (the page's
+    st.latex) and mathtext (the sheet, between $…$) both draw; `embedded`, `patches`: their
+    names (the page's words; mathtext cannot draw 中文)."""
+    N, D, d = cfg.n_tokens, cfg.patch_dim, cfg.d_model
+    b_tex = rf" + \underset{{{d}}}{{b_E}}" if cfg.patch_bias else ""
+    return [rf"\underset{{{N} \times {d}}}{{\text{{{embedded}}}}} \;=\; "
+            rf"\underset{{{N} \times {D}}}{{\text{{{patches}}}}}\;\cdot\;"
+            rf"\underset{{{D} \times {d}}}{{W_E}}{b_tex}",
+            r"(N \times P\!\cdot\!P\!\cdot\!C)\cdot(P\!\cdot\!P\!\cdot\!C \times d_{model}) = "
+            rf"N \times d_{{model}}:\quad ({N} \times {D})\cdot({D} \times {d}) = {N} \times {d}"]
+
+
 def sheet(w: Walk) -> Sheet:
     cfg, tr = w.cfg, w.trace
-    N, D, d, i, j = cfg.n_tokens, cfg.patch_dim, cfg.d_model, w.query, 0
+    d, i, j = cfg.d_model, w.query, 0
     b = tr.params.b_E
-    bias = " + b_E" if b is not None else ""
-    formulas = [rf"$\mathrm{{embedded}} = \mathrm{{patches}} \cdot W_E{bias}:\quad "
-                rf"{dims(N, D)} \cdot {dims(D, d)} = {dims(N, d)}$"]
+    maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
     if cfg.n_prefix:
         names = ", ".join(prefix_names(cfg))
-        formulas.append(w.t("f_prefix", names=names)
-                        + rf"  ${dims(cfg.seq_len, d)}$")
+        maths.append(w.t("f_prefix", names=names) + rf"  ${dims(cfg.seq_len, d)}$")
     terms = (affine_terms(tr.patches[i], tr.params.W_E[:, j], float(b[j])) if b is not None
              else dot_terms(tr.patches[i], tr.params.W_E[:, j]))
     worked = [f"embedded[{i}, {j}] = Σ_k patches[{i}, k] · W_E[k, {j}]"
@@ -84,5 +95,5 @@ def sheet(w: Walk) -> Sheet:
     shown = tr.tokens if cfg.n_prefix else tr.embedded
     name = (w.page("embedding", "tokens_name", names=", ".join(prefix_names(cfg)))
             if cfg.n_prefix else w.page("embedding", "embedded_name"))
-    return make_sheet(w, formulas, worked,
+    return make_sheet(w, maths, worked,
                  [heatmap(w, shown, name, row=w.row, tokens="rows")])

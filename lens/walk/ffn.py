@@ -12,7 +12,8 @@ from encoder_core import EncoderConfig, feed_forward
 from encoder_core.views.analysis import relu_zero_share
 from encoder_core.views.explain import hidden_unit_terms
 
-from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
+from ..handout.sheets import Sheet, Walk, heatmap, make_sheet, written
+from ..latex import dims
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
@@ -90,7 +91,15 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
-ACTIVATION = {"relu": r"\mathrm{ReLU}", "gelu": r"\mathrm{GELU}", "gelu_tanh": r"\mathrm{GELU}"}
+# the hidden layer in LaTeX, by activation
+ACT_TEX = {"relu": r"\max(0,\; x \cdot W_1 + b_1)", "gelu": r"\mathrm{GELU}(x \cdot W_1 + b_1)",
+           "gelu_tanh": r"\mathrm{GELU}_{\tanh}(x \cdot W_1 + b_1)"}
+
+
+def formulas(cfg: EncoderConfig) -> list[str]:
+    """FFN(x), in LaTeX that KaTeX (the page's st.latex) and mathtext (the sheet, between
+    $…$) both draw."""
+    return [r"\mathrm{FFN}(x) = %s \cdot W_2 + b_2" % ACT_TEX[cfg.activation]]
 
 
 def sheet(w: Walk) -> Sheet:
@@ -99,11 +108,9 @@ def sheet(w: Walk) -> Sheet:
     layer, lp = tr.layers[l], tr.params.layers[l]
     if not cfg.use_ffn or layer.ffn_hidden is None:
         return make_sheet(w, [], [w.t("w_ffn_off")], [])
-    act = ACTIVATION[cfg.activation]
     x = layer.ln_2.out if cfg.norm_first else layer.ln_1.out  # [T, d] the FFN's input
     src = "ln_2.out" if cfg.norm_first else "ln_1.out"
-    formulas = [rf"$\mathrm{{FFN}}(x) = {act}(x W_1 + b_1)\, W_2 + b_2$"
-                + (r",  $\mathrm{ReLU}(z) = \max(0, z)$" if cfg.activation == "relu" else ""),
+    maths = [f"${f}$" for f in formulas(cfg)] + [  # the first as the page shows it
                 rf"${dims(T, d)} \cdot {dims(d, dff)} \rightarrow {dims(T, dff)} \rightarrow "
                 rf"{dims(T, dff)} \cdot {dims(dff, d)} = {dims(T, d)}$",
                 (rf"$\mathrm{{resid\_2}} = \mathrm{{resid\_1}} + \mathrm{{FFN}}"
@@ -118,7 +125,7 @@ def sheet(w: Walk) -> Sheet:
               f"{name}({written(unit.dot)} + ({unit.bias:+.3f})) = {name}({unit.pre:+.4f}) = "
               f"{unit.hidden:+.4f}",
               w.t("w_stored", v=float(layer.ffn_hidden[i, j]))]
-    return make_sheet(w, formulas, worked, [
+    return make_sheet(w, maths, worked, [
         heatmap(w, layer.ffn_hidden, f"ffn_hidden ({w.t('layer_n', l=l + 1)})", row=i,
                 xlabel=w.page("ffn", "hidden_unit"), signed=cfg.activation != "relu",
                 tokens="rows"),

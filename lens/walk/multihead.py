@@ -13,7 +13,8 @@ from encoder_core.pipeline.attention import zero_heads
 from encoder_core.views.analysis import head_contributions
 
 from .. import figures
-from ..handout.sheets import MAX_HEADS, Sheet, Walk, dims, make_sheet
+from ..handout.sheets import MAX_HEADS, Sheet, Walk, make_sheet
+from ..latex import dims
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
@@ -68,17 +69,25 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
+def formulas(cfg: EncoderConfig, has_bias: bool) -> list[str]:
+    """head_h, concat and attn_out with their shapes, in LaTeX that KaTeX (the page's
+    st.latex) and mathtext (the sheet, between $…$) both draw; `has_bias`: W_O has b_O."""
+    T, d, h, dh = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.d_head
+    return [r"\text{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^{\top}}{s}\right) V_h:\quad "
+            + dims(T, T) + r" \cdot " + dims(T, dh) + " = " + dims(T, dh),
+            r"\text{concat} = [\,\text{head}_1, \ldots, \text{head}_{" + str(h) + r"}\,]:\quad "
+            + str(h) + r" \times " + dims(T, dh) + r" \rightarrow " + dims(T, d),
+            r"\text{attn\_out} = \text{concat} \cdot W_O" + (" + b_O" if has_bias else "")
+            + r":\quad " + dims(T, d) + r" \cdot " + dims(d, d)
+            + (r" + " + dims(d) if has_bias else "") + " = " + dims(T, d)]
+
+
 def sheet(w: Walk) -> Sheet:
     cfg, tr, l, i = w.cfg, w.trace, w.layer, w.row
-    T, d, h, dk, G = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.d_head, cfg.grid_size
+    h, G = cfg.n_heads, cfg.grid_size
     layer, lp = tr.layers[l], tr.params.layers[l]
     bias = " + b_O" if lp.b_O is not None else ""
-    formulas = [rf"$\mathrm{{head}}_h = \mathrm{{softmax}}(Q_h K_h^\top / s)\, V_h:\quad "
-                rf"{dims(T, T)} \cdot {dims(T, dk)} = {dims(T, dk)}$",
-                rf"$\mathrm{{concat}} = [\mathrm{{head}}_1, \ldots, \mathrm{{head}}_{{{h}}}]:"
-                rf"\quad {h} \times {dims(T, dk)} \rightarrow {dims(T, d)}$",
-                rf"$\mathrm{{attn\_out}} = \mathrm{{concat}} \cdot W_O{bias}:\quad {dims(T, d)}"
-                rf" \cdot {dims(d, d)} = {dims(T, d)}$"]
+    maths = [f"${f}$" for f in formulas(cfg, lp.b_O is not None)]  # as the page shows them
     # what each head adds: head_h[i] · W_O[rows of h, 0], as the multi-head page sums them
     parts = [float(p) for p in head_contributions(layer.heads[:, i:i + 1], lp.W_O)[:, 0, 0]]
     b0 = float(lp.b_O[0]) if lp.b_O is not None else 0.0
@@ -97,4 +106,4 @@ def sheet(w: Walk) -> Sheet:
                                                    for n in range(k)], title,
                                   ncols=min(k, 4), query=w.query,
                                   colorbar_label=w.page("multihead", "weight"))
-    return make_sheet(w, formulas, worked, [grid])
+    return make_sheet(w, maths, worked, [grid])

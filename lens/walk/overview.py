@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import EncoderConfig
+from encoder_core import EncoderConfig, prefix_names
 from encoder_core.views.analysis import channel_values, parameter_count, pipeline_steps
 from encoder_core.views.vit_steps import vit_differences
 
 from .. import figures
-from ..handout.sheets import Sheet, Walk, dims, make_sheet
+from ..handout.sheets import Sheet, Walk, make_sheet
 from ..i18n import Texts, worded
 from ..lesson.tasks import PAGE, Fixed, Question, Spec
 from ..pipeline_words import pipeline_captions, pipeline_stages
@@ -70,20 +70,53 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
+def formulas(cfg: EncoderConfig, image: str = "image", pixels: str = "pixels",
+             patches: str = "patches", output: str = "output") -> list[str]:
+    """The pipeline in LaTeX that KaTeX (the page's st.latex) and mathtext (the sheet, between
+    $…$) both draw: the image into patches, then the note's encoder or, for a ViT, the steps in
+    the order it runs them. `image`, `pixels`, `patches`, `output`: the words (the page's,
+    translated; mathtext cannot draw 中文)."""
+    tex = [r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{%s}\;[%d \times %d]"
+           % (image, cfg.image_size, cfg.image_size, cfg.channels, patches, cfg.n_tokens,
+              cfg.patch_dim)]
+    if not vit_differences(cfg):  # the note's encoder
+        tex.append(r"x_0 = \text{%s}\cdot W_E + PE" % patches)
+        tex.append(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
+        if cfg.use_ffn:
+            tex.append(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")
+        tex.append(r"\text{%s}\;[%d \times %d]" % (output, cfg.n_tokens, cfg.d_model))
+        return tex
+    if cfg.normalises_pixels:
+        tex.append(r"\text{%s} = (\text{%s} - \text{pixel\_mean}) \,/\, \text{pixel\_std}"
+                   % (pixels, image))
+    embed = r"\text{%s}\cdot W_E" % patches + (" + b_E" if cfg.patch_bias else "")
+    pos = ((r" + E_{pos}" if cfg.position == "learned" else " + PE") if cfg.use_pe else "")
+    names = r",\ ".join(rf"x_{{\text{{{n}}}}}" for n in prefix_names(cfg))
+    tex.append(rf"x_0 = [\,{names};\ {embed}\,]{pos}" if cfg.n_prefix else rf"x_0 = {embed}{pos}")
+    ls = (r"\mathrm{ls}_1 \odot ", r"\mathrm{ls}_2 \odot ") if cfg.layer_scale else ("", "")
+    tex.append(rf"x \leftarrow x + {ls[0]}\mathrm{{MultiHead}}(\mathrm{{LN}}_1(x))")
+    if cfg.use_ffn:
+        tex.append(rf"x \leftarrow x + {ls[1]}\mathrm{{FFN}}(\mathrm{{LN}}_2(x))")
+    out = (r"\text{%s} = \mathrm{LN}(x)" if cfg.final_norm else r"\text{%s} = x") % output
+    tex.append(r"%s\;[%d \times %d]" % (out, cfg.seq_len, cfg.d_model))
+    if cfg.cls_token:
+        tex.append(r"\text{%s}[\text{CLS}]\;[1 \times %d]" % (output, cfg.d_model))
+    return tex
+
+
 def sheet(w: Walk) -> Sheet:
     cfg = w.cfg
-    N, D, d, L, S = cfg.n_tokens, cfg.patch_dim, cfg.d_model, cfg.n_layers, cfg.image_size
+    d, L = cfg.d_model, cfg.n_layers
     o = Texts(w.lang, "overview")
     pipeline = figures.pipeline(w.trace.image, cfg.patch_size, pipeline_captions(o, cfg),
                                 pipeline_stages(o, cfg))
-    formulas = [w.t("f_image_to_patches") + rf"  ${dims(S, S, cfg.channels)} \rightarrow "
-                rf"{dims(N, D)} \rightarrow {dims(cfg.seq_len, d)}$"]
+    maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
     for s in pipeline_steps(cfg):
-        formulas.append(f"{o('step_' + s.id)}:  {worded(s.shape, w.lang)}")
+        maths.append(f"{o('step_' + s.id)}:  {worded(s.shape, w.lang)}")
     worked = [w.t("w_parameters", n=parameter_count(cfg), L=L)]
     lines = [o("diff_" + name, mean=channel_values(cfg.pixel_mean),
                std=channel_values(cfg.pixel_std), S=cfg.seq_len,
                R=cfg.n_registers, n=cfg.n_pos, d=d, eps=cfg.ln_eps)
              for name in vit_differences(cfg)]
     # the page shows the whole note; here each step has its own part: the note's title only
-    return make_sheet(w, formulas, worked, [pipeline], lines, note_head=2)
+    return make_sheet(w, maths, worked, [pipeline], lines, note_head=2)

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import patchify
+from encoder_core import EncoderConfig, patchify
 
 from .. import figures
-from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet
+from ..handout.sheets import Sheet, Walk, heatmap, make_sheet
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
@@ -68,6 +68,16 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
+def formulas(cfg: EncoderConfig, image: str = "image", patches: str = "patches") -> list[str]:
+    """The image cut into patches, [S × S × C] → [N × P·P·C], in LaTeX that KaTeX (the page's
+    st.latex) and mathtext (the sheet, between $…$) both draw; `image`, `patches`: their names
+    (the page's words; mathtext cannot draw 中文)."""
+    S, C = cfg.image_size, cfg.channels
+    return [r"\underset{\text{%s}}{[%d \times %d \times %d]}\;\overset{(h\,p_1)(w\,p_2)\,c"
+            r"\;\to\;(h\,w)(p_1\,p_2\,c)}{\longrightarrow}\;\underset{\text{%s}}{[%d \times %d]}"
+            % (image, S, S, C, patches, cfg.n_tokens, cfg.patch_dim)]
+
+
 def sheet(w: Walk) -> Sheet:
     cfg, tr = w.cfg, w.trace
     S, P, C, G, N, D = (cfg.image_size, cfg.patch_size, cfg.channels, cfg.grid_size,
@@ -77,11 +87,10 @@ def sheet(w: Walk) -> Sheet:
                                    highlight=w.query, size=4.0)
     rows = heatmap(w, tr.patches, w.t("word_patches"), signed=cfg.normalises_pixels,
                    xlabel=w.t("pixel_in_patch"), row=w.query, label=w.t("pixel_value"))
-    formulas = [rf"${dims(S, S, C)} \rightarrow ({G}\cdot{P}) \times ({G}\cdot{P}) \times {C}"
-                rf" \rightarrow {dims(N, D)}$",
+    maths = [f"${f}$" for f in formulas(cfg)] + [  # the first as the page shows it
                 w.t("f_patch_count") + rf"  $N = (S/P)^2 = ({S}/{P})^2 = {N},\quad "
                 rf"P \cdot P \cdot C = {P}\cdot{P}\cdot{C} = {D}$"]
     first = ", ".join(f"{v:.3f}" for v in tr.patches[w.query, :4])
     worked = [w.t("w_patch", i=w.query, r=r, c=c, y0=r * P, y1=(r + 1) * P - 1, x0=c * P,
                   x1=(c + 1) * P - 1, D=D, first=first)]
-    return make_sheet(w, formulas, worked, [grid, rows])
+    return make_sheet(w, maths, worked, [grid, rows])

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import encode
+from encoder_core import EncoderConfig, encode
 from encoder_core.pipeline.patches import shuffle_patches
 from encoder_core.views.analysis import fixed_permutation, permutation_gap
 from encoder_core.views.explain import pe_terms
 from encoder_core.views.predictions import most_similar_other
 from encoder_core.views.vit_views import position_cosines
 
-from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet
+from ..handout.sheets import Sheet, Walk, heatmap, make_sheet
 from ..lesson.tasks import Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -83,22 +83,38 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
+def formulas(cfg: EncoderConfig) -> list[str]:
+    """The positions' formulas, in LaTeX that KaTeX (the page's st.latex) and mathtext (the
+    sheet, between $…$) both draw. Sinusoidal: PE's definition, its ranges, x_0 = X + PE (the
+    page shows them in this order, in three places); learned: x_0 = tokens + pos."""
+    N, d, T = cfg.n_tokens, cfg.d_model, cfg.seq_len
+    if cfg.position == "learned":
+        first = cfg.n_pos - N  # pos_embed's row of patch 0
+        return [rf"\underset{{{T} \times {d}}}{{x_0}} = "
+                rf"\underset{{{T} \times {d}}}{{\text{{tokens}}}} + "
+                rf"\underset{{{T} \times {d}}}{{\text{{pos}}}},\qquad "
+                rf"\text{{pos}}[n_{{prefix}} + i] = \text{{pos\_embed}}[{first} + i]"
+                rf"\quad (i = 0 \ldots {N - 1})"]
+    angle = r"\left(\frac{pos}{10000^{2i/d_{model}}}\right)"
+    x0 = rf"\underset{{{N} \times {d}}}{{x_0}} = \underset{{{N} \times {d}}}{{X}}"
+    return [rf"PE(pos, 2i) = \sin\!{angle},\qquad PE(pos, 2i+1) = \cos\!{angle}",
+            rf"pos = 0 \ldots {N - 1},\quad i = 0 \ldots d_{{model}}/2 - 1 = {d // 2 - 1},\quad "
+            rf"PE\;[{N} \times {d}]",
+            x0 + (rf" + \underset{{{N} \times {d}}}{{PE}}" if cfg.use_pe
+                  else r"\quad(\text{use\_pe} = \text{off})")]
+
+
 def sheet(w: Walk) -> Sheet:
     cfg, tr = w.cfg, w.trace
-    N, d, T = cfg.n_tokens, cfg.d_model, cfg.seq_len
+    d = cfg.d_model
     x0 = heatmap(w, tr.x0, "x0", row=w.row, tokens="rows")
+    maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
     if cfg.position == "learned":
-        formulas = [rf"$x_0 = \mathrm{{tokens}} + \mathrm{{pos\_embed}}:\quad {dims(T, d)}"
-                    rf" + {dims(T, d)} = {dims(T, d)}$"]
         r, k = w.row, 0
         worked = [f"x0[{r}, {k}] = tokens[{r}, {k}] + pos[{r}, {k}] = "
                   f"{tr.tokens[r, k]:+.4f} + {tr.pos[r, k]:+.4f} = {tr.x0[r, k]:+.4f}"]
         pictures = [heatmap(w, tr.pos, "pos", row=w.row, tokens="rows"), x0]
     else:
-        formulas = [r"$PE(pos, 2i) = \sin(pos\,/\,10000^{2i/d_{model}}),\quad "
-                    r"PE(pos, 2i+1) = \cos(pos\,/\,10000^{2i/d_{model}})$",
-                    rf"$i = 0, \ldots, d_{{model}}/2 - 1 = {d // 2 - 1},\quad PE: {dims(N, d)}$",
-                    rf"$x_0 = X + PE:\quad {dims(N, d)} + {dims(N, d)} = {dims(N, d)}$"]
         ex = pe_terms(w.query, 1, d)
         worked = [f"PE[{ex.pos}, {ex.column}] = {ex.func}({ex.pos} / 10000^({2 * ex.i}/{d})) = "
                   f"{ex.func}({ex.angle:.4f}) = {ex.value:+.4f}",
@@ -106,4 +122,4 @@ def sheet(w: Walk) -> Sheet:
         pictures = [heatmap(w, tr.pe, "PE", row=w.query), x0]
         if not cfg.use_pe:
             worked.append(w.t("w_pe_off"))
-    return make_sheet(w, formulas, worked, pictures)
+    return make_sheet(w, maths, worked, pictures)

@@ -4,14 +4,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from encoder_core import EncoderConfig
 from encoder_core.pipeline.attention import linear
 from encoder_core.views.explain import dot_terms
 
-from ..handout.sheets import Sheet, Walk, dims, heatmap, layer_input, make_sheet, written, x_name
+from ..handout.sheets import Sheet, Walk, heatmap, layer_input, make_sheet, written
 from ..lesson.tasks import PAGE, Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -65,18 +67,36 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
+def formulas(cfg: EncoderConfig, hd: int, bias: Mapping[str, bool]) -> list[str]:
+    """Q, K, V = x · W with their shapes, and head hd's (0-based) slice of them, in LaTeX that
+    KaTeX (the page's st.latex) and mathtext (the sheet, between $…$) both draw; `bias`: which
+    of "Q", "K", "V" have a bias."""
+    d, dh, T = cfg.d_model, cfg.d_head, cfg.seq_len
+    xs = r"\tilde{x}" if cfg.norm_first else "x"  # the projections' input
+    a, b = hd * dh, (hd + 1) * dh - 1
+    bq = {n: (rf" + b_{n}" if bias.get(n) else "") for n in "QKV"}
+    tex = [r"\tilde{x} = \mathrm{LN}_1(x)"] if cfg.norm_first else []
+    if not bias.get("Q"):
+        tex.append(rf"Q = {xs}\cdot W_Q,\quad K = {xs}\cdot W_K,\quad V = {xs}\cdot W_V")
+    else:  # one line each: with the biases the three do not fit one column
+        tex += [rf"{n} = {xs}\cdot W_{n}{bq[n]}" for n in "QKV"]
+    tex.append(rf"({T} \times {d})\cdot({d} \times {d})"
+               + (rf" + (1 \times {d})" if bias.get("Q") else "") + rf" = {T} \times {d}")
+    tex.append(rf"Q_{{{hd + 1}}} = {xs}\cdot W_Q[:,\, {a}\!:\!{b + 1}]"
+               + (rf" + b_Q[{a}\!:\!{b + 1}]" if bias.get("Q") else ""))
+    tex.append(rf"({T} \times {d})\cdot({d} \times {dh})"
+               + (rf" + (1 \times {dh})" if bias.get("Q") else "") + rf" = {T} \times {dh}")
+    return tex
+
+
 def sheet(w: Walk) -> Sheet:
     cfg, l, hd, i = w.cfg, w.layer, w.head, w.row
-    T, d, dh = cfg.seq_len, cfg.d_model, cfg.d_head
+    dh = cfg.d_head
     layer, lp = w.trace.layers[l], w.trace.params.layers[l]
-    a, b = hd * dh, (hd + 1) * dh
-    xs, bias = x_name(w), lp.b_Q is not None
-    formulas = ([r"$\tilde{x} = \mathrm{LN}_1(x)$"] if cfg.norm_first else []) + [
-        rf"$Q = {xs} \cdot W_Q,\ K = {xs} \cdot W_K,\ V = {xs} \cdot W_V"
-        + (r" \ (+\, b_Q, b_K, b_V)" if bias else "")
-        + rf":\quad {dims(T, d)} \cdot {dims(d, d)} = {dims(T, d)}$",
-        rf"$Q_{{{hd + 1}}} = {xs} \cdot W_Q[:, {a}\!:\!{b}]:\quad {dims(T, d)} \cdot "
-        rf"{dims(d, dh)} = {dims(T, dh)}$"]
+    a = hd * dh
+    bias = lp.b_Q is not None
+    has = {"Q": bias, "K": lp.b_K is not None, "V": lp.b_V is not None}
+    maths = [f"${f}$" for f in formulas(cfg, hd, has)]  # as the page shows them
     x = layer_input(w, l)
     terms = dot_terms(x[i], lp.W_Q[:, a])
     b0 = float(lp.b_Q[a]) if bias else 0.0
@@ -89,4 +109,4 @@ def sheet(w: Walk) -> Sheet:
                 xlabel=w.t("column_of_head"), tokens="rows")
     k = heatmap(w, layer.k[hd], f"K_{hd + 1} ({w.t('layer_n', l=l + 1)})", row=i,
                 xlabel=w.t("column_of_head"), tokens="rows")
-    return make_sheet(w, formulas, worked, [q, k])
+    return make_sheet(w, maths, worked, [q, k])

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from encoder_core import EncoderConfig, softmax
-from encoder_core.views.analysis import scaling_demo, score_divisor
+from encoder_core.views.analysis import scaling_demo
 from encoder_core.views.explain import dot_terms, softmax_terms
 from encoder_core.views.predictions import compare_sharpness
 
-from ..handout.sheets import Sheet, Walk, dims, heatmap, make_sheet, written
+from ..handout.sheets import Sheet, Walk, heatmap, make_sheet, written
+from ..latex import dims, divisor_latex
 from ..lesson.tasks import Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
@@ -91,19 +92,23 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
+def formulas(cfg: EncoderConfig) -> list[str]:
+    """scores_h, the divisor s with its value and attn_h with their shapes, in LaTeX that KaTeX
+    (the page's st.latex) and mathtext (the sheet, between $…$) both draw."""
+    T, dk = cfg.seq_len, cfg.d_head
+    return [r"\text{scores}_h = \frac{Q_h \cdot K_h^{\top}}{s}:\quad " + dims(T, dk)
+            + r" \cdot " + dims(dk, T) + " = " + dims(T, T),
+            divisor_latex(cfg),
+            r"\text{attn}_h[i, j] = \frac{\exp(\text{scores}_h[i, j])}"
+            r"{\sum_{k} \exp(\text{scores}_h[i, k])}:\quad " + dims(T, T)
+            + r",\;\; \sum_j \text{attn}_h[i, j] = 1"]
+
+
 def sheet(w: Walk) -> Sheet:
     cfg, l, hd, i = w.cfg, w.layer, w.head, w.row
-    T, dk = cfg.seq_len, cfg.d_head
     layer, s = w.trace.layers[l], cfg.score_scale
     j = int(np.argmax(layer.attn[hd, i]))
-    n = score_divisor(cfg)["n"]
-    divisor = rf"\sqrt{{{n}}}" if cfg.scale != "none" else "1"
-    formulas = [rf"$\mathrm{{scores}}_h = Q_h \cdot K_h^\top / {divisor}:\quad {dims(T, dk)} "
-                rf"\cdot {dims(dk, T)} = {dims(T, T)}$",
-                rf"$\mathrm{{attn}}_h[i, j] = \exp(\mathrm{{scores}}_h[i, j])\ /\ \sum_k "
-                rf"\exp(\mathrm{{scores}}_h[i, k]):\quad {dims(T, T)},\ \sum_j "
-                rf"\mathrm{{attn}}_h[i, j] = 1$",
-                w.t("f_divisor", s=s)]
+    maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
     dot = dot_terms(layer.q[hd, i], layer.k[hd, j], divisor=s)
     soft = softmax_terms(layer.scores[hd, i])
     worked = [w.t("w_where", l=l + 1, hd=hd + 1, i=i),
@@ -116,7 +121,7 @@ def sheet(w: Walk) -> Sheet:
               w.t("w_largest", j=j)]
     common = dict(xlabel=w.t("keys"), ylabel=w.page("scores", "queries"), row=i, col=j,
                   tokens="both")
-    return make_sheet(w, formulas, worked, [
+    return make_sheet(w, maths, worked, [
         heatmap(w, layer.scores[hd], w.page("scores", "scores_name", l=l + 1, hd=hd + 1),
                 label=w.page("scores", "score"), **common),
         heatmap(w, layer.attn[hd], w.page("scores", "attn_name", l=l + 1, hd=hd + 1),

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import encode, patch_rows
+from encoder_core import EncoderConfig, encode, patch_rows
 
 from .. import figures
-from ..handout.sheets import MAX_HEADS, Sheet, Walk, dims, make_sheet
+from ..handout.sheets import MAX_HEADS, Sheet, Walk, make_sheet
 from ..lesson.tasks import PAGE, Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -71,14 +71,22 @@ def spread(count: int, limit: int) -> list[int]:
     return sorted({round(k * (count - 1) / (limit - 1)) for k in range(limit)})
 
 
+def formulas(cfg: EncoderConfig, final_norm: bool, output: str = "output") -> list[str]:
+    """x_l = EncoderLayer_l(x_{l-1}) and the output with its shape, in LaTeX that KaTeX (the
+    page's st.latex) and mathtext (the sheet, between $…$) both draw; `final_norm`: a final
+    LayerNorm; `output`: its name (the page's words; mathtext cannot draw 中文)."""
+    T, d, L = cfg.seq_len, cfg.d_model, cfg.n_layers
+    out = rf"\underset{{{T} \times {d}}}{{\text{{{output}}}}}"
+    return [r"x_l = \mathrm{EncoderLayer}_l(x_{l-1}), \quad l = 1 \dots %d" % L,
+            out + (r" = \mathrm{LN}(x_{%d})" % L if final_norm else r" = x_{%d}" % L)]
+
+
 def sheet(w: Walk) -> Sheet:
     cfg, tr, i = w.cfg, w.trace, w.row
-    T, d, L, G = cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.grid_size
-    out = r"\mathrm{LN}(x_{%d})" % L if tr.final_ln is not None else "x_{%d}" % L
-    formulas = [rf"$x_l = \mathrm{{EncoderLayer}}_l(x_{{l-1}}),\quad l = 1, \ldots, {L}$",
-                rf"$\mathrm{{output}} = {out}:\quad {dims(T, d)}$"]
+    d, L, G = cfg.d_model, cfg.n_layers, cfg.grid_size
+    maths = [f"${f}$" for f in formulas(cfg, tr.final_ln is not None)]  # as the page shows them
     if cfg.cls_token:
-        formulas.append(w.t("f_cls_row", d=d))
+        maths.append(w.t("f_cls_row", d=d))
     row = tr.output[i]
     worked = [w.t("w_output", i=i, first=", ".join(f"{v:+.3f}" for v in row[:4]),
                   norm=float(np.linalg.norm(row)))]
@@ -90,4 +98,4 @@ def sheet(w: Walk) -> Sheet:
         row_labels=[w.page("stack", "layer_label", l=l + 1) for l in layers],
         col_labels=[w.page("stack", "head_title", h=h + 1) for h in heads], query=w.query,
         colorbar_label=w.page("multihead", "weight"))
-    return make_sheet(w, formulas, worked, [table])
+    return make_sheet(w, maths, worked, [table])
