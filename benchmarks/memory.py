@@ -14,7 +14,7 @@ at 12 layers). For each configuration, one table:
 
 - the trace's fields, grouped (q/k/v/heads, scores + attn, the [S, d] rows, the FFN's hidden
   layer, LayerNorm, the image and patches): `cost.trace_field_bytes` against the arrays of a real
-  trace (each distinct array once, as `lens.cache.nbytes` counts them);
+  trace (each distinct array once, as `lens.digests.nbytes` counts them);
 - the weights: `cost.params_bytes` against `nbytes(init_params(cfg))`;
 - `encode`'s peak: `cost.encode_peak_bytes` against tracemalloc's peak while `encode` runs
   (the image and weights made before), and the process's RSS high-water mark growth (VmHWM
@@ -184,7 +184,7 @@ def session_table(name: str, cfg: EncoderConfig, repeat: int) -> None:
     )
     from encoder_core.views.rollout import attention_rollout
     from lens import explorer, figures, page_costs
-    from lens.cache import nbytes
+    from lens.digests import nbytes
     from lens.images import DEFAULT_IMAGE, decode_image
     from lens.steps import PAGES
 

@@ -13,7 +13,7 @@ import streamlit as st
 from encoder_core import EncoderTrace
 from encoder_core.export import trace_npz_bytes
 
-from . import keys, model_weights, session, traces
+from . import keys, session, traces
 from .i18n import LANG_NAMES
 from .settings import Notice
 from .steps import ALL_PAGES, PAGES, STEPS, PageInfo, neighbours, step_number
@@ -74,26 +74,22 @@ def notices(t: Callable[..., str]) -> None:
         st.info(notice_text(n, t, from_link=False))
 
 
-def header(ctx: PageContext, caption: Callable[[], None] | None = None) -> None:
+def header(ctx: PageContext, caption: Callable[[], None] | None = None, *,
+           asks_first: bool = False) -> None:
     """The app's name, the title, 'step k of n' with previous / next, the `caption` the
-    runner gives (a student's class, the lesson's progress), the step in one line (after the
-    cards in the lesson: `asks_first`), and the caption about the weights."""
+    runner's role gives (a student's class, the lesson's progress), the step in one line —
+    unless the role `asks_first`: in the lesson and in a class the takeaway would answer the
+    step's questions (it states what the step does), so the runner draws it after the cards,
+    once none is open — and the caption about the weights."""
     info = PAGES[ctx.id]
     st.caption(ctx.t("app_title"))
     st.title(info.title_in(ctx.lang))
     _step_navigation(ctx, keys.NAV_PREV, keys.NAV_NEXT)
     if caption is not None:
         caption()
-    if not asks_first(ctx):
+    if not asks_first:
         takeaway(ctx)
     weights_caption(ctx)
-
-
-def asks_first(ctx: PageContext) -> bool:
-    """Whether the step's questions come before its one-line summary: in the lesson and in a
-    class the takeaway would answer them (it states what the step does), so it follows the
-    cards, once none is open (`takeaway`, from `lens.runner.run_page`)."""
-    return ctx.settings.lesson or ctx.student is not None
 
 
 def takeaway(ctx: PageContext) -> None:
@@ -144,8 +140,8 @@ def weights_caption(ctx: PageContext) -> None:
             st.markdown(ctx.t("prediction", best=ranked[0][0], p=100 * ranked[0][1], all=listed))
         else:  # a photo or an upload: never a bold, confident claim
             st.caption(ctx.t("prediction_off_domain", all=listed))
-        steps = model_weights.checkpoint_steps()
-        checkpoint = model_weights.checkpoint_at(ctx.settings.train_step)
+        steps = ctx.services.checkpoint_steps()
+        checkpoint = ctx.services.checkpoint_at(ctx.settings.train_step)
         if checkpoint is not None and steps and checkpoint.step < steps[-1]:
             st.caption(ctx.t("trained_caption_step", step=checkpoint.step, final=steps[-1]))
         else:

@@ -1,31 +1,37 @@
 """The page's types: what a page and its sections receive — `PageContext` (settings, trace,
-images, texts), `Where` (the container a block is drawn in) and `Plan` (the variant traces a
-page computes besides its own). Set up by the page runner (`lens.runner`), which imports this
-module; this one imports nothing of the frame around a page (sidebar, header, lesson, class).
+images, texts, the services), `Where` (the container a block is drawn in) and `Plan` (the
+variant traces a page computes besides its own). Set up by the page runner (`lens.runner`),
+which imports this module; this one imports nothing of the frame around a page (sidebar,
+header, lesson, class).
+
+A context is frozen: what a page receives cannot change under it. What the role's cards
+withhold is known before the page is handed its context; a selection the page makes (the layer,
+the query) is passed on in a new context (`choose`), never written into the one it was given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import numpy as np
 from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core import EncoderConfig, EncoderTrace
 
-from . import images, model_weights, resources, traces
 from .classroom.member import Member
 from .i18n import Texts
 from .models import Model
+from .services import SERVICES, Services
 from .settings import FINAL_STEP, Settings
 
 Where = DeltaGenerator | None  # the container a block is drawn in; None: the page itself
 
 
-@dataclass
+@dataclass(frozen=True)
 class PageContext:
-    """What a page needs: the settings, the trace, the images and its texts."""
+    """What a page needs: the settings, the trace, the images, its texts and the services."""
 
     id: str  # the page's id (lens.steps), the owner of its texts
     settings: Settings
@@ -34,20 +40,24 @@ class PageContext:
     image_name: str
     image_key: str  # content hash of the image (cache key)
     head_model: object | None = None  # the classifier head of a trained model
-    withheld: frozenset[str] = frozenset()  # element keys a lesson's open task withholds
+    withheld: frozenset[str] = frozenset()  # element keys the role's open cards withhold
+    withheld_text: str = "withheld"  # the key of the line in place of a withheld part
     member: Member | None = None  # this browser in a live class: its teacher, a student
-    # the selectors drawn so far in this run, in order, as shown: {"layer": 1, "head": 3,
-    # "query": 105} — what made the pictures drawn after them (their PNGs' file names)
-    chosen: dict[str, int] = field(default_factory=dict)
+    # the selectors drawn so far in this run, in order, as shown: (("layer", 1), ("head", 3),
+    # ("query", 105)) — what made the pictures drawn after them (their PNGs' file names)
+    chosen: tuple[tuple[str, int], ...] = ()
+    # the session's values as this run started (a page's own inputs, read by its lesson
+    # tasks before the page draws them), read-only
+    state: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}),
+                                        compare=False, repr=False)
+    services: Services = field(default=SERVICES, compare=False, repr=False)
 
-    @property
-    def withheld_text(self) -> str:
-        """The key of the line in place of a withheld part: a class's student waits for the
-        reveal, its teacher reveals on the class page, a learner alone answers or presses
-        "Show me" (or sends or skips the concept check before the lesson)."""
-        if self.member is not None:
-            return "withheld_class" if self.student is not None else "withheld_teacher"
-        return "withheld_check" if "concept_check" in self.withheld else "withheld"
+    def choose(self, **selected: int) -> PageContext:
+        """This context with the page's selections made so far (as shown, e.g. layer=1):
+        what the pictures drawn after them name (`lens.widgets.png_name`)."""
+        kept = dict(self.chosen)
+        kept.update(selected)
+        return replace(self, chosen=tuple(kept.items()))
 
     @property
     def student(self) -> Member | None:
@@ -79,12 +89,12 @@ class PageContext:
     @property
     def model(self) -> Model | None:
         """The loaded checkpoint shown (`lens.models.Model`), or None for the note's encoder."""
-        return model_weights.checkpoint_models().get(self.weights)
+        return self.services.checkpoint_models().get(self.weights)
 
     @property
     def weights_id(self) -> str:
         """The weights in cache keys: "random", "trained" or "trained@{step}" (a checkpoint)."""
-        return model_weights.weights_id(self.weights, self.settings.train_step)
+        return self.services.weights_id(self.weights, self.settings.train_step)
 
     @property
     def t(self) -> Texts:
@@ -98,13 +108,14 @@ class PageContext:
         """A quantity derived from this trace (rollout, head statistics, …), computed once per
         trace and name instead of on every rerun; `name` must say everything it depends on
         beyond the trace (e.g. f"scaling/{layer}/{head}")."""
-        return resources.derived((self.image_key, self.cfg, self.weights_id, name), compute_it)
+        return self.services.derived((self.image_key, self.cfg, self.weights_id, name),
+                                     compute_it)
 
     @property
     def has_trained_model(self) -> bool:
         """Whether the model trained on shapes can be shown beside the page: installed, and no
         loaded checkpoint shown (its own weights are trained)."""
-        return "trained" in model_weights.model_architectures() and self.model is None
+        return "trained" in self.services.model_architectures() and self.model is None
 
     def trained_beside(self) -> EncoderTrace | None:
         """The trace (its weights: `.params`) of the shipped trained model, final weights, on
@@ -114,13 +125,14 @@ class PageContext:
         Norm's γ = 1, β = 0; the scores' divisors). None without `has_trained_model`."""
         if not self.has_trained_model:
             return None
-        arch = model_weights.model_architectures()["trained"]
+        sv = self.services
+        arch = sv.model_architectures()["trained"]
         cfg = arch.replace(scale=self.settings.scale, use_pe=self.settings.use_pe)
-        data = images.sample_png(self.settings.sample_seed)
-        _, model_input = images.decode_image(data, cfg.image_size, cfg.channels)
-        params, _ = model_weights.weights_for("trained", cfg, FINAL_STEP)
-        return traces.trace_for(images.content_key(data), model_input, cfg, params,
-                                 model_weights.weights_id("trained"))
+        data = sv.sample_png(self.settings.sample_seed)
+        _, model_input = sv.decode_image(data, cfg.image_size, cfg.channels)
+        params, _ = sv.weights_for("trained", cfg, FINAL_STEP)
+        return sv.trace_for(sv.content_key(data), model_input, cfg, params,
+                            sv.weights_id("trained"))
 
     def variant(self, image: np.ndarray | None = None, image_tag: str = "",
                 **changes: object) -> EncoderTrace:
@@ -128,11 +140,11 @@ class PageContext:
         (named by image_tag, e.g. "/shuffled"); cached like any trace. A model that fixes the
         architecture keeps it. Raises ConfigError for an impossible combination."""
         cfg = self.settings.replace(**changes).to_config()
-        params, _ = model_weights.weights_for(self.weights, cfg, self.settings.train_step)
+        params, _ = self.services.weights_for(self.weights, cfg, self.settings.train_step)
         if image is None:
             image, image_tag = self.trace.image, ""
-        return traces.trace_for(f"{self.image_key}{image_tag}", image, cfg, params,
-                                 self.weights_id)
+        return self.services.trace_for(f"{self.image_key}{image_tag}", image, cfg, params,
+                                       self.weights_id)
 
 
 # The variants a page will compute besides its own trace: (image tag, settings) each, e.g.

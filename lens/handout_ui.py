@@ -19,7 +19,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core.views.analysis import score_divisor
 
-from . import keys, resources
+from . import keys
 from .admission import TooHeavyError
 from .context import PageContext
 from .fair_queue import Queue
@@ -173,7 +173,7 @@ def build_asked(ctx: PageContext, slot: Slot | None) -> None:
         bar.progress(min(1.0, share), text=t("handout_building", done=100 * share))
 
     try:
-        with resources.budget().reserve(need.bytes, need.seconds, on_wait=waiting):
+        with ctx.services.budget().reserve(need.bytes, need.seconds, on_wait=waiting):
             notice.empty()
             pdf = handout(w, title_page(ctx, w, date.today()), told)
     except TooHeavyError as err:

@@ -85,3 +85,18 @@ HUB_OPEN = "hub_open"  # the expander stays open across reruns once opened
 HUB_OUTCOME = "_hub_outcome"  # ("done", id) or ("error", id, reason, detail): shown once
 
 LEARN_RUN = "_learn_run"  # How it learns: the learner's run of steps (lens.learning.Run)
+# How it learns' own inputs, read by its lesson tasks (lens/walk/learn.py) from the context's state
+LEARN_SHAPE = "learn_shape"  # the shape's number input
+LEARN_LAYER, LEARN_HEAD = "learn_layer", "learn_head"  # the layer and head choosers
+
+
+# --- keys built from a name (one per widget of a kind) -------------------------------------------
+
+def window_start(axis: str, key: str) -> str:
+    """The number window's first row ("r") or column ("c") of the matrix keyed `key`."""
+    return f"win_{axis}_{key}"
+
+
+def compare_side(side: str, what: str) -> str:
+    """Compare: side "a" or "b"'s value of the setting `what` (its select box)."""
+    return f"cmp_{side}_{what}"

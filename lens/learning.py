@@ -3,18 +3,19 @@ trained weights, or the same architecture at random with a random head), a gener
 its label, the loss and its gradients (`encoder_core.views.learning`), and the learner's run of
 updates on that image.
 
-The walk (trace + gradients) is cached per (weights, shape) like any derived quantity. A run of
-steps belongs to one session: the weights after the last step, Adam's moments and the losses,
-under `keys.LEARN_RUN` — one run at a time (a new setting starts a new one), at most
-`MAX_STEPS` steps, so a session holds at most three copies of a small model's weights (~1 MB).
+The walk (trace + gradients) is cached per (weights, shape) like any derived quantity, in the
+services the page's context hands over (`lens.services`). A run of steps belongs to one
+session: the page keeps it (`keys.LEARN_RUN`) and hands it back to `run`, which returns it
+advanced — one run at a time (a new setting starts a new one), at most `MAX_STEPS` steps, so a
+session holds at most three copies of a small model's weights (~1 MB). No Streamlit here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import streamlit as st
 
 from encoder_core import EncoderConfig, EncoderParams, EncoderTrace, encode, predict
 from encoder_core.params import init_params
@@ -28,7 +29,8 @@ from encoder_core.views.learning import (
     train_step,
 )
 
-from . import keys, model_weights, resources
+if TYPE_CHECKING:
+    from .services import Services
 
 MAX_STEPS = 101  # the first step and ten times ten more
 # one image's gradient is strong: at SGD 0.1 or Adam 1e-3 one step takes a random model's
@@ -51,15 +53,15 @@ class Walk:
     of: tuple[str, int]  # what it is of: (the weights' id, the shape's number)
 
 
-def available() -> bool:
+def available(services: Services) -> bool:
     """Whether the shapes model's architecture is installed (its trained weights ship with it)."""
-    return model_weights.trained_model() is not None
+    return services.trained_model() is not None
 
 
-def model(weights: str, seed: int) -> tuple[EncoderConfig, EncoderParams]:
+def model(services: Services, weights: str, seed: int) -> tuple[EncoderConfig, EncoderParams]:
     """The shapes model: its shipped weights ("trained"), or its architecture at random
     (`init_params` with `seed`, a random head) for anything else."""
-    cfg, params, _ = model_weights.trained_model()
+    cfg, params, _ = services.trained_model()
     if weights == "trained":
         return cfg, params
     fresh = init_params(cfg.replace(seed=seed))
@@ -72,17 +74,17 @@ def sample(shape: int) -> tuple[np.ndarray, int]:
     return s.image, s.label
 
 
-def walk(weights: str, seed: int, shape: int) -> Walk:
+def walk(services: Services, weights: str, seed: int, shape: int) -> Walk:
     """The image, the forward and the backward, cached per (weights, seed, shape)."""
     of = ("trained" if weights == "trained" else f"random{seed}", shape)
 
     def compute_it() -> Walk:
-        cfg, params = model(weights, seed)
+        cfg, params = model(services, weights, seed)
         image, label = sample(shape)
         trace = encode(image, cfg, params)
         return Walk(cfg, params, image, label, trace, loss_gradients(trace, params, label), of)
 
-    return resources.derived(("learn", *of), compute_it)
+    return services.derived(("learn", *of), compute_it)
 
 
 @dataclass(frozen=True)
@@ -109,16 +111,15 @@ def image_loss(w: Walk, params: EncoderParams) -> float:
     return cross_entropy(predict(encode(w.image, w.cfg, params), params), w.label)[0]
 
 
-def run(w: Walk, settings: tuple, optimiser: str, lr: float, more: int = 0) -> Run:
-    """The session's run for these settings: one step on a new one, `more` steps added (up to
-    MAX_STEPS in all)."""
-    held = st.session_state.get(keys.LEARN_RUN)
+def run(w: Walk, held: Run | None, settings: tuple, optimiser: str, lr: float,
+        more: int = 0) -> Run:
+    """The session's run `held` for these settings, advanced: one step on a new one (`held`
+    None or of other settings), `more` steps added (up to MAX_STEPS in all)."""
     if held is None or held.settings != settings:
         held = _steps(w, Run(settings, w.params, AdamState(), (w.lg.loss,)), optimiser, lr, 1)
     more = min(more, MAX_STEPS - (len(held.losses) - 1))
     if more > 0:
         held = _steps(w, held, optimiser, lr, more)
-    st.session_state[keys.LEARN_RUN] = held
     return held
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import model_weights
 from .context import PageContext
 from .i18n import Texts
 from .session import set_settings
@@ -44,13 +43,13 @@ def trained_attention_control(ctx: PageContext) -> None:
         row.caption(t("meaning_show_help"))
         return
     box = st.container(border=True)
-    shipped = model_weights.checkpoint_steps()
+    shipped = ctx.services.checkpoint_steps()
     if len(shipped) < 2:  # only the final weights: nothing to slide through
         return
     final = shipped[-1]
     box.select_slider(t("meaning_step"), list(train_steps(shipped)), key="train_step",
                       format_func=lambda step: f"{final if step == FINAL_STEP else step:,}",
                       help=t("meaning_step_help"))
-    checkpoint = model_weights.checkpoint_at(ctx.settings.train_step)
+    checkpoint = ctx.services.checkpoint_at(ctx.settings.train_step)
     box.markdown(t("meaning_accuracy", step=checkpoint.step, acc=100 * checkpoint.accuracy))
     box.caption(t("meaning_hint"))

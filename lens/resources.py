@@ -19,8 +19,9 @@ import streamlit as st
 from encoder_core import EncoderConfig, EncoderTrace, cost
 
 from .admission import MEMORY_BUDGET_MB, MemoryBudget, return_freed_memory
-from .cache import Held, LRUCache, nbytes
+from .cache import Held, LRUCache
 from .compute_gate import ComputeGate
+from .digests import nbytes
 
 # Traces and random weights are kept within the server's memory budget (lens.admission): the
 # budget asks these two caches to drop their oldest entries when a new run needs the room.

@@ -3,15 +3,20 @@ trace, header — then the page's `render(ctx)`. A page module ends with
 `run_page(__file__, render)`. Pages only lay things out; their words are in their text file
 (`lens.i18n`), their numbers in the trace.
 
-The runner is the top of the app's layer: it imports the frame (`chrome`, `sidebar`), the
-lesson's and the class's cards and the handout's section, and hands the header the caption
-each of them gives; none of them imports it.
+One run is one straight path: the runner picks the run's role once (`lens.roles`: a learner, a
+class's student or its teacher), sets the page up as that role sees it, lets the role draw its
+cards, hands the page a frozen context that says what they withhold, and ends the run itself —
+the walk's PDF is built after every page, whatever it drew. The runner is the top of the app's
+layer: it imports the frame (`chrome`, `sidebar`), the roles and the handout's section; none of
+them imports it, and nothing below a role imports a role.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import replace
+from types import MappingProxyType
 
 import numpy as np
 import streamlit as st
@@ -19,17 +24,28 @@ import streamlit as st
 from encoder_core import ConfigError, ImageError
 from encoder_core.cost import Cost
 
-from . import chrome, handout_ui, images, keys, model_weights, resources, session, sidebar, traces
+from . import (
+    chrome,
+    handout_ui,
+    images,
+    keys,
+    model_weights,
+    resources,
+    roles,
+    session,
+    sidebar,
+    traces,
+)
 from .admission import TooHeavyError
 from .classroom import member as classroom
-from .classroom import student, teacher
 from .context import PageContext, Plan
 from .fair_queue import Queue
 from .i18n import Texts
 from .layout_js import hold_tablet_sidebar, layout_behaviours
-from .lesson import cards, check, course
+from .lesson import cards, check
+from .services import SERVICES
 from .settings import Settings
-from .steps import PAGES, STEPS, page_for_script
+from .steps import PAGES, page_for_script
 
 
 def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | None = None,
@@ -49,22 +65,12 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
         chrome.route()
         return
     st.session_state[keys.ENTRY] = False  # the router sets it again on each run
+    role = roles.pick(classroom.current())  # chosen once: everything that differs asks it
     with ExitStack() as hold:
-        ctx = page(info.id, hold, plan)
-        if ctx.student is not None:  # a class's cards: answered when the teacher asks
-            ctx.withheld = student.ask(ctx, ctx.student)
-            student.follow(ctx.student.code, info.id, ctx.lang)
-        elif ctx.member is not None:  # the class's teacher (maybe projected): no card, and
-            ctx.withheld = teacher.withheld_on_step(ctx)  # no answer before its reveal
-        else:
-            student.ended_notice(ctx.lang)  # a class this session was in ended: said once
-            waiting = False  # for the concept check before the lesson
-            if info.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
-                course.choose(ctx)
-                waiting = ctx.settings.lesson and check.before(ctx.lang)
-            if ctx.settings.lesson:  # the task cards, then the page without what they withhold
-                ctx.withheld = frozenset({"page", "concept_check"}) if waiting else cards.ask(ctx)
-        if chrome.asks_first(ctx) and not ctx.withheld:  # every question answered
+        ctx = page(info.id, hold, role, plan)
+        withheld = role.cards(ctx)  # the role's cards, then the page without what they withhold
+        ctx = replace(ctx, withheld=withheld, withheld_text=role.withheld_note(withheld))
+        if role.asks_first(ctx) and not ctx.withheld:  # every question answered
             chrome.takeaway(ctx)
         slot = handout_ui.offer(ctx)  # the walk as a PDF: built below, once asked
         if ctx.shows("page"):
@@ -75,23 +81,23 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
     handout_ui.build_asked(ctx, slot)  # after the run's reservation is released
 
 
-def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext:
-    """Set up a page: settings, sidebar, image, the memory its run needs (held by `hold`
-    until the run ends), trace; the header with the step's navigation."""
+def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = None,
+         ) -> PageContext:
+    """Set up a page: settings (as the role sees them), sidebar, image, the memory its run
+    needs (held by `hold` until the run ends), trace; the header with the step's navigation
+    and the role's caption."""
     if page_id not in PAGES:
         raise LookupError(f"no page {page_id!r} in lens.steps")
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
     hold_tablet_sidebar()  # out of the page until layout_behaviours below decides its start
     models = model_weights.model_architectures()
-    member = classroom.current()
-    settings = session.current_settings(models, model_weights.checkpoint_steps())
-    if member is not None and not member.teacher:  # the class's image and model, locked
-        settings = session.impose(student.class_settings_for(
-            member, settings, models, model_weights.checkpoint_steps()))
+    member = role.member
+    own = session.current_settings(models, model_weights.checkpoint_steps())
+    settings = role.settings(own, models, model_weights.checkpoint_steps())
+    if settings is not own:  # the class's image and model, locked
+        settings = session.impose(settings)
     t = Texts(settings.lang)  # common texts only: the same on every page
-    upload_slot = sidebar.controls(settings, t, models,
-                                   class_code=member.code if member and not member.teacher
-                                   else "")
+    upload_slot = sidebar.controls(settings, t, models, class_code=role.class_code)
     chrome.notices(t)
     cfg = settings.to_config()
     image_key, model_input, original, name = current_image(settings, t)
@@ -111,19 +117,10 @@ def page(page_id: str, hold: ExitStack, plan: Plan | None = None) -> PageContext
     chrome.export(t, trace, image_key, weights)
     layout_behaviours()  # wide formulas fitted, a new page at its top, a tablet's sidebar
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
-                      image_name=name, image_key=image_key, head_model=head, member=member)
-    chrome.header(ctx, header_caption(ctx))
+                      image_name=name, image_key=image_key, head_model=head, member=member,
+                      state=MappingProxyType(st.session_state.to_dict()), services=SERVICES)
+    chrome.header(ctx, role.caption(ctx), asks_first=role.asks_first(ctx))
     return ctx
-
-
-def header_caption(ctx: PageContext) -> Callable[[], None] | None:
-    """What the header says under the step's navigation, when anything: a student's class
-    and question, or the lesson's progress."""
-    if ctx.student is not None:
-        return lambda: student.caption(ctx, ctx.student)
-    if ctx.settings.lesson:
-        return lambda: course.progress_caption(ctx)
-    return None
 
 
 def admit(hold: ExitStack, t: Callable[..., str], page_id: str, image_key: str,

@@ -18,7 +18,7 @@ import streamlit as st
 from encoder_core import prefix_names
 from encoder_core.views.similarity import cosine_map, unit_rows
 
-from . import explorer, explorer_component, figures, keys, resources, widgets
+from . import explorer, explorer_component, figures, keys, widgets
 from .context import PageContext
 from .i18n import Texts
 
@@ -78,12 +78,12 @@ def similarity_section(ctx: PageContext, heading: Callable[[str], object] = st.h
         text.update(title=t("sim_map_title", i="{i}", where=where),
                     colorbar=t("sim_scale_fixed"), colorbar_row=t("sim_scale_row"),
                     to_row=t("sim_to_row"), to_fixed=t("sim_to_fixed"))
-        blob = resources.payload(base, lambda: explorer.similarity_payload(
+        blob = ctx.services.payload(base, lambda: explorer.similarity_payload(
             tr.image, G, patch, text, unit))
         explorer_component.show_similarity(blob, key=click_key(ctx))
         st.caption(t("sim_caption"))
     else:  # too many values to send: the picture picks, the server draws the map
-        blob = resources.payload((*base, "picker"), lambda: explorer.payload(
+        blob = ctx.services.payload((*base, "picker"), lambda: explorer.payload(
             tr.image, G, patch, text))
         left, right = st.columns(2)
         explorer_component.show_similarity(blob, key=click_key(ctx), where=left)

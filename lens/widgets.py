@@ -17,10 +17,11 @@ import streamlit as st
 
 from encoder_core import prefix_names
 
-from . import explorer, explorer_component, figures, keys, resources
-from .cache import value_key
+from . import explorer, explorer_component, figures, keys
 from .context import PageContext, Where
+from .digests import value_key
 from .note import note_markdown
+from .services import SERVICES
 from .session import sync_url
 from .steps import PAGES
 
@@ -36,7 +37,7 @@ def render(draw: Figure, *args: object, **kwargs: object) -> bytes:
     are digested once, not on every rerun) in the server's picture cache, which draws each
     picture once however many sessions ask for it at once."""
     key = (f"{draw.__module__}.{draw.__qualname__}", value_key(args), value_key(kwargs))
-    return resources.picture(key, lambda: draw(*args, **kwargs))
+    return SERVICES.picture(key, lambda: draw(*args, **kwargs))
 
 
 def png_name(ctx: PageContext, shows: str) -> str:
@@ -44,7 +45,7 @@ def png_name(ctx: PageContext, shows: str) -> str:
     width, ASCII only — "multihead_grid_layer1_head3_query105_d512.png" ("scores_query105_…"
     for the picture named after its page)."""
     parts = [ctx.id, shows if shows != ctx.id else "",
-             *(f"{name}{value}" for name, value in ctx.chosen.items()),
+             *(f"{name}{value}" for name, value in ctx.chosen),
              f"d{ctx.cfg.d_model}"]
     name = "_".join(p for p in parts if p)
     return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", name)).strip("_") + ".png"
@@ -143,7 +144,7 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
 
 def _window_start(key: str, axis: str, size: int) -> int:
     """The number window's first row ("r") or column ("c") as its input holds it."""
-    value = st.session_state.get(f"win_{axis}_{key}", 0)
+    value = st.session_state.get(keys.window_start(axis, key), 0)
     return int(min(max(value, 0), max(0, size - WINDOW)))
 
 
@@ -163,9 +164,9 @@ def number_window(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signe
         c_max = max(0, m.shape[1] - WINDOW)
         c1, c2 = st.columns(2)
         r0 = c1.number_input(ctx.t("window_rows"), 0, r_max, 0, step=WINDOW // 2,
-                             key=f"win_r_{key}") if r_max else 0
+                             key=keys.window_start("r", key)) if r_max else 0
         c0 = c2.number_input(ctx.t("window_cols"), 0, c_max, 0, step=WINDOW // 2,
-                             key=f"win_c_{key}") if c_max else 0
+                             key=keys.window_start("c", key)) if c_max else 0
         block = np.asarray(m[r0:r0 + WINDOW, c0:c0 + WINDOW], dtype=np.float64)
         if vmax is None:
             vmin, vmax = figures.colour_limits(figures.block_average(m)[0], signed)
@@ -233,7 +234,7 @@ def query_explorer(ctx: PageContext,
                query)
     else:
         key = (ctx.image_key, cfg, ctx.weights_id, maps_key, ctx.lang, query)
-    blob = resources.payload(key, lambda: explorer.payload(
+    blob = ctx.services.payload(key, lambda: explorer.payload(
         ctx.trace.image, cfg.grid_size, query, text, maps() if maps is not None else None))
     explorer_component.show(blob, key=keys.QUERY_CLICK, where=where)
 
@@ -245,7 +246,6 @@ def query_picker(ctx: PageContext, where: Where = None) -> int:
         picture = st.container()  # above the inputs, drawn once the commit is applied
         query = query_inputs(ctx)
         query_explorer(ctx, where=picture)
-    ctx.chosen["query"] = query
     return query
 
 
@@ -317,7 +317,6 @@ def _index_selector(ctx: PageContext, key: str, count: int, where: Where = None)
     chosen = 0 if count == 1 else (where or st).select_slider(
         ctx.t(key), options=list(range(count)), key=key,
         format_func=lambda i: f"{i + 1} / {count}")
-    ctx.chosen[key] = chosen + 1  # as shown: 1 … count
     return chosen
 
 

@@ -61,6 +61,7 @@ def pre_norm(ctx: PageContext) -> None:
     with top_left:
         layer = widgets.layer_selector(ctx)
         query = widgets.query_picker(ctx)
+    ctx = ctx.choose(layer=layer + 1, query=query)
     row = ctx.row(query)
     with top_right:
         pre_norm_formulas(ctx, layer, row)
@@ -206,6 +207,7 @@ def post_norm(ctx: PageContext) -> None:
     with top_left:
         layer = widgets.layer_selector(ctx)
         query = widgets.query_picker(ctx)
+    ctx = ctx.choose(layer=layer + 1, query=query)
     with top_right:
         post_norm_formulas(ctx, layer)
     add(ctx, layer, query)  # --- 1

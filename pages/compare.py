@@ -33,7 +33,7 @@ def plan(settings: Settings) -> list[tuple[str, Settings]]:
     what = state.get(keys.COMPARE_WHAT, "n_heads")
     fixed = settings.architecture is not None  # weights made for one architecture
     what = "scale" if fixed or what not in CMP_OPTIONS else what
-    sides = [state.get(f"cmp_{side}_{what}", default)
+    sides = [state.get(keys.compare_side(side, what), default)
              for side, default in zip("ab", CMP_DEFAULTS[what], strict=True)]
     return [(tag, settings.replace(use_pe=pe)) for tag in ("", "/shuffled")
             for pe in (True, False)] + [("", settings.replace(**{what: v})) for v in sides]
@@ -44,6 +44,7 @@ def render(ctx: PageContext) -> None:
     drawn by `run_page`)."""
     st.write(ctx.t("intro"))
     query, layer, base = pe_off(ctx)
+    ctx = ctx.choose(query=query, layer=layer + 1)  # the pictures below name them
     shuffled_patches(ctx, query, layer, base)
     two_settings(ctx, query, layer)
 
@@ -62,6 +63,7 @@ def pe_off(ctx: PageContext) -> tuple[int, int, dict[str, EncoderTrace]]:
     with left:
         query = widgets.query_picker(ctx)
         layer = widgets.layer_selector(ctx)
+    ctx = ctx.choose(query=query, layer=layer + 1)
     r = ctx.row(query)  # the query patch's row of the sequence
     on = ctx.variant(use_pe=True)
     off = ctx.variant(use_pe=False)
@@ -108,6 +110,7 @@ def shuffled_patches(ctx: PageContext, query: int, layer: int,
     st.subheader(ctx.t("shuffle_title"))
     st.markdown(ctx.t("equivariance"))
     head = widgets.head_selector(ctx, where=st.columns([1, 2])[0])  # drives this section only
+    ctx = ctx.choose(head=head + 1)
     st.latex(r"\mathrm{Enc}(\text{%s}) = \mathrm{Enc}(\text{%s})[\text{perm}]\quad\text{%s}"
              % (ctx.t("tex_shuffled"), ctx.t("tex_image"), ctx.t("tex_without")))
     if kp:
@@ -187,9 +190,9 @@ def two_settings(ctx: PageContext, query: int, layer: int) -> None:
         return texts(f"setting_scale_{v}") if what == "scale" else str(v)
 
     values = (ca.selectbox(ctx.t("cmp_a"), options, index=options.index(defaults[0]),
-                           key=f"cmp_a_{what}", format_func=named),
+                           key=keys.compare_side("a", what), format_func=named),
               cb.selectbox(ctx.t("cmp_b"), options, index=options.index(defaults[1]),
-                           key=f"cmp_b_{what}", format_func=named))
+                           key=keys.compare_side("b", what), format_func=named))
     sides = []  # (column, value, trace, heads shown, their maps [k, G, G]) of each possible side
     for side, col, value in zip("ab", (ca, cb), values, strict=True):
         with col:

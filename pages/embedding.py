@@ -29,6 +29,7 @@ def render(ctx: PageContext) -> None:
     pick_left, pick_right = st.columns([1, 2])
     with pick_left:
         i = widgets.query_picker(ctx)
+    ctx = ctx.choose(query=i)
     with pick_right:
         j = st.number_input(ctx.t("pick_j"), 0, d - 1, 0, step=1, key="emb_j")
         terms = dot_terms(tr.patches[i], tr.params.W_E[:, j])

@@ -36,6 +36,7 @@ def ffn_on(ctx: PageContext) -> None:
     with top_left:
         layer = widgets.layer_selector(ctx)
         query = widgets.query_picker(ctx)
+    ctx = ctx.choose(layer=layer + 1, query=query)
     row = ctx.row(query)  # the query's row: after CLS in a ViT
     with top_right:
         ffn_formulas(ctx, layer, row)

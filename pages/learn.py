@@ -14,7 +14,7 @@ from encoder_core.views.learning import (
     softmax_row_backward,
     value_gradients,
 )
-from lens import blocks, chrome, figures, learning, widgets
+from lens import blocks, chrome, figures, keys, learning, widgets
 from lens.context import PageContext
 from lens.latex import dims, num
 from lens.runner import run_page
@@ -31,7 +31,7 @@ UPDATE_TEX = {  # the two updates, as training/train.py's Adam (no weight decay 
 def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom."""
     st.write(ctx.t("intro"))
-    if not learning.available():
+    if not learning.available(ctx.services):
         st.info(ctx.t("no_model"))
         return
     w = image_and_label(ctx)
@@ -58,8 +58,9 @@ def image_and_label(ctx: PageContext) -> learning.Walk:
     trained = ctx.weights != "random"  # trained, or a loaded ViT: the shapes model trained
     left, right = st.columns([3, 2], gap="large")
     shape = left.number_input(ctx.t("shape"), 0, 9999, ctx.settings.sample_seed,
-                              key="learn_shape")
-    w = learning.walk("trained" if trained else "random", ctx.settings.seed, int(shape))
+                              key=keys.LEARN_SHAPE)
+    w = learning.walk(ctx.services, "trained" if trained else "random", ctx.settings.seed,
+                      int(shape))
     left.caption(ctx.t("model_trained" if trained else "model_random", seed=ctx.settings.seed))
     left.markdown(ctx.t("label_is", label=names(ctx)[w.label]))
     widgets.picture(ctx, figures.image_with_grid, w.image, w.cfg.patch_size,
@@ -117,12 +118,12 @@ def back_through_a_layer(ctx: PageContext, w: learning.Walk) -> tuple[int, int, 
     c1, c2, c3 = st.columns(3)
     t = ctx.t  # the widgets keep their format_func until the next run: not ctx (the trace)
     layer = c1.selectbox(t("layer"), range(cfg.n_layers), index=cfg.n_layers - 1,
-                         format_func=lambda l: t("layer_label", l=l + 1), key="learn_layer")
+                         format_func=lambda l: t("layer_label", l=l + 1), key=keys.LEARN_LAYER)
     head = c2.selectbox(t("head"), range(cfg.n_heads),
-                        format_func=lambda h: t("head_title", h=h + 1), key="learn_head")
+                        format_func=lambda h: t("head_title", h=h + 1), key=keys.LEARN_HEAD)
     row = int(c3.number_input(ctx.t("row"), 0, cfg.n_tokens - 1, cfg.n_tokens // 2,
                               key="learn_row"))
-    ctx.chosen.update(layer=layer + 1, head=head + 1, query=row)
+    ctx = ctx.choose(layer=layer + 1, head=head + 1, query=row)
     gl, tl, p = g.layers[layer], tr.layers[layer], w.params.layers[layer]
 
     st.markdown(ctx.t("ffn_title", l=layer + 1))
@@ -243,7 +244,8 @@ def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: i
     st.latex(UPDATE_TEX[optimiser])
     settings = (*w.of, optimiser, lr)
     more = 10 if st.button(ctx.t("ten_more"), key="learn_more") else 0
-    run = learning.run(w, settings, optimiser, lr, more)
+    run = learning.run(w, st.session_state.get(keys.LEARN_RUN), settings, optimiser, lr, more)
+    st.session_state[keys.LEARN_RUN] = run  # the session keeps its run
     steps = len(run.losses) - 1
     after_trace, after_logits, after_p = learning.after(w, run.params)
     a, b = st.columns(2)

@@ -34,6 +34,7 @@ def render(ctx: PageContext) -> None:
     r = ctx.row(query)  # the query patch's row of every per-token array
     with right:
         l = widgets.layer_selector(ctx)
+        ctx = ctx.choose(layer=l + 1)
         where_text(ctx, l, query, r)
     formulas(ctx, tr.params.layers[l].b_O is not None)
     heads_grid(ctx, l, query, r)

@@ -45,6 +45,7 @@ def learned_positions(ctx: PageContext) -> None:
     left, right = st.columns([2, 3])
     with left:
         query = widgets.query_picker(ctx)
+    ctx = ctx.choose(query=query)
     widgets.section(ctx, "pe_matrix", lambda: learned_table(ctx, first, query), where=right)
     widgets.section(ctx, "pe_similarity", lambda: learned_similarity(ctx, query))
     widgets.section(ctx, "pe_sum", lambda: learned_sum(ctx, query))
@@ -218,6 +219,7 @@ def similarity(ctx: PageContext) -> None:
     left, right = st.columns([2, 3])
     with left:
         query = widgets.query_picker(ctx)
+    ctx = ctx.choose(query=query)
     with right:
         widgets.matrix(ctx, sim[query].reshape(G, G), ctx.t("grid_name"),
                        key="pe_sim_grid", xlabel=ctx.t("grid_col"), ylabel=ctx.t("grid_row"),

@@ -30,11 +30,13 @@ def render(ctx: PageContext) -> None:
             l = widgets.layer_selector(ctx)
         with sel_head:
             hd = widgets.head_selector(ctx)
+        ctx = ctx.choose(layer=l + 1, head=hd + 1)
         projection_formulas(ctx, l, hd)
     input_box = top_right.container()  # filled once the patch i is chosen below
     weights_box = st.container()
     results_box = st.container()
     i, which, j = one_entry(ctx, l, hd)
+    ctx = ctx.choose(query=i - ctx.cfg.n_prefix)  # the patch of row i: the pictures name it
     # the layer's input, then two rows of three: the weight slices and the results
     with input_box:
         layer_input(ctx, l, i)
@@ -84,6 +86,7 @@ def one_entry(ctx: PageContext, l: int, hd: int) -> tuple[int, str, int]:
     pick_col, math_col = st.columns([2, 3])
     with pick_col:
         query = widgets.query_picker(ctx)
+    ctx = ctx.choose(query=query)
     i = ctx.row(query)  # the query patch's row of x, Q, K, V
     with math_col:
         if cfg.n_prefix:

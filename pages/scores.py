@@ -31,11 +31,13 @@ def render(ctx: PageContext) -> None:
     left, right = st.columns([1, 2])
     with left:
         query = widgets.query_picker(ctx)
+    ctx = ctx.choose(query=query)
     i = ctx.row(query)  # the query patch's row of the sequence (after CLS, …)
     with right:
         c1, c2 = st.columns(2)
         l = widgets.layer_selector(ctx, c1)
         head = widgets.head_selector(ctx, c2)
+    ctx = ctx.choose(layer=l + 1, head=head + 1)
     layer = tr.layers[l]
     j = formulas_with_key(ctx, right, l, head, query, i)
     widgets.section(ctx, "matrices", lambda: matrices(ctx, layer, l, head, i, j))

@@ -93,6 +93,7 @@ def layer_head_grid(ctx: PageContext, query: int, r: int) -> None:
     live = list(layers) if explorer.fits(n_l * n_h, N) else []
     if not live and explorer.fits(n_h, N):  # one layer fits: the one chosen here
         live = [widgets.layer_selector(ctx)]
+        ctx = ctx.choose(layer=live[0] + 1)
         st.caption(ctx.t("live_one", l=live[0] + 1, n=n_l))
     if live:  # every query's row of the layers sent: the maps follow the pointer
         widgets.query_explorer(ctx, lambda: explorer.Maps(

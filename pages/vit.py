@@ -29,7 +29,7 @@ from encoder_core.views.vit_views import (
     scale_to_max,
     token_norms,
 )
-from lens import explorer, figures, model_weights, widgets
+from lens import explorer, figures, widgets
 from lens.context import PageContext
 from lens.heads_off import heads_off_section
 from lens.pca_view import pca_section
@@ -72,7 +72,7 @@ def render(ctx: PageContext) -> None:
 def need_vit(ctx: PageContext) -> None:
     """One line in place of the views: the model has no [CLS] to read them from; which
     loaded checkpoint has one, or how to load one."""
-    loaded = [m.id for m in model_weights.checkpoint_models().values() if m.cfg.cls_token]
+    loaded = [m.id for m in ctx.services.checkpoint_models().values() if m.cfg.cls_token]
     st.info(ctx.t("need_vit_loaded", names=", ".join(loaded)) if loaded
             else ctx.t("need_vit", hub=ctx.t("hub_title")))
 
@@ -190,6 +190,7 @@ def patch_attention_maps(ctx: PageContext, heads: list[int]) -> None:
     with left:
         query = widgets.query_inputs(ctx)  # the picture that picks it is the explorer
         l = widgets.layer_selector(ctx)
+    ctx = ctx.choose(layer=l + 1)
     attn = tr.layers[l].attn  # [h, T, T]
     if explorer.fits(k, N):  # every patch's row over the patches: the maps follow the pointer
         widgets.query_explorer(ctx, lambda: explorer.Maps(

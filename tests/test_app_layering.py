@@ -140,6 +140,57 @@ def test_each_steps_tasks_and_sheet_import_no_streamlit():
     assert "streamlit" not in imported_tops(modules)
 
 
+def test_the_registry_and_every_walk_module_import_no_streamlit():
+    """The registry (`lens.steps`) and each module of `lens.walk` (a step's tasks and sheet,
+    and the lesson tasks of a page beyond the note), each imported alone in a fresh
+    interpreter: no Streamlit. A task reads a page's own inputs from `PageContext.state` and
+    its caches through `PageContext.services`, never from a module of the app's frame."""
+    import lens.walk  # noqa: PLC0415
+
+    walk = sorted(f"lens.walk.{p.stem}" for p in Path(lens.walk.__file__).parent.glob("*.py")
+                  if p.stem != "__init__")
+    assert "lens.walk.learn" in walk
+    for module in ["lens.steps", *walk]:
+        assert "streamlit" not in imported_tops([module]), module
+
+
+# What a page reaches beyond its trace goes through its context's services (lens.services):
+# the server's caches, the compute gate and budget, the weights, the traces.
+SERVER_SIDE = {"lens.resources", "lens.traces", "lens.model_weights", "lens.images", "lens.cache",
+               "lens.compute_gate", "lens.admission", "lens.fair_queue"}
+FRAME = {"lens.runner", "lens.chrome"}  # what the pages import of the frame around them
+
+
+def test_no_page_or_page_section_imports_the_servers_caches():
+    """No module under pages/, nor any module a page imports (a page section: widgets, blocks,
+    the views…) other than the runner and the header's, imports the caches, the compute gate or
+    the weights' and traces' modules: they reach them through `ctx.services`."""
+    g = graph()
+    pages = {m for m in g if m.startswith("pages.")}
+    sections = set().union(*(g[m] for m in pages)) - FRAME
+    found = {m: sorted(g[m] & SERVER_SIDE) for m in sorted(pages | sections)
+             if g.get(m, set()) & SERVER_SIDE}
+    assert found == {}
+    assert "lens.widgets" in sections and "lens.similarity_view" in sections
+
+
+def test_a_role_is_chosen_by_the_runner_alone_and_nothing_below_it_calls_back():
+    """One run is one path: the runner picks the role (`lens.roles`); the modules a role draws
+    with (the lesson's and the class's cards) import neither a role nor the runner, however
+    indirectly."""
+    g = graph()
+    assert {m for m, deps in g.items() if "lens.roles" in deps} == {"lens.runner"}
+    below: set[str] = set()
+    todo = list(g["lens.roles"])
+    while todo:
+        m = todo.pop()
+        if m not in below:
+            below.add(m)
+            todo += g.get(m, ())
+    assert below & {"lens.roles", "lens.runner"} == set()
+    assert {"lens.lesson.cards", "lens.classroom.student", "lens.classroom.teacher"} <= below
+
+
 def test_the_purity_probe_sees_streamlit():
     probe = "import sys\nimport lens.lesson.cards\nprint('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
@@ -147,9 +198,11 @@ def test_the_purity_probe_sees_streamlit():
     assert out.stdout.strip() == "True", out.stderr
 
 
-KEY_LITERAL = re.compile(r"""session_state\[\s*["']|session_state\.(get|pop|setdefault)\(\s*["']"""
-                         r"""|\bstate\[\s*["']|\bstate\.(get|pop|setdefault)\(\s*["']"""
-                         r"""|["']\w+["'] (not )?in (st\.)?(session_)?state\b""")
+# a literal or an f-string: a key built in place is a literal too (keys.py builds those)
+KEY_LITERAL = re.compile(r"""session_state\[\s*f?["']"""
+                         r"""|session_state\.(get|pop|setdefault)\(\s*f?["']"""
+                         r"""|\bstate\[\s*f?["']|\bstate\.(get|pop|setdefault)\(\s*f?["']"""
+                         r"""|f?["'][\w{}]+["'] (not )?in (st\.)?(session_)?state\b""")
 
 
 def literal_keys(text: str) -> list[int]:
@@ -166,6 +219,8 @@ def test_every_session_state_key_is_named_in_lens_keys():
 def test_the_key_check_sees_a_literal_key_and_not_a_named_one():
     assert literal_keys('st.session_state["query"] = 1\nx = state.get("_seen")\n'
                         'if "lang" in st.session_state:\n') == [1, 2, 3]
+    assert literal_keys('v = st.session_state.get(f"win_{axis}_{key}", 0)\n'
+                        'x = state[f"cmp_{side}"]\nif f"a_{b}" in state:\n') == [1, 2, 3]
     assert literal_keys("st.session_state[keys.QUERY] = 1\nstate.get(keys.SEEN, {})\n") == []
 
 

@@ -148,7 +148,7 @@ def test_embedding_adds_b_E_and_shows_the_cls_row_before_the_patches(vit_trace):
     at = vit_page("embedding")
     j = 0
     tex = latex(at)
-    assert rf"+ b_E[{j}]" in tex and r"\underbrace{b_E}" in tex
+    assert rf"+ b_E[{j}]" in tex and r"{b_E}" in tex and r"\underset" in tex
     checks = stored_checks(at)
     mine, stored = checks[f"embedded[{QUERY}, {j}]"]
     assert stored == pytest.approx(float(vit_trace.embedded[QUERY, j]), rel=1e-6)

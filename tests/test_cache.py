@@ -9,16 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from lens.cache import (
-    _DIGESTS,
-    Fresh,
-    LRUCache,
-    array_digest,
-    frozen,
-    nbytes,
-    value_key,
-)
+from lens.cache import Fresh, LRUCache
 from lens.compute_gate import ComputeGate
+from lens.digests import _DIGESTS, array_digest, frozen, nbytes, value_key
 
 THREADS = 20
 JOIN_S = 30  # bounded joins: a deadlock fails the test instead of hanging it

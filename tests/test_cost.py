@@ -48,7 +48,7 @@ CONFIGS = {
 
 
 def measured_nbytes(obj: object, skip: object) -> int:
-    """lens.cache.nbytes, written out: every distinct array reachable through dataclass fields
+    """lens.digests.nbytes, written out: every distinct array reachable through dataclass fields
     and tuples, once each, leaving out the arrays reachable from `skip` (the weights)."""
     seen: set[int] = set()
 
@@ -75,7 +75,7 @@ def run(cfg: EncoderConfig):
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_trace_bytes_equal_the_arrays_of_a_real_trace(name):
-    from lens.cache import nbytes
+    from lens.digests import nbytes
 
     cfg = EncoderConfig(**CONFIGS[name])
     tr = run(cfg)
@@ -123,7 +123,7 @@ def test_a_trace_without_ffn_or_prefix_shares_its_arrays_and_is_counted_once():
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_params_bytes_equal_init_params(name):
-    from lens.cache import nbytes
+    from lens.digests import nbytes
 
     cfg = EncoderConfig(**CONFIGS[name])
     assert params_bytes(cfg) == nbytes(init_params(cfg))
@@ -140,7 +140,7 @@ def measured_peak(cfg: EncoderConfig) -> tuple[int, int]:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    from lens.cache import nbytes
+    from lens.digests import nbytes
 
     return peak, nbytes(tr) - nbytes(tr.params)
 

@@ -294,9 +294,9 @@ def test_the_handouts_cost_counts_its_trace_and_grows_with_the_settings():
 
 
 def test_a_png_is_named_by_its_page_what_it_shows_and_the_selectors_ascii_only():
-    ctx = SimpleNamespace(id="multihead", chosen={"layer": 1, "head": 3, "query": 105},
+    ctx = SimpleNamespace(id="multihead", chosen=(("layer", 1), ("head", 3), ("query", 105)),
                           cfg=SimpleNamespace(d_model=512))
     assert png_name(ctx, "grid") == "multihead_grid_layer1_head3_query105_d512.png"
-    ctx = SimpleNamespace(id="positional", chosen={}, cfg=SimpleNamespace(d_model=512))
+    ctx = SimpleNamespace(id="positional", chosen=(), cfg=SimpleNamespace(d_model=512))
     assert png_name(ctx, "sines") == "positional_sines_d512.png"
     assert png_name(ctx, "x̃ = LN₁(x)").isascii()

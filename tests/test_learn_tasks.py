@@ -8,6 +8,7 @@ zh, and the lesson's progress still counting the note's steps only."""
 from __future__ import annotations
 
 from dataclasses import replace
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -22,12 +23,12 @@ from encoder_core.views.learning import (
     random_head,
     train_step,
 )
+from lens import keys
 from lens.i18n import translate
 from lens.keys import LESSON_RECORDS
 from lens.lesson.tasks import Fixed, judge, mistake, task_from_json, task_json, task_texts
 from lens.settings import Settings
 from lens.steps import STEPS, TASKS, tasks_for
-from lens.walk import learn
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 from tests.test_lesson_tasks import context
 
@@ -88,16 +89,16 @@ def test_the_logit_tasks_answer_is_the_cores_step(weights, shape):
 
 @pytest.mark.parametrize("weights", ["trained", "random"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_the_value_tasks_answer_is_the_cores_gradient(weights, shape, monkeypatch):
+def test_the_value_tasks_answer_is_the_cores_gradient(weights, shape):
     """Asked in the layer and head the page's own choosers hold (their defaults before they
     are drawn: the last layer, head 1), clamped to the model; the sidebar's play no part."""
     cfg = load_trained()[0]
     for state, (l, h) in (({}, (cfg.n_layers - 1, 0)),
-                          ({learn.LAYER_KEY: 0, learn.HEAD_KEY: 1}, (0, 1)),
-                          ({learn.LAYER_KEY: 9, learn.HEAD_KEY: 9},
+                          ({keys.LEARN_LAYER: 0, keys.LEARN_HEAD: 1}, (0, 1)),
+                          ({keys.LEARN_LAYER: 9, keys.LEARN_HEAD: 9},
                            (cfg.n_layers - 1, cfg.n_heads - 1))):
-        monkeypatch.setattr(learn.st, "session_state", state)
-        task = TASKS["learn.value"].ask(learn_context(weights, shape), Fixed(layer=0, head=3))
+        ctx = replace(learn_context(weights, shape), state=MappingProxyType(state))
+        task = TASKS["learn.value"].ask(ctx, Fixed(layer=0, head=3))
         assert task.fixed.layer == l and task.fixed.head == h
         assert task.values == {"l": l + 1, "h": h + 1} and task.withholds == ("value_grads",)
         way, numbers = outside_value(weights, shape, l, h)

@@ -6,6 +6,8 @@ does not apply, it is not offered; the judging."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from encoder_core import encode, init_params
 from lens import model_weights
 from lens.context import PageContext
 from lens.lesson.tasks import Fixed, Task, judge, mistake, task_from_json, task_json, task_texts
+from lens.services import Services
 from lens.settings import Settings
 from lens.steps import ALL_PAGES, STEPS, TASKS, tasks_for
 from tests.support.configs import make_test_image
@@ -335,10 +338,14 @@ def test_every_text_of_every_task_is_there_with_its_values(case, lang):
 def test_the_experiment_runs_only_when_revealed():
     """Building a task (asking it) computes no experiment: its numbers do not exist before the
     answer."""
-    ctx = context("positional")
     calls = []
-    real = ctx.derived
-    ctx.derived = lambda name, fn: calls.append(name) or real(name, fn)  # type: ignore[method-assign]
+
+    class Recording(Services):  # the services the context hands over, recording what is derived
+        def derived(self, key, compute):  # noqa: ANN001, ANN202
+            calls.append(key[-1])
+            return super().derived(key, compute)
+
+    ctx = replace(context("positional"), services=Recording())
     task = TASKS["positional.shuffle"].ask(ctx, FIXED)
     assert task.evidence is not None and not [c for c in calls if "shuffle" in c]
     task.revealed()
@@ -374,7 +381,7 @@ def test_a_moved_selector_does_not_change_an_asked_task():
     """The task is built from what it was first asked with, not the page's selectors."""
     ctx = context("scores")
     first = TASKS["scores.divisor"].ask(ctx, Fixed(1, 2, 5))
-    ctx.settings = ctx.settings.replace(layer=3, head=0, query=100)
+    ctx = replace(ctx, settings=ctx.settings.replace(layer=3, head=0, query=100))
     again = TASKS["scores.divisor"].ask(ctx, first.fixed)
     assert again.values == first.values and again.answer == first.answer
 

@@ -53,8 +53,8 @@ def test_trace_arrays_are_read_only(trace):
 
 def test_no_trace_array_is_a_view_of_a_writeable_array(trace):
     """A read-only view of a writeable array could still change through its base: the pictures'
-    cache remembers a frozen array's digest (lens.cache.array_digest), so none may."""
-    from lens.cache import frozen
+    cache remembers a frozen array's digest (lens.digests.array_digest), so none may."""
+    from lens.digests import frozen
 
     loose = [name for name, array in all_trace_arrays(trace) if not frozen(array)]
     assert not loose, loose

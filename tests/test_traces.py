@@ -39,7 +39,7 @@ def test_the_warmed_trace_is_the_one_a_default_visit_uses_and_it_stays_pinned():
 def test_a_traces_size_leaves_out_the_weights_it_shares_with_its_variants():
     from encoder_core import EncoderConfig, encode, init_params
     from lens import resources
-    from lens.cache import nbytes
+    from lens.digests import nbytes
 
     cfg = EncoderConfig(image_size=32, patch_size=8, d_model=16, n_heads=2, n_layers=2, d_ff=32)
     params = init_params(cfg)

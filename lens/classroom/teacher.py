@@ -178,9 +178,9 @@ def questions(ctx: PageContext, member: Member, class_state: dict, presenting: b
         return
     with st.expander(t("selectors_title")):
         st.caption(t("selectors_help"))
-        widgets.layer_selector(ctx)
-        widgets.head_selector(ctx)
+        layer, head = widgets.layer_selector(ctx), widgets.head_selector(ctx)
         widgets.query_inputs(ctx)
+    ctx = ctx.choose(layer=layer + 1, head=head + 1)  # what the pictures below name
     for a in asked:
         with st.container(border=True, key=f"class_question_{a.task.text_id}"):
             question(ctx, member, a, class_state["students"], presenting)

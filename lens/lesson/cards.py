@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
-from .. import explorer, explorer_component, figures, resources
-from ..cache import array_digest
+from .. import explorer, explorer_component, figures
+from ..digests import array_digest
 from ..i18n import Texts
 from ..keys import LESSON_ASKED, LESSON_LAST, LESSON_MISSING, LESSON_PICK, LESSON_RECORDS
 from ..steps import TASKS, tasks_for
@@ -219,7 +219,7 @@ def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = N
             "patch": Texts(ctx.lang)("patch_tip", i="{i}", r="{r}", c="{c}"),
             "weight": "", "zoom": Texts(ctx.lang)("zoom_tip"),
             "zoom_close": Texts(ctx.lang)("zoom_close")}
-    blob = resources.payload(
+    blob = ctx.services.payload(
         ("lesson", key, marked, chosen, ctx.lang),  # its key names the task and binding
         lambda: explorer.payload(tr.image, G, mark if chosen is None else chosen, text,
                                  mark=mark))

@@ -10,21 +10,20 @@ the weights (`lens.lesson.cards.trace_binding`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
-import streamlit as st
 
 from encoder_core.views.learning import logit_move, train_step, value_gradients
 
-from .. import learning, resources
+from .. import keys, learning
 from ..lesson.tasks import Fixed, Question, Spec
 
 if TYPE_CHECKING:
     from ..context import PageContext
+    from ..services import Services
 
-SHAPE_KEY = "learn_shape"  # the page's number input of the shape (pages/learn.py)
-LAYER_KEY, HEAD_KEY = "learn_layer", "learn_head"  # the page's own layer and head choosers
 OPTIMISER = "sgd"  # the page's default update and its default size
 LOGIT = ("up", "down", "same")
 VALUE = ("smaller", "about_same", "larger")
@@ -32,16 +31,16 @@ ABOUT_SAME = 0.10  # |‖dV_least‖ − ‖dV_most‖| within 10 % of ‖dV_mos
 
 
 def possible(ctx: PageContext) -> bool:
-    return learning.available()
+    return learning.available(ctx.services)
 
 
 def page_walk(ctx: PageContext) -> learning.Walk:
     """The walk the page shows (`pages/learn.py` `image_and_label`): the shape its input holds
     (the sidebar's sample number before it is drawn), trained weights unless the sidebar's are
     random."""
-    shape = int(st.session_state.get(SHAPE_KEY, ctx.settings.sample_seed))
+    shape = int(ctx.state.get(keys.LEARN_SHAPE, ctx.settings.sample_seed))
     weights = "random" if ctx.weights == "random" else "trained"
-    return learning.walk(weights, ctx.settings.seed, shape)
+    return learning.walk(ctx.services, weights, ctx.settings.seed, shape)
 
 
 def source(w: learning.Walk) -> str:
@@ -49,7 +48,7 @@ def source(w: learning.Walk) -> str:
     return "" if w.of[0] == "trained" else w.of[0]
 
 
-def one_step(w: learning.Walk) -> tuple[float, np.ndarray, float]:
+def one_step(services: Services, w: learning.Walk) -> tuple[float, np.ndarray, float]:
     """One SGD step of the page's default size on the walk's image: (the loss before, the
     logits after, the loss after), cached per walk."""
     lr = learning.DEFAULT_SIZE[OPTIMISER]
@@ -59,14 +58,14 @@ def one_step(w: learning.Walk) -> tuple[float, np.ndarray, float]:
         _, logits, _ = learning.after(w, step.params)
         return step.loss_before, logits, learning.image_loss(w, step.params)
 
-    return resources.derived(("learn_task_step", *w.of, OPTIMISER, lr), compute_it)
+    return services.derived(("learn_task_step", *w.of, OPTIMISER, lr), compute_it)
 
 
 def learn_logit(ctx: PageContext, fixed: Fixed) -> Question:
     """After one SGD step against the loss's gradient, which way does the label's logit move?
     Computed: the step taken on the page's walk (`logit_move`)."""
     w = page_walk(ctx)
-    loss_before, logits, loss_after = one_step(w)
+    loss_before, logits, loss_after = one_step(ctx.services, w)
     direction, _ = logit_move(w.lg.logits, logits, w.label)
 
     def evidence() -> dict[str, object]:
@@ -85,12 +84,13 @@ def value_answer(dv_least: float, dv_most: float) -> str:
     return "smaller" if dv_least < dv_most else "larger"
 
 
-def page_layer_head(n_layers: int, n_heads: int) -> tuple[int, int]:
-    """The layer and head the page's own choosers hold (their defaults, the last layer and
-    head 1, before they are drawn): the question names what its reveal's caption shows."""
-    state = st.session_state
-    return (min(int(state.get(LAYER_KEY, n_layers - 1)), n_layers - 1),
-            min(int(state.get(HEAD_KEY, 0)), n_heads - 1))
+def page_layer_head(state: Mapping[str, object], n_layers: int, n_heads: int,
+                    ) -> tuple[int, int]:
+    """The layer and head the page's own choosers hold in `state` (the session's values as the
+    run started; their defaults, the last layer and head 1, before they are drawn): the
+    question names what its reveal's caption shows."""
+    return (min(int(state.get(keys.LEARN_LAYER, n_layers - 1)), n_layers - 1),
+            min(int(state.get(keys.LEARN_HEAD, 0)), n_heads - 1))
 
 
 def learn_value(ctx: PageContext, fixed: Fixed) -> Question:
@@ -98,7 +98,7 @@ def learn_value(ctx: PageContext, fixed: Fixed) -> Question:
     large as or larger than the most-attended key's? Computed from `value_gradients`."""
     w = page_walk(ctx)
     cfg = w.cfg
-    l, h = page_layer_head(cfg.n_layers, cfg.n_heads)
+    l, h = page_layer_head(ctx.state, cfg.n_layers, cfg.n_heads)
     vg = value_gradients(w.trace.layers[l].attn[h], w.lg.grads.layers[l].heads[h])
     least, most = int(np.argmin(vg.received)), int(np.argmax(vg.received))
     answer = value_answer(float(vg.dv_norm[least]), float(vg.dv_norm[most]))

@@ -1,0 +1,159 @@
+"""Who is looking at a page: a learner on their own (free or in the lesson), a class's student or
+its teacher — chosen once per run (`pick`) by the page runner, which then asks the role, never
+the role's kind, for what differs between them:
+
+- `settings`: the settings the page runs with (a student's are the class's image and model);
+- `class_code`: the class the sidebar says its settings are locked to ("" for none);
+- `caption`: the header's line under the step's navigation (the lesson's progress, the class);
+- `asks_first`: whether the step's questions come before its one-line takeaway;
+- `cards`: draws the role's cards at the top of the page and returns the page's element keys
+  they withhold (`PageContext.withheld`), with `withheld_note`, the key of the line that
+  stands in place of a withheld part.
+
+One run is a straight path: runner → role → the page's sections → runner. A role draws with the
+lesson's and the class's cards (`lens.lesson`, `lens.classroom`); nothing below it imports a
+role or the runner (tests/test_app_layering.py). A new way of looking at a page (a class's
+projector, the teacher's phone as a remote) is one more class here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from encoder_core import EncoderConfig
+
+from .classroom import student, teacher
+from .classroom.member import Member
+from .lesson import cards, check, course
+from .settings import Settings
+from .steps import STEPS
+
+if TYPE_CHECKING:
+    from .context import PageContext
+
+Caption = Callable[[], None]  # draws the header's line
+
+
+class Role(Protocol):
+    member: Member | None  # this browser in a live class, or None
+
+    def settings(self, own: Settings, models: Mapping[str, EncoderConfig],
+                 checkpoints: Sequence[int]) -> Settings: ...
+
+    @property
+    def class_code(self) -> str: ...
+
+    def caption(self, ctx: PageContext) -> Caption | None: ...
+
+    def asks_first(self, ctx: PageContext) -> bool: ...
+
+    def cards(self, ctx: PageContext) -> frozenset[str]: ...
+
+    def withheld_note(self, withheld: frozenset[str]) -> str: ...
+
+
+@dataclass(frozen=True)
+class Learner:
+    """A learner on their own: free, or in the lesson (`Settings.lesson`) — the walk's first
+    page offers the choice and, in the lesson, the concept check before its first task; each
+    step's tasks are cards that withhold what they ask about until answered or shown."""
+
+    member: None = None
+
+    def settings(self, own: Settings, models: Mapping[str, EncoderConfig],
+                 checkpoints: Sequence[int]) -> Settings:
+        return own
+
+    @property
+    def class_code(self) -> str:
+        return ""
+
+    def caption(self, ctx: PageContext) -> Caption | None:
+        return (lambda: course.progress_caption(ctx)) if ctx.settings.lesson else None
+
+    def asks_first(self, ctx: PageContext) -> bool:
+        """In the lesson the takeaway would answer the step's questions (it states what the
+        step does): it follows the cards, once none is open."""
+        return ctx.settings.lesson
+
+    def cards(self, ctx: PageContext) -> frozenset[str]:
+        student.ended_notice(ctx.lang)  # a class this session was in ended: said once
+        waiting = False  # for the concept check before the lesson
+        if ctx.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
+            course.choose(ctx)
+            waiting = ctx.settings.lesson and check.before(ctx.lang)
+        if not ctx.settings.lesson:
+            return frozenset()
+        return frozenset({"page", "concept_check"}) if waiting else cards.ask(ctx)
+
+    def withheld_note(self, withheld: frozenset[str]) -> str:
+        """A learner alone answers or presses "Show me" (or sends or skips the concept check
+        before the lesson)."""
+        return "withheld_check" if "concept_check" in withheld else "withheld"
+
+
+@dataclass(frozen=True)
+class Student:
+    """A class's student: the class's settings, its questions as cards answered when the
+    teacher asks, the page following the teacher's step."""
+
+    member: Member
+
+    def settings(self, own: Settings, models: Mapping[str, EncoderConfig],
+                 checkpoints: Sequence[int]) -> Settings:
+        return student.class_settings_for(self.member, own, models, checkpoints)
+
+    @property
+    def class_code(self) -> str:
+        return self.member.code
+
+    def caption(self, ctx: PageContext) -> Caption | None:
+        return lambda: student.caption(ctx, self.member)
+
+    def asks_first(self, ctx: PageContext) -> bool:
+        return True
+
+    def cards(self, ctx: PageContext) -> frozenset[str]:
+        withheld = student.ask(ctx, self.member)
+        student.follow(self.member.code, ctx.id, ctx.lang)
+        return withheld
+
+    def withheld_note(self, withheld: frozenset[str]) -> str:
+        return "withheld_class"  # the class waits for the reveal
+
+
+@dataclass(frozen=True)
+class Teacher:
+    """A class's teacher on a step (the page may be projected): no card, and no answer of the
+    class's questions before its reveal (the teacher reveals on the class page)."""
+
+    member: Member
+
+    def settings(self, own: Settings, models: Mapping[str, EncoderConfig],
+                 checkpoints: Sequence[int]) -> Settings:
+        return own
+
+    @property
+    def class_code(self) -> str:
+        return ""
+
+    def caption(self, ctx: PageContext) -> Caption | None:
+        return None
+
+    def asks_first(self, ctx: PageContext) -> bool:
+        return ctx.settings.lesson
+
+    def cards(self, ctx: PageContext) -> frozenset[str]:
+        return teacher.withheld_on_step(ctx)
+
+    def withheld_note(self, withheld: frozenset[str]) -> str:
+        return "withheld_teacher"
+
+
+def pick(member: Member | None) -> Role:
+    """The role of this run: this browser's place in a live class, else a learner."""
+    if member is None:
+        return Learner()
+    return Teacher(member) if member.teacher else Student(member)
