@@ -2,7 +2,7 @@
 
 Run with `scripts/app` or `encoder-lens` (both serve `lens/entry.py`, the same router inside the
 package, so an installed copy runs it), or `streamlit run app.py`. This entry script is the router
-(`lens.chrome.route`): it lists the pages of `lens.steps` (the registry; their modules are in
+(`lens.router.route`): it lists the pages of `lens.steps` (the registry; their modules are in
 pages/) for Streamlit's own navigation (`st.navigation`: the sidebar's links, sent as one
 message), titled in the learner's language and numbered in the note's order, each at its own
 URL (/multihead). Every page sets itself up through lens.runner.run_page() — settings,
@@ -13,6 +13,6 @@ for a server started without `python -m lens.serve` (which `scripts/app` uses an
 it at start).
 """
 
-from lens.chrome import route
+from lens.router import route
 
 route()

@@ -1,6 +1,6 @@
-"""The frame around every page: the navigation's pages (for app.py), notices, title with
-previous / next, the caption about the weights (and the trained model's prediction), and the
-trace export.
+"""The frame around every page: notices, title with previous / next, the caption about the
+weights (and the trained model's prediction), and the trace export. The app's navigation is
+`lens.router`'s.
 """
 
 from __future__ import annotations
@@ -13,45 +13,15 @@ import streamlit as st
 from encoder_core import EncoderTrace
 from encoder_core.export import trace_npz_bytes
 
-from . import keys, session, traces
-from .i18n import LANG_NAMES
+from . import keys, session
 from .settings import Notice
-from .steps import ALL_PAGES, PAGES, STEPS, PageInfo, neighbours, step_number
+from .steps import PAGES, STEPS, neighbours, step_number
 
 if TYPE_CHECKING:
     from .context import PageContext
 
 # Link key -> how the learner sees it in a sentence.
 SYMBOLS = {"n_heads": "h", "patch_size": "P", "image_size": "S", "d_model": "d_model"}
-
-
-def nav_label(info: PageInfo, lang: str) -> str:
-    """The navigation's label: "7. Multi-head attention" for a step, "★ Compare & ablate" after."""
-    k = step_number(info.id)
-    return f"★ {info.title_in(lang)}" if k is None else f"{k}. {info.title_in(lang)}"
-
-
-def _landing() -> None:
-    """A link without a page: forward to the first step with the link's settings."""
-    traces.warming()
-    st.switch_page(STEPS[0].path, query_params=st.query_params.to_dict())
-
-
-def route() -> None:
-    """The router (app.py, and a page run without it): the app's navigation runs the page the
-    link asks for; `runner.run_page` draws it only when it was reached this way."""
-    st.session_state[keys.ENTRY] = True
-    st.navigation(navigation_pages(), expanded=True).run()
-
-
-def navigation_pages() -> list:
-    """The pages for `st.navigation`, in the learner's language (the language control's value,
-    else the link's `lang`): the hidden landing page, then every page at its id's URL."""
-    lang = st.session_state.get(keys.LANG) or st.query_params.get("lang", "en")
-    lang = lang if lang in LANG_NAMES else "en"
-    return [st.Page(_landing, title="Encoder Lens", url_path="start", default=True,
-                    visibility="hidden"),
-            *(st.Page(p.path, title=nav_label(p, lang), url_path=p.id) for p in ALL_PAGES)]
 
 
 def notice_text(n: Notice, t: Callable[..., str], from_link: bool) -> str:

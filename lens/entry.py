@@ -3,7 +3,7 @@
 - the command `encoder-lens` (`main`, pyproject.toml's [project.scripts]; `scripts/app` runs it
   from the checkout's .venv): one BLAS thread, then `lens.serve.main` with its arguments;
 - the Streamlit script: `lens.serve` hands this file to `streamlit run` (`lens.serve.APP`). Run
-  as a script, it runs the router, `lens.chrome.route()`, as the repository's top-level app.py
+  as a script, it runs the router, `lens.router.route()`, as the repository's top-level app.py
   does (`streamlit run app.py`, AppTest). Its folder holds the app's Streamlit settings,
   `.streamlit/config.toml`, which Streamlit reads as this script's own config from any current
   folder.
@@ -29,6 +29,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":  # Streamlit runs it as a script; importing it runs nothing
-    from lens.chrome import route
+    from lens.router import route
 
     route()

@@ -50,7 +50,7 @@ NAV_NEXT_BOTTOM = "nav_next_bottom"
 COMPARE_WHAT = "cmp_what"  # Compare: what settings A and B differ in (its radio)
 SCORES_KEY_J = "scores_key_j"  # Scores: the key column of the worked entry (its number input)
 
-ENTRY = "_entry"  # the router (chrome.route) runs this script run's page: the app's navigation
+ENTRY = "_entry"  # the router (router.route) runs this script run's page: the app's navigation
 
 
 # lesson mode (lens.lesson.cards)

@@ -32,6 +32,7 @@ from . import (
     model_weights,
     resources,
     roles,
+    router,
     session,
     sidebar,
     traces,
@@ -56,13 +57,13 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
 
     Run without the entry script — Streamlit's pages-folder mode runs the page's file alone
     (`lens.steps`): a fresh server's first visit (/multihead), and every AppTest run — it runs
-    the app's router in its place (`chrome.route`, as app.py does), which runs this page again
+    the app's router in its place (`router.route`, as app.py does), which runs this page again
     through the app's navigation, in this same script run."""
     info = page_for_script(script)
     if info is None:
         raise LookupError(f"{script} is not a page of lens.steps")
     if not st.session_state.get(keys.ENTRY):
-        chrome.route()
+        router.route()
         return
     st.session_state[keys.ENTRY] = False  # the router sets it again on each run
     role = roles.pick(classroom.current())  # chosen once: everything that differs asks it

@@ -161,3 +161,9 @@ def neighbours(page_id: str) -> tuple[PageInfo | None, PageInfo | None]:
     if k is None:
         return None, None
     return (STEPS[k - 2] if k > 1 else None), (STEPS[k] if k < len(STEPS) else None)
+
+
+def nav_label(info: PageInfo, lang: str) -> str:
+    """The navigation's label: "7. Multi-head attention" for a step, "★ Compare & ablate" after."""
+    k = step_number(info.id)
+    return f"★ {info.title_in(lang)}" if k is None else f"{k}. {info.title_in(lang)}"

@@ -20,7 +20,7 @@ from lens.pca_view import pca_section
 from lens.relevance_view import relevance_section
 from lens.runner import run_page
 from lens.similarity_view import similarity_section
-from lens.steps import EXTRA_PAGES, STEPS
+from lens.steps import EXTRA_PAGES, STEPS, nav_label
 from lens.walk import stack as walk
 
 MAX_GRID_LAYERS = 6  # layers shown in the layer × head grid
@@ -224,12 +224,12 @@ def recap(ctx: PageContext, lesson_mode: bool = False) -> None:
         st.write(ctx.t("recap_text", n=len(STEPS)))
     with st.container(border=True):
         for info in STEPS:
-            st.page_link(info.path, label=chrome.nav_label(info, ctx.lang))
+            st.page_link(info.path, label=nav_label(info, ctx.lang))
             st.caption(info.takeaway_in(ctx.lang))
     st.subheader(ctx.t("next_title"))
     for info in EXTRA_PAGES:
         with st.container(border=True):
-            st.page_link(info.path, label=f"**{chrome.nav_label(info, ctx.lang)}**")
+            st.page_link(info.path, label=f"**{nav_label(info, ctx.lang)}**")
             st.caption(ctx.t(f"next_{info.id}", hub=ctx.t("hub_title")))
 
 

@@ -158,7 +158,7 @@ def test_the_registry_and_every_walk_module_import_no_streamlit():
 # the server's caches, the compute gate and budget, the weights, the traces.
 SERVER_SIDE = {"lens.resources", "lens.traces", "lens.model_weights", "lens.images", "lens.cache",
                "lens.compute_gate", "lens.admission", "lens.fair_queue"}
-FRAME = {"lens.runner", "lens.chrome"}  # what the pages import of the frame around them
+FRAME = {"lens.runner"}  # what the pages import of the frame around them (it sets them up)
 
 
 def test_no_page_or_page_section_imports_the_servers_caches():
@@ -189,6 +189,15 @@ def test_a_role_is_chosen_by_the_runner_alone_and_nothing_below_it_calls_back():
             todo += g.get(m, ())
     assert below & {"lens.roles", "lens.runner"} == set()
     assert {"lens.lesson.cards", "lens.classroom.student", "lens.classroom.teacher"} <= below
+
+
+def test_the_router_is_below_every_page_run_and_nothing_calls_back_into_it():
+    """`lens.router` runs the page's script (st.navigation), so it is under every run: only the
+    entry script and the runner (for a page reached without it) may name it; the header and
+    footer (`lens.chrome`) are the runner's, not the router's."""
+    g = graph()
+    assert {m for m, deps in g.items() if "lens.router" in deps} == {"lens.runner", "lens.entry"}
+    assert "lens.router" not in g["lens.chrome"]
 
 
 def test_the_purity_probe_sees_streamlit():

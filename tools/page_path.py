@@ -15,7 +15,10 @@ call of a Python function whose file is under lens/ or pages/. Of those:
 - returns: the crossings into a module the run had already entered before (it was left and is
   entered again): a run that is one straight path, runner → role → page sections → runner,
   enters each module once from the outside and returns little; one that goes back and forth
-  between the frame's modules returns often.
+  between the frame's modules returns often;
+- calls back up the stack: a crossing into a module that an outer frame of the same call
+  chain is in (not the caller's own), e.g. runner → chrome.header → a runner's lambda: a
+  module below calling back into one above it.
 
 `--list` prints each return's crossing (caller module → callee function).
 """
@@ -52,6 +55,9 @@ class PathCounter:
         self.places: set[tuple[str, str]] = set()
         # each crossing: [caller module, callee module, callee's qualified name, leaf?]
         self.crossings: list[list] = []
+        # calls back up the stack: into a module that an outer frame of the call is in, not the
+        # caller's (a module below calling back into one above it: runner → chrome → runner)
+        self.callbacks: list[tuple[str, str, str]] = []
         self._open: dict[object, int] = {}  # a crossing's frame -> its index, until it returns
         self._lock = threading.Lock()
 
@@ -65,9 +71,13 @@ class PathCounter:
         if callee is None:
             return
         caller, back, enclosing = None, frame.f_back, None
-        while back is not None and (caller is None or enclosing is None):
+        outer: set[str] = set()  # the app's modules further down the stack than the caller
+        while back is not None:
+            module = module_of(back.f_code.co_filename)
             if caller is None:  # the nearest app frame below
-                caller = module_of(back.f_code.co_filename)
+                caller = module
+            elif module is not None:
+                outer.add(module)
             if enclosing is None:
                 enclosing = self._open.get(back)
             back = back.f_back
@@ -75,6 +85,8 @@ class PathCounter:
             self.places.add((callee, frame.f_code.co_qualname))
             if caller == callee:
                 return
+            if callee in outer - {caller}:
+                self.callbacks.append((caller or "-", callee, frame.f_code.co_qualname))
             if enclosing is not None:
                 self.crossings[enclosing][3] = False
             self._open[frame] = len(self.crossings)
@@ -129,6 +141,9 @@ def main(argv: list[str]) -> int:
         by_module = Counter(callee for _, callee, _ in returns)
         print("    returns per module: "
               + ", ".join(f"{m} {n}" for m, n in by_module.most_common()))
+    back = Counter(f"{caller} → {callee}" for caller, callee, _ in c.callbacks)
+    print(f"  calls back up the stack (into a module an outer frame is in): {len(c.callbacks)}"
+          + (": " + ", ".join(f"{k} {n}" for k, n in back.most_common()) if back else ""))
     if args.list:
         for caller, callee, name in c.counts(False)[4]:
             print(f"  {caller} → {callee}.{name}")
