@@ -20,7 +20,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core import EncoderConfig, EncoderTrace
 
-from .classroom.member import Member
+from .classroom.ui.member import Member
 from .i18n import Texts
 from .models import Model
 from .services import SERVICES, Services
@@ -66,7 +66,7 @@ class PageContext:
 
     def shows(self, key: str) -> bool:
         """Whether the page draws its element `key`: not while a task of the lesson that
-        withholds it is open (`lens.lesson.cards`)."""
+        withholds it is open (`lens.lesson.ui.cards`)."""
         return key not in self.withheld
 
     @property

@@ -24,8 +24,8 @@ from .admission import TooHeavyError
 from .context import PageContext
 from .fair_queue import Queue
 from .i18n import Texts
-from .lesson import cards, course
 from .lesson.tasks import task_texts
+from .lesson.ui import cards, course
 from .page_costs import handout_cost
 
 if TYPE_CHECKING:

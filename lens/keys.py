@@ -53,7 +53,7 @@ SCORES_KEY_J = "scores_key_j"  # Scores: the key column of the worked entry (its
 ENTRY = "_entry"  # the router (router.route) runs this script run's page: the app's navigation
 
 
-# lesson mode (lens.lesson.cards)
+# lesson mode (lens.lesson.ui.cards)
 LESSON_RECORDS = "_lesson_records"  # task id -> Record (answered or shown)
 LESSON_ASKED = "_lesson_asked"  # task id -> (binding, Fixed) of a task asked, not yet answered
 LESSON_MISSING = "_lesson_missing"  # the task whose Check was pressed without an answer

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from encoder_core import EncoderConfig
 
-from .classroom import student, teacher
-from .classroom.member import Member
-from .lesson import cards, check, course
+from .classroom.ui import student, teacher
+from .classroom.ui.member import Member
+from .lesson.ui import cards, check, course
 from .settings import Settings
 from .steps import STEPS
 

@@ -38,12 +38,12 @@ from . import (
     traces,
 )
 from .admission import TooHeavyError
-from .classroom import member as classroom
+from .classroom.ui import member as classroom
 from .context import PageContext, Plan
 from .fair_queue import Queue
 from .i18n import Texts
 from .layout_js import hold_tablet_sidebar, layout_behaviours
-from .lesson import cards, check
+from .lesson.ui import cards, check
 from .services import SERVICES
 from .settings import Settings
 from .steps import PAGES, page_for_script

@@ -14,7 +14,7 @@ it: a task is declared once, by its name within the page (`Spec("shift", …)` i
 
 A page beyond the note may have lesson tasks too, built in its own module of `lens.walk`
 (/learn: `learn.TASKS`): lesson mode asks them on that page like a step's. They are not the
-walk's: the lesson's progress and summary count the note's steps only (`lens.lesson.course`),
+walk's: the lesson's progress and summary count the note's steps only (`lens.lesson.ui.course`),
 and a class asks the note's steps only (`class_tasks_for`).
 
 Why the module is named exactly as the URL path: while a folder `pages/` exists, a fresh

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lens.classroom import join, teacher
+from lens.classroom.ui import join, teacher
 from lens.context import PageContext
 from lens.runner import run_page
 from lens.steps import PAGES

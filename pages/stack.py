@@ -15,7 +15,7 @@ from encoder_core.views.rollout import attention_rollout
 from lens import chrome, explorer, figures, meaning, widgets
 from lens.context import PageContext
 from lens.heads_off import heads_off_section
-from lens.lesson import course
+from lens.lesson.ui import course
 from lens.pca_view import pca_section
 from lens.relevance_view import relevance_section
 from lens.runner import run_page

@@ -18,12 +18,12 @@ import streamlit as st
 from PIL import Image
 
 from lens import figures
-from lens.classroom import member as member_module
-from lens.classroom.join import PUBLIC_URL_ENV, lan_address, lan_suggestion
-from lens.classroom.member import STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
 from lens.classroom.rules import MAX_WRONG
 from lens.classroom.store import URL_ENV, Store
-from lens.classroom.teacher import results_bytes, summary_bytes
+from lens.classroom.ui import member as member_module
+from lens.classroom.ui.join import PUBLIC_URL_ENV, lan_address, lan_suggestion
+from lens.classroom.ui.member import STUDENT_PARAM, TEACHER_PARAM, Member, shared_store
+from lens.classroom.ui.teacher import results_bytes, summary_bytes
 from lens.figures.pixels import rgb255
 from lens.i18n import translate
 from lens.keys import CLASS_MEMBER as MEMBER
@@ -398,7 +398,7 @@ SIMILAR = "positional_similar"  # the Positional encoding step's patch question
 @pytest.fixture
 def drawn(monkeypatch):
     """Every picture the pages render, as (figure function, args, kwargs, PNG bytes)."""
-    import lens.classroom.view as class_view  # noqa: PLC0415
+    import lens.classroom.ui.view as class_view  # noqa: PLC0415
     import lens.widgets as widgets  # noqa: PLC0415
 
     seen: list[tuple] = []
@@ -574,7 +574,7 @@ def test_the_peer_instruction_cycle_shows_counts_only_until_the_reveal_then_how_
     nothing; the discussion: each student sees their own vote 1 and no inputs; vote 2: the
     wrong student answers right; the reveal: the transitions (wrong→right 1, right→right 1)
     and the share right at each vote, and each student's reveal."""
-    from lens.lesson.cards import shown_answer  # noqa: PLC0415
+    from lens.lesson.ui.cards import shown_answer  # noqa: PLC0415
 
     t = teacher()
     code = code_of(t)
@@ -832,9 +832,9 @@ def test_the_teachers_step_page_withholds_what_the_classs_open_questions_give_aw
 def check_send(s, round_: str, right: int) -> None:
     """A student answers the check's open round: the first `right` questions right, the
     others wrong, then Send."""
-    from lens.classroom.concept_check import PREFIX  # noqa: PLC0415
-    from lens.lesson.check import radio_key  # noqa: PLC0415
+    from lens.classroom.ui.concept_check import PREFIX  # noqa: PLC0415
     from lens.lesson.concepts import QUESTIONS  # noqa: PLC0415
+    from lens.lesson.ui.check import radio_key  # noqa: PLC0415
 
     s.run()  # the follower's look: the round opened
     for i, q in enumerate(QUESTIONS):
@@ -897,9 +897,9 @@ def test_the_concept_check_before_and_after_shows_counts_then_shares_and_gain():
 
 
 def test_the_concept_check_in_chinese():
-    from lens.classroom.concept_check import PREFIX  # noqa: PLC0415
-    from lens.lesson.check import radio_key  # noqa: PLC0415
+    from lens.classroom.ui.concept_check import PREFIX  # noqa: PLC0415
     from lens.lesson.concepts import OWNER, QUESTIONS  # noqa: PLC0415
+    from lens.lesson.ui.check import radio_key  # noqa: PLC0415
 
     t = teacher(lang="zh")
     s = student(code_of(t), lang="zh")

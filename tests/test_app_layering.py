@@ -81,8 +81,8 @@ def test_no_two_app_modules_import_each_other():
 
 
 def test_the_page_types_import_nothing_of_the_frame():
-    frame = {"lens.runner", "lens.chrome", "lens.sidebar", "lens.lesson.cards", "lens.handout_ui",
-             "lens.classroom.student", "lens.classroom.teacher"}
+    frame = {"lens.runner", "lens.chrome", "lens.sidebar", "lens.lesson.ui.cards",
+             "lens.handout_ui", "lens.classroom.ui.student", "lens.classroom.ui.teacher"}
     g = graph()
     assert g["lens.context"] & frame == set()
     assert {m for m, deps in g.items() if "lens.runner" in deps} == {
@@ -109,14 +109,61 @@ PURE = ("lens.lesson.tasks", "lens.classroom.tally", "lens.settings", "lens.page
 NOT_IN_PURE = ("streamlit", "matplotlib", "pandas")
 
 
-def imported_tops(modules: list[str]) -> set[str]:
+def imported_tops(modules: list[str], cwd: Path = ROOT) -> set[str]:
     """The top-level packages a fresh interpreter holds once it has imported `modules`."""
     probe = (f"import sys\nimport {', '.join(modules)}\n"
              "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
-    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+    out = subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return set(out.stdout.split())
+
+
+# A package with a Streamlit part keeps it in its `ui` (a subpackage, or one module `ui.py`);
+# its other modules, its __init__ included, are its pure part: no Streamlit.
+SPLIT_PACKAGES = ("lens.lesson", "lens.classroom")
+
+
+def pure_part(folder: Path, package: str) -> list[str]:
+    """Every module of the package in `folder` outside its `ui`: the package, its modules and
+    its other subpackages' modules."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        parts = path.relative_to(folder).with_suffix("").parts
+        if parts[0] == "ui":
+            continue
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        found.append(".".join((package, *parts)))
+    return found
+
+
+def test_the_pure_part_of_every_split_package_imports_no_streamlit():
+    """`lens.lesson`, `lens.classroom`: every module outside the package's `ui`, all imported
+    in one fresh interpreter, leave Streamlit out of it; each package has its `ui`."""
+    for package in SPLIT_PACKAGES:
+        folder = ROOT.joinpath(*package.split("."))
+        assert (folder / "ui").is_dir() or (folder / "ui.py").is_file(), package
+        modules = pure_part(folder, package)
+        assert f"{package}.tasks" in modules or f"{package}.store" in modules, modules
+        assert not any(".ui" in m for m in modules)
+        assert "streamlit" not in imported_tops(modules), package
+
+
+def test_the_purity_check_finds_streamlit_in_a_pure_part(tmp_path):
+    """A package whose pure part imports Streamlit (through another of its pure modules) is
+    caught; the same import in its `ui` is not."""
+    package = tmp_path / "probe_pkg"
+    (package / "ui").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "ui" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "ui" / "cards.py").write_text("import streamlit\n", encoding="utf-8")
+    (package / "rules.py").write_text("X = 1\n", encoding="utf-8")
+    modules = pure_part(package, "probe_pkg")
+    assert modules == ["probe_pkg", "probe_pkg.rules"]
+    assert "streamlit" not in imported_tops(modules, cwd=tmp_path)
+    (package / "tally.py").write_text("from . import store\n", encoding="utf-8")
+    (package / "store.py").write_text("import streamlit.runtime\n", encoding="utf-8")
+    assert "streamlit" in imported_tops(pure_part(package, "probe_pkg"), cwd=tmp_path)
 
 
 def test_the_tasks_their_judging_and_the_tally_import_no_streamlit():
@@ -188,7 +235,8 @@ def test_a_role_is_chosen_by_the_runner_alone_and_nothing_below_it_calls_back():
             below.add(m)
             todo += g.get(m, ())
     assert below & {"lens.roles", "lens.runner"} == set()
-    assert {"lens.lesson.cards", "lens.classroom.student", "lens.classroom.teacher"} <= below
+    assert {"lens.lesson.ui.cards", "lens.classroom.ui.student",
+            "lens.classroom.ui.teacher"} <= below
 
 
 def test_the_router_is_below_every_page_run_and_nothing_calls_back_into_it():
@@ -201,7 +249,7 @@ def test_the_router_is_below_every_page_run_and_nothing_calls_back_into_it():
 
 
 def test_the_purity_probe_sees_streamlit():
-    probe = "import sys\nimport lens.lesson.cards\nprint('streamlit' in sys.modules)"
+    probe = "import sys\nimport lens.lesson.ui.cards\nprint('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert out.stdout.strip() == "True", out.stderr

@@ -111,7 +111,7 @@ def expose_truth(monkeypatch):
     """Keep each task's right answer (and a poor patch) in the session, for the test to answer
     with — read from the Task the page built (every task of the page, the ones still waiting
     for their turn too), never computed here."""
-    import lens.lesson.cards as lesson  # noqa: PLC0415
+    import lens.lesson.ui.cards as lesson  # noqa: PLC0415
 
     real = lesson.current
 

@@ -34,7 +34,7 @@ CONFIGS = {"defaults": {}, "small": SMALL_APART, "vit": {"weights": "vit_tiny_te
 def keep_tasks(monkeypatch):
     """Every task the page builds (its right answer and values), kept in the session for the
     test to search for — the Task itself, never an answer computed here."""
-    import lens.lesson.cards as lesson  # noqa: PLC0415
+    import lens.lesson.ui.cards as lesson  # noqa: PLC0415
 
     real = lesson.current
 

@@ -1,4 +1,4 @@
-"""The join link's address (lens/classroom/join.py): the one students reach, from
+"""The join link's address (lens/classroom/ui/join.py): the one students reach, from
 ENCODER_LENS_PUBLIC_URL when valid, else a proxy's X-Forwarded-Host/-Proto (behind the balancer
 only), else the Host header, else the browser's URL; and what the teacher is told about it (an
 ignored setting, a loopback address no student's device can open)."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lens.classroom.join import (
+from lens.classroom.ui.join import (
     PUBLIC_URL_ENV,
     is_loopback,
     join_first,
@@ -20,7 +20,7 @@ from lens.classroom.join import (
     public_base,
     valid_base,
 )
-from lens.classroom.member import PROXY_ENV
+from lens.classroom.ui.member import PROXY_ENV
 
 URL = "http://localhost:8501/class"  # st.context.url: what the teacher's browser shows
 

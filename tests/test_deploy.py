@@ -122,8 +122,8 @@ def test_compose_gives_the_apps_a_shared_class_store():
     scheme the store's driver takes; the apps wait for the database to be healthy."""
     from sqlalchemy.engine import make_url
 
-    from lens.classroom.member import PROXY_ENV
     from lens.classroom.store import URL_ENV
+    from lens.classroom.ui.member import PROXY_ENV
 
     text = (DEPLOY / "compose.yaml").read_text()
     anchor = re.search(r"^x-app: &app\n((?:  .*\n)*)", text, flags=re.M).group(1)

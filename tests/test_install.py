@@ -81,7 +81,7 @@ APP_PROBE = """
 import importlib, pkgutil, sys
 import encoder_core, lens, pages
 from lens import explorer_component, layout_js
-from lens.classroom import member
+from lens.classroom.ui import member
 from lens.i18n import translate
 names = sorted({m.name for pkg in (lens, pages)
                 for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")})

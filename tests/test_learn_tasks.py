@@ -110,7 +110,7 @@ def test_the_value_tasks_answer_is_the_cores_gradient(weights, shape):
 
 def test_the_shape_follows_the_pages_and_so_does_the_binding():
     """Another shape is another image: another trace, so a task asked on the old one is asked
-    afresh (its binding, `lens.lesson.cards.trace_binding`, names the task's trace)."""
+    afresh (its binding, `lens.lesson.progress.trace_binding`, names the task's trace)."""
     a = TASKS["learn.logit"].ask(learn_context("random", 0), Fixed())
     b = TASKS["learn.logit"].ask(learn_context("random", 1), Fixed())
     c = TASKS["learn.logit"].ask(learn_context("trained", 1), Fixed())

@@ -73,8 +73,8 @@ def test_every_page_has_a_title_and_a_takeaway_in_every_language():
 # Pages whose texts are drawn by modules of their own (besides the page's): the class page's
 # by lens/classroom, through `t = Texts(lang, "class")`; the ViT
 # page's prediction block by lens/prediction.py (the overview draws it too).
-DRAWN_BY = {"class": ["lens/classroom/join.py", "lens/classroom/teacher.py",
-                      "lens/classroom/student.py", "lens/classroom/view.py"],
+DRAWN_BY = {"class": ["lens/classroom/ui/join.py", "lens/classroom/ui/teacher.py",
+                      "lens/classroom/ui/student.py", "lens/classroom/ui/view.py"],
             "vit": ["lens/prediction.py"]}
 
 
@@ -105,7 +105,7 @@ def test_a_page_uses_only_keys_of_its_own_file_or_the_common_one(page):
     assert not missing, missing
 
 
-# What a task's card, reveal and summary line read, by kind (`lens.lesson.cards`): the part of
+# What a task's card, reveal and summary line read, by kind (`lens.lesson.ui.cards`): the part of
 # each key after the task's id ("scores_shift" + "_q").
 TASK_PARTS = {"number": ("_p0", "_answer"), "choice": ("_label",), "estimate": ("_label",),
               "patch": ("_quality",)}

@@ -3,7 +3,7 @@ every student is asked them — the same question (the teacher's layer, head and
 same trace (the class's settings), its answers stored under that trace's binding.
 
 Pure functions of a page context and the store's state; the pages draw them
-(`lens.classroom.teacher`, `lens.classroom.student`).
+(`lens.classroom.ui.teacher`, `lens.classroom.ui.student`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..lesson.cards import trace_binding
+from ..lesson.progress import trace_binding
 from ..lesson.tasks import Fixed, Spec, Task, fixed_now
 from ..settings import Settings
 from ..steps import class_tasks_for
@@ -41,7 +41,7 @@ class Asked:
 
     spec: Spec
     task: Task
-    key: str  # the binding its answers are stored under (`lens.lesson.trace_binding`)
+    key: str  # the binding its answers are stored under (`lens.lesson.progress.trace_binding`)
     state: str  # "", "open", "revealed" or "closed"
 
 

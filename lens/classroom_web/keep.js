@@ -1,5 +1,5 @@
 // The teacher's key kept in this browser across a reload, a laptop waking up or a replica
-// restart (lens/classroom/member.py): the default export is the function Streamlit's
+// restart (lens/classroom/ui/member.py): the default export is the function Streamlit's
 // st.components.v2 calls. It shows nothing.
 //
 // `data.cookie` is the cookie's name, `data.value` "CODE.KEY" (or "" to forget it) and

@@ -20,13 +20,19 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from encoder_core import EncoderConfig
 
+from ..digests import array_digest
 from ..steps import TASKS
 from .tasks import Fixed, Spec
+
+if TYPE_CHECKING:
+    from ..context import PageContext
+    from .tasks import Task
 
 URL_KEY = "lp"  # the link's progress
 MAX_URL_CHARS = 8000  # a longer value is not read
@@ -53,6 +59,14 @@ def binding(image_key: str, weights_id: str, cfg: EncoderConfig) -> str:
     """A short name of what a task's answer depends on: image, weights, architecture, seed."""
     text = repr((image_key, weights_id, cfg))
     return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def trace_binding(ctx: PageContext, task: Task) -> str:
+    """The binding of the trace a task was computed on (its own, or the page's)."""
+    if task.trace is None or task.trace is ctx.trace:
+        return binding(ctx.image_key, ctx.weights_id, ctx.cfg)
+    tr = task.trace  # its image's digest is remembered: a rerun pays a look-up
+    return binding(array_digest(tr.image).hex(), task.source or "trained", tr.config)
 
 
 # --- the link ---------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 """How it learns: its lesson tasks (`TASKS`, in the order asked); page `pages/learn.py`, words
 `lens/texts/<lang>/learn.toml`. A page beyond the note: no handout sheet, and its tasks stay out
-of the lesson's summary and progress (`lens.lesson.course` counts the note's steps).
+of the lesson's summary and progress (`lens.lesson.ui.course` counts the note's steps).
 
 Both tasks are asked on the page's own walk (`lens.learning.walk`): the shapes model, trained
 or at random as the page shows it, on the generated shape the page's number names — not on the
 sidebar's model. The task keeps that walk's trace, so that its binding follows the shape and
-the weights (`lens.lesson.cards.trace_binding`).
+the weights (`lens.lesson.progress.trace_binding`).
 """
 
 from __future__ import annotations

@@ -28,20 +28,20 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from encoder_core import EncoderConfig
 
-from ..i18n import Texts
-from ..keys import CLASS_ENDED, CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
-from ..lesson.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
-from ..lesson.tasks import fixed_now, judge, task_texts
-from ..settings import Settings
-from ..steps import PAGES, class_tasks_for
+from ...i18n import Texts
+from ...keys import CLASS_ENDED, CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
+from ...lesson.tasks import fixed_now, judge, task_texts
+from ...lesson.ui.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
+from ...settings import Settings
+from ...steps import PAGES, class_tasks_for
+from ..asking import OWN, Asked, asked_on, given_value, stored_value
+from ..rules import RefusedError
 from . import concept_check, view
-from .asking import OWN, Asked, asked_on, given_value, stored_value
 from .member import Member, brief, shared_store
 from .member import class_state as member_class_state
-from .rules import RefusedError
 
 if TYPE_CHECKING:
-    from ..context import PageContext
+    from ...context import PageContext
 
 OWNER = "class"  # lens/texts/<lang>/class.toml
 FOLLOW_S = 2.0  # how often a student's page looks at the class (seconds)

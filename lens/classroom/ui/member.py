@@ -27,9 +27,9 @@ from typing import Literal
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..keys import CLASS_ENDED, CLASS_MEMBER, CLASS_STATE, CLASS_STORE_ERROR
-from .rules import CLASS_HOURS, normal_code
-from .store import Store
+from ...keys import CLASS_ENDED, CLASS_MEMBER, CLASS_STATE, CLASS_STORE_ERROR
+from ..rules import CLASS_HOURS, normal_code
+from ..store import Store
 
 CLASS_PARAM = "class"  # ?class=CODE: the join link, and every page of a class's member
 STUDENT_PARAM = "student"  # ?student=TOKEN: a student's pages

@@ -5,7 +5,7 @@ right one with why. Nothing of the right answers shows before the after round is
 
 The rounds live in the session and travel in the link (`concepts.encode_rounds`, "lc"), as the
 lesson's records do. The six radios and the result are drawn by the same functions for a class's
-student (`lens.classroom.concept_check`), whose answers the class's store keeps instead.
+student (`lens.classroom.ui.concept_check`), whose answers the class's store keeps instead.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from ..i18n import Texts
-from ..keys import LESSON_CHECK, LESSON_CHECK_MISSING
-from .concepts import (
+from ...i18n import Texts
+from ...keys import LESSON_CHECK, LESSON_CHECK_MISSING
+from ..concepts import (
     OWNER,
     POST,
     PRE,

@@ -29,20 +29,23 @@ import numpy as np
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from .. import widgets
-from ..i18n import Texts
-from ..keys import (
+from ... import widgets
+from ...i18n import Texts
+from ...keys import (
     CLASS_FORGET,
     CLASS_PRESENTING,
     CLASS_PRESENTING_KEPT,
     CLASS_STEP_CHOICE,
     TEACHER_ERROR,
 )
-from ..lesson.cards import patch_in_context, true_map
-from ..lesson.tasks import Task, task_from_json, task_json, task_texts
-from ..steps import PAGES, STEPS, TASKS, step_number
+from ...lesson.tasks import Task, task_from_json, task_json, task_texts
+from ...lesson.ui.cards import patch_in_context, true_map
+from ...steps import PAGES, STEPS, TASKS, step_number
+from ..asking import Asked, asked_on, class_settings, rule_for, same_settings
+from ..results import results_csv
+from ..rules import RefusedError
+from ..tally import judge_stored, transitions
 from . import concept_check, view
-from .asking import Asked, asked_on, class_settings, rule_for, same_settings
 from .join import (
     PUBLIC_URL_ENV,
     join_link,
@@ -54,12 +57,9 @@ from .join import (
 )
 from .member import Member, become, brief, keep_teacher, shared_store, store_error
 from .member import class_state as member_class_state
-from .results import results_csv
-from .rules import RefusedError
-from .tally import judge_stored, transitions
 
 if TYPE_CHECKING:
-    from ..context import PageContext
+    from ...context import PageContext
 
 OWNER = "class"
 LIVE_S = 2.0  # how often the teacher's counts look at the store (seconds)
@@ -352,7 +352,7 @@ def summary_bytes(code: str, key: str, lang: str) -> bytes:
     """The class on one page as PDF (`summary.summary_pdf`), in the teacher's language; run
     when the button is pressed, as `results_bytes`. Its layout (matplotlib's PDF backend) is
     loaded only then."""
-    from .summary import summary_pdf  # noqa: PLC0415
+    from ..summary import summary_pdf  # noqa: PLC0415
 
     store = shared_store()
     return summary_pdf(code, store.result_rows(code, key), asked_tasks(code, key),

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from .. import figures
-from ..i18n import Texts
-from ..lesson.cards import marked_patch, shown_answer
-from ..lesson.tasks import Task, task_texts
-from ..widgets import render
-from .tally import TRANSITIONS, Tally, Transitions, tally
+from ... import figures
+from ...i18n import Texts
+from ...lesson.tasks import Task, task_texts
+from ...lesson.ui.cards import marked_patch, shown_answer
+from ...widgets import render
+from ..tally import TRANSITIONS, Tally, Transitions, tally
 
 OWNER = "class"
 

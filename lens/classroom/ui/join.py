@@ -29,10 +29,11 @@ from PIL import Image
 from sqlalchemy.exc import SQLAlchemyError
 from streamlit.delta_generator import DeltaGenerator
 
-from ..i18n import Texts
-from ..keys import CLASS_CODE_INPUT, CLASS_JOIN_ERROR, CLASS_NICK_INPUT
-from ..settings import Settings
-from .asking import class_settings
+from ...i18n import Texts
+from ...keys import CLASS_CODE_INPUT, CLASS_JOIN_ERROR, CLASS_NICK_INPUT
+from ...settings import Settings
+from ..asking import class_settings
+from ..rules import MAX_NICKNAME, RefusedError, normal_code
 from .member import (
     CLASS_PARAM,
     PROXY_ENV,
@@ -44,10 +45,9 @@ from .member import (
     shared_store,
     store_error,
 )
-from .rules import MAX_NICKNAME, RefusedError, normal_code
 
 if TYPE_CHECKING:
-    from ..context import PageContext
+    from ...context import PageContext
 
 OWNER = "class"
 QR_MODULE_PX = 8  # one module of the QR code, in pixels

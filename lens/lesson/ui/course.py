@@ -1,6 +1,6 @@
 """The lesson over the whole walk: the overview's choice (take the lesson or explore), the
 header's line of progress, and the summary at the end of The stack with a retry of what was
-not right. Each step's own cards are `lens.lesson.cards`.
+not right. Each step's own cards are `lens.lesson.ui.cards`.
 """
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from ..i18n import Texts
-from ..session import set_settings
-from ..steps import PAGES, STEPS, tasks_for
+from ...i18n import Texts
+from ...session import set_settings
+from ...steps import PAGES, STEPS, tasks_for
+from ..progress import Record
+from ..tasks import Spec, task_texts
 from . import check
 from .cards import OWNER, forget, records, shown_answer
-from .progress import Record
-from .tasks import Spec, task_texts
 
 if TYPE_CHECKING:
-    from ..context import PageContext
+    from ...context import PageContext
 
 
 def lesson_specs(ctx: PageContext) -> list[Spec]:

@@ -15,13 +15,13 @@ from collections.abc import Mapping
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..i18n import Texts
-from ..keys import CLASS_CHECK_SENT, TEACHER_ERROR
-from ..lesson.check import chosen, own_result, radios
-from ..lesson.concepts import OWNER as WORDS
-from ..lesson.concepts import POST, PRE, QUESTIONS, GainRow, answered_by, gain_table
+from ...i18n import Texts
+from ...keys import CLASS_CHECK_SENT, TEACHER_ERROR
+from ...lesson.concepts import OWNER as WORDS
+from ...lesson.concepts import POST, PRE, QUESTIONS, GainRow, answered_by, gain_table
+from ...lesson.ui.check import chosen, own_result, radios
+from ..rules import CHECK_ROUNDS, RefusedError
 from .member import Member, brief, shared_store
-from .rules import CHECK_ROUNDS, RefusedError
 
 OWNER = "class"  # the check's own labels; the questions' words are WORDS'
 LIVE_S = 2.0  # how often the teacher's counts look at the store (seconds)

@@ -21,18 +21,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
-from .. import explorer, explorer_component, figures
-from ..digests import array_digest
-from ..i18n import Texts
-from ..keys import LESSON_ASKED, LESSON_LAST, LESSON_MISSING, LESSON_PICK, LESSON_RECORDS
-from ..steps import TASKS, tasks_for
-from ..widgets import picture
-from . import progress
-from .progress import Record, binding
-from .tasks import Spec, Task, fixed_now, judge, mistake, task_texts
+from ... import explorer, explorer_component, figures
+from ...i18n import Texts
+from ...keys import LESSON_ASKED, LESSON_LAST, LESSON_MISSING, LESSON_PICK, LESSON_RECORDS
+from ...steps import TASKS, tasks_for
+from ...widgets import picture
+from .. import progress
+from ..progress import Record, trace_binding
+from ..tasks import Spec, Task, fixed_now, judge, mistake, task_texts
 
 if TYPE_CHECKING:
-    from ..context import PageContext
+    from ...context import PageContext
 
 OWNER = "lesson"  # lens/texts/<lang>/lesson.toml: the words every card shares
 
@@ -55,14 +54,6 @@ def sync_url(lesson: bool) -> None:
         st.query_params[progress.URL_KEY] = text
     elif not text and progress.URL_KEY in st.query_params:
         del st.query_params[progress.URL_KEY]
-
-
-def trace_binding(ctx: PageContext, task: Task) -> str:
-    """The binding of the trace a task was computed on (its own, or the page's)."""
-    if task.trace is None or task.trace is ctx.trace:
-        return binding(ctx.image_key, ctx.weights_id, ctx.cfg)
-    tr = task.trace  # its image's digest is remembered: a rerun pays a look-up
-    return binding(array_digest(tr.image).hex(), task.source or "trained", tr.config)
 
 
 def current(ctx: PageContext, spec: Spec) -> tuple[Task, str] | None:
