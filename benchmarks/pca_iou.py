@@ -90,7 +90,7 @@ def iou_table(n: int, seed: int) -> None:
 
 
 def pictures(tr, pca) -> tuple[bytes, bytes, bytes]:
-    """The section's three pictures as lens/pca_view.py draws them (English-length texts)."""
+    """The section's three pictures as lens/sections/pca.py draws them (English-length texts)."""
     G, P = tr.config.grid_size, tr.config.patch_size
     return (figures.heatmap(pca.first.reshape(G, G), "First component", "patch column",
                             "patch row", colorbar_label="projection p", size=(4.8, 4.2)),

@@ -65,7 +65,7 @@ def walk(ctx: PageContext) -> Walk:
     # imported when a PDF is asked for or kept, not with the sidebar: the PDF backend and the
     # prediction's blocks cost a page's first run ~0.45 s on a fresh server
     from .handout.sheets import Walk
-    from .prediction import class_names
+    from .sections.prediction import class_names
 
     layer, head, query = selection(ctx)
     labels = tuple(class_names(ctx)) if ctx.trace.params.head is not None else ()

@@ -80,11 +80,11 @@ CLASS_SENT = "_class_sent"  # (task, key) -> the message of the last send (refus
 CLASS_ENDED = "_class_ended"  # this session's class ended while it was a student: said once
 CLASS_CHECK_SENT = "_class_check_sent"  # round -> the message of the last concept check send
 
-# the sidebar's "Download a model" (lens.hub_ui)
+# the sidebar's "Download a model" (lens.hub.ui)
 HUB_OPEN = "hub_open"  # the expander stays open across reruns once opened
 HUB_OUTCOME = "_hub_outcome"  # ("done", id) or ("error", id, reason, detail): shown once
 
-LEARN_RUN = "_learn_run"  # How it learns: the learner's run of steps (lens.learning.Run)
+LEARN_RUN = "_learn_run"  # How it learns: the learner's run of steps (lens.one_image.Run)
 # How it learns' own inputs, read by its lesson tasks (lens/walk/learn.py) from the context's state
 LEARN_SHAPE = "learn_shape"  # the shape's number input
 LEARN_LAYER, LEARN_HEAD = "learn_layer", "learn_head"  # the layer and head choosers

@@ -67,7 +67,7 @@ def pictures(maps: list[int]) -> Derived:
                    PICTURE_SECONDS * len(maps) + 0.005 * sum(maps))
 
 def patch_similarity(cfg: EncoderConfig) -> Derived:
-    """The patch similarity (lens/similarity_view.py) of one layer: the unit rows [N, d]
+    """The patch similarity (lens/sections/similarity.py) of one layer: the unit rows [N, d]
     float32 kept (derived cache) and, when they fit the explorer (explorer.rows_fit), their
     float16 copy in its payload, else the picker's payload and one server map; beside them
     while computed, the rows in float64 and their quotient [N, d] each."""
@@ -82,7 +82,7 @@ def similarity_terms(cfg: EncoderConfig) -> list[Derived]:
     return [patch_similarity(cfg)] + ([] if live else [pictures([1])])
 
 def relevance_terms(cfg: EncoderConfig) -> list[Derived]:
-    """A class's relevance beside the attention (lens/relevance_view.py): two classes' maps by
+    """A class's relevance beside the attention (lens/sections/relevance.py): two classes' maps by
     one method (`encoder_core.cost.relevance` each); the last layer's attention and the
     rollout of the row the head reads (`views.relevance.attention_readout`: [N] float64 each
     kept, a layer's fused heads and its step [S, S] float64 beside them, L·(h + 7)·S² element

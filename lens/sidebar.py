@@ -16,7 +16,7 @@ from encoder_core import EncoderConfig, cost
 from encoder_core.config import SCALES
 
 from . import images, keys, model_weights
-from .hub_ui import download_controls
+from .hub.ui import download_controls
 from .i18n import LANG_NAMES
 from .models import describe
 from .session import reset_settings, set_settings

@@ -8,10 +8,11 @@ from encoder_core.trace import EncoderTrace
 from encoder_core.views.analysis import row_moments
 from encoder_core.views.explain import layer_norm_terms
 from encoder_core.views.vit_steps import residual_entry
-from lens import blocks, blocks_rows, chrome, figures, meaning, widgets
+from lens import blocks, blocks_rows, chrome, figures, widgets
 from lens.context import PageContext, Where
 from lens.latex import num, term
 from lens.runner import run_page
+from lens.sections import meaning
 from lens.walk import addnorm as walk
 
 

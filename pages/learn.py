@@ -14,7 +14,7 @@ from encoder_core.views.learning import (
     softmax_row_backward,
     value_gradients,
 )
-from lens import blocks, chrome, figures, keys, learning, widgets
+from lens import blocks, chrome, figures, keys, one_image, widgets
 from lens.context import PageContext
 from lens.latex import dims, num
 from lens.runner import run_page
@@ -31,7 +31,7 @@ UPDATE_TEX = {  # the two updates, as training/train.py's Adam (no weight decay 
 def render(ctx: PageContext) -> None:
     """Everything below the header, top to bottom."""
     st.write(ctx.t("intro"))
-    if not learning.available(ctx.services):
+    if not one_image.available(ctx.services):
         st.info(ctx.t("no_model"))
         return
     w = image_and_label(ctx)
@@ -53,13 +53,13 @@ def names(ctx: PageContext) -> list[str]:
     return [ctx.t(f"class_{c}") for c in CLASS_NAMES]
 
 
-def image_and_label(ctx: PageContext) -> learning.Walk:
+def image_and_label(ctx: PageContext) -> one_image.Example:
     """The shape number, the weights in words; the image with its label."""
     trained = ctx.weights != "random"  # trained, or a loaded ViT: the shapes model trained
     left, right = st.columns([3, 2], gap="large")
     shape = left.number_input(ctx.t("shape"), 0, 9999, ctx.settings.sample_seed,
                               key=keys.LEARN_SHAPE)
-    w = learning.walk(ctx.services, "trained" if trained else "random", ctx.settings.seed,
+    w = one_image.example(ctx.services, "trained" if trained else "random", ctx.settings.seed,
                       int(shape))
     left.caption(ctx.t("model_trained" if trained else "model_random", seed=ctx.settings.seed))
     left.markdown(ctx.t("label_is", label=names(ctx)[w.label]))
@@ -69,7 +69,7 @@ def image_and_label(ctx: PageContext) -> learning.Walk:
     return w
 
 
-def loss(ctx: PageContext, w: learning.Walk) -> None:
+def loss(ctx: PageContext, w: one_image.Example) -> None:
     """L = −log p_y with its value; p and dL/dlogits = p − onehot."""
     lg, K = w.lg, len(CLASS_NAMES)
     st.subheader(ctx.t("loss_title"))
@@ -85,7 +85,7 @@ def loss(ctx: PageContext, w: learning.Walk) -> None:
     st.caption(ctx.t("loss_caption"))
 
 
-def pooled(ctx: PageContext, w: learning.Walk) -> None:
+def pooled(ctx: PageContext, w: one_image.Example) -> None:
     """dL/dpooled = dL/dlogits · W_headᵀ, then dL/doutput: each row gets it / N."""
     lg, N, d = w.lg, w.cfg.n_tokens, w.cfg.d_model
     st.subheader(ctx.t("pooled_title"))
@@ -109,7 +109,7 @@ def pooled(ctx: PageContext, w: learning.Walk) -> None:
                    where=right, colorbar_label=ctx.t("grad_label"))
 
 
-def back_through_a_layer(ctx: PageContext, w: learning.Walk) -> tuple[int, int, int]:
+def back_through_a_layer(ctx: PageContext, w: one_image.Example) -> tuple[int, int, int]:
     """One layer (the last by default) in reverse: the FFN, the Add & Norm with one row's
     LayerNorm backward, the attention with one query row's softmax Jacobian."""
     cfg, tr, g = w.cfg, w.trace, w.lg.grads
@@ -171,7 +171,7 @@ def layer_norm_row(ctx: PageContext, ln, stored: np.ndarray) -> None:
 
 
 def softmax_row(ctx: PageContext, sm, layer: int, head: int, row: int,
-                w: learning.Walk) -> None:
+                w: one_image.Example) -> None:
     """dL/dattn of the head, then one query row through the softmax's Jacobian."""
     g, tl, N = w.lg.grads.layers[layer], w.trace.layers[layer], w.cfg.n_tokens
     st.latex(r"\frac{\partial L}{\partial\,\mathrm{attn}} = \frac{\partial L}{\partial\,"
@@ -214,7 +214,7 @@ def softmax_row(ctx: PageContext, sm, layer: int, head: int, row: int,
                            grad("attn"))
 
 
-def down_to_W_E(ctx: PageContext, w: learning.Walk) -> None:
+def down_to_W_E(ctx: PageContext, w: one_image.Example) -> None:
     """dL/dx0 and dL/dW_E = patchesᵀ · dL/dx0, one entry written out."""
     g, tr = w.lg.grads, w.trace
     st.subheader(ctx.t("embed_title"))
@@ -231,7 +231,7 @@ def down_to_W_E(ctx: PageContext, w: learning.Walk) -> None:
                        dot_terms(tr.patches[:, k], g.x0[:, j]), g.params.W_E[k, j], grad("W_E"))
 
 
-def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: int) -> None:
+def one_update(ctx: PageContext, w: one_image.Example, layer: int, head: int, row: int) -> None:
     """One step of SGD or Adam: the loss, the prediction and a head's map before and after;
     ten more steps and the loss curve."""
     st.subheader(ctx.t("update_title"))
@@ -239,15 +239,15 @@ def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: i
     c1, c2 = st.columns(2)
     optimiser = c1.radio(ctx.t("optimiser"), ("sgd", "adam"), horizontal=True,
                          format_func=lambda o, t=ctx.t: t(f"opt_{o}"), key="learn_optimiser")
-    lr = c2.select_slider(ctx.t("step_size"), learning.STEP_SIZES[optimiser],
-                          value=learning.DEFAULT_SIZE[optimiser], key=f"learn_lr_{optimiser}")
+    lr = c2.select_slider(ctx.t("step_size"), one_image.STEP_SIZES[optimiser],
+                          value=one_image.DEFAULT_SIZE[optimiser], key=f"learn_lr_{optimiser}")
     st.latex(UPDATE_TEX[optimiser])
     settings = (*w.of, optimiser, lr)
     more = 10 if st.button(ctx.t("ten_more"), key="learn_more") else 0
-    run = learning.run(w, st.session_state.get(keys.LEARN_RUN), settings, optimiser, lr, more)
+    run = one_image.run(w, st.session_state.get(keys.LEARN_RUN), settings, optimiser, lr, more)
     st.session_state[keys.LEARN_RUN] = run  # the session keeps its run
     steps = len(run.losses) - 1
-    after_trace, after_logits, after_p = learning.after(w, run.params)
+    after_trace, after_logits, after_p = one_image.after(w, run.params)
     a, b = st.columns(2)
     a.metric(ctx.t("loss_before"), f"{run.losses[0]:.4g}")
     b.metric(ctx.t("loss_after", n=steps), f"{run.losses[-1]:.4g}",
@@ -273,7 +273,7 @@ def one_update(ctx: PageContext, w: learning.Walk, layer: int, head: int, row: i
     widgets.picture(ctx, figures.lines, np.arange(steps + 1), [np.array(run.losses)],
                     [ctx.t("loss_legend")], ctx.t("curve_figure"), ctx.t("step_axis"),
                     ctx.t("loss_axis"), size=(5.0, 3.6), key="learn_curve", where=left)
-    right.caption(ctx.t("update_caption", max=learning.MAX_STEPS))
+    right.caption(ctx.t("update_caption", max=one_image.MAX_STEPS))
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

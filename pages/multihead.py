@@ -12,10 +12,11 @@ from encoder_core.views.analysis import (
     prefix_share,
 )
 from encoder_core.views.explain import affine_terms, dot_terms
-from lens import blocks, chrome, explorer, figures, meaning, widgets
+from lens import blocks, chrome, explorer, figures, widgets
 from lens.context import PageContext
 from lens.latex import dims
 from lens.runner import run_page
+from lens.sections import meaning
 from lens.walk import multihead as walk
 
 MAX_MAPS = 16  # attention maps drawn in the grid; more heads are listed but not drawn

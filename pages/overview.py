@@ -13,8 +13,8 @@ from lens import chrome, figures, widgets
 from lens.context import PageContext
 from lens.i18n import worded
 from lens.pipeline_words import pipeline_captions, pipeline_stages
-from lens.prediction import prediction
 from lens.runner import run_page
+from lens.sections.prediction import prediction
 from lens.session import set_settings
 from lens.walk import overview as walk
 

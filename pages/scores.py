@@ -15,9 +15,10 @@ from encoder_core.views.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.views.explain import dot_terms, softmax_terms
-from lens import blocks, blocks_rows, chrome, figures, keys, meaning, widgets
+from lens import blocks, blocks_rows, chrome, figures, keys, widgets
 from lens.context import PageContext, Where
 from lens.runner import run_page
+from lens.sections import meaning
 from lens.walk import scores as walk
 
 

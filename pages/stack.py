@@ -12,14 +12,15 @@ from encoder_core.views.analysis import (
     uniform_attention_reference,
 )
 from encoder_core.views.rollout import attention_rollout
-from lens import chrome, explorer, figures, meaning, widgets
+from lens import chrome, explorer, figures, widgets
 from lens.context import PageContext
-from lens.heads_off import heads_off_section
 from lens.lesson.ui import course
-from lens.pca_view import pca_section
-from lens.relevance_view import relevance_section
 from lens.runner import run_page
-from lens.similarity_view import similarity_section
+from lens.sections import meaning
+from lens.sections.heads_off import heads_off_section
+from lens.sections.pca import pca_section
+from lens.sections.relevance import relevance_section
+from lens.sections.similarity import similarity_section
 from lens.steps import EXTRA_PAGES, STEPS, nav_label
 from lens.walk import stack as walk
 

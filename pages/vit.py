@@ -31,12 +31,12 @@ from encoder_core.views.vit_views import (
 )
 from lens import explorer, figures, widgets
 from lens.context import PageContext
-from lens.heads_off import heads_off_section
-from lens.pca_view import pca_section
-from lens.prediction import prediction
-from lens.relevance_view import relevance_section
 from lens.runner import run_page
-from lens.similarity_view import similarity_section
+from lens.sections.heads_off import heads_off_section
+from lens.sections.pca import pca_section
+from lens.sections.prediction import prediction
+from lens.sections.relevance import relevance_section
+from lens.sections.similarity import similarity_section
 
 MAX_HEADS = 12  # heads drawn side by side at once (the learner chooses which above that)
 PAGE_PX = 950  # about the main column's width at 1400 px with the sidebar open

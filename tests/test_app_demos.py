@@ -82,7 +82,7 @@ def test_add_norm_draws_the_trained_gamma_and_beta_beside_the_flat_random_ones(s
 
 
 def test_add_norm_beside_the_trained_gamma_is_the_one_click_to_the_trained_model(shown):
-    from lens.meaning import SHOW_TRAINED
+    from lens.sections.meaning import SHOW_TRAINED
 
     at = page("addnorm")
     at.button(key=SHOW_TRAINED).click().run()

@@ -20,8 +20,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from lens import explorer, figures, meaning, model_weights, resources, widgets
+from lens import explorer, figures, model_weights, resources, widgets
 from lens.models import CHECKPOINTS_ENV
+from lens.sections import meaning
 from tests.support.apptest_helpers import (
     ALL_PAGES,
     assert_clean,

@@ -1,6 +1,6 @@
-"""AppTest of "Switch heads off" (lens/heads_off.py, issue 26 item 5) on ★ What a ViT looks at
-with the small random timm ViT (2 heads, 2 layers, 10 classes): by default head 1 of the last
-layer is off, and the prediction shown after differs from the model's; no head off says so;
+"""AppTest of "Switch heads off" (lens/sections/heads_off.py, issue 26 item 5) on ★ What a ViT
+looks at with the small random timm ViT (2 heads, 2 layers, 10 classes): by default head 1 of the
+last layer is off, and the prediction shown after differs from the model's; no head off says so;
 another layer and both heads off change the prediction shown again; the per-head chart, the
 rows' change and the [CLS] maps are drawn, in English and in 中文."""
 

@@ -1,4 +1,4 @@
-"""lens.hub_ui.download_controls in a tiny Streamlit script (AppTest), offline: the cache in
+"""lens.hub.ui.download_controls in a tiny Streamlit script (AppTest), offline: the cache in
 tmp_path, HF_HUB_OFFLINE, or the small hub on loopback of hub_helpers."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.testing.v1 import AppTest
 
 from encoder_core.checkpoints.load import IMAGENET_MEAN, IMAGENET_STD
-from lens import hub, hub_ui, keys, model_weights
+from lens import hub, keys, model_weights
+from lens.hub import ui as hub_ui
 from tests.support.hub_helpers import LocalHub, put_in_cache, timm_config, vit_bytes
 
 # The sidebar as far as the download needs it: the settings (from the link, then the state),
@@ -17,7 +18,7 @@ from tests.support.hub_helpers import LocalHub, put_in_cache, timm_config, vit_b
 SCRIPT = """
 import streamlit as st
 from lens import model_weights
-from lens.hub_ui import download_controls
+from lens.hub.ui import download_controls
 from lens.i18n import translate
 from lens.session import current_settings
 

@@ -15,7 +15,7 @@ from encoder_core import encode, predict
 from encoder_core.shapes_model.classifier import load_trained
 from encoder_core.shapes_model.dataset import make_sample
 from encoder_core.views.learning import cross_entropy
-from lens import keys, learning, page_costs
+from lens import keys, one_image, page_costs
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
 
 PARTS = {"en": ["1 · The loss", "2 · Back through the head", "3 · Back through a layer",
@@ -50,7 +50,7 @@ def test_the_page_draws_its_five_parts_and_the_cores_loss(lang):
     assert before == pytest.approx(outside_loss(0), rel=1e-4)
     assert after < before  # one small step on this image lowers its loss
     run = at.session_state[keys.LEARN_RUN]
-    assert len(run.losses) == 2 and run.settings[2:] == ("sgd", learning.DEFAULT_SIZE["sgd"])
+    assert len(run.losses) == 2 and run.settings[2:] == ("sgd", one_image.DEFAULT_SIZE["sgd"])
     # the label's logit before and after, as the core computes them after the same step
     cfg, params, _ = load_trained()
     s = make_sample(np.random.default_rng(0))
@@ -77,12 +77,12 @@ def test_adam_starts_a_new_run():
     at.radio(key="learn_optimiser").set_value("adam").run()
     assert_clean(at)
     run = at.session_state[keys.LEARN_RUN]
-    assert run.settings[2:] == ("adam", learning.DEFAULT_SIZE["adam"]) and run.adam.t == 1
+    assert run.settings[2:] == ("adam", one_image.DEFAULT_SIZE["adam"]) and run.adam.t == 1
     assert len(run.losses) == 2 and run.losses[1] < run.losses[0]
 
 
 def test_a_run_never_holds_more_than_max_steps(monkeypatch):
-    monkeypatch.setattr(learning, "MAX_STEPS", 15)
+    monkeypatch.setattr(one_image, "MAX_STEPS", 15)
     at = open_page(new_app(weights="random"), "learn")
     for _ in range(3):
         at.button(key="learn_more").click().run()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lens import model_weights, resources
-from lens.meaning import SHOW_TRAINED
+from lens.sections.meaning import SHOW_TRAINED
 from lens.settings import FINAL_STEP
 from lens.steps import PAGES
 from tests.support.apptest_helpers import assert_clean, new_app

@@ -1,4 +1,4 @@
-"""AppTest of the PCA of the patch features (lens/pca_view.py, issue 26): The stack draws it for
+"""AppTest of the PCA of the patch features (lens/sections/pca.py, issue 26): The stack draws it for
 the note's encoder and the shapes model, the ViT page for a checkpoint (the small test ViT), in
 English and 中文; the layer chooser changes the pictures; the PCA runs once per trace and layer."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lens import pca_view
+from lens.sections import pca as pca_view
 from tests.support.apptest_helpers import SMALL, assert_clean, opened
 
 

@@ -1,4 +1,4 @@
-"""AppTest of the patch similarity (lens/similarity_view.py, issue 26): The stack (the note's
+"""AppTest of the patch similarity (lens/sections/similarity.py, issue 26): The stack (the note's
 encoder) and the ViT page (the small test ViT) draw the section in English and 中文; the
 similarity explorer's payload — the bytes of the element the browser gets, decoded — holds the
 chosen layer's unit rows (against `unit_rows` of a trace computed here); a click in it keeps its

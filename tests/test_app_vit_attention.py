@@ -30,8 +30,9 @@ from encoder_core.views.analysis import (
 )
 from encoder_core.views.explain import affine_terms
 from encoder_core.views.rollout import attention_rollout
-from lens import explorer, images, meaning, model_weights, resources, widgets
+from lens import explorer, images, model_weights, resources, widgets
 from lens.models import CHECKPOINTS_ENV
+from lens.sections import meaning
 from tests.support.apptest_helpers import SMALL, assert_clean, new_app, page_path
 
 VIT = {"weights": "vit_tiny_test"}

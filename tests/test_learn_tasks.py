@@ -1,5 +1,5 @@
 """The lesson's tasks on the page "How it learns" (lens/walk/learn.py, issue 41 item 4): each
-answer is what the core computes on the page's own walk — the shapes model, trained or at random,
+answer is what the core computes on the page's own example — the shapes model, trained or at random,
 on the shape the page names — here computed outside the app from encoder_core alone, for both
 weights and two shapes; the judging; every text in en and zh; and in the app (AppTest, lesson
 mode): the cards on the page, what they withhold absent until answered, then drawn, in en and
@@ -37,7 +37,7 @@ SHAPES = (0, 1)
 
 
 def outside(weights: str, shape: int):
-    """(cfg, params, image, label, trace, loss gradients) of the page's walk, from the core."""
+    """(cfg, params, image, label, trace, loss gradients) of the page's example, from the core."""
     cfg, params, _ = load_trained()
     if weights == "random":
         fresh = init_params(cfg.replace(seed=SEED))
@@ -202,7 +202,7 @@ def test_the_learn_page_asks_withholds_and_reveals_in_lesson_mode(lang):
 
 
 def test_the_value_answers_bounds():
-    """Every option can be the answer (the live walks checked above all give "smaller"): within
+    """Every option can be the answer (the live examples checked above all give "smaller"): within
     10 % of the most-attended key's norm is about the same."""
     from lens.walk.learn import value_answer  # noqa: PLC0415
 

@@ -105,9 +105,10 @@ def test_the_check_finds_what_magic_would_show():
 # its enclosing function binds only after it (a closure that reads the page's later state).
 
 MAX_FUNCTION_LINES = 80
-SECTION_MODULES = ("lens/blocks.py", "lens/blocks_rows.py", "lens/heads_off.py", "lens/meaning.py",
-                   "lens/pca_view.py", "lens/prediction.py", "lens/similarity_view.py")
-READ_TOP_TO_BOTTOM = sorted((ROOT / "pages").glob("*.py")) + [ROOT / p for p in SECTION_MODULES]
+# the worked arithmetic, and below every page section (lens/sections)
+SECTION_MODULES = ("lens/blocks.py", "lens/blocks_rows.py")
+READ_TOP_TO_BOTTOM = (sorted((ROOT / "pages").glob("*.py")) + [ROOT / p for p in SECTION_MODULES]
+                      + sorted((ROOT / "lens" / "sections").glob("*.py")))
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

@@ -72,10 +72,10 @@ def test_every_page_has_a_title_and_a_takeaway_in_every_language():
 
 # Pages whose texts are drawn by modules of their own (besides the page's): the class page's
 # by lens/classroom, through `t = Texts(lang, "class")`; the ViT
-# page's prediction block by lens/prediction.py (the overview draws it too).
+# page's prediction block by lens/sections/prediction.py (the overview draws it too).
 DRAWN_BY = {"class": ["lens/classroom/ui/join.py", "lens/classroom/ui/teacher.py",
                       "lens/classroom/ui/student.py", "lens/classroom/ui/view.py"],
-            "vit": ["lens/prediction.py"]}
+            "vit": ["lens/sections/prediction.py"]}
 
 
 def page_keys(module_path: Path) -> list[tuple[int, str]]:

@@ -2,9 +2,9 @@
 `lens/texts/<lang>/learn.toml`. A page beyond the note: no handout sheet, and its tasks stay out
 of the lesson's summary and progress (`lens.lesson.ui.course` counts the note's steps).
 
-Both tasks are asked on the page's own walk (`lens.learning.walk`): the shapes model, trained
+Both tasks are asked on the page's own example (`lens.one_image.example`): the shapes model, trained
 or at random as the page shows it, on the generated shape the page's number names — not on the
-sidebar's model. The task keeps that walk's trace, so that its binding follows the shape and
+sidebar's model. The task keeps that example's trace, so that its binding follows the shape and
 the weights (`lens.lesson.progress.trace_binding`).
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from encoder_core.views.learning import logit_move, train_step, value_gradients
 
-from .. import keys, learning
+from .. import keys, one_image
 from ..lesson.tasks import Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -31,40 +31,40 @@ ABOUT_SAME = 0.10  # |‖dV_least‖ − ‖dV_most‖| within 10 % of ‖dV_mos
 
 
 def possible(ctx: PageContext) -> bool:
-    return learning.available(ctx.services)
+    return one_image.available(ctx.services)
 
 
-def page_walk(ctx: PageContext) -> learning.Walk:
-    """The walk the page shows (`pages/learn.py` `image_and_label`): the shape its input holds
+def page_example(ctx: PageContext) -> one_image.Example:
+    """The example the page shows (`pages/learn.py` `image_and_label`): the shape its input holds
     (the sidebar's sample number before it is drawn), trained weights unless the sidebar's are
     random."""
     shape = int(ctx.state.get(keys.LEARN_SHAPE, ctx.settings.sample_seed))
     weights = "random" if ctx.weights == "random" else "trained"
-    return learning.walk(ctx.services, weights, ctx.settings.seed, shape)
+    return one_image.example(ctx.services, weights, ctx.settings.seed, shape)
 
 
-def source(w: learning.Walk) -> str:
+def source(w: one_image.Example) -> str:
     """The task's source: what its binding names beside the image ("" the trained weights)."""
     return "" if w.of[0] == "trained" else w.of[0]
 
 
-def one_step(services: Services, w: learning.Walk) -> tuple[float, np.ndarray, float]:
-    """One SGD step of the page's default size on the walk's image: (the loss before, the
-    logits after, the loss after), cached per walk."""
-    lr = learning.DEFAULT_SIZE[OPTIMISER]
+def one_step(services: Services, w: one_image.Example) -> tuple[float, np.ndarray, float]:
+    """One SGD step of the page's default size on the example's image: (the loss before, the
+    logits after, the loss after), cached per example."""
+    lr = one_image.DEFAULT_SIZE[OPTIMISER]
 
     def compute_it() -> tuple[float, np.ndarray, float]:
         step = train_step(w.image, w.label, w.cfg, w.params, OPTIMISER, lr)
-        _, logits, _ = learning.after(w, step.params)
-        return step.loss_before, logits, learning.image_loss(w, step.params)
+        _, logits, _ = one_image.after(w, step.params)
+        return step.loss_before, logits, one_image.image_loss(w, step.params)
 
     return services.derived(("learn_task_step", *w.of, OPTIMISER, lr), compute_it)
 
 
 def learn_logit(ctx: PageContext, fixed: Fixed) -> Question:
     """After one SGD step against the loss's gradient, which way does the label's logit move?
-    Computed: the step taken on the page's walk (`logit_move`)."""
-    w = page_walk(ctx)
+    Computed: the step taken on the page's example (`logit_move`)."""
+    w = page_example(ctx)
     loss_before, logits, loss_after = one_step(ctx.services, w)
     direction, _ = logit_move(w.lg.logits, logits, w.label)
 
@@ -74,7 +74,7 @@ def learn_logit(ctx: PageContext, fixed: Fixed) -> Question:
                 "logit_a": float(w.lg.logits[w.label]), "logit_b": float(logits[w.label]),
                 "delta": delta}
 
-    return Question(direction, {"label": int(w.label), "lr": learning.DEFAULT_SIZE[OPTIMISER]},
+    return Question(direction, {"label": int(w.label), "lr": one_image.DEFAULT_SIZE[OPTIMISER]},
                     ("update",), fixed, trace=w.trace, source=source(w), evidence=evidence)
 
 
@@ -96,7 +96,7 @@ def page_layer_head(state: Mapping[str, object], n_layers: int, n_heads: int,
 def learn_value(ctx: PageContext, fixed: Fixed) -> Question:
     """In one head: the least-attended key's row of V gets a gradient smaller than, about as
     large as or larger than the most-attended key's? Computed from `value_gradients`."""
-    w = page_walk(ctx)
+    w = page_example(ctx)
     cfg = w.cfg
     l, h = page_layer_head(ctx.state, cfg.n_layers, cfg.n_heads)
     vg = value_gradients(w.trace.layers[l].attn[h], w.lg.grads.layers[l].heads[h])

@@ -11,7 +11,7 @@ user's Hugging Face cache in the library's own layout:
 
 `HF_HUB_CACHE` (default `~/.cache/huggingface/hub`), `HF_ENDPOINT` and `HF_HUB_OFFLINE` are read
 when a function is called, not only when the library is imported. No Streamlit here
-(`lens/hub_ui.py` draws the controls); `encoder_core` never imports this module.
+(`lens/hub/ui.py` draws the controls); `encoder_core` never imports this module.
 """
 
 from __future__ import annotations

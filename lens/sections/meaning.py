@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .context import PageContext
-from .i18n import Texts
-from .session import set_settings
-from .settings import FINAL_STEP, train_steps
+from ..context import PageContext
+from ..i18n import Texts
+from ..session import set_settings
+from ..settings import FINAL_STEP, train_steps
 
 SHOW_TRAINED = "meaning_show_trained"  # button: trained weights on a generated shape
 

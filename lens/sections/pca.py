@@ -21,9 +21,9 @@ from encoder_core.views.pca import (
     trace_pca,
 )
 
-from . import figures, widgets
-from .context import PageContext
-from .i18n import Texts
+from .. import figures, widgets
+from ..context import PageContext
+from ..i18n import Texts
 
 OWNER = "pca"  # lens/texts/<lang>/pca.toml
 

@@ -14,9 +14,9 @@ from encoder_core import predict, top_classes
 from encoder_core.checkpoints.load import normalisation_example
 from encoder_core.views.explain import logit_terms
 
-from . import blocks
-from .context import PageContext
-from .i18n import Texts
+from .. import blocks
+from ..context import PageContext
+from ..i18n import Texts
 
 TOP_K = 5  # classes listed with their probabilities
 OWNER = "vit"  # the block's texts are the ViT page's, wherever it is shown

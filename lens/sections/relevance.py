@@ -17,9 +17,9 @@ from encoder_core import predict, relevance, top_classes
 from encoder_core.views.relevance import METHODS, attention_readout
 from encoder_core.views.vit_views import on_grid, scale_to_max
 
-from . import figures, widgets
-from .context import PageContext
-from .i18n import Texts
+from .. import figures, widgets
+from ..context import PageContext
+from ..i18n import Texts
 from .prediction import class_names
 
 OWNER = "relevance"  # lens/texts/<lang>/relevance.toml

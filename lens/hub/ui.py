@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from . import hub, model_weights
-from .keys import HUB_OPEN, HUB_OUTCOME
-from .session import set_settings
+from .. import hub, model_weights
+from ..keys import HUB_OPEN, HUB_OUTCOME
+from ..session import set_settings
 
 
 def button_key(model_id: str) -> str:

@@ -18,9 +18,9 @@ import streamlit as st
 from encoder_core import prefix_names
 from encoder_core.views.similarity import cosine_map, unit_rows
 
-from . import explorer, explorer_component, figures, keys, widgets
-from .context import PageContext
-from .i18n import Texts
+from .. import explorer, explorer_component, figures, keys, widgets
+from ..context import PageContext
+from ..i18n import Texts
 
 OWNER = "similarity"  # lens/texts/<lang>/similarity.toml
 

@@ -18,9 +18,9 @@ from encoder_core import predict, top_classes
 from encoder_core.views.heads_off import head_logit_effects, heads_off_change
 from encoder_core.views.vit_views import on_grid
 
-from . import figures, widgets
-from .context import PageContext
-from .i18n import Texts
+from .. import figures, widgets
+from ..context import PageContext
+from ..i18n import Texts
 from .prediction import TOP_K, class_names
 
 OWNER = "heads_off"  # lens/texts/<lang>/heads_off.toml

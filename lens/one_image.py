@@ -1,13 +1,14 @@
-"""What the page "How it learns" computes, and the run of steps it keeps: the shapes model (its
-trained weights, or the same architecture at random with a random head), a generated shape and
-its label, the loss and its gradients (`encoder_core.views.learning`), and the learner's run of
-updates on that image.
+"""One image through the model and back, for the page "How it learns", and the run of steps it
+keeps: the shapes model (its trained weights, or the same architecture at random with a random
+head), a generated shape and its label, the loss and its gradients
+(`encoder_core.views.learning`), and the learner's run of updates on that image.
 
-The walk (trace + gradients) is cached per (weights, shape) like any derived quantity, in the
-services the page's context hands over (`lens.services`). A run of steps belongs to one
-session: the page keeps it (`keys.LEARN_RUN`) and hands it back to `run`, which returns it
-advanced — one run at a time (a new setting starts a new one), at most `MAX_STEPS` steps, so a
-session holds at most three copies of a small model's weights (~1 MB). No Streamlit here.
+The example (`Example`: trace + gradients) is cached per (weights, shape) like any derived
+quantity, in the services the page's context hands over (`lens.services`). A run of steps
+belongs to one session: the page keeps it (`keys.LEARN_RUN`) and hands it back to `run`, which
+returns it advanced — one run at a time (a new setting starts a new one), at most `MAX_STEPS`
+steps, so a session holds at most three copies of a small model's weights (~1 MB).
+No Streamlit here.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ DEFAULT_SIZE = {"sgd": 0.001, "adam": 1e-4}
 
 
 @dataclass(frozen=True)
-class Walk:
+class Example:
     """One image of the shapes data with its label, through the model and back."""
 
     cfg: EncoderConfig  # the shapes model's architecture
@@ -74,15 +75,15 @@ def sample(shape: int) -> tuple[np.ndarray, int]:
     return s.image, s.label
 
 
-def walk(services: Services, weights: str, seed: int, shape: int) -> Walk:
+def example(services: Services, weights: str, seed: int, shape: int) -> Example:
     """The image, the forward and the backward, cached per (weights, seed, shape)."""
     of = ("trained" if weights == "trained" else f"random{seed}", shape)
 
-    def compute_it() -> Walk:
+    def compute_it() -> Example:
         cfg, params = model(services, weights, seed)
         image, label = sample(shape)
         trace = encode(image, cfg, params)
-        return Walk(cfg, params, image, label, trace, loss_gradients(trace, params, label), of)
+        return Example(cfg, params, image, label, trace, loss_gradients(trace, params, label), of)
 
     return services.derived(("learn", *of), compute_it)
 
@@ -97,7 +98,7 @@ class Run:
     losses: tuple[float, ...]  # the loss before step 1, 2, …, then after the last
 
 
-def _steps(w: Walk, run: Run, optimiser: str, lr: float, n: int) -> Run:
+def _steps(w: Example, run: Run, optimiser: str, lr: float, n: int) -> Run:
     params, adam, losses = run.params, run.adam, list(run.losses[:-1])
     for _ in range(n):
         step = train_step(w.image, w.label, w.cfg, params, optimiser, lr, adam)
@@ -107,11 +108,11 @@ def _steps(w: Walk, run: Run, optimiser: str, lr: float, n: int) -> Run:
     return Run(run.settings, params, adam, tuple(losses))
 
 
-def image_loss(w: Walk, params: EncoderParams) -> float:
+def image_loss(w: Example, params: EncoderParams) -> float:
     return cross_entropy(predict(encode(w.image, w.cfg, params), params), w.label)[0]
 
 
-def run(w: Walk, held: Run | None, settings: tuple, optimiser: str, lr: float,
+def run(w: Example, held: Run | None, settings: tuple, optimiser: str, lr: float,
         more: int = 0) -> Run:
     """The session's run `held` for these settings, advanced: one step on a new one (`held`
     None or of other settings), `more` steps added (up to MAX_STEPS in all)."""
@@ -123,7 +124,7 @@ def run(w: Walk, held: Run | None, settings: tuple, optimiser: str, lr: float,
     return held
 
 
-def after(w: Walk, params: EncoderParams) -> tuple[EncoderTrace, np.ndarray, np.ndarray]:
+def after(w: Example, params: EncoderParams) -> tuple[EncoderTrace, np.ndarray, np.ndarray]:
     """The trace, the logits [K] and the probabilities [K] of the image under `params` (the
     weights after)."""
     trace = encode(w.image, w.cfg, params)
