@@ -30,9 +30,10 @@ import tracemalloc
 from benchmarks.memory import default_config, heavy_config, rss_growth
 from encoder_core import encode, trace_bytes
 from lens import images, model_weights
+from lens.context import PageContext
 from lens.handout.book import sheets_for
 from lens.handout.pdf import TitlePage, handout_pdf
-from lens.handout.sheets import Walk
+from lens.handout.sheets import said
 from lens.page_costs import handout_cost
 
 MB = 2**20
@@ -42,17 +43,19 @@ def one(cfg, lang: str) -> dict[str, float]:
     original, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                            cfg.channels)
     trace = encode(image, cfg, model_weights.random_params(cfg))
-    walk = Walk(trace=trace, lang=lang, original=original, query=cfg.n_tokens // 2 + 7)
-    title = TitlePage(title=walk.t("doc_title"), image=original, image_name="default.jpg",
+    ctx = PageContext.for_trace(trace, original, lang=lang, layer=1, head=1,
+                                query=cfg.n_tokens // 2 + 7)
+    say = said(ctx)
+    title = TitlePage(title=say("doc_title"), image=original, image_name="default.jpg",
                       lines=(), footer="Encoder Lens · benchmark")
     gc.collect()
     times: dict[str, float] = {}
 
     def build() -> bytes:
         t0 = time.perf_counter()
-        sheets = sheets_for(walk)
+        sheets = sheets_for(ctx)
         t1 = time.perf_counter()
-        pdf = handout_pdf(title, sheets, walk.t)
+        pdf = handout_pdf(title, sheets, say)
         times.update(sheets=t1 - t0, pdf=time.perf_counter() - t1)
         return pdf
 

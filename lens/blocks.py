@@ -12,7 +12,6 @@ expander (`folded`), one click away."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -21,9 +20,10 @@ from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core.views.explain import DotTerms, HiddenUnitTerms, largest_terms, summarise_terms
 
-from .context import Where
+from .context import PageContext
 from .i18n import Texts
 from .latex import dot_latex, fixed, num, term, written_products
+from .widgets import Where
 
 GATE_TEX = {"gelu": r"\Phi(z) = z\cdot\tfrac12\big(1 + \mathrm{erf}(z/\sqrt{2})\big)",
             "gelu_tanh": r"\cdot\tfrac12\big(1 + \tanh(\sqrt{2/\pi}\,(z + 0.044715\,z^3))\big)"}
@@ -31,24 +31,18 @@ SHOWN = 4  # products written out in LaTeX before the ⋯ (then the last one)
 FIRST, LARGEST = 4, 4  # terms a code listing writes out: the first ones and the largest
 
 
-class Page(Protocol):
-    """The page context as a block uses it: only its language ("en" or "zh")."""
-
-    @property
-    def lang(self) -> str: ...
-
-
 OWNER = "blocks"  # lens/texts/<lang>/blocks.toml
 
 
 
-def folded(ctx: Page, where: Where = None) -> DeltaGenerator:
+def folded(ctx: PageContext, where: Where = None) -> DeltaGenerator:
     """The expander that holds a block's long arithmetic, folded until the learner opens it."""
     t = Texts(ctx.lang, OWNER)
     return (where or st).expander(t("show_arithmetic"))
 
 
-def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where: Where = None) -> None:
+def stored_check(ctx: PageContext, mine: float, stored: float, field: str, *,
+                 where: Where = None) -> None:
     """The float64 recomputation beside the float32 value the trace holds at `field`, both to
     7 significant digits (float32's precision), so a rounding difference can show."""
     t = Texts(ctx.lang, OWNER)
@@ -56,7 +50,7 @@ def stored_check(ctx: Page, mine: float, stored: float, field: str, *, where: Wh
                                stored=f"{float(stored):.7g}", field=field))
 
 
-def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str, *,
+def dot_product(ctx: PageContext, lhs: str, terms: DotTerms, stored: float, field: str, *,
                 where: Where = None, bias: float | None = None, bias_tex: str = "b") -> None:
     """A dot product (plus a bias, if any) checked against the trace, then written out in
     LaTeX (folded):
@@ -88,7 +82,7 @@ def dot_product(ctx: Page, lhs: str, terms: DotTerms, stored: float, field: str,
         box.caption(t("dots_products", m=n - SHOWN - 1, first=SHOWN, last=n - 2, n=n))
 
 
-def largest_products(ctx: Page, terms: DotTerms, a_name: str, b_name: str, *, k: int = 4,
+def largest_products(ctx: PageContext, terms: DotTerms, a_name: str, b_name: str, *, k: int = 4,
                      extra: Mapping[str, Callable[[int], str]] | None = None,
                      where: Where = None) -> None:
     """The k products a_k · b_k of largest magnitude as a table: k, the `extra` columns,
@@ -123,7 +117,7 @@ def with_gaps(shown: np.ndarray, row: Callable[[int], str], indent: str = "   ")
     return lines
 
 
-def trace_line(ctx: Page, name: str, stored: float, digits: str = "+.6g", *,
+def trace_line(ctx: PageContext, name: str, stored: float, digits: str = "+.6g", *,
                one_line: bool = False) -> str:
     """'the trace holds:\n   scores[3, 5] = +0.123', on one line if asked (inside a listing)."""
     t = Texts(ctx.lang, OWNER)
@@ -131,7 +125,7 @@ def trace_line(ctx: Page, name: str, stored: float, digits: str = "+.6g", *,
             + f"{name} = {float(stored):{digits}}")
 
 
-def _terms_lines(ctx: Page, values: np.ndarray, row: Callable[[int], str], first: int,
+def _terms_lines(ctx: PageContext, values: np.ndarray, row: Callable[[int], str], first: int,
                  largest: int, unit: str) -> tuple[list[str], float]:
     """The first and the largest terms of Σ values, the rest together; and the total."""
     t = Texts(ctx.lang, OWNER)
@@ -143,7 +137,7 @@ def _terms_lines(ctx: Page, values: np.ndarray, row: Callable[[int], str], first
     return lines, summary.total
 
 
-def dot_listing(ctx: Page, title: str, terms: DotTerms, stored: float, name: str, *,
+def dot_listing(ctx: PageContext, title: str, terms: DotTerms, stored: float, name: str, *,
                 size: str, divisor: str | None = None, notes: Sequence[str] | None = None,
                 where: Where = None) -> None:
     """The result against the trace, then (folded) a dot product as a code listing — the first
@@ -182,7 +176,7 @@ def dot_listing(ctx: Page, title: str, terms: DotTerms, stored: float, name: str
     box.caption(t("terms_shown", first=FIRST, largest=LARGEST, size=size, n=n))
 
 
-def sum_listing(ctx: Page, values: np.ndarray, labels: Sequence[str], stored: float,
+def sum_listing(ctx: PageContext, values: np.ndarray, labels: Sequence[str], stored: float,
                 name: str, *, first: int, largest: int = 0, unit: str = "terms",
                 where: Where = None) -> None:
     """The sum against the trace, then (folded) its named terms as a code listing — each term,
@@ -199,7 +193,7 @@ def sum_listing(ctx: Page, values: np.ndarray, labels: Sequence[str], stored: fl
     folded(ctx, where).code("\n".join(lines), language=None, wrap_lines=True)
 
 
-def hidden_unit(ctx: Page, unit: HiddenUnitTerms, stored: float, i: int, j: int, field: str,
+def hidden_unit(ctx: PageContext, unit: HiddenUnitTerms, stored: float, i: int, j: int, field: str,
                 *, where: Where = None) -> None:
     """One FFN hidden activation: its formula, then (folded) written out — the dot product, the
     bias, the activation — with its largest products; then the activation's verdict and the

@@ -18,15 +18,16 @@ from encoder_core.views.explain import (
     summarise_terms,
 )
 
-from .blocks import OWNER, Page, folded, stored_check, trace_line, with_gaps
-from .context import Where
+from .blocks import OWNER, folded, stored_check, trace_line, with_gaps
+from .context import PageContext
 from .i18n import Texts
 from .latex import fixed, num, term, written_sum
+from .widgets import Where
 
 EXP_SHOWN = 3  # exponentials written out: the first ones and the largest
 
 
-def softmax_row(ctx: Page, terms: SoftmaxTerms, stored: np.ndarray, i: int, j: int, *,
+def softmax_row(ctx: PageContext, terms: SoftmaxTerms, stored: np.ndarray, i: int, j: int, *,
                 where: Where = None) -> None:
     """attn[i, j] against the trace, then (folded) row i of attn worked out as a code listing —
     the maximum, the exponentials, their sum, the division — and compared with the trace at the
@@ -72,7 +73,7 @@ def softmax_row(ctx: Page, terms: SoftmaxTerms, stored: np.ndarray, i: int, j: i
     box.caption(texts("exp_shown", first=EXP_SHOWN, n=n))
 
 
-def layer_norm_row(ctx: Page, terms: LayerNormTerms, gamma: np.ndarray, beta: np.ndarray,
+def layer_norm_row(ctx: PageContext, terms: LayerNormTerms, gamma: np.ndarray, beta: np.ndarray,
                    eps: float, k: int, stored: LayerNormTrace, i: int, field: str, *,
                    where: Where = None) -> None:
     """The layer norm of one position written out (folded) — μ, σ², √(σ² + ε), x̂_k, out_k, the

@@ -1,8 +1,9 @@
-"""The page's types: what a page and its sections receive — `PageContext` (settings, trace,
-images, texts, the services), `Where` (the container a block is drawn in) and `Plan` (the
+"""The page's types: what a page, its sections and its step's handout sheet receive —
+`PageContext` (settings, trace, images, texts, the selections, the services) — and `Plan` (the
 variant traces a page computes besides its own). Set up by the page runner (`lens.runner`),
-which imports this module; this one imports nothing of the frame around a page (sidebar,
-header, lesson, class).
+which imports this module, and for the handout's sheets by `lens.handout_ui`; this one imports
+nothing of the frame around a page (sidebar, header, lesson, class), and no Streamlit: a sheet,
+a test or a script (docs/examples/) makes a context from a trace it computed itself.
 
 A context is frozen: what a page receives cannot change under it. What the role's cards
 withhold is known before the page is handed its context; a selection the page makes (the layer,
@@ -14,19 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import numpy as np
-from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core import EncoderConfig, EncoderTrace
 
-from .classroom.ui.member import Member
 from .i18n import Texts
 from .models import Model
 from .services import SERVICES, Services
 from .settings import FINAL_STEP, Settings
 
-Where = DeltaGenerator | None  # the container a block is drawn in; None: the page itself
+if TYPE_CHECKING:  # a class's member is the Streamlit session's: only its type here
+    from .classroom.ui.member import Member
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,43 @@ class PageContext:
                                         compare=False, repr=False)
     services: Services = field(default=SERVICES, compare=False, repr=False)
 
+    @classmethod
+    def for_trace(cls, trace: EncoderTrace, original: np.ndarray, *, page: str = "",
+                  lang: str = "en", image_name: str = "", **chosen: int) -> PageContext:
+        """A context for a trace computed outside the app (a test, a notebook, a script in
+        docs/examples/): the default settings in `lang` (the configuration is the trace's own;
+        the query the centre patch, as the app's), `original` the image as given, the
+        selections as shown (layer=1, head=1, query=105). No Streamlit: only what reaches the
+        server's caches (`derived`, `model`, `variant`, …) would bring it in."""
+        G = trace.config.grid_size
+        settings = Settings(lang=lang, query=(G // 2) * G + G // 2)
+        ctx = cls(id=page, settings=settings, trace=trace, original=original,
+                  image_name=image_name, image_key=f"trace/{id(trace)}")
+        return ctx.choose(**chosen) if chosen else ctx
+
     def choose(self, **selected: int) -> PageContext:
         """This context with the page's selections made so far (as shown, e.g. layer=1):
         what the pictures drawn after them name (`lens.widgets.png_name`)."""
         kept = dict(self.chosen)
         kept.update(selected)
         return replace(self, chosen=tuple(kept.items()))
+
+    @property
+    def layer(self) -> int:
+        """The layer shown (0-based): as chosen in this run (`chosen` holds it as shown, 1…L),
+        else the settings'."""
+        return int(dict(self.chosen).get("layer", self.settings.layer + 1)) - 1
+
+    @property
+    def head(self) -> int:
+        """The head shown (0-based): as chosen in this run (shown 1…h), else the settings'."""
+        return int(dict(self.chosen).get("head", self.settings.head + 1)) - 1
+
+    @property
+    def query(self) -> int:
+        """The query patch shown (row-major, without the prefix rows): as chosen in this run,
+        else the settings'."""
+        return int(dict(self.chosen).get("query", self.settings.query))
 
     @property
     def student(self) -> Member | None:

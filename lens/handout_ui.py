@@ -6,6 +6,9 @@ press; `build_asked(ctx, slot)` builds the PDF after the run has released the me
 that the PDF's own reservation never waits on the run that asked for it
 (`lens.runner.run_page`). The PDF is kept in the session until the settings, the image, the
 language, the layer, head or query, or the lesson's answers change.
+
+The sheets receive the page's own context (`shown(ctx)`: its layer, head and query as the pages
+show them, in `chosen`), the lesson's answers and the head's class names beside it.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ from .lesson.ui import cards, course
 from .page_costs import handout_cost
 
 if TYPE_CHECKING:
+    from .handout.book import Answers
     from .handout.pdf import TitlePage
-    from .handout.sheets import Walk
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
 Slot = DeltaGenerator  # the sidebar's place of the button, its progress and the download
@@ -42,6 +45,13 @@ def selection(ctx: PageContext) -> tuple[int, int, int]:
     query = int(st.session_state.get(keys.QUERY, s.query))
     return (min(max(s.layer, 0), cfg.n_layers - 1), min(max(s.head, 0), cfg.n_heads - 1),
             min(max(query, 0), cfg.n_tokens - 1))
+
+
+def shown(ctx: PageContext) -> PageContext:
+    """The page's context with the layer, head and query the pages show now chosen (as shown:
+    layer and head 1-based): what every sheet of the PDF reads (`ctx.layer`, …)."""
+    layer, head, query = selection(ctx)
+    return ctx.choose(layer=layer + 1, head=head + 1, query=query)
 
 
 def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]]:
@@ -61,16 +71,14 @@ def answers(ctx: PageContext) -> dict[str, tuple[tuple[str, str, str, str], ...]
     return out
 
 
-def walk(ctx: PageContext) -> Walk:
-    # imported when a PDF is asked for or kept, not with the sidebar: the PDF backend and the
-    # prediction's blocks cost a page's first run ~0.45 s on a fresh server
-    from .handout.sheets import Walk
+def labels(ctx: PageContext) -> tuple[str, ...]:
+    """The classification head's class names in logit order, as the pages show them; () without
+    a head."""
+    # imported when a PDF is asked for, not with the sidebar: the prediction's blocks would add
+    # to a page's first run on a fresh server
     from .sections.prediction import class_names
 
-    layer, head, query = selection(ctx)
-    labels = tuple(class_names(ctx)) if ctx.trace.params.head is not None else ()
-    return Walk(trace=ctx.trace, lang=ctx.lang, original=ctx.original, layer=layer, head=head,
-                query=query, labels=labels, answers=answers(ctx))
+    return tuple(class_names(ctx)) if ctx.trace.params.head is not None else ()
 
 
 def image_name(ctx: PageContext, t: Callable[..., str]) -> str:
@@ -81,7 +89,8 @@ def image_name(ctx: PageContext, t: Callable[..., str]) -> str:
     return ctx.image_name if all(map(can_draw, ctx.image_name)) else t("name_upload")
 
 
-def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
+def title_page(ctx: PageContext, answered: Answers, day: date) -> TitlePage:
+    """The PDF's first page; `ctx` is the sheets' (`shown`)."""
     from .handout.pdf import TitlePage
 
     t, cfg = Texts(ctx.lang, OWNER), ctx.cfg
@@ -98,8 +107,8 @@ def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
         lines.append(t("doc_model_trained"))
     else:
         lines.append(t("doc_model_random", seed=cfg.seed))
-    lines.append(t("doc_chosen", l=w.layer + 1, hd=w.head + 1, i=w.query))
-    if w.answers:
+    lines.append(t("doc_chosen", l=ctx.layer + 1, hd=ctx.head + 1, i=ctx.query))
+    if answered:
         specs = course.lesson_specs(ctx)
         lines.append(t("doc_lesson", right=course.right_count(specs, cards.records()),
                        n=len(specs)))
@@ -108,10 +117,11 @@ def title_page(ctx: PageContext, w: Walk, day: date) -> TitlePage:
                      lines=tuple(lines), footer=t("doc_footer", name=name, day=day.isoformat()))
 
 
-def identity(ctx: PageContext, w: Walk) -> tuple:
-    """What the PDF shows: a kept PDF of another identity is stale."""
-    return (ctx.image_key, ctx.cfg, ctx.weights_id, ctx.lang, w.layer, w.head, w.query,
-            repr(sorted(w.answers.items())))
+def identity(ctx: PageContext, answered: Answers) -> tuple:
+    """What the PDF shows (`ctx`: the sheets', `shown`): a kept PDF of another identity is
+    stale."""
+    return (ctx.image_key, ctx.cfg, ctx.weights_id, ctx.lang, ctx.layer, ctx.head, ctx.query,
+            repr(sorted(answered.items())))
 
 
 def file_name(ctx: PageContext) -> str:
@@ -133,7 +143,7 @@ def offer(ctx: PageContext) -> Slot | None:
     box.subheader(t("handout"))
     slot = box.empty()
     ready = state.get(keys.HANDOUT)
-    if ready is not None and ready[0] != identity(ctx, walk(ctx)):
+    if ready is not None and ready[0] != identity(shown(ctx), answers(ctx)):
         state.pop(keys.HANDOUT)  # the walk changed: the old PDF is stale
         ready = None
     if ready is not None:
@@ -160,7 +170,7 @@ def build_asked(ctx: PageContext, slot: Slot | None) -> None:
     from .handout.book import handout
 
     t = Texts(ctx.lang, OWNER)
-    w = walk(ctx)
+    sheets_ctx, answered = shown(ctx), answers(ctx)
     need = handout_cost(ctx.cfg)
     with slot.container():
         bar = st.progress(0.0, text=t("handout_building", done=0))
@@ -175,9 +185,10 @@ def build_asked(ctx: PageContext, slot: Slot | None) -> None:
     try:
         with ctx.services.budget().reserve(need.bytes, need.seconds, on_wait=waiting):
             notice.empty()
-            pdf = handout(w, title_page(ctx, w, date.today()), told)
+            pdf = handout(sheets_ctx, title_page(sheets_ctx, answered, date.today()), told,
+                          answers=answered, labels=labels(ctx))
     except TooHeavyError as err:
         slot.error(t("handout_failed", msg=str(err)))
         return
-    state[keys.HANDOUT] = (identity(ctx, w), pdf)
+    state[keys.HANDOUT] = (identity(sheets_ctx, answered), pdf)
     download(ctx, slot, pdf)

@@ -14,11 +14,12 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core import prefix_names
 
 from . import explorer, explorer_component, figures, keys
-from .context import PageContext, Where
+from .context import PageContext
 from .digests import value_key
 from .note import note_markdown
 from .services import SERVICES
@@ -26,6 +27,8 @@ from .session import sync_url
 from .steps import PAGES
 
 WINDOW = 32  # side of the number window
+
+Where = DeltaGenerator | None  # the container a block is drawn in; None: the page itself
 
 
 Figure = Callable[..., bytes]  # a function of lens.figures: arrays and labels -> PNG bytes

@@ -9,7 +9,7 @@ from encoder_core.views.analysis import row_moments
 from encoder_core.views.explain import layer_norm_terms
 from encoder_core.views.vit_steps import residual_entry
 from lens import blocks, blocks_rows, chrome, figures, widgets
-from lens.context import PageContext, Where
+from lens.context import PageContext
 from lens.latex import num, term
 from lens.runner import run_page
 from lens.sections import meaning
@@ -318,7 +318,8 @@ def scale_shift(ctx: PageContext, layer: int, query: int) -> None:
         st.write(ctx.t("next_ffn") if cfg.use_ffn else ctx.t("next_layer"))
 
 
-def trained_gamma_beta(ctx: PageContext, beside: EncoderTrace, layer: int, right: Where) -> None:
+def trained_gamma_beta(ctx: PageContext, beside: EncoderTrace, layer: int,
+                       right: widgets.Where) -> None:
     """The trained model's γ and β in `right`, and what they do, beside random weights'."""
     bl = min(layer, beside.config.n_layers - 1)
     bp, bd = beside.params.layers[bl], beside.config.d_model

@@ -16,7 +16,7 @@ from encoder_core.views.analysis import (
 )
 from encoder_core.views.explain import dot_terms, softmax_terms
 from lens import blocks, blocks_rows, chrome, figures, keys, widgets
-from lens.context import PageContext, Where
+from lens.context import PageContext
 from lens.runner import run_page
 from lens.sections import meaning
 from lens.walk import scores as walk
@@ -63,7 +63,7 @@ def key_axis(ctx: PageContext) -> str:
             else ctx.t("key_axis"))
 
 
-def formulas_with_key(ctx: PageContext, right: Where, l: int, head: int, query: int,
+def formulas_with_key(ctx: PageContext, right: widgets.Where, l: int, head: int, query: int,
                       i: int) -> int:
     """The formulas in `right`, with the input of the key j; j as that input holds it, or as
     the session holds it while the lesson withholds the formulas."""

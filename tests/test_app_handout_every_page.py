@@ -35,10 +35,10 @@ REAL = [pytest.param(case, query, pages[-1], lang, id=f"{case}-{pages[-1]}-{lang
 class Builds:
     """Stands in for `lens.handout.book.handout` (the ten steps' PDF, ~1 s and more at the
     defaults), and records what each press of the button handed the runner's end: the page's
-    context (`handout_ui.build_asked`) and the walk the PDF would show."""
+    context (`handout_ui.build_asked`) and the context the PDF's sheets were given."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.contexts, self.walks = [], []
+        self.contexts, self.sheets = [], []
         real_build_asked = handout_ui.build_asked
 
         def build_asked(ctx, slot):
@@ -48,8 +48,8 @@ class Builds:
         monkeypatch.setattr(handout_ui, "build_asked", build_asked)
         monkeypatch.setattr(book, "handout", self.handout)
 
-    def handout(self, walk, title, told) -> bytes:
-        self.walks.append(walk)
+    def handout(self, ctx, title, told, **beyond) -> bytes:
+        self.sheets.append(ctx)
         told(1.0)
         return STUB_PDF
 
@@ -81,8 +81,8 @@ def test_pressing_the_button_builds_the_walk_after_the_page(request, monkeypatch
     press(at)
     assert [(c.id, c.lang) for c in builds.contexts] == [(page, lang)]
     ctx = builds.contexts[0]
-    assert len(builds.walks) == 1, f"{page} ({case}): the button built nothing"
-    assert builds.walks[0].trace is ctx.trace and builds.walks[0].lang == lang
+    assert len(builds.sheets) == 1, f"{page} ({case}): the button built nothing"
+    assert builds.sheets[0].trace is ctx.trace and builds.sheets[0].lang == lang
     assert at.session_state[keys.HANDOUT][1] == STUB_PDF
     assert not build_button(at) and offered_for_download(at)
 

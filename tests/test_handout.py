@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,9 +17,10 @@ from PIL import Image
 
 from encoder_core import encode, load_checkpoint, predict, top_classes
 from lens import images, model_weights
+from lens.context import PageContext
 from lens.handout.book import handout, sheets_for
 from lens.handout.pdf import Flow, TitlePage, handout_pdf, tokens
-from lens.handout.sheets import Walk
+from lens.handout.sheets import Answer, said
 from lens.handout_ui import image_name
 from lens.i18n import Texts, translate
 from lens.note import note_plain, plain_math
@@ -34,28 +35,43 @@ reads_back = pytest.mark.slow  # they build PDFs: the slow lane
 QUERY = 105
 
 
-def default_walk(lang: str, **kw: object) -> Walk:
+@dataclass(frozen=True)
+class Asked:
+    """What a handout is made of: the sheets' context (the trace, the language, the layer, head
+    and query chosen, as shown) and what the PDF holds beyond the pages."""
+
+    ctx: PageContext
+    labels: tuple[str, ...] = ()  # the head's class names
+    answers: dict[str, tuple[Answer, ...]] = field(default_factory=dict)  # page id -> answers
+
+    @property
+    def t(self) -> Texts:
+        return said(self.ctx)
+
+
+def default_handout(lang: str, **kw: object) -> Asked:
     cfg = Settings().normalised()[0].to_config()
     original, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                            cfg.channels)
-    return Walk(trace=encode(image, cfg, model_weights.random_params(cfg)), lang=lang,
-                original=original, query=QUERY, **kw)
+    trace = encode(image, cfg, model_weights.random_params(cfg))
+    return Asked(PageContext.for_trace(trace, original, lang=lang, layer=1, head=1,
+                                       query=QUERY), **kw)
 
 
-def trained_walk(lang: str) -> Walk:
+def trained_handout(lang: str) -> Asked:
     cfg, params, head = model_weights.trained_model()
     original, image = images.decode_image(images.sample_png(3), cfg.image_size, cfg.channels)
     names = tuple(translate(f"class_{c}", lang) for c in head.class_names)
-    return Walk(trace=encode(image, cfg, params), lang=lang, original=original,
-                query=cfg.n_tokens // 2, labels=names)
+    return Asked(PageContext.for_trace(encode(image, cfg, params), original, lang=lang, layer=1,
+                                       head=1, query=cfg.n_tokens // 2), labels=names)
 
 
-def vit_walk(lang: str, path: str) -> Walk:
+def vit_handout(lang: str, path: str) -> Asked:
     cfg, params, _ = load_checkpoint(path)
     original, image = images.decode_image(images.DEFAULT_IMAGE.read_bytes(), cfg.image_size,
                                            cfg.channels)
-    return Walk(trace=encode(image, cfg, params), lang=lang, original=original, layer=1,
-                head=1, query=QUERY)
+    return Asked(PageContext.for_trace(encode(image, cfg, params), original, lang=lang, layer=2,
+                                       head=2, query=QUERY))
 
 
 class Glyphs(logging.Handler):
@@ -70,11 +86,12 @@ class Glyphs(logging.Handler):
             self.missing.append(record.getMessage())
 
 
-def build(walk: Walk) -> tuple[bytes, list[str]]:
+def build(asked: Asked) -> tuple[bytes, list[str]]:
     """The PDF and every complaint of a missing glyph while it was made."""
-    title = TitlePage(title=walk.t("doc_title"), image=walk.original, image_name="default.jpg",
-                      lines=(walk.t("doc_chosen", l=walk.layer + 1, hd=walk.head + 1,
-                                    i=walk.query),), footer="Encoder Lens · test")
+    ctx = asked.ctx
+    title = TitlePage(title=asked.t("doc_title"), image=ctx.original, image_name="default.jpg",
+                      lines=(asked.t("doc_chosen", l=ctx.layer + 1, hd=ctx.head + 1,
+                                     i=ctx.query),), footer="Encoder Lens · test")
     glyphs = Glyphs()
     log = logging.getLogger("matplotlib")
     log.addHandler(glyphs)
@@ -82,7 +99,8 @@ def build(walk: Walk) -> tuple[bytes, list[str]]:
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            pdf = handout(walk, title, shares.append)
+            pdf = handout(ctx, title, shares.append, answers=asked.answers,
+                          labels=asked.labels)
     finally:
         log.removeHandler(glyphs)
     assert shares and shares[-1] == pytest.approx(1.0) and shares == sorted(shares)
@@ -97,12 +115,12 @@ def pages_text(pdf: bytes, tmp_path) -> list[str]:
     return out.split("\f")[:-1]  # a form feed ends every page
 
 
-def step_pages(walk: Walk, texts: list[str]) -> dict[str, str]:
+def step_pages(asked: Asked, texts: list[str]) -> dict[str, str]:
     """Each step's text: from the page its title starts on up to the next step's."""
     starts = {}
     for step in STEPS:
-        title = walk.t("step_title", k=STEPS.index(step) + 1, n=len(STEPS),
-                       title=step.title_in(walk.lang))
+        title = asked.t("step_title", k=STEPS.index(step) + 1, n=len(STEPS),
+                        title=step.title_in(asked.ctx.lang))
         found = [n for n, t in enumerate(texts) if title in " ".join(t.split())]
         assert len(found) == 1, (title, found)
         starts[step.id] = found[0]
@@ -121,10 +139,11 @@ MODELS = ("defaults", "trained", "vit")
                 ids=lambda p: f"{p[0]}-{p[1]}")
 def made(request, vit_checkpoint):
     model, lang = request.param
-    walk = {"defaults": lambda: default_walk(lang), "trained": lambda: trained_walk(lang),
-            "vit": lambda: vit_walk(lang, vit_checkpoint)}[model]()
-    pdf, missing = build(walk)
-    return SimpleNamespace(model=model, lang=lang, walk=walk, pdf=pdf, missing=missing)
+    asked = {"defaults": lambda: default_handout(lang),
+             "trained": lambda: trained_handout(lang),
+             "vit": lambda: vit_handout(lang, vit_checkpoint)}[model]()
+    pdf, missing = build(asked)
+    return SimpleNamespace(model=model, lang=lang, asked=asked, pdf=pdf, missing=missing)
 
 
 
@@ -132,20 +151,21 @@ def made(request, vit_checkpoint):
 def test_the_pdf_has_a_title_page_then_every_step_in_order(made, tmp_path):
     texts = pages_text(made.pdf, tmp_path)
     assert made.pdf.startswith(b"%PDF")
-    assert made.walk.t("doc_title") in " ".join(texts[0].split())
-    pages = step_pages(made.walk, texts)
+    assert made.asked.t("doc_title") in " ".join(texts[0].split())
+    pages = step_pages(made.asked, texts)
     assert len(texts) >= 1 + len(STEPS)
     if made.model == "defaults":
         assert len(made.pdf) < 5 * 2**20  # the issue's bound at the defaults
     for step, text in pages.items():  # the takeaway under the title, the note's heading
-        assert made.walk.t("h_note") in text, step
-        assert made.walk.t("h_formulas") in text or step == "ffn" and not made.walk.cfg.use_ffn
+        assert made.asked.t("h_note") in text, step
+        assert (made.asked.t("h_formulas") in text
+                or step == "ffn" and not made.asked.ctx.cfg.use_ffn)
 
 
 @reads_back
 def test_every_step_holds_its_live_shapes(made, tmp_path):
-    cfg = made.walk.cfg
-    pages = step_pages(made.walk, pages_text(made.pdf, tmp_path))
+    cfg = made.asked.ctx.cfg
+    pages = step_pages(made.asked, pages_text(made.pdf, tmp_path))
     T, N = cfg.seq_len, cfg.n_tokens
     assert f"[{N} × {cfg.patch_dim}]" in pages["patches"]
     for step in ("embedding", "positional", "qkv", "scores", "multihead", "addnorm", "stack"):
@@ -160,15 +180,15 @@ def test_every_step_holds_its_live_shapes(made, tmp_path):
 
 @reads_back
 def test_the_worked_entries_are_the_traces_numbers(made, tmp_path):
-    w, tr = made.walk, made.walk.trace
-    pages = step_pages(w, pages_text(made.pdf, tmp_path))
-    i, layer = w.row, tr.layers[w.layer]
-    j = int(np.argmax(layer.attn[w.head, i]))
+    ctx, tr = made.asked.ctx, made.asked.ctx.trace
+    pages = step_pages(made.asked, pages_text(made.pdf, tmp_path))
+    i, layer, hd = ctx.row(ctx.query), tr.layers[ctx.layer], ctx.head
+    j = int(np.argmax(layer.attn[hd, i]))
     assert f"scores[{i}, {j}]" in pages["scores"]
-    assert f"{layer.scores[w.head, i, j]:+.4f}" in pages["scores"]
-    assert f"{layer.attn[w.head, i, j]:.4f}" in pages["scores"]
-    assert f"{tr.embedded[w.query, 0]:+.4f}" in pages["embedding"]
-    assert f"{layer.q[w.head, i, 0]:+.4f}" in pages["qkv"]
+    assert f"{layer.scores[hd, i, j]:+.4f}" in pages["scores"]
+    assert f"{layer.attn[hd, i, j]:.4f}" in pages["scores"]
+    assert f"{tr.embedded[ctx.query, 0]:+.4f}" in pages["embedding"]
+    assert f"{layer.q[hd, i, 0]:+.4f}" in pages["qkv"]
     assert f"{layer.ln_1.out[i, 0]:+.4f}" in pages["addnorm"]
     assert f"{layer.attn_out[i, 0]:+.4f}" in pages["multihead"]
 
@@ -195,13 +215,13 @@ def test_every_font_is_embedded_as_truetype(made, tmp_path):
 def test_weights_with_a_head_add_their_prediction(made, tmp_path):
     texts = pages_text(made.pdf, tmp_path)
     last = " ".join(texts[-1].split())
-    params = made.walk.trace.params
+    params = made.asked.ctx.trace.params
     if params.head is None:
-        assert made.walk.t("prediction_title") not in last
+        assert made.asked.t("prediction_title") not in last
         return
-    assert made.walk.t("prediction_title") in last
-    classes, probs = top_classes(predict(made.walk.trace, params), 1)
-    names = made.walk.labels or tuple(f"class {c}" for c in range(params.head.n_classes))
+    assert made.asked.t("prediction_title") in last
+    classes, probs = top_classes(predict(made.asked.ctx.trace, params), 1)
+    names = made.asked.labels or tuple(f"class {c}" for c in range(params.head.n_classes))
     assert f"{names[classes[0]]} {100 * probs[0]:.2f} %" in last
 
 
@@ -222,7 +242,8 @@ def test_one_page_of_each_renders(made, tmp_path):
 
 def test_a_lessons_answers_go_with_their_step():
     row = ("the shape of scores", "196 × 196", "196 × 196", "right")
-    sheets = {s.step: s for s in sheets_for(default_walk("en", answers={"scores": (row,)}))}
+    sheets = {s.step: s for s in sheets_for(default_handout("en").ctx,
+                                            answers={"scores": (row,)})}
     assert sheets["scores"].answers == (row,)
     assert all(not s.answers for k, s in sheets.items() if k != "scores")
 
@@ -230,9 +251,9 @@ def test_a_lessons_answers_go_with_their_step():
 @reads_back
 def test_a_lessons_answers_are_printed(tmp_path):
     row = ("the shape of scores", "196 × 190", "196 × 196", "not right")
-    walk = default_walk("en", answers={"scores": (row,)})
-    pdf, _ = build(walk)
-    pages = step_pages(walk, pages_text(pdf, tmp_path))
+    asked = default_handout("en", answers={"scores": (row,)})
+    pdf, _ = build(asked)
+    pages = step_pages(asked, pages_text(pdf, tmp_path))
     text = " ".join(pages["scores"].split())
     assert "Your predictions" in text and "the shape of scores" in text
     assert "yours 196 × 190 · right 196 × 196 · not right" in text

@@ -16,7 +16,7 @@ from matplotlib import mathtext
 
 from encoder_core import EncoderConfig, encode
 from lens import model_weights
-from lens.handout.sheets import Walk
+from lens.context import PageContext
 from lens.settings import Settings
 from lens.steps import STEPS
 from tests.support.configs import SMALL, VIT, make_test_image
@@ -56,18 +56,18 @@ def test_mathtext_draws_every_formula_of_every_step(step_id, cfg):
 @pytest.mark.parametrize("cfg", [DEFAULT, VIT_LIKE], ids=["defaults", "vit_like"])
 def test_each_sheet_shows_its_steps_formulas_first_as_written(cfg):
     image = make_test_image(cfg.image_size, cfg.channels)
-    w = Walk(trace=encode(image, cfg, model_weights.random_params(cfg)), lang="en",
-             original=image)
+    trace = encode(image, cfg, model_weights.random_params(cfg))
     for page in STEPS:
-        sheet = page.sheet(w)
+        ctx = PageContext.for_trace(trace, image, page=page.id)
+        sheet = page.sheet(ctx)
         if page.id == "ffn" and not cfg.use_ffn:
             continue
-        lp = w.trace.params.layers[w.layer]
+        lp = ctx.trace.params.layers[ctx.layer]
         f = walk_module(page.id).formulas
-        args = {"qkv": (w.head, {"Q": lp.b_Q is not None, "K": lp.b_K is not None,
-                                 "V": lp.b_V is not None}),
+        args = {"qkv": (ctx.head, {"Q": lp.b_Q is not None, "K": lp.b_K is not None,
+                                   "V": lp.b_V is not None}),
                 "multihead": (lp.b_O is not None,),
-                "stack": (w.trace.final_ln is not None,)}.get(page.id, ())
+                "stack": (ctx.trace.final_ln is not None,)}.get(page.id, ())
         expected = [f"${t}$" for t in f(cfg, *args)]
         assert list(sheet.formulas[:len(expected)]) == expected, page.id
 

@@ -1,12 +1,13 @@
 """The walk as a handout: one PDF of the note's steps with the live numbers.
 
-    sheets.py  `Walk` (the trace and the learner's choices), `Sheet` (one step: title,
-               takeaway, formulas with the live shapes, the worked entry, pictures, the
-               lesson's answers, the note's lines), the helpers every step's sheet uses, and
-               the prediction of weights with a head; each step's own sheet is `sheet` in its
-               module of `lens.walk`
-    book.py    `handout(walk, title)`: each step's sheet (its entry in lens.steps names it)
-               framed with its title, answers and note, then the PDF's bytes
+    sheets.py  `Sheet` (one step: title, takeaway, formulas with the live shapes, the worked
+               entry, pictures, the lesson's answers, the note's lines), the helpers every
+               step's sheet uses (`said`: the handout's words), and the prediction of weights
+               with a head; each step's own sheet is `sheet(ctx)` in its module of `lens.walk`
+    book.py    `handout(ctx, title, answers=…, labels=…)`: each step's sheet (its entry in
+               lens.steps names it), given the page's `PageContext` with the layer, head and
+               query the pages show, framed with its title, the learner's answers and its
+               note, then the PDF's bytes
     pdf.py     the layout: a title page, then each sheet, on A4 (matplotlib's PDF backend)
 
 `lens.handout_ui` is its sidebar button. This __init__ imports nothing: the registry names the

@@ -3,9 +3,11 @@
 A `Sheet` is data: the step's title and one-line takeaway, its formulas with the live shapes
 (matplotlib mathtext between `$…$`, words outside it: mathtext draws CJK as dummy glyphs),
 the page's worked entry with its numbers, its key pictures (PNG bytes from `lens.figures`,
-drawn as on the page), the learner's lesson answers and the note's original lines. The
-builders read a `Walk` — the trace and what the learner chose — and no Streamlit state, so
-the handout is made and tested without a running app. `lens.handout.pdf` lays sheets out.
+drawn as on the page), the learner's lesson answers and the note's original lines. A step's
+builder reads the context its page reads (`lens.context.PageContext`: the trace, the language,
+the layer, head and query chosen — `ctx.layer`, `ctx.head`, `ctx.query` — its page's texts
+`ctx.t`) and no Streamlit state, so the handout is made and tested without a running app.
+`lens.handout.pdf` lays sheets out.
 
 Here: what a sheet is, the helpers every step's builder uses and the model's prediction (its
 sheet after the steps, when the weights have a classification head). Each step's builder is in
@@ -16,16 +18,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import EncoderConfig, EncoderTrace, predict, prefix_names, top_classes
+from encoder_core import predict, prefix_names, top_classes
 from encoder_core.views.explain import DotTerms, logit_terms
 
 from .. import figures
 from ..i18n import Texts
 from ..latex import dims  # one shape notation for the pages (KaTeX) and the sheets (mathtext)
+
+if TYPE_CHECKING:
+    from ..context import PageContext
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
 SHOWN_TERMS = 3  # products of a dot product written out before "…"
@@ -35,35 +41,10 @@ TOP_K = 5  # classes of the prediction
 Answer = tuple[str, str, str, str]  # (the task, the learner's answer, the right one, result)
 
 
-@dataclass(frozen=True)
-class Walk:
-    """What the handout is made of: the trace and the learner's choices (0-based)."""
-
-    trace: EncoderTrace
-    lang: str
-    original: np.ndarray  # [h, w, 3] the image as given (downscaled for display)
-    layer: int = 0  # the layer the pages show
-    head: int = 0  # the head
-    query: int = 0  # the query patch (row-major, without the prefix rows)
-    labels: tuple[str, ...] = ()  # the classification head's class names, in logit order
-    answers: dict[str, tuple[Answer, ...]] = field(default_factory=dict)  # page id -> answers
-
-    @property
-    def cfg(self) -> EncoderConfig:
-        return self.trace.config
-
-    @property
-    def row(self) -> int:
-        """The query's row of the sequence (after CLS, …)."""
-        return self.cfg.n_prefix + self.query
-
-    def t(self, key: str, **values: object) -> str:
-        """A text of the handout (or a common one)."""
-        return Texts(self.lang, OWNER)(key, **values)
-
-    def page(self, page_id: str, key: str, **values: object) -> str:
-        """A text of a page, where the handout says what the page says."""
-        return Texts(self.lang, page_id)(key, **values)
+def said(ctx: PageContext) -> Texts:
+    """The handout's own texts (or common ones) in the context's language: what a sheet says
+    in its own words (`ctx.t` is its page's, where the sheet says what the page says)."""
+    return ctx.t.of(OWNER)
 
 
 @dataclass(frozen=True)
@@ -84,14 +65,14 @@ class Sheet:
     note: tuple[str, ...] = ()  # the note's original lines (Chinese), math as plain text
 
 
-def make_sheet(w: Walk, formulas: list[str], worked: list[str], pictures: list[bytes],
+def make_sheet(ctx: PageContext, formulas: list[str], worked: list[str], pictures: list[bytes],
                lines: list[str] | None = None, note_head: int = 0) -> Sheet:
     """A step's sheet as its builder makes it (`Sheet`)."""
     return Sheet(formulas=tuple(formulas), worked=tuple(worked), pictures=tuple(pictures),
                  lines=tuple(plain(x) for x in lines or []), note_head=note_head)
 
 
-Builder = Callable[[Walk], Sheet]  # a step's sheet (its entry in lens.steps names it)
+Builder = Callable[["PageContext"], Sheet]  # a step's sheet (its entry in lens.steps names it)
 
 
 def plain(text: str) -> str:
@@ -112,39 +93,40 @@ def written(terms: DotTerms) -> str:
     return " + ".join(shown)
 
 
-def heatmap(w: Walk, m: np.ndarray, name: str, *, signed: bool = True, xlabel: str = "",
+def heatmap(ctx: PageContext, m: np.ndarray, name: str, *, signed: bool = True, xlabel: str = "",
             ylabel: str = "", label: str = "", row: int | None = None,
             col: int | None = None, tokens: str = "") -> bytes:
     """A matrix as the pages draw it (`widgets.matrix`): titled with its name and shape."""
-    m = np.atleast_2d(m)
-    return figures.heatmap(m, figures.matrix_title(name, m), xlabel or w.t("features"),
-                           ylabel or w.t("tokens"),
+    m, t = np.atleast_2d(m), said(ctx)
+    return figures.heatmap(m, figures.matrix_title(name, m), xlabel or t("features"),
+                           ylabel or t("tokens"),
                            signed=signed, colorbar_label=label, size=(5.0, 4.0),
-                           highlight_row=row, highlight_col=col, mean_of=w.t("mean_of"),
-                           prefix=prefix_names(w.cfg) if tokens else [],
+                           highlight_row=row, highlight_col=col, mean_of=t("mean_of"),
+                           prefix=prefix_names(ctx.cfg) if tokens else [],
                            prefix_cols=tokens == "both")
 
 
 # --- what the sheets of a layer share -------------------------------------------------------
 
-def layer_input(w: Walk, l: int) -> np.ndarray:
+def layer_input(ctx: PageContext, l: int) -> np.ndarray:
     """[T, d] what layer l's projections read: its input x, or LN₁(x) in pre-norm order."""
-    tr = w.trace
-    if w.cfg.norm_first:
+    tr = ctx.trace
+    if ctx.cfg.norm_first:
         return tr.layers[l].ln_1.out
     return tr.x0 if l == 0 else tr.layers[l - 1].out
 
 
 # --- the prediction (weights with a classification head) --------------------------------------
 
-def prediction(w: Walk) -> Sheet | None:
-    """The top classes and the top logit written out; None without a head."""
-    tr, params = w.trace, w.trace.params
+def prediction(ctx: PageContext, labels: tuple[str, ...] = ()) -> Sheet | None:
+    """The top classes and the top logit written out, the classes named by `labels` (the
+    head's class names in logit order; "class c" without); None without a head."""
+    tr, params, t = ctx.trace, ctx.trace.params, said(ctx)
     if params.head is None:
         return None
     logits = predict(tr, params)  # [n_classes]
     classes, probs = top_classes(logits, min(TOP_K, params.head.n_classes))
-    names = list(w.labels) or [f"class {c}" for c in range(params.head.n_classes)]
+    names = list(labels) or [f"class {c}" for c in range(params.head.n_classes)]
     top = logit_terms(tr, params, int(classes[0]))
     lines = [f"{k + 1}. {names[c]}   {100 * p:.2f} %   (logit {logits[c]:+.4f})"
              for k, (c, p) in enumerate(zip(classes, probs, strict=True))]
@@ -153,9 +135,9 @@ def prediction(w: Walk) -> Sheet | None:
                 rf"{dims(params.head.W_head.shape[0], params.head.n_classes)}$",
                 r"$p = \mathrm{softmax}(\mathrm{logits})$"]
     dot = top.rows[0]
-    worked = [w.t("w_logit", c=names[int(classes[0])]),
+    worked = [t("w_logit", c=names[int(classes[0])]),
               f"logit = {written(dot)} + ({top.biases[0]:+.3f}) = {dot.total + top.biases[0]:+.4f}",
-              w.t("w_stored", v=top.logit)]
-    return Sheet(step="prediction", title=w.t("prediction_title"),
-                 takeaway=w.t("prediction_takeaway"), formulas=tuple(formulas),
+              t("w_stored", v=top.logit)]
+    return Sheet(step="prediction", title=t("prediction_title"),
+                 takeaway=t("prediction_takeaway"), formulas=tuple(formulas),
                  worked=tuple(worked), pictures=(), lines=tuple(lines))

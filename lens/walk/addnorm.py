@@ -13,7 +13,7 @@ from encoder_core.views.explain import layer_norm_terms
 from encoder_core.views.predictions import share_within
 
 from .. import figures
-from ..handout.sheets import Sheet, Walk, heatmap, make_sheet
+from ..handout.sheets import Sheet, heatmap, make_sheet, said
 from ..latex import dims
 from ..lesson.tasks import Fixed, Question, Spec
 
@@ -99,8 +99,9 @@ def formulas(cfg: EncoderConfig) -> list[str]:
             r"\text{ln\_1.out} = \mathrm{LayerNorm}(x + \text{attn\_out})"]
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg, tr, l, i = w.cfg, w.trace, w.layer, w.row
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg, tr, l, i = ctx.cfg, ctx.trace, ctx.layer, ctx.row(ctx.query)
     T, d = cfg.seq_len, cfg.d_model
     layer, lp = tr.layers[l], tr.params.layers[l]
     x = tr.x0 if l == 0 else tr.layers[l - 1].out
@@ -110,17 +111,17 @@ def sheet(w: Walk) -> Sheet:
                  rf"x: {dims(T, d)}$")
     ln = layer_norm_terms(normed_in[i], lp.gamma_1, lp.beta_1, cfg.ln_eps)
     what = "x" if cfg.norm_first else "resid_1"
-    worked = [w.t("w_row", i=i, l=l + 1, what=what),
+    worked = [t("w_row", i=i, l=l + 1, what=what),
               f"μ = Σ_k {what}[{i}, k] / {d} = {ln.mean:+.4f},   "
               f"σ² = Σ_k ({what}[{i}, k] − μ)² / {d} = {ln.var:.4f}",
               f"x̂[0] = ({ln.x[0]:+.4f} − {ln.mean:+.4f}) / √({ln.var:.4f} + {cfg.ln_eps:g}) = "
               f"{ln.normed[0]:+.4f},   out[0] = γ[0]·x̂[0] + β[0] = {float(lp.gamma_1[0]):.4f}"
               f" · {ln.normed[0]:+.4f} + {float(lp.beta_1[0]):+.4f} = {ln.out[0]:+.4f}",
-              w.t("w_stored", v=float(layer.ln_1.out[i, 0])),
-              w.t("w_moments_after", m=float(layer.ln_1.normed[i].mean()),
+              t("w_stored", v=float(layer.ln_1.out[i, 0])),
+              t("w_moments_after", m=float(layer.ln_1.normed[i].mean()),
                   v=float(layer.ln_1.normed[i].var()))]
     moments = figures.bars([layer.ln_1.mean, layer.ln_1.var],
-                           [f"μ ({what})", f"σ² ({what})"], w.t("tokens"), ["μ", "σ²"],
-                           w.t("moments_title", what=what, l=l + 1), highlight=i)
-    out = heatmap(w, layer.ln_1.out, "ln_1.out", row=i, tokens="rows")
-    return make_sheet(w, maths, worked, [moments, out])
+                           [f"μ ({what})", f"σ² ({what})"], t("tokens"), ["μ", "σ²"],
+                           t("moments_title", what=what, l=l + 1), highlight=i)
+    out = heatmap(ctx, layer.ln_1.out, "ln_1.out", row=i, tokens="rows")
+    return make_sheet(ctx, maths, worked, [moments, out])

@@ -11,7 +11,7 @@ import numpy as np
 from encoder_core import EncoderConfig, embed, prefix_names
 from encoder_core.views.explain import affine_terms, dot_terms
 
-from ..handout.sheets import Sheet, Walk, heatmap, make_sheet, written
+from ..handout.sheets import Sheet, heatmap, make_sheet, said, written
 from ..latex import dims
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
@@ -78,22 +78,23 @@ def formulas(cfg: EncoderConfig, embedded: str = "embedded", patches: str = "pat
             rf"N \times d_{{model}}:\quad ({N} \times {D})\cdot({D} \times {d}) = {N} \times {d}"]
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg, tr = w.cfg, w.trace
-    d, i, j = cfg.d_model, w.query, 0
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg, tr = ctx.cfg, ctx.trace
+    d, i, j = cfg.d_model, ctx.query, 0
     b = tr.params.b_E
     maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
     if cfg.n_prefix:
         names = ", ".join(prefix_names(cfg))
-        maths.append(w.t("f_prefix", names=names) + rf"  ${dims(cfg.seq_len, d)}$")
+        maths.append(t("f_prefix", names=names) + rf"  ${dims(cfg.seq_len, d)}$")
     terms = (affine_terms(tr.patches[i], tr.params.W_E[:, j], float(b[j])) if b is not None
              else dot_terms(tr.patches[i], tr.params.W_E[:, j]))
     worked = [f"embedded[{i}, {j}] = Σ_k patches[{i}, k] · W_E[k, {j}]"
               + (f" + b_E[{j}]" if b is not None else ""),
               f"  = {written(terms)} = {terms.result:+.4f}",
-              w.t("w_stored", v=float(tr.embedded[i, j]))]
+              t("w_stored", v=float(tr.embedded[i, j]))]
     shown = tr.tokens if cfg.n_prefix else tr.embedded
-    name = (w.page("embedding", "tokens_name", names=", ".join(prefix_names(cfg)))
-            if cfg.n_prefix else w.page("embedding", "embedded_name"))
-    return make_sheet(w, maths, worked,
-                 [heatmap(w, shown, name, row=w.row, tokens="rows")])
+    name = (ctx.t("tokens_name", names=", ".join(prefix_names(cfg)))
+            if cfg.n_prefix else ctx.t("embedded_name"))
+    return make_sheet(ctx, maths, worked,
+                 [heatmap(ctx, shown, name, row=ctx.row(ctx.query), tokens="rows")])

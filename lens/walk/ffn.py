@@ -12,7 +12,7 @@ from encoder_core import EncoderConfig, feed_forward
 from encoder_core.views.analysis import relu_zero_share
 from encoder_core.views.explain import hidden_unit_terms
 
-from ..handout.sheets import Sheet, Walk, heatmap, make_sheet, written
+from ..handout.sheets import Sheet, heatmap, make_sheet, said, written
 from ..latex import dims
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
@@ -102,12 +102,13 @@ def formulas(cfg: EncoderConfig) -> list[str]:
     return [r"\mathrm{FFN}(x) = %s \cdot W_2 + b_2" % ACT_TEX[cfg.activation]]
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg, tr, l, i = w.cfg, w.trace, w.layer, w.row
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg, tr, l, i = ctx.cfg, ctx.trace, ctx.layer, ctx.row(ctx.query)
     T, d, dff = cfg.seq_len, cfg.d_model, cfg.d_ff
     layer, lp = tr.layers[l], tr.params.layers[l]
     if not cfg.use_ffn or layer.ffn_hidden is None:
-        return make_sheet(w, [], [w.t("w_ffn_off")], [])
+        return make_sheet(ctx, [], [t("w_ffn_off")], [])
     x = layer.ln_2.out if cfg.norm_first else layer.ln_1.out  # [T, d] the FFN's input
     src = "ln_2.out" if cfg.norm_first else "ln_1.out"
     maths = [f"${f}$" for f in formulas(cfg)] + [  # the first as the page shows it
@@ -120,14 +121,14 @@ def sheet(w: Walk) -> Sheet:
     j = int(np.argmax(layer.ffn_hidden[i]))
     unit = hidden_unit_terms(x[i], lp.W_1, lp.b_1, j, cfg.activation)
     name = "ReLU" if cfg.activation == "relu" else "GELU"
-    worked = [w.t("w_unit", i=i, j=j, l=l + 1),
+    worked = [t("w_unit", i=i, j=j, l=l + 1),
               f"ffn_hidden[{i}, {j}] = {name}({src}[{i}] · W_1[:, {j}] + b_1[{j}]) = "
               f"{name}({written(unit.dot)} + ({unit.bias:+.3f})) = {name}({unit.pre:+.4f}) = "
               f"{unit.hidden:+.4f}",
-              w.t("w_stored", v=float(layer.ffn_hidden[i, j]))]
-    return make_sheet(w, maths, worked, [
-        heatmap(w, layer.ffn_hidden, f"ffn_hidden ({w.t('layer_n', l=l + 1)})", row=i,
-                xlabel=w.page("ffn", "hidden_unit"), signed=cfg.activation != "relu",
+              t("w_stored", v=float(layer.ffn_hidden[i, j]))]
+    return make_sheet(ctx, maths, worked, [
+        heatmap(ctx, layer.ffn_hidden, f"ffn_hidden ({t('layer_n', l=l + 1)})", row=i,
+                xlabel=ctx.t("hidden_unit"), signed=cfg.activation != "relu",
                 tokens="rows"),
-        heatmap(w, layer.ffn_out, f"ffn_out ({w.t('layer_n', l=l + 1)})", row=i,
+        heatmap(ctx, layer.ffn_out, f"ffn_out ({t('layer_n', l=l + 1)})", row=i,
                 tokens="rows")])

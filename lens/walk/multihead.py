@@ -13,7 +13,7 @@ from encoder_core.pipeline.attention import zero_heads
 from encoder_core.views.analysis import head_contributions
 
 from .. import figures
-from ..handout.sheets import MAX_HEADS, Sheet, Walk, make_sheet
+from ..handout.sheets import MAX_HEADS, Sheet, make_sheet, said
 from ..latex import dims
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
@@ -82,8 +82,9 @@ def formulas(cfg: EncoderConfig, has_bias: bool) -> list[str]:
             + (r" + " + dims(d) if has_bias else "") + " = " + dims(T, d)]
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg, tr, l, i = w.cfg, w.trace, w.layer, w.row
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg, tr, l, i = ctx.cfg, ctx.trace, ctx.layer, ctx.row(ctx.query)
     h, G = cfg.n_heads, cfg.grid_size
     layer, lp = tr.layers[l], tr.params.layers[l]
     bias = " + b_O" if lp.b_O is not None else ""
@@ -93,17 +94,17 @@ def sheet(w: Walk) -> Sheet:
     b0 = float(lp.b_O[0]) if lp.b_O is not None else 0.0
     shown = " + ".join(f"({p:+.3f})" for p in parts[:MAX_HEADS]) + (" + …" if h > MAX_HEADS
                                                                       else "")
-    worked = [w.t("w_heads_sum", i=i, l=l + 1, h=h),
+    worked = [t("w_heads_sum", i=i, l=l + 1, h=h),
               f"attn_out[{i}, 0] = Σ_h head_h[{i}] · W_O[rows of h, 0]{bias and ' + b_O[0]'}"
               f" = {shown}" + (f" + ({b0:+.3f})" if bias else "")
               + f" = {sum(parts) + b0:+.4f}",
-              w.t("w_stored", v=float(layer.attn_out[i, 0]))]
+              t("w_stored", v=float(layer.attn_out[i, 0]))]
     k = min(h, MAX_HEADS)
     maps = patch_rows(layer.attn[:k, i, :], cfg).reshape(k, G, G)
-    title = w.page("multihead", "grid_title" if h <= MAX_HEADS else "grid_title_first", h=h,
-                   k=k, i=w.query, l=l + 1)
-    grid = figures.attention_grid(tr.image, maps, [w.page("multihead", "head_n", n=n + 1)
+    title = ctx.t("grid_title" if h <= MAX_HEADS else "grid_title_first", h=h, k=k,
+                  i=ctx.query, l=l + 1)
+    grid = figures.attention_grid(tr.image, maps, [ctx.t("head_n", n=n + 1)
                                                    for n in range(k)], title,
-                                  ncols=min(k, 4), query=w.query,
-                                  colorbar_label=w.page("multihead", "weight"))
-    return make_sheet(w, maths, worked, [grid])
+                                  ncols=min(k, 4), query=ctx.query,
+                                  colorbar_label=ctx.t("weight"))
+    return make_sheet(ctx, maths, worked, [grid])

@@ -13,7 +13,7 @@ from encoder_core.views.analysis import channel_values, parameter_count, pipelin
 from encoder_core.views.vit_steps import vit_differences
 
 from .. import figures
-from ..handout.sheets import Sheet, Walk, make_sheet
+from ..handout.sheets import Sheet, make_sheet, said
 from ..i18n import Texts, worded
 from ..lesson.tasks import PAGE, Fixed, Question, Spec
 from ..pipeline_words import pipeline_captions, pipeline_stages
@@ -104,19 +104,20 @@ def formulas(cfg: EncoderConfig, image: str = "image", pixels: str = "pixels",
     return tex
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg = w.cfg
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg = ctx.cfg
     d, L = cfg.d_model, cfg.n_layers
-    o = Texts(w.lang, "overview")
-    pipeline = figures.pipeline(w.trace.image, cfg.patch_size, pipeline_captions(o, cfg),
+    o = Texts(ctx.lang, "overview")
+    pipeline = figures.pipeline(ctx.trace.image, cfg.patch_size, pipeline_captions(o, cfg),
                                 pipeline_stages(o, cfg))
     maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
     for s in pipeline_steps(cfg):
-        maths.append(f"{o('step_' + s.id)}:  {worded(s.shape, w.lang)}")
-    worked = [w.t("w_parameters", n=parameter_count(cfg), L=L)]
+        maths.append(f"{o('step_' + s.id)}:  {worded(s.shape, ctx.lang)}")
+    worked = [t("w_parameters", n=parameter_count(cfg), L=L)]
     lines = [o("diff_" + name, mean=channel_values(cfg.pixel_mean),
                std=channel_values(cfg.pixel_std), S=cfg.seq_len,
                R=cfg.n_registers, n=cfg.n_pos, d=d, eps=cfg.ln_eps)
              for name in vit_differences(cfg)]
     # the page shows the whole note; here each step has its own part: the note's title only
-    return make_sheet(w, maths, worked, [pipeline], lines, note_head=2)
+    return make_sheet(ctx, maths, worked, [pipeline], lines, note_head=2)

@@ -11,7 +11,7 @@ import numpy as np
 from encoder_core import EncoderConfig, patchify
 
 from .. import figures
-from ..handout.sheets import Sheet, Walk, heatmap, make_sheet
+from ..handout.sheets import Sheet, heatmap, make_sheet, said
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
@@ -78,19 +78,20 @@ def formulas(cfg: EncoderConfig, image: str = "image", patches: str = "patches")
             % (image, S, S, C, patches, cfg.n_tokens, cfg.patch_dim)]
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg, tr = w.cfg, w.trace
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg, tr = ctx.cfg, ctx.trace
     S, P, C, G, N, D = (cfg.image_size, cfg.patch_size, cfg.channels, cfg.grid_size,
                         cfg.n_tokens, cfg.patch_dim)
-    r, c = divmod(w.query, G)
-    grid = figures.image_with_grid(tr.image, P, w.page("patches", "grid_title", G=G, N=N),
-                                   highlight=w.query, size=4.0)
-    rows = heatmap(w, tr.patches, w.t("word_patches"), signed=cfg.normalises_pixels,
-                   xlabel=w.t("pixel_in_patch"), row=w.query, label=w.t("pixel_value"))
+    r, c = divmod(ctx.query, G)
+    grid = figures.image_with_grid(tr.image, P, ctx.t("grid_title", G=G, N=N),
+                                   highlight=ctx.query, size=4.0)
+    rows = heatmap(ctx, tr.patches, t("word_patches"), signed=cfg.normalises_pixels,
+                   xlabel=t("pixel_in_patch"), row=ctx.query, label=t("pixel_value"))
     maths = [f"${f}$" for f in formulas(cfg)] + [  # the first as the page shows it
-                w.t("f_patch_count") + rf"  $N = (S/P)^2 = ({S}/{P})^2 = {N},\quad "
+                t("f_patch_count") + rf"  $N = (S/P)^2 = ({S}/{P})^2 = {N},\quad "
                 rf"P \cdot P \cdot C = {P}\cdot{P}\cdot{C} = {D}$"]
-    first = ", ".join(f"{v:.3f}" for v in tr.patches[w.query, :4])
-    worked = [w.t("w_patch", i=w.query, r=r, c=c, y0=r * P, y1=(r + 1) * P - 1, x0=c * P,
+    first = ", ".join(f"{v:.3f}" for v in tr.patches[ctx.query, :4])
+    worked = [t("w_patch", i=ctx.query, r=r, c=c, y0=r * P, y1=(r + 1) * P - 1, x0=c * P,
                   x1=(c + 1) * P - 1, D=D, first=first)]
-    return make_sheet(w, maths, worked, [grid, rows])
+    return make_sheet(ctx, maths, worked, [grid, rows])

@@ -16,7 +16,7 @@ from encoder_core.views.explain import pe_terms
 from encoder_core.views.predictions import most_similar_other
 from encoder_core.views.vit_views import position_cosines
 
-from ..handout.sheets import Sheet, Walk, heatmap, make_sheet
+from ..handout.sheets import Sheet, heatmap, make_sheet, said
 from ..lesson.tasks import Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -104,22 +104,23 @@ def formulas(cfg: EncoderConfig) -> list[str]:
                   else r"\quad(\text{use\_pe} = \text{off})")]
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg, tr = w.cfg, w.trace
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg, tr = ctx.cfg, ctx.trace
     d = cfg.d_model
-    x0 = heatmap(w, tr.x0, "x0", row=w.row, tokens="rows")
+    x0 = heatmap(ctx, tr.x0, "x0", row=ctx.row(ctx.query), tokens="rows")
     maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
     if cfg.position == "learned":
-        r, k = w.row, 0
+        r, k = ctx.row(ctx.query), 0
         worked = [f"x0[{r}, {k}] = tokens[{r}, {k}] + pos[{r}, {k}] = "
                   f"{tr.tokens[r, k]:+.4f} + {tr.pos[r, k]:+.4f} = {tr.x0[r, k]:+.4f}"]
-        pictures = [heatmap(w, tr.pos, "pos", row=w.row, tokens="rows"), x0]
+        pictures = [heatmap(ctx, tr.pos, "pos", row=ctx.row(ctx.query), tokens="rows"), x0]
     else:
-        ex = pe_terms(w.query, 1, d)
+        ex = pe_terms(ctx.query, 1, d)
         worked = [f"PE[{ex.pos}, {ex.column}] = {ex.func}({ex.pos} / 10000^({2 * ex.i}/{d})) = "
                   f"{ex.func}({ex.angle:.4f}) = {ex.value:+.4f}",
-                  w.t("w_stored", v=float(tr.pe[ex.pos, ex.column]))]
-        pictures = [heatmap(w, tr.pe, "PE", row=w.query), x0]
+                  t("w_stored", v=float(tr.pe[ex.pos, ex.column]))]
+        pictures = [heatmap(ctx, tr.pe, "PE", row=ctx.query), x0]
         if not cfg.use_pe:
-            worked.append(w.t("w_pe_off"))
-    return make_sheet(w, maths, worked, pictures)
+            worked.append(t("w_pe_off"))
+    return make_sheet(ctx, maths, worked, pictures)

@@ -13,7 +13,7 @@ from encoder_core import EncoderConfig
 from encoder_core.pipeline.attention import linear
 from encoder_core.views.explain import dot_terms
 
-from ..handout.sheets import Sheet, Walk, heatmap, layer_input, make_sheet, written
+from ..handout.sheets import Sheet, heatmap, layer_input, make_sheet, said, written
 from ..lesson.tasks import PAGE, Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -89,24 +89,25 @@ def formulas(cfg: EncoderConfig, hd: int, bias: Mapping[str, bool]) -> list[str]
     return tex
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg, l, hd, i = w.cfg, w.layer, w.head, w.row
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg, l, hd, i = ctx.cfg, ctx.layer, ctx.head, ctx.row(ctx.query)
     dh = cfg.d_head
-    layer, lp = w.trace.layers[l], w.trace.params.layers[l]
+    layer, lp = ctx.trace.layers[l], ctx.trace.params.layers[l]
     a = hd * dh
     bias = lp.b_Q is not None
     has = {"Q": bias, "K": lp.b_K is not None, "V": lp.b_V is not None}
     maths = [f"${f}$" for f in formulas(cfg, hd, has)]  # as the page shows them
-    x = layer_input(w, l)
+    x = layer_input(ctx, l)
     terms = dot_terms(x[i], lp.W_Q[:, a])
     b0 = float(lp.b_Q[a]) if bias else 0.0
     plus = f" + b_Q[{a}]" if bias else ""
-    worked = [w.t("w_where", l=l + 1, hd=hd + 1, i=i),
+    worked = [t("w_where", l=l + 1, hd=hd + 1, i=i),
               f"q[{i}, 0] = x[{i}] · W_Q[:, {a}]{plus} = {written(terms)}"
               + (f" + ({b0:.3f})" if bias else "") + f" = {terms.total + b0:+.4f}",
-              w.t("w_stored", v=float(layer.q[hd, i, 0]))]
-    q = heatmap(w, layer.q[hd], f"Q_{hd + 1} ({w.t('layer_n', l=l + 1)})", row=i,
-                xlabel=w.t("column_of_head"), tokens="rows")
-    k = heatmap(w, layer.k[hd], f"K_{hd + 1} ({w.t('layer_n', l=l + 1)})", row=i,
-                xlabel=w.t("column_of_head"), tokens="rows")
-    return make_sheet(w, maths, worked, [q, k])
+              t("w_stored", v=float(layer.q[hd, i, 0]))]
+    q = heatmap(ctx, layer.q[hd], f"Q_{hd + 1} ({t('layer_n', l=l + 1)})", row=i,
+                xlabel=t("column_of_head"), tokens="rows")
+    k = heatmap(ctx, layer.k[hd], f"K_{hd + 1} ({t('layer_n', l=l + 1)})", row=i,
+                xlabel=t("column_of_head"), tokens="rows")
+    return make_sheet(ctx, maths, worked, [q, k])

@@ -13,7 +13,7 @@ from encoder_core.views.analysis import scaling_demo
 from encoder_core.views.explain import dot_terms, softmax_terms
 from encoder_core.views.predictions import compare_sharpness
 
-from ..handout.sheets import Sheet, Walk, heatmap, make_sheet, written
+from ..handout.sheets import Sheet, heatmap, make_sheet, said, written
 from ..latex import dims, divisor_latex
 from ..lesson.tasks import Fixed, Question, Spec, shape_task
 
@@ -104,25 +104,26 @@ def formulas(cfg: EncoderConfig) -> list[str]:
             + r",\;\; \sum_j \text{attn}_h[i, j] = 1"]
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg, l, hd, i = w.cfg, w.layer, w.head, w.row
-    layer, s = w.trace.layers[l], cfg.score_scale
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg, l, hd, i = ctx.cfg, ctx.layer, ctx.head, ctx.row(ctx.query)
+    layer, s = ctx.trace.layers[l], cfg.score_scale
     j = int(np.argmax(layer.attn[hd, i]))
     maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
     dot = dot_terms(layer.q[hd, i], layer.k[hd, j], divisor=s)
     soft = softmax_terms(layer.scores[hd, i])
-    worked = [w.t("w_where", l=l + 1, hd=hd + 1, i=i),
+    worked = [t("w_where", l=l + 1, hd=hd + 1, i=i),
               f"scores[{i}, {j}] = q_{i} · k_{j} / {s:.4g} = ({written(dot)}) / {s:.4g}"
               f" = {dot.result:+.4f}",
               f"attn[{i}, {j}] = e^({soft.shifted[j]:.4f}) / Σ_k e^(s_{i}k − max) = "
               f"{soft.exp[j]:.4f} / {soft.total:.4f} = {soft.p[j]:.4f}",
-              w.t("w_stored_pair", a=float(layer.scores[hd, i, j]),
+              t("w_stored_pair", a=float(layer.scores[hd, i, j]),
                   b=float(layer.attn[hd, i, j])),
-              w.t("w_largest", j=j)]
-    common = dict(xlabel=w.t("keys"), ylabel=w.page("scores", "queries"), row=i, col=j,
+              t("w_largest", j=j)]
+    common = dict(xlabel=t("keys"), ylabel=ctx.t("queries"), row=i, col=j,
                   tokens="both")
-    return make_sheet(w, maths, worked, [
-        heatmap(w, layer.scores[hd], w.page("scores", "scores_name", l=l + 1, hd=hd + 1),
-                label=w.page("scores", "score"), **common),
-        heatmap(w, layer.attn[hd], w.page("scores", "attn_name", l=l + 1, hd=hd + 1),
-                signed=False, label=w.page("scores", "weight"), **common)])
+    return make_sheet(ctx, maths, worked, [
+        heatmap(ctx, layer.scores[hd], ctx.t("scores_name", l=l + 1, hd=hd + 1),
+                label=ctx.t("score"), **common),
+        heatmap(ctx, layer.attn[hd], ctx.t("attn_name", l=l + 1, hd=hd + 1),
+                signed=False, label=ctx.t("weight"), **common)])

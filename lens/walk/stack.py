@@ -11,7 +11,7 @@ import numpy as np
 from encoder_core import EncoderConfig, encode, patch_rows
 
 from .. import figures
-from ..handout.sheets import MAX_HEADS, Sheet, Walk, make_sheet
+from ..handout.sheets import MAX_HEADS, Sheet, make_sheet, said
 from ..lesson.tasks import PAGE, Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -81,21 +81,22 @@ def formulas(cfg: EncoderConfig, final_norm: bool, output: str = "output") -> li
             out + (r" = \mathrm{LN}(x_{%d})" % L if final_norm else r" = x_{%d}" % L)]
 
 
-def sheet(w: Walk) -> Sheet:
-    cfg, tr, i = w.cfg, w.trace, w.row
+def sheet(ctx: PageContext) -> Sheet:
+    t = said(ctx)
+    cfg, tr, i = ctx.cfg, ctx.trace, ctx.row(ctx.query)
     d, L, G = cfg.d_model, cfg.n_layers, cfg.grid_size
     maths = [f"${f}$" for f in formulas(cfg, tr.final_ln is not None)]  # as the page shows them
     if cfg.cls_token:
-        maths.append(w.t("f_cls_row", d=d))
+        maths.append(t("f_cls_row", d=d))
     row = tr.output[i]
-    worked = [w.t("w_output", i=i, first=", ".join(f"{v:+.3f}" for v in row[:4]),
+    worked = [t("w_output", i=i, first=", ".join(f"{v:+.3f}" for v in row[:4]),
                   norm=float(np.linalg.norm(row)))]
     layers, heads = spread(L, MAX_LAYERS), list(range(min(cfg.n_heads, MAX_HEADS)))
     maps = np.stack([patch_rows(tr.layers[l].attn[heads, i, :], cfg).reshape(len(heads), G, G)
                      for l in layers])  # [layers, heads, G, G]
     table = figures.attention_table(
         tr.image, maps, f"attn[h, {i}, :]  ({G} × {G})",
-        row_labels=[w.page("stack", "layer_label", l=l + 1) for l in layers],
-        col_labels=[w.page("stack", "head_title", h=h + 1) for h in heads], query=w.query,
-        colorbar_label=w.page("multihead", "weight"))
-    return make_sheet(w, maths, worked, [table])
+        row_labels=[ctx.t("layer_label", l=l + 1) for l in layers],
+        col_labels=[ctx.t("head_title", h=h + 1) for h in heads], query=ctx.query,
+        colorbar_label=ctx.t.of("multihead")("weight"))
+    return make_sheet(ctx, maths, worked, [table])
