@@ -16,22 +16,16 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from encoder_core import prefix_names
-
 from . import explorer, explorer_component, figures, keys
 from .context import PageContext
 from .digests import value_key
 from .note import note_markdown
+from .pictures import WINDOW, Figure, Matrix, Picture
 from .services import SERVICES
 from .session import sync_url
 from .steps import PAGES
 
-WINDOW = 32  # side of the number window
-
 Where = DeltaGenerator | None  # the container a block is drawn in; None: the page itself
-
-
-Figure = Callable[..., bytes]  # a function of lens.figures: arrays and labels -> PNG bytes
 
 
 def render(draw: Figure, *args: object, **kwargs: object) -> bytes:
@@ -73,6 +67,14 @@ def picture(ctx: PageContext, draw: Figure, *args: object, key: str, caption: st
     where.download_button(ctx.t("download_png"), lambda: png,
                           file_name=png_name(ctx, shows or key.removeprefix(f"{ctx.id}_")),
                           mime="image/png", key=f"dl_{key}", on_click="ignore")
+
+
+def show(ctx: PageContext, pic: Picture, *, caption: str | None = None, where: Where = None,
+         shows: str = "") -> None:
+    """`picture` of a view-model's `Picture` (`lens.pictures`): the figure it names, drawn with
+    its arguments."""
+    picture(ctx, pic.draw, *pic.args, key=pic.key, caption=caption, where=where, shows=shows,
+            **pic.kwargs)
 
 
 # A picture side by side on a laptop or a tablet, one part under the other in a phone's column:
@@ -126,9 +128,6 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
     (CLS, …) are then ticked by name and outlined."""
     where = where or st
     m = np.atleast_2d(m)
-    title = figures.matrix_title(name, m)
-    xlabel = xlabel if xlabel is not None else ctx.t("features")
-    ylabel = ylabel if ylabel is not None else ctx.t("tokens")
     box = None  # where the number window sits, outlined on the heatmap
     if window and (m.shape[0] > WINDOW or m.shape[1] > WINDOW):
         box = (_window_start(key, "r", m.shape[0]), _window_start(key, "c", m.shape[1]),
@@ -136,13 +135,21 @@ def matrix(ctx: PageContext, m: np.ndarray, name: str, *, key: str, signed: bool
     kr = -(-m.shape[0] // figures.MAX_SIDE)
     kc = -(-m.shape[1] // figures.MAX_SIDE)
     shrunk = ctx.t("block_avg", kr=kr, kc=kc) if kr > 1 or kc > 1 else None
-    picture(ctx, figures.heatmap, m, title, xlabel, ylabel, signed=signed, where=where, key=key,
-            caption=shrunk, colorbar_label=colorbar_label, highlight_row=highlight_row,
-            highlight_col=highlight_col, size=size, vmax=vmax, window=box,
-            mean_of=ctx.t("mean_of"), prefix=prefix_names(ctx.cfg) if tokens else [],
-            prefix_cols=tokens == "both", shows=shows)
+    heatmap = Matrix(m, name, key, signed=signed, xlabel=xlabel, ylabel=ylabel,
+                     colorbar_label=colorbar_label, highlight_row=highlight_row,
+                     highlight_col=highlight_col, size=size, vmax=vmax, tokens=tokens)
+    show(ctx, heatmap.picture(ctx, box), caption=shrunk, where=where, shows=shows)
     if window:
         number_window(ctx, m, name, key=key, signed=signed, where=where, vmax=vmax)
+
+
+def show_matrix(ctx: PageContext, mat: Matrix, *, where: Where = None, window: bool = True,
+                shows: str = "") -> None:
+    """`matrix` of a view-model's `Matrix` (`lens.pictures`)."""
+    matrix(ctx, mat.m, mat.name, key=mat.key, signed=mat.signed, xlabel=mat.xlabel,
+           ylabel=mat.ylabel, where=where, colorbar_label=mat.colorbar_label, window=window,
+           highlight_row=mat.highlight_row, highlight_col=mat.highlight_col, size=mat.size,
+           vmax=mat.vmax, tokens=mat.tokens, shows=shows)
 
 
 def _window_start(key: str, axis: str, size: int) -> int:

@@ -3,23 +3,18 @@
 import numpy as np
 import streamlit as st
 
-from encoder_core import patch_rows, prefix_names
+from encoder_core import prefix_names
 from encoder_core.views.analysis import (
-    contribution_norms,
-    head_contributions,
     head_sum_gap,
-    patch_block,
     prefix_share,
 )
 from encoder_core.views.explain import affine_terms, dot_terms
-from lens import blocks, chrome, explorer, figures, widgets
+from lens import blocks, chrome, explorer, widgets
 from lens.context import PageContext
 from lens.latex import dims
 from lens.runner import run_page
 from lens.sections import meaning
 from lens.walk import multihead as walk
-
-MAX_MAPS = 16  # attention maps drawn in the grid; more heads are listed but not drawn
 
 
 def render(ctx: PageContext) -> None:
@@ -66,26 +61,16 @@ def heads_grid(ctx: PageContext, l: int, query: int, r: int) -> None:
     """Every head's attention over the image, one figure: live in the explorer when it fits,
     drawn by the server otherwise."""
     cfg, tr = ctx.cfg, ctx.trace
-    N, h, G, T, kp = cfg.n_tokens, cfg.n_heads, cfg.grid_size, cfg.seq_len, cfg.n_prefix
+    N, h, G, kp = cfg.n_tokens, cfg.n_heads, cfg.grid_size, cfg.n_prefix
     layer = tr.layers[l]
     names = ", ".join(prefix_names(cfg))
     st.subheader(ctx.t("grid"))
-    k = min(h, MAX_MAPS)
-    maps = patch_rows(layer.attn[:k, r, :], cfg).reshape(k, G, G)  # [k, N] -> [k, G, G]
+    k = min(h, walk.MAX_MAPS)
     shares = prefix_share(layer.attn[:, r, :], kp)  # [h] the query row's weight on CLS, …
     share_text = ", ".join(ctx.t("share_of", n=n + 1, p=100 * shares[n]) for n in range(h))
     ncols = min(k, 4)
-    title = (ctx.t("grid_title", h=h, i=query, l=l + 1) if h <= MAX_MAPS
-             else ctx.t("grid_title_first", h=h, k=k, i=query, l=l + 1))
     if explorer.fits(h, N):  # every head's map of every query: the maps follow the pointer
-        widgets.query_explorer(ctx, lambda: explorer.Maps(
-            patch_block(layer.attn, kp)[None],  # [1, h, N, N] patch queries × patch keys
-            (ctx.t("live_title_vit", h=h, i="{i}", l=l + 1, names=names) if kp
-             else ctx.t("live_title", h=h, i="{i}", l=l + 1)), ctx.t("weight"),
-            titles=[ctx.t("head_n", n=n + 1) for n in range(h)],
-            prefix=prefix_share(layer.attn[:, kp:, :], kp)[None] if kp else None,  # [1, h, N]
-            prefix_tip=ctx.t("prefix_tip", names=names, s="{s}"), seq_len=T),
-            maps_key=f"multihead/{l}")
+        widgets.query_explorer(ctx, lambda: walk.heads_maps(ctx, l), maps_key=f"multihead/{l}")
         st.caption(ctx.t("n_maps", h=h))
         st.write(ctx.t("grid_text", G=G))
         if kp:
@@ -95,11 +80,10 @@ def heads_grid(ctx: PageContext, l: int, query: int, r: int) -> None:
         st.caption(ctx.t("live_off", mb=explorer.map_bytes(h, N) / 2**20,
                          cap=explorer.MAX_BYTES / 2**20))
         c1, c2 = st.columns([max(ncols, 2), 5 - min(ncols, 3)])
-        widgets.picture(ctx, figures.attention_grid, tr.image, maps,
-                        [ctx.t("head_n", n=n + 1) for n in range(k)], title, ncols=ncols,
-                        query=query, colorbar_label=ctx.t("weight"), key="mh_grid", where=c1)
+        widgets.show(ctx, walk.heads_grid(ctx, l, query), where=c1)
         with c2:
-            st.caption(ctx.t("n_maps", h=h) if h <= MAX_MAPS else ctx.t("n_maps_first", h=h, k=k))
+            st.caption(ctx.t("n_maps", h=h) if h <= walk.MAX_MAPS
+                       else ctx.t("n_maps_first", h=h, k=k))
             st.write(ctx.t("grid_text", G=G))
             if kp:
                 st.info(ctx.t("left_out_static", names=names, i=query, shares=share_text))
@@ -111,24 +95,20 @@ def concat_and_W_O(ctx: PageContext, l: int, r: int) -> int:
     """concat, W_O and attn_out side by side, the column j picked; returns j."""
     cfg = ctx.cfg
     d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
-    layer, lp = ctx.trace.layers[l], ctx.trace.params.layers[l]
+    lp = ctx.trace.params.layers[l]
     st.subheader(ctx.t("concat"))
     j = int(st.number_input(ctx.t("col_j"), 0, d - 1, 0, step=1, key="mh_col"))
     c1, c2, c3 = st.columns(3)
-    widgets.matrix(ctx, layer.concat, ctx.t("concat_name", l=l + 1), key="concat", where=c1,
-                   xlabel=ctx.t("concat_x", dh=dh), highlight_row=r, size=(3.3, 3.2), tokens="rows")
+    concat, W_O, attn_out = walk.concat_matrices(ctx, l, r, j)
+    widgets.show_matrix(ctx, concat, where=c1)
     head_cols = [ctx.t("head_cols", n=n + 1, a=n * dh, b=(n + 1) * dh - 1) for n in range(h)]
     if h > 4:
         head_cols = head_cols[:2] + ["…"] + head_cols[-1:]
     c1.caption(ctx.t("boundaries", blocks=", ".join(head_cols)) + " " + ctx.t("concat_stripes"))
-    widgets.matrix(ctx, lp.W_O, ctx.t("W_O_name", l=l + 1), key="W_O", where=c2,
-                   xlabel=ctx.t("out_feature"), ylabel=ctx.t("W_O_rows"), highlight_col=j,
-                   size=(3.3, 3.2))
+    widgets.show_matrix(ctx, W_O, where=c2)
     c2.caption(ctx.t("W_O_caption", j=j) if ctx.model is None else
                ctx.t("W_O_caption_model", j=j, name=ctx.model.id))
-    widgets.matrix(ctx, layer.attn_out, ctx.t("attn_out_name", l=l + 1), key="attn_out", where=c3,
-                   xlabel=ctx.t("out_feature"), highlight_row=r, highlight_col=j,
-                   size=(3.3, 3.2), tokens="rows")
+    widgets.show_matrix(ctx, attn_out, where=c3)
     c3.caption(ctx.t("attn_out_caption", i=r, j=j))
     if lp.b_O is not None:
         st.caption(ctx.t("bias_O", d=d))
@@ -149,16 +129,11 @@ def head_contributions_section(ctx: PageContext, l: int, query: int, j: int) -> 
              r"W_O[(h-1)\,d_\text{head} : h\,d_\text{head},\ :\,]:\quad "
              + str(h) + r" \times \big(" + dims(T, dh) + r" \cdot " + dims(dh, d) + " = "
              + dims(T, d) + r"\big)")
-    contrib = head_contributions(layer.heads[:, r:r + 1, :], W_O)  # [h, 1, d] at the query's row
-    norms = contribution_norms(contrib)[:, 0]  # [h]
+    contrib = walk.query_contributions(ctx, l, r)  # [h, 1, d] at the query's row
+    norms, rows = walk.contribution_pictures(ctx, l, query, j, contrib)
     c1, c2 = st.columns(2)
-    widgets.picture(ctx, figures.bar_panels, norms[None, :], [ctx.t("norm_panel", i=query)],
-                    ctx.t("head_axis"), ctx.t("norm_axis"), ctx.t("norms_title", i=query, l=l + 1),
-                    tick_labels=[str(n + 1) for n in range(h)], size=(5.0, 3.4),
-                    key="contrib_norms", where=c1)
-    widgets.picture(ctx, figures.row_heatmap, contrib[:, 0, :], ctx.t("contrib_name", i=query),
-                    ctx.t("out_feature"), ctx.t("head_axis"), [str(n + 1) for n in range(h)],
-                    highlight_col=j, mean_of=ctx.t("mean_of"), key="contrib", where=c2)
+    widgets.show(ctx, norms, where=c1)
+    widgets.show(ctx, rows, where=c2)
     widgets.number_window(ctx, contrib[:, 0, :], ctx.t("contrib_name", i=query), key="contrib",
                           where=c2)
     st.caption(ctx.t("norms_caption", i=query))
@@ -205,7 +180,7 @@ def entry_arithmetic(ctx: PageContext, l: int, r: int, j: int, contrib: np.ndarr
         if b_O is not None:  # the bias belongs to no head: one more term
             values, labels = np.append(values, b_O[j]), [*labels, ctx.t("bias_term", j=j)]
         blocks.sum_listing(ctx, values, labels, layer.attn_out[r, j], f"attn_out[{r}, {j}]",
-                           first=MAX_MAPS + 1, unit="heads")
+                           first=walk.MAX_MAPS + 1, unit="heads")
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

@@ -1,5 +1,8 @@
-"""Multi-head attention: its lesson tasks (`TASKS`, in the order asked) and its handout sheet
-(`sheet`); page `pages/multihead.py`, words `lens/texts/<lang>/multihead.toml`.
+"""Multi-head attention: its lesson tasks (`TASKS`, in the order asked), its handout sheet
+(`sheet`) and its page's figures as view-models (`heads_grid`, `heads_maps`, `concat_matrices`,
+`contribution_pictures`: what each picture draws, from a context, without Streamlit — the page
+only places them; docs/examples/multihead_figures.py draws them from a trace); page
+`pages/multihead.py`, words `lens/texts/<lang>/multihead.toml`.
 """
 
 from __future__ import annotations
@@ -8,14 +11,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from encoder_core import EncoderConfig, patch_rows
+from encoder_core import EncoderConfig, patch_rows, prefix_names
 from encoder_core.pipeline.attention import zero_heads
-from encoder_core.views.analysis import head_contributions
+from encoder_core.views.analysis import (
+    contribution_norms,
+    head_contributions,
+    patch_block,
+    prefix_share,
+)
 
-from .. import figures
+from .. import explorer, figures
 from ..handout.sheets import MAX_HEADS, Sheet, make_sheet, said
 from ..latex import dims
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
+from ..pictures import Matrix, Picture
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -65,6 +74,78 @@ TASKS: tuple[Spec, ...] = (
     Spec("concat", "number", multihead_concat),
     Spec("mix", "choice", multihead_mix, applies=has_heads, options=MIX),
 )
+
+
+# --- its page's figures ------------------------------------------------------------------------
+
+MAX_MAPS = 16  # attention maps drawn in the page's grid; more heads are listed but not drawn
+
+
+def heads_grid(ctx: PageContext, l: int, query: int) -> Picture:
+    """Every head's attention over the image from the query patch (the first MAX_MAPS heads),
+    one figure: what the page draws when the explorer cannot send every query's maps."""
+    cfg, layer = ctx.cfg, ctx.trace.layers[l]
+    h, G = cfg.n_heads, cfg.grid_size
+    k = min(h, MAX_MAPS)
+    rows = layer.attn[:k, ctx.row(query), :]  # [k, T] the query's row of each head
+    maps = patch_rows(rows, cfg).reshape(k, G, G)  # [k, N] -> [k, G, G]
+    title = (ctx.t("grid_title", h=h, i=query, l=l + 1) if h <= MAX_MAPS
+             else ctx.t("grid_title_first", h=h, k=k, i=query, l=l + 1))
+    return Picture("mh_grid", figures.attention_grid,
+                   (ctx.trace.image, maps, [ctx.t("head_n", n=n + 1) for n in range(k)], title),
+                   dict(ncols=min(k, 4), query=query, colorbar_label=ctx.t("weight")))
+
+
+def heads_maps(ctx: PageContext, l: int) -> explorer.Maps:
+    """Every head's map of every query patch, for the explorer: the maps follow the pointer
+    (a ViT's prefix rows left out, their share in the tooltip)."""
+    cfg, layer = ctx.cfg, ctx.trace.layers[l]
+    h, kp = cfg.n_heads, cfg.n_prefix
+    names = ", ".join(prefix_names(cfg))
+    return explorer.Maps(
+        patch_block(layer.attn, kp)[None],  # [1, h, N, N] patch queries × patch keys
+        (ctx.t("live_title_vit", h=h, i="{i}", l=l + 1, names=names) if kp
+         else ctx.t("live_title", h=h, i="{i}", l=l + 1)), ctx.t("weight"),
+        titles=[ctx.t("head_n", n=n + 1) for n in range(h)],
+        prefix=prefix_share(layer.attn[:, kp:, :], kp)[None] if kp else None,  # [1, h, N]
+        prefix_tip=ctx.t("prefix_tip", names=names, s="{s}"), seq_len=cfg.seq_len)
+
+
+def concat_matrices(ctx: PageContext, l: int, r: int, j: int) -> tuple[Matrix, Matrix, Matrix]:
+    """concat, W_O and attn_out as the page shows them side by side: the query's row r and
+    the column j outlined."""
+    layer, lp = ctx.trace.layers[l], ctx.trace.params.layers[l]
+    size = (3.3, 3.2)
+    return (Matrix(layer.concat, ctx.t("concat_name", l=l + 1), "concat",
+                   xlabel=ctx.t("concat_x", dh=ctx.cfg.d_head), highlight_row=r, size=size,
+                   tokens="rows"),
+            Matrix(lp.W_O, ctx.t("W_O_name", l=l + 1), "W_O", xlabel=ctx.t("out_feature"),
+                   ylabel=ctx.t("W_O_rows"), highlight_col=j, size=size),
+            Matrix(layer.attn_out, ctx.t("attn_out_name", l=l + 1), "attn_out",
+                   xlabel=ctx.t("out_feature"), highlight_row=r, highlight_col=j, size=size,
+                   tokens="rows"))
+
+
+def query_contributions(ctx: PageContext, l: int, r: int) -> np.ndarray:
+    """[h, 1, d] what each head adds to row r of attn_out: head_h[r] · W_O[rows of h, :]."""
+    layer, lp = ctx.trace.layers[l], ctx.trace.params.layers[l]
+    return head_contributions(layer.heads[:, r:r + 1, :], lp.W_O)
+
+
+def contribution_pictures(ctx: PageContext, l: int, query: int, j: int,
+                          contrib: np.ndarray) -> tuple[Picture, Picture]:
+    """Each head's contribution to the query's row of attn_out (`contrib` [h, 1, d]): the
+    norms as bars, and the rows as a heatmap with the column j outlined."""
+    h = ctx.cfg.n_heads
+    norms = contribution_norms(contrib)[:, 0]  # [h]
+    return (Picture("contrib_norms", figures.bar_panels,
+                    (norms[None, :], [ctx.t("norm_panel", i=query)], ctx.t("head_axis"),
+                     ctx.t("norm_axis"), ctx.t("norms_title", i=query, l=l + 1)),
+                    dict(tick_labels=[str(n + 1) for n in range(h)], size=(5.0, 3.4))),
+            Picture("contrib", figures.row_heatmap,
+                    (contrib[:, 0, :], ctx.t("contrib_name", i=query), ctx.t("out_feature"),
+                     ctx.t("head_axis"), [str(n + 1) for n in range(h)]),
+                    dict(highlight_col=j, mean_of=ctx.t("mean_of"))))
 
 
 # --- its sheet of the handout --------------------------------------------------------------------
