@@ -1,7 +1,7 @@
 """The page's types: what a page, its sections and its step's handout sheet receive —
 `PageContext` (settings, trace, images, texts, the selections, the services) — and `Plan` (the
 variant traces a page computes besides its own). Set up by the page runner (`lens.runner`),
-which imports this module, and for the handout's sheets by `lens.handout_ui`; this one imports
+which imports this module, and for the handout's sheets by `lens.handout.ui`; this one imports
 nothing of the frame around a page (sidebar, header, lesson, class), and no Streamlit: a sheet,
 a test or a script (docs/examples/) makes a context from a trace it computed itself.
 

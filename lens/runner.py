@@ -26,7 +26,6 @@ from encoder_core.cost import Cost
 
 from . import (
     chrome,
-    handout_ui,
     images,
     keys,
     model_weights,
@@ -41,6 +40,7 @@ from .admission import TooHeavyError
 from .classroom.ui import member as classroom
 from .context import PageContext, Plan
 from .fair_queue import Queue
+from .handout import ui as handout
 from .i18n import Texts
 from .layout_js import hold_tablet_sidebar, layout_behaviours
 from .lesson.ui import cards, check
@@ -73,13 +73,13 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
         ctx = replace(ctx, withheld=withheld, withheld_text=role.withheld_note(withheld))
         if role.asks_first(ctx) and not ctx.withheld:  # every question answered
             chrome.takeaway(ctx)
-        slot = handout_ui.offer(ctx)  # the walk as a PDF: built below, once asked
+        slot = handout.offer(ctx)  # the walk as a PDF: built below, once asked
         if ctx.shows("page"):
             render(ctx)
         else:  # an open task withholds the whole page: its navigation only
             st.caption(ctx.t(ctx.withheld_text))
             chrome.footer(ctx)
-    handout_ui.build_asked(ctx, slot)  # after the run's reservation is released
+    handout.build_asked(ctx, slot)  # after the run's reservation is released
 
 
 def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = None,

@@ -1,7 +1,7 @@
 """The walk's PDF is built when asked on every page, whatever its variant (issue 49).
 
 The sidebar's "Prepare the walk as PDF" notes a press during the page's run and builds after
-it (`lens.runner.run_page`: `handout_ui.offer`, `render(ctx)`, then `handout_ui.build_asked`).
+it (`lens.runner.run_page`: `handout.ui.offer`, `render(ctx)`, then `handout.ui.build_asked`).
 A page that ended the script with `st.stop()` skipped that end: the button did nothing on
 Feed-forward with the FFN off, on Add & Norm, Positional and Feed-forward with a ViT (pre-norm,
 learned positions), and on the ViT page with the note's encoder (no [CLS]). Here every page at
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from lens import handout_ui, keys
+from lens import keys
 from lens.handout import book
+from lens.handout import ui as handout_ui
 from tests.support.apptest_helpers import ALL_PAGES, SMALL, assert_clean, build_button, opened
 
 STUB_PDF = b"%PDF-stub"

@@ -21,7 +21,7 @@ from lens.context import PageContext
 from lens.handout.book import handout, sheets_for
 from lens.handout.pdf import Flow, TitlePage, handout_pdf, tokens
 from lens.handout.sheets import Answer, said
-from lens.handout_ui import image_name
+from lens.handout.ui import image_name
 from lens.i18n import Texts, translate
 from lens.note import note_plain, plain_math
 from lens.page_costs import handout_cost

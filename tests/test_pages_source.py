@@ -234,7 +234,7 @@ def test_the_read_order_check_finds_long_functions_nonlocal_and_late_names():
 
 
 # --- a render returns -------------------------------------------------------------------------
-# The runner's end — the walk's PDF built when asked (lens.handout_ui.build_asked) — runs after
+# The runner's end — the walk's PDF built when asked (lens.handout.ui.build_asked) — runs after
 # `render(ctx)` returns. A page that ended the script with st.stop() skipped it (issue 49): the
 # sidebar's button did nothing on that page. So no page stops the script: a variant is a section
 # function the render chooses (timm's ResPostBlock beside Block), and a page with a footer draws

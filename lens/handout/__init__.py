@@ -10,6 +10,6 @@
                note, then the PDF's bytes
     pdf.py     the layout: a title page, then each sheet, on A4 (matplotlib's PDF backend)
 
-`lens.handout_ui` is its sidebar button. This __init__ imports nothing: the registry names the
+`lens.handout.ui` is its sidebar button. This __init__ imports nothing: the registry names the
 sheets without loading the PDF's layout (matplotlib's PDF backend, only when a PDF is asked).
 """

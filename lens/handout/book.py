@@ -2,7 +2,7 @@
 prediction of weights with a classification head, laid out by `pdf.handout_pdf`.
 
 A sheet receives what its page receives, a `PageContext`: the page's context with the layer,
-head and query the pages show in `chosen` (`lens.handout_ui` makes it), given each step's id in
+head and query the pages show in `chosen` (`lens.handout.ui` makes it), given each step's id in
 turn. What the PDF holds beyond the pages — the learner's lesson answers, the head's class
 names — comes as arguments."""
 

@@ -1,4 +1,4 @@
-"""The sidebar's "Download the walk as PDF" (lens/handout_ui.py) and the pictures' PNG downloads
+"""The sidebar's "Download the walk as PDF" (lens/handout/ui.py) and the pictures' PNG downloads
 named for what they show (lens/widgets.py `png_name`), in a real browser.
 
 At 1400 × 900 on /scores: "Prepare the walk as PDF" builds the handout with its progress bar

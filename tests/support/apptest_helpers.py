@@ -66,7 +66,7 @@ def sidebar_labels(at: AppTest) -> list[str]:
 
 
 def build_button(at: AppTest) -> list:
-    """The sidebar's "Prepare the walk as PDF" button (lens.handout_ui): one while offered,
+    """The sidebar's "Prepare the walk as PDF" button (lens.handout.ui): one while offered,
     none once the PDF is built (its download in its place) or while a task withholds it."""
     return [b for b in at.sidebar.button if b.key == keys.HANDOUT_BUILD]
 

@@ -22,18 +22,18 @@ from streamlit.delta_generator import DeltaGenerator
 
 from encoder_core.views.analysis import score_divisor
 
-from . import keys
-from .admission import TooHeavyError
-from .context import PageContext
-from .fair_queue import Queue
-from .i18n import Texts
-from .lesson.tasks import task_texts
-from .lesson.ui import cards, course
-from .page_costs import handout_cost
+from .. import keys
+from ..admission import TooHeavyError
+from ..context import PageContext
+from ..fair_queue import Queue
+from ..i18n import Texts
+from ..lesson.tasks import task_texts
+from ..lesson.ui import cards, course
+from ..page_costs import handout_cost
 
 if TYPE_CHECKING:
-    from .handout.book import Answers
-    from .handout.pdf import TitlePage
+    from .book import Answers
+    from .pdf import TitlePage
 
 OWNER = "handout"  # lens/texts/<lang>/handout.toml
 Slot = DeltaGenerator  # the sidebar's place of the button, its progress and the download
@@ -76,7 +76,7 @@ def labels(ctx: PageContext) -> tuple[str, ...]:
     a head."""
     # imported when a PDF is asked for, not with the sidebar: the prediction's blocks would add
     # to a page's first run on a fresh server
-    from .sections.prediction import class_names
+    from ..sections.prediction import class_names
 
     return tuple(class_names(ctx)) if ctx.trace.params.head is not None else ()
 
@@ -84,14 +84,14 @@ def labels(ctx: PageContext) -> tuple[str, ...]:
 def image_name(ctx: PageContext, t: Callable[..., str]) -> str:
     """The image's name as the PDF prints it: an upload named in a script its fonts lack
     (猫咪.jpg) is "your upload", not "??.jpg"."""
-    from .handout.pdf import can_draw
+    from .pdf import can_draw
 
     return ctx.image_name if all(map(can_draw, ctx.image_name)) else t("name_upload")
 
 
 def title_page(ctx: PageContext, answered: Answers, day: date) -> TitlePage:
     """The PDF's first page; `ctx` is the sheets' (`shown`)."""
-    from .handout.pdf import TitlePage
+    from .pdf import TitlePage
 
     t, cfg = Texts(ctx.lang, OWNER), ctx.cfg
     name = image_name(ctx, t)
@@ -167,7 +167,7 @@ def build_asked(ctx: PageContext, slot: Slot | None) -> None:
     state = st.session_state
     if not state.pop(keys.HANDOUT_ASKED, False) or slot is None:
         return
-    from .handout.book import handout
+    from .book import handout
 
     t = Texts(ctx.lang, OWNER)
     sheets_ctx, answered = shown(ctx), answers(ctx)
