@@ -21,6 +21,7 @@ import numpy as np
 
 from encoder_core import EncoderConfig, EncoderTrace
 
+from .digests import array_digest
 from .i18n import Texts
 from .models import Model
 from .services import SERVICES, Services
@@ -64,7 +65,8 @@ class PageContext:
         G = trace.config.grid_size
         settings = Settings(lang=lang, query=(G // 2) * G + G // 2)
         ctx = cls(id=page, settings=settings, trace=trace, original=original,
-                  image_name=image_name, image_key=f"trace/{id(trace)}")
+                  image_name=image_name,
+                  image_key=f"trace/{array_digest(trace.image).hex()}")
         return ctx.choose(**chosen) if chosen else ctx
 
     def choose(self, **selected: int) -> PageContext:
