@@ -82,17 +82,10 @@ def row_axis(ctx: PageContext) -> str:
 
 def pre_norm_formulas(ctx: PageContext, layer: int, row: int) -> None:
     """What x is, LN_1 and the residual add with their shapes."""
-    cfg = ctx.cfg
-    S_, d = cfg.seq_len, cfg.d_model
-    ls = r"\mathrm{ls}_1 \odot " if cfg.layer_scale else ""
     what = ctx.t("pre_x_is_x0") if layer == 0 else ctx.t("x_is_prev", l=layer, l1=layer + 1)
     st.markdown(ctx.t("x_is", what=what))
-    st.latex(r"\underbrace{\text{ln\_1.out}}_{%d \times %d} = \gamma_1 \odot"
-             r" \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta_1,\quad"
-             r" \underbrace{x}_{%d \times %d}" % (S_, d, S_, d))
-    st.latex(r"\underbrace{\text{resid\_1}}_{%d \times %d} = \underbrace{x}_{%d \times %d}"
-             r" + %s\underbrace{\text{attn\_out}}_{%d \times %d}"
-             % (S_, d, S_, d, ls, S_, d))
+    for tex in walk.norm_formulas(ctx.cfg):  # the handout's sheet shows the same
+        st.latex(tex)
     st.caption(ctx.t("pre_pos_hint", row=row))
 
 
@@ -178,9 +171,10 @@ def final_layer_norm(ctx: PageContext, query: int, row: int, k: int) -> None:
         return
     L = cfg.n_layers
     st.write(ctx.t("final_text" if cfg.cls_token else "final_text_no_cls", L=L))
-    st.latex(r"\underbrace{\text{%s}}_{%d \times %d} = \gamma \odot"
+    # page-only: its name in the page's words (mathtext cannot draw 中文)
+    st.latex(r"\underset{%d \times %d}{\text{%s}} = \gamma \odot"
              r" \frac{\text{out}_{%d} - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"
-             % (ctx.t("word_output"), S_, d, L))
+             % (S_, d, ctx.t("word_output"), L))
     last = tr.layers[-1].out
     left, right = st.columns([3, 2], gap="large")
     widgets.matrix(ctx, tr.output, f"{ctx.t('word_output')} = final_ln.out", key="final_out",
@@ -220,17 +214,10 @@ def post_norm(ctx: PageContext) -> None:
 
 def post_norm_formulas(ctx: PageContext, layer: int) -> None:
     """What x is; resid_1, the moments, x̂ and ln_1.out with their shapes."""
-    N, d = ctx.cfg.n_tokens, ctx.cfg.d_model
     what = ctx.t("x_is_x0") if layer == 0 else ctx.t("x_is_prev", l=layer, l1=layer + 1)
     st.markdown(ctx.t("x_is", what=what))
-    st.latex(r"\underbrace{\text{resid\_1}}_{%d \times %d} = \underbrace{x}_{%d \times %d}"
-             r" + \underbrace{\text{attn\_out}}_{%d \times %d}" % (N, d, N, d, N, d))
-    st.latex(r"\mu_i = \frac{1}{d}\sum_{k} x_{ik}, \qquad \sigma_i^2 = \frac{1}{d}\sum_{k}"
-             r"(x_{ik} - \mu_i)^2")
-    st.latex(r"\hat{x}_{ik} = \frac{x_{ik} - \mu_i}{\sqrt{\sigma_i^2 + \varepsilon}}, \qquad"
-             r"\text{out}_{ik} = \gamma_k\,\hat{x}_{ik} + \beta_k")
-    st.latex(r"\underbrace{\text{ln\_1.out}}_{%d \times %d} = \gamma \odot \hat{x} + \beta,"
-             r"\quad \gamma, \beta \in \mathbb{R}^{%d}" % (N, d, d))
+    for tex in walk.norm_formulas(ctx.cfg):  # the handout's sheet shows the same
+        st.latex(tex)
     st.caption(ctx.t("pos_hint"))
 
 
@@ -314,7 +301,7 @@ def scale_shift(ctx: PageContext, layer: int, query: int) -> None:
     left, right = st.columns([3, 2], gap="large")
     widgets.matrix(ctx, lt.ln_1.out, "ln_1.out", key="ln_1_out", where=left, highlight_row=query)
     with right:
-        st.latex(r"\underbrace{\text{ln\_1.out}}_{%d \times %d}" % (N, d))
+        st.latex(r"\underset{%d \times %d}{\text{ln\_1.out}}" % (N, d))
         st.write(ctx.t("next_ffn") if cfg.use_ffn else ctx.t("next_layer"))
 
 

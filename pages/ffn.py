@@ -87,7 +87,7 @@ def gelu_curve(ctx: PageContext) -> None:
     name = {"gelu": "GELU", "gelu_tanh": "GELU (tanh)"}[activation]
     widgets.picture(ctx, figures.lines, z, [act, relu_z], [name, "ReLU"],
                     ctx.t("gelu_curve"), "z", "f(z)", key="gelu_curve", where=left)
-    with right:
+    with right:  # page-only: KaTeX's \tfrac and \big, which mathtext lacks
         st.latex(r"\mathrm{GELU}(z) = z\,%s" % blocks.GATE_TEX[activation]
                  if activation == "gelu_tanh" else
                  r"\mathrm{GELU}(z) = z\,\Phi(z) = \tfrac12\, z\,\big(1 + "
@@ -98,24 +98,12 @@ def gelu_curve(ctx: PageContext) -> None:
 def ffn_formulas(ctx: PageContext, layer: int, row: int) -> None:
     """What x is, ffn_hidden and ffn_out with their shapes, and the residual after them."""
     cfg = ctx.cfg
-    S_, d, dff, pre = cfg.seq_len, cfg.d_model, cfg.d_ff, cfg.norm_first
-    act_tex = r"\mathrm{GELU}\big(" if cfg.activation != "relu" else r"\max\big(0,\;"
-    st.markdown(ctx.t("vit_input_is", l=layer + 1) if pre else ctx.t("input_is", l=layer + 1))
-    st.latex(r"\underbrace{\text{ffn\_hidden}}_{%d \times %d} = %s"
-             r"\underbrace{x}_{%d \times %d} \cdot \underbrace{W_1}_{%d \times %d}"
-             r" + \underbrace{b_1}_{%d}\big)" % (S_, dff, act_tex, S_, d, d, dff, dff))
-    st.latex(r"\underbrace{\text{ffn\_out}}_{%d \times %d} = \underbrace{\text{ffn\_hidden}}"
-             r"_{%d \times %d} \cdot \underbrace{W_2}_{%d \times %d} + \underbrace{b_2}_{%d}"
-             % (S_, d, S_, dff, dff, d, d))
-    if pre:
-        ls = r"\mathrm{ls}_2 \odot " if cfg.layer_scale else ""
-        st.latex(r"x = \text{ln\_2.out} = \mathrm{LN}_2(\text{resid\_1}), \qquad"
-                 r"\text{resid\_2} = \text{resid\_1} + %s\text{ffn\_out}" % ls)
-        st.caption(ctx.t("vit_pos_hint", row=row))
-    else:
-        st.latex(r"\text{resid\_2} = x + \text{ffn\_out}, \qquad"
-                 r"\text{ln\_2.out} = \mathrm{LayerNorm}(\text{resid\_2})")
-        st.caption(ctx.t("vit_pos_hint", row=row) if cfg.n_prefix else ctx.t("pos_hint"))
+    st.markdown(ctx.t("vit_input_is", l=layer + 1) if cfg.norm_first
+                else ctx.t("input_is", l=layer + 1))
+    for tex in walk.sublayer_formulas(cfg):  # the handout's sheet shows the same
+        st.latex(tex)
+    st.caption(ctx.t("vit_pos_hint", row=row) if cfg.norm_first or cfg.n_prefix
+               else ctx.t("pos_hint"))
 
 
 def hidden_activations(ctx: PageContext, layer: int, row: int) -> None:
@@ -221,8 +209,8 @@ def second_residual(ctx: PageContext, layer: int, row: int) -> None:
     st.write(ctx.t("vit_addnorm_text", ls=ls, where=where_to(ctx, layer),
                    next=ctx.t("next_final") if last_layer and cfg.final_norm
                    else ctx.t("next_ln")))
-    st.latex(r"\underbrace{\text{resid\_2}}_{%d \times %d} = \underbrace{\text{resid\_1}}"
-             r"_{%d \times %d} + %s\underbrace{\text{ffn\_out}}_{%d \times %d}"
+    st.latex(r"\underset{%d \times %d}{\text{resid\_2}} = \underset{%d \times %d}"
+             r"{\text{resid\_1}} + %s\underset{%d \times %d}{\text{ffn\_out}}"
              % (S_, d, S_, d, r"\mathrm{ls}_2 \odot " if ls else "", S_, d))
     c1, c2 = st.columns(2)
     widgets.matrix(ctx, lt.resid_1, "resid_1", key="resid_1", where=c1, highlight_row=row,
@@ -238,8 +226,8 @@ def second_add_norm(ctx: PageContext, layer: int, row: int) -> None:
     lt = ctx.trace.layers[layer]
     st.subheader(ctx.t("addnorm"))
     st.write(ctx.t("addnorm_text", eps=cfg.ln_eps))
-    st.latex(r"\underbrace{\text{resid\_2}}_{%d \times %d} = \underbrace{x}_{%d \times %d} + "
-             r"\underbrace{\text{ffn\_out}}_{%d \times %d}" % (S_, d, S_, d, S_, d))
+    st.latex(r"\underset{%d \times %d}{\text{resid\_2}} = \underset{%d \times %d}{x} + "
+             r"\underset{%d \times %d}{\text{ffn\_out}}" % (S_, d, S_, d, S_, d))
     st.latex(r"\text{ln\_2.out} = \gamma_2 \odot \frac{\text{resid\_2} - \mu}"
              r"{\sqrt{\sigma^2 + \varepsilon}} + \beta_2")
     c1, c2 = st.columns(2)

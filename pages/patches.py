@@ -38,6 +38,7 @@ def render(ctx: PageContext) -> None:
             why = pixel_stats_guess(ctx.model.info if ctx.model else None)
             if why:
                 st.caption(ctx.t("stats_guess", why=why))
+            # page-only: the page's words (中文 too, which mathtext cannot draw)
             st.latex(r"\text{%s}_c = \frac{\text{%s}_c - \text{pixel\_mean}_c}"
                      r"{\text{pixel\_std}_c},\quad \text{pixel\_mean} = %s,\quad "
                      r"\text{pixel\_std} = %s"

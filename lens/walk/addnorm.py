@@ -14,7 +14,7 @@ from encoder_core.views.predictions import share_within
 
 from .. import figures
 from ..handout.sheets import Sheet, heatmap, make_sheet, said
-from ..latex import dims
+from ..latex import num
 from ..lesson.tasks import Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -99,16 +99,39 @@ def formulas(cfg: EncoderConfig) -> list[str]:
             r"\text{ln\_1.out} = \mathrm{LayerNorm}(x + \text{attn\_out})"]
 
 
+def norm_formulas(cfg: EncoderConfig) -> list[str]:
+    """LN₁ and the residual add with their shapes (post-norm, the note's: μ, σ², x̂ term by
+    term too), in LaTeX that KaTeX and mathtext both draw: the page's formulas beside its
+    layer and query, the sheet's after `formulas`."""
+    T, d = cfg.seq_len, cfg.d_model
+    x, gb = rf"\underset{{{T} \times {d}}}{{x}}", rf"\mathbb{{R}}^{{{d}}}"
+    if cfg.norm_first:
+        ls = r"\mathrm{ls}_1 \odot " if cfg.layer_scale else ""
+        return [rf"\underset{{{T} \times {d}}}{{\text{{ln\_1.out}}}} = \gamma_1 \odot"
+                rf" \frac{{x - \mu}}{{\sqrt{{\sigma^2 + \varepsilon}}}} + \beta_1,\quad {x},"
+                rf"\quad \gamma_1, \beta_1 \in {gb}",
+                rf"\underset{{{T} \times {d}}}{{\text{{resid\_1}}}} = {x} + {ls}"
+                rf"\underset{{{T} \times {d}}}{{\text{{attn\_out}}}}"]
+    return [rf"\underset{{{T} \times {d}}}{{\text{{resid\_1}}}} = {x} + "
+            rf"\underset{{{T} \times {d}}}{{\text{{attn\_out}}}}",
+            r"\mu_i = \frac{1}{d}\sum_{k} x_{ik}, \qquad \sigma_i^2 = \frac{1}{d}\sum_{k}"
+            r"(x_{ik} - \mu_i)^2",
+            r"\hat{x}_{ik} = \frac{x_{ik} - \mu_i}{\sqrt{\sigma_i^2 + \varepsilon}}, \qquad"
+            r"\text{out}_{ik} = \gamma_k\,\hat{x}_{ik} + \beta_k",
+            rf"\underset{{{T} \times {d}}}{{\text{{ln\_1.out}}}} = \gamma \odot \hat{{x}}"
+            rf" + \beta,\quad \gamma, \beta \in {gb}"]
+
+
 def sheet(ctx: PageContext) -> Sheet:
     t = said(ctx)
     cfg, tr, l, i = ctx.cfg, ctx.trace, ctx.layer, ctx.row(ctx.query)
-    T, d = cfg.seq_len, cfg.d_model
+    d = cfg.d_model
     layer, lp = tr.layers[l], tr.params.layers[l]
     x = tr.x0 if l == 0 else tr.layers[l - 1].out
     normed_in = x if cfg.norm_first else layer.resid_1  # [T, d] what LN_1 normalises
-    maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
-    maths.append(rf"$\gamma, \beta: {dims(d)},\quad \varepsilon = {cfg.ln_eps:g},\quad "
-                 rf"x: {dims(T, d)}$")
+    # as the page shows them: LN at its top, the rest beside its layer and query; then ε
+    maths = [f"${f}$" for f in formulas(cfg) + norm_formulas(cfg)]
+    maths.append(rf"$\varepsilon = {num(cfg.ln_eps)}$")
     ln = layer_norm_terms(normed_in[i], lp.gamma_1, lp.beta_1, cfg.ln_eps)
     what = "x" if cfg.norm_first else "resid_1"
     worked = [t("w_row", i=i, l=l + 1, what=what),

@@ -13,7 +13,6 @@ from encoder_core.views.analysis import relu_zero_share
 from encoder_core.views.explain import hidden_unit_terms
 
 from ..handout.sheets import Sheet, heatmap, make_sheet, said, written
-from ..latex import dims
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
@@ -91,33 +90,48 @@ TASKS: tuple[Spec, ...] = (
 
 # --- its sheet of the handout --------------------------------------------------------------------
 
-# the hidden layer in LaTeX, by activation
-ACT_TEX = {"relu": r"\max(0,\; x \cdot W_1 + b_1)", "gelu": r"\mathrm{GELU}(x \cdot W_1 + b_1)",
-           "gelu_tanh": r"\mathrm{GELU}_{\tanh}(x \cdot W_1 + b_1)"}
+# the activation applied to its argument (%s) in LaTeX: plain parentheses, which mathtext draws
+ACT_TEX = {"relu": r"\max(0,\; %s)", "gelu": r"\mathrm{GELU}(%s)",
+           "gelu_tanh": r"\mathrm{GELU}_{\tanh}(%s)"}
 
 
 def formulas(cfg: EncoderConfig) -> list[str]:
     """FFN(x), in LaTeX that KaTeX (the page's st.latex) and mathtext (the sheet, between
     $…$) both draw."""
-    return [r"\mathrm{FFN}(x) = %s \cdot W_2 + b_2" % ACT_TEX[cfg.activation]]
+    hidden = ACT_TEX[cfg.activation] % r"x \cdot W_1 + b_1"
+    return [r"\mathrm{FFN}(x) = %s \cdot W_2 + b_2" % hidden]
+
+
+def sublayer_formulas(cfg: EncoderConfig) -> list[str]:
+    """ffn_hidden and ffn_out with their shapes, then the residual after them (pre-norm: x is
+    LN₂(resid_1); post-norm: the second Add & Norm), in LaTeX that KaTeX and mathtext both
+    draw: the page's formulas beside its layer and query, the sheet's after `formulas`."""
+    T, d, dff = cfg.seq_len, cfg.d_model, cfg.d_ff
+    hidden = ACT_TEX[cfg.activation] % (rf"\underset{{{T} \times {d}}}{{x}} \cdot "
+                                        rf"\underset{{{d} \times {dff}}}{{W_1}} + "
+                                        rf"\underset{{{dff}}}{{b_1}}")
+    maths = [rf"\underset{{{T} \times {dff}}}{{\text{{ffn\_hidden}}}} = {hidden}",
+             rf"\underset{{{T} \times {d}}}{{\text{{ffn\_out}}}} = "
+             rf"\underset{{{T} \times {dff}}}{{\text{{ffn\_hidden}}}} \cdot "
+             rf"\underset{{{dff} \times {d}}}{{W_2}} + \underset{{{d}}}{{b_2}}"]
+    if cfg.norm_first:
+        ls = r"\mathrm{ls}_2 \odot " if cfg.layer_scale else ""
+        return maths + [r"x = \text{ln\_2.out} = \mathrm{LN}_2(\text{resid\_1}), \qquad"
+                        r"\text{resid\_2} = \text{resid\_1} + %s\text{ffn\_out}" % ls]
+    return maths + [r"x = \text{ln\_1.out}, \qquad \text{resid\_2} = x + \text{ffn\_out},"
+                    r" \qquad\text{ln\_2.out} = \mathrm{LayerNorm}(\text{resid\_2})"]
 
 
 def sheet(ctx: PageContext) -> Sheet:
     t = said(ctx)
     cfg, tr, l, i = ctx.cfg, ctx.trace, ctx.layer, ctx.row(ctx.query)
-    T, d, dff = cfg.seq_len, cfg.d_model, cfg.d_ff
     layer, lp = tr.layers[l], tr.params.layers[l]
     if not cfg.use_ffn or layer.ffn_hidden is None:
         return make_sheet(ctx, [], [t("w_ffn_off")], [])
     x = layer.ln_2.out if cfg.norm_first else layer.ln_1.out  # [T, d] the FFN's input
     src = "ln_2.out" if cfg.norm_first else "ln_1.out"
-    maths = [f"${f}$" for f in formulas(cfg)] + [  # the first as the page shows it
-                rf"${dims(T, d)} \cdot {dims(d, dff)} \rightarrow {dims(T, dff)} \rightarrow "
-                rf"{dims(T, dff)} \cdot {dims(dff, d)} = {dims(T, d)}$",
-                (rf"$\mathrm{{resid\_2}} = \mathrm{{resid\_1}} + \mathrm{{FFN}}"
-                 rf"(\mathrm{{LN}}_2(\mathrm{{resid\_1}})):\ {dims(T, d)}$") if cfg.norm_first else
-                (rf"$\mathrm{{ln\_2}} = \mathrm{{LN}}_2(\mathrm{{ln\_1}} + \mathrm{{FFN}}"
-                 rf"(\mathrm{{ln\_1}})):\ {dims(T, d)}$")]
+    # as the page shows them: FFN(x) at its top, the rest beside its layer and query
+    maths = [f"${f}$" for f in formulas(cfg) + sublayer_formulas(cfg)]
     j = int(np.argmax(layer.ffn_hidden[i]))
     unit = hidden_unit_terms(x[i], lp.W_1, lp.b_1, j, cfg.activation)
     name = "ReLU" if cfg.activation == "relu" else "GELU"

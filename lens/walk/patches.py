@@ -69,28 +69,27 @@ TASKS: tuple[Spec, ...] = (
 # --- its sheet of the handout --------------------------------------------------------------------
 
 def formulas(cfg: EncoderConfig, image: str = "image", patches: str = "patches") -> list[str]:
-    """The image cut into patches, [S × S × C] → [N × P·P·C], in LaTeX that KaTeX (the page's
-    st.latex) and mathtext (the sheet, between $…$) both draw; `image`, `patches`: their names
-    (the page's words; mathtext cannot draw 中文)."""
-    S, C = cfg.image_size, cfg.channels
+    """The image cut into patches, [S × S × C] → [N × P·P·C], then how many and how long, in
+    LaTeX that KaTeX (the page's st.latex) and mathtext (the sheet, between $…$) both draw;
+    `image`, `patches`: their names (the page's words; mathtext cannot draw 中文)."""
+    S, P, C, N, D = cfg.image_size, cfg.patch_size, cfg.channels, cfg.n_tokens, cfg.patch_dim
     return [r"\underset{\text{%s}}{[%d \times %d \times %d]}\;\overset{(h\,p_1)(w\,p_2)\,c"
             r"\;\to\;(h\,w)(p_1\,p_2\,c)}{\longrightarrow}\;\underset{\text{%s}}{[%d \times %d]}"
-            % (image, S, S, C, patches, cfg.n_tokens, cfg.patch_dim)]
+            % (image, S, S, C, patches, N, D),
+            rf"N = (S/P)^2 = ({S}/{P})^2 = {N},\quad P \cdot P \cdot C = {P}\cdot{P}\cdot{C}"
+            rf" = {D}"]
 
 
 def sheet(ctx: PageContext) -> Sheet:
     t = said(ctx)
     cfg, tr = ctx.cfg, ctx.trace
-    S, P, C, G, N, D = (cfg.image_size, cfg.patch_size, cfg.channels, cfg.grid_size,
-                        cfg.n_tokens, cfg.patch_dim)
+    P, G, N, D = cfg.patch_size, cfg.grid_size, cfg.n_tokens, cfg.patch_dim
     r, c = divmod(ctx.query, G)
     grid = figures.image_with_grid(tr.image, P, ctx.t("grid_title", G=G, N=N),
                                    highlight=ctx.query, size=4.0)
     rows = heatmap(ctx, tr.patches, t("word_patches"), signed=cfg.normalises_pixels,
                    xlabel=t("pixel_in_patch"), row=ctx.query, label=t("pixel_value"))
-    maths = [f"${f}$" for f in formulas(cfg)] + [  # the first as the page shows it
-                t("f_patch_count") + rf"  $N = (S/P)^2 = ({S}/{P})^2 = {N},\quad "
-                rf"P \cdot P \cdot C = {P}\cdot{P}\cdot{C} = {D}$"]
+    maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them
     first = ", ".join(f"{v:.3f}" for v in tr.patches[ctx.query, :4])
     worked = [t("w_patch", i=ctx.query, r=r, c=c, y0=r * P, y1=(r + 1) * P - 1, x0=c * P,
                   x1=(c + 1) * P - 1, D=D, first=first)]
