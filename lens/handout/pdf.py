@@ -123,6 +123,12 @@ class Flow:
         w, _, _ = self.measure.get_text_width_height_descent(text, prop, ismath=math)
         return w
 
+    def height_pt(self, math: str, size: float) -> float:
+        """The height of mathtext `math` set at `size` points, its descent included."""
+        prop = FontProperties(family=FONTS, size=size)
+        _, h, _ = self.measure.get_text_width_height_descent(math, prop, ismath=True)
+        return h
+
     def wrap(self, text: str, size: float, width: float, weight: str = "normal") -> list[str]:
         """`text` in lines at most `width` inches wide (measured), broken at spaces or between
         CJK characters: each line the most tokens that fit, found by bisection (a width is
@@ -180,6 +186,8 @@ class Flow:
             self.formula(math, size, indent)
             return
         height = size * (1.9 if math else LEADING) / 72  # room for fractions and exponents
+        if math:  # a taller one (a sum with limits, a fraction in a root) gets its own height
+            height = max(height, (self.height_pt(math, size) + size * 0.5) / 72)
         self.need(height)
         y = 1 - (self.y + height / 2) / PAGE_H
         x = MARGIN + indent
