@@ -54,13 +54,8 @@ class Role(Protocol):
     def withheld_note(self, withheld: frozenset[str]) -> str: ...
 
 
-@dataclass(frozen=True)
-class Learner:
-    """A learner on their own: free, or in the lesson (`Settings.lesson`) — the walk's first
-    page offers the choice and, in the lesson, the concept check before its first task; each
-    step's tasks are cards that withhold what they ask about until answered or shown."""
-
-    member: None = None
+class _OwnSettings:
+    """A role that runs the page with the session's own settings (no class locks them)."""
 
     def settings(self, own: Settings, models: Mapping[str, EncoderConfig],
                  checkpoints: Sequence[int]) -> Settings:
@@ -69,6 +64,15 @@ class Learner:
     @property
     def class_code(self) -> str:
         return ""
+
+
+@dataclass(frozen=True)
+class Learner(_OwnSettings):
+    """A learner on their own: free, or in the lesson (`Settings.lesson`) — the walk's first
+    page offers the choice and, in the lesson, the concept check before its first task; each
+    step's tasks are cards that withhold what they ask about until answered or shown."""
+
+    member: None = None
 
     def caption(self, ctx: PageContext) -> Caption | None:
         return (lambda: course.progress_caption(ctx)) if ctx.settings.lesson else None
@@ -125,19 +129,11 @@ class Student:
 
 
 @dataclass(frozen=True)
-class Teacher:
+class Teacher(_OwnSettings):
     """A class's teacher on a step (the page may be projected): no card, and no answer of the
     class's questions before its reveal (the teacher reveals on the class page)."""
 
     member: Member
-
-    def settings(self, own: Settings, models: Mapping[str, EncoderConfig],
-                 checkpoints: Sequence[int]) -> Settings:
-        return own
-
-    @property
-    def class_code(self) -> str:
-        return ""
 
     def caption(self, ctx: PageContext) -> Caption | None:
         return None

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from .steps import STEPS
@@ -65,9 +66,10 @@ def answers(url: str) -> bool:
         return False
 
 
-async def run_page(url: str, page: str) -> bool:
-    """Run `page` at the default settings in one headless session; True when it finished
-    without an exception element."""
+async def session(url: str, page: str) -> AsyncIterator[object]:
+    """The messages (`ForwardMsg`) the server at `url` sends one headless session that opens
+    `page` at the default settings, as a browser's would, until the caller stops reading (or
+    PAGE_WAIT_S runs out)."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.asyncio.client import connect
@@ -75,7 +77,6 @@ async def run_page(url: str, page: str) -> bool:
     back = BackMsg()
     back.rerun_script.page_name = page
     back.rerun_script.context_info.url = f"{url}/{page}"
-    ok = True
     async with asyncio.timeout(PAGE_WAIT_S):
         async with connect(url.replace("http", "ws", 1) + "/_stcore/stream",
                            subprotocols=["streamlit"], max_size=None) as ws:
@@ -83,15 +84,26 @@ async def run_page(url: str, page: str) -> bool:
             while True:
                 msg = ForwardMsg()
                 msg.ParseFromString(await ws.recv())
-                kind = msg.WhichOneof("type")
-                if kind == "delta" and msg.delta.new_element.WhichOneof("type") == "exception":
-                    ok = False
-                if kind == "page_not_found":
-                    return False
-                if kind == "script_finished" and msg.script_finished != \
-                        ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN:
-                    return ok and msg.script_finished == \
-                        ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+                yield msg
+
+
+async def run_page(url: str, page: str) -> bool:
+    """Run `page` at the default settings in one headless session; True when it finished
+    without an exception element."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    ok = True
+    async for msg in session(url, page):
+        kind = msg.WhichOneof("type")
+        if kind == "delta" and msg.delta.new_element.WhichOneof("type") == "exception":
+            ok = False
+        if kind == "page_not_found":
+            return False
+        if kind == "script_finished" and msg.script_finished != \
+                ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN:
+            return ok and msg.script_finished == \
+                ForwardMsg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY
+    return False
 
 
 def warm_pages(pages: tuple[str, ...] = WARM_PAGES) -> None:

@@ -48,6 +48,20 @@ def ln_1_by_hand(ctx: PageContext, x_row, x_name: str, row: int, k: int, title: 
                     highlight=k, key="row")
 
 
+def formulas_and_selectors(ctx: PageContext) -> tuple[PageContext, int, int, widgets.Where]:
+    """The step's formulas (the handout's sheet shows the same), the note, then the layer and
+    the query chosen in the left column: (the context with them chosen, layer, query, the
+    right column)."""
+    for tex in walk.formulas(ctx.cfg):
+        st.latex(tex)
+    widgets.note_original(ctx)
+    top_left, top_right = st.columns([2, 3], gap="large")
+    with top_left:
+        layer = widgets.layer_selector(ctx)
+        query = widgets.query_picker(ctx)
+    return ctx.choose(layer=layer + 1, query=query), layer, query, top_right
+
+
 # --- pre-norm (a ViT) -------------------------------------------------------------------------
 
 def pre_norm(ctx: PageContext) -> None:
@@ -55,14 +69,7 @@ def pre_norm(ctx: PageContext) -> None:
     final LayerNorm."""
     cfg = ctx.cfg
     st.write(ctx.t("pre_intro", eps=cfg.ln_eps))
-    for tex in walk.formulas(cfg):  # the handout's sheet shows the same
-        st.latex(tex)
-    widgets.note_original(ctx)
-    top_left, top_right = st.columns([2, 3], gap="large")
-    with top_left:
-        layer = widgets.layer_selector(ctx)
-        query = widgets.query_picker(ctx)
-    ctx = ctx.choose(layer=layer + 1, query=query)
+    ctx, layer, query, top_right = formulas_and_selectors(ctx)
     row = ctx.row(query)
     with top_right:
         pre_norm_formulas(ctx, layer, row)
@@ -194,15 +201,7 @@ def final_layer_norm(ctx: PageContext, query: int, row: int, k: int) -> None:
 def post_norm(ctx: PageContext) -> None:
     """Post-norm (the note's encoder): x + attn_out, then LN_1 of the sum, row by row."""
     st.write(ctx.t("intro"))
-    for tex in walk.formulas(ctx.cfg):  # the handout's sheet shows the same
-        st.latex(tex)
-    widgets.note_original(ctx)
-
-    top_left, top_right = st.columns([2, 3], gap="large")
-    with top_left:
-        layer = widgets.layer_selector(ctx)
-        query = widgets.query_picker(ctx)
-    ctx = ctx.choose(layer=layer + 1, query=query)
+    ctx, layer, query, top_right = formulas_and_selectors(ctx)
     with top_right:
         post_norm_formulas(ctx, layer)
     add(ctx, layer, query)  # --- 1

@@ -13,7 +13,6 @@ every step of the note to its end with the app's own Streamlit settings."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import signal
@@ -209,22 +208,10 @@ def test_the_installed_command_serves_every_step_with_the_apps_settings(tmp_path
 
 async def session_config(url: str):
     """The Streamlit settings a new session of the server at `url` is sent (NewSession.config)."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-    from websockets.asyncio.client import connect
-
-    back = BackMsg()
-    back.rerun_script.page_name = STEPS[0].id
-    back.rerun_script.context_info.url = f"{url}/{STEPS[0].id}"
-    async with asyncio.timeout(serve.PAGE_WAIT_S):
-        async with connect(url.replace("http", "ws", 1) + "/_stcore/stream",
-                           subprotocols=["streamlit"], max_size=None) as ws:
-            await ws.send(back.SerializeToString())
-            while True:
-                msg = ForwardMsg()
-                msg.ParseFromString(await ws.recv())
-                if msg.WhichOneof("type") == "new_session":
-                    return msg.new_session.config
+    async for msg in serve.session(url, STEPS[0].id):
+        if msg.WhichOneof("type") == "new_session":
+            return msg.new_session.config
+    return None
 
 
 def build_wheel(tmp_path: Path) -> Path:
