@@ -19,6 +19,7 @@ from streamlit.delta_generator import DeltaGenerator
 from . import explorer, explorer_component, figures, keys
 from .context import PageContext
 from .digests import value_key
+from .i18n import Texts
 from .note import note_markdown
 from .pictures import WINDOW, Figure, Matrix, Picture
 from .services import SERVICES
@@ -322,6 +323,15 @@ def feature_layer(ctx: PageContext, key: str, label: str,
     chosen = st.select_slider(label, options=options, key=key, format_func=name)
     return None if chosen == options[-1] else chosen
 
+
+
+def section_layer(ctx: PageContext, owner: str, words: str) -> int | None:
+    """`feature_layer` for a page section (`lens.sections`): keyed `<owner>_layer_<page>`,
+    worded by its texts `<words>_layer`, `<words>_output` and `<words>_layer_n`."""
+    L, t = ctx.cfg.n_layers, Texts(ctx.lang, owner)  # kept by the widget: not ctx
+    return feature_layer(ctx, f"{owner}_layer_{ctx.id}", t(f"{words}_layer"),
+                         lambda i: t(f"{words}_output") if i == L
+                         else t(f"{words}_layer_n", l=i + 1, L=L))
 
 def _index_selector(ctx: PageContext, key: str, count: int, where: Where = None) -> int:
     chosen = 0 if count == 1 else (where or st).select_slider(

@@ -30,12 +30,8 @@ OWNER = "pca"  # lens/texts/<lang>/pca.toml
 
 
 def layer_choice(ctx: PageContext) -> int | None:
-    """The features the PCA reads (`widgets.feature_layer`)."""
-    t = Texts(ctx.lang, OWNER)
-    L, texts = ctx.cfg.n_layers, Texts(ctx.lang, OWNER)  # kept by the widget: not ctx
-    return widgets.feature_layer(
-        ctx, f"pca_layer_{ctx.id}", t("pca_layer"),
-        lambda i: texts("pca_output") if i == L else texts("pca_layer_n", l=i + 1, L=L))
+    """The features the PCA reads (`widgets.section_layer`)."""
+    return widgets.section_layer(ctx, OWNER, "pca")
 
 
 def pca_section(ctx: PageContext, heading: Callable[[str], object] = st.header) -> None:

@@ -32,12 +32,8 @@ def click_key(ctx: PageContext) -> str:
 
 
 def layer_choice(ctx: PageContext) -> int | None:
-    """The features compared (`widgets.feature_layer`)."""
-    t = Texts(ctx.lang, OWNER)
-    L, texts = ctx.cfg.n_layers, Texts(ctx.lang, OWNER)  # kept by the widget: not ctx
-    return widgets.feature_layer(
-        ctx, f"similarity_layer_{ctx.id}", t("sim_layer"),
-        lambda i: texts("sim_output") if i == L else texts("sim_layer_n", l=i + 1, L=L))
+    """The features compared (`widgets.section_layer`)."""
+    return widgets.section_layer(ctx, OWNER, "sim")
 
 
 def pointed(ctx: PageContext) -> int:
