@@ -65,10 +65,16 @@ from .pipeline.norm import layer_norm
 from .pipeline.patches import normalise_pixels, patch_centres, patchify, unpatchify
 from .pipeline.positional import patch_positions, position_rows, positional_encoding
 from .trace import EncoderTrace, LayerNormTrace, LayerTrace, trace_arrays
+from .views.faithfulness import Curve, deletion_curve, insertion_curve, relevance_order
+from .views.logit_attribution import LogitShares, NotDecomposable, logit_attribution, total
+from .views.logit_lens import logit_lens
+from .views.patching import patch_run, patching_map
 from .views.relevance import relevance
 
 __all__ = [
     "CheckpointInfo", "load_checkpoint",
+    "Curve", "LogitShares", "NotDecomposable", "deletion_curve", "insertion_curve",
+    "logit_attribution", "logit_lens", "patch_run", "patching_map", "relevance_order", "total",
     "ConfigError", "Cost", "EncoderConfig", "EncoderParams", "EncoderTrace", "HeadParams",
     "ImageError", "backward",
     "LayerNormTrace", "LayerParams", "LayerTrace", "ParamsError", "attention_scores", "embed",

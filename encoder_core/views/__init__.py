@@ -13,4 +13,9 @@
                    as background) and the foreground's three components as RGB
     learning.py    one step of learning on one image: the loss, its gradients (backward),
                    the softmax Jacobian and a LayerNorm backward of one row, SGD and Adam
+    logit_lens.py  the classification head read off every layer's residual stream (and token)
+    logit_attribution.py  a logit as additive shares: heads, FFNs, embedding, positions, biases
+                   (pre-norm; NotDecomposable for the note's post-norm encoder)
+    patching.py    activation patching: B's residual stream at some tokens of one layer in A's pass
+    faithfulness.py  deletion / insertion curves of a relevance order (mean-colour baseline)
 """
