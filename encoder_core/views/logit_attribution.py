@@ -42,7 +42,8 @@ residual stream after every sub-layer: each LN divides the sum by its own σ and
 so no later state is a sum of the sub-layers' outputs and there is no additive share to give
 (`NotDecomposable`). Nor for a head with tanh pre-logits (the tanh is not affine).
 
-Cost: one matrix–vector product per weight read back (S·d·d per layer), no recompute.
+Cost: each weight read back once on the rows the logit reads (R·d·(d + d_ff) per layer: R = 1
+for a [CLS] head, 2 for DeiT distilled, S for a mean), no recompute.
 """
 
 from __future__ import annotations
@@ -189,22 +190,25 @@ def logit_attribution(trace: EncoderTrace, params: EncoderParams, target: int) -
     G, head_bias = logit_readout(trace, params, target)  # [S, d], float
     cfg = trace.config
     n = cfg.n_prefix
-    patch_column = G[n:].sum(axis=0)  # [d]: the same on the patch rows only
-    embedding = float(((trace.patches.astype(np.float64) @ params.W_E.astype(np.float64))
-                       * G[n:]).sum())  # ⟨patches·W_E, G⟩
-    biases = 0.0 if params.b_E is None else float(params.b_E.astype(np.float64) @ patch_column)
+    rows = np.flatnonzero(np.any(G != 0, axis=1))  # the rows the logit reads ([CLS]: one)
+    G = G[rows]  # [R, d]; every term below is read on these rows only
+    patch_rows = rows >= n
+    embedding = float(((trace.patches[rows[patch_rows] - n].astype(np.float64)
+                        @ params.W_E.astype(np.float64)) * G[patch_rows]).sum())  # ⟨patches·W_E, G⟩
+    biases = (0.0 if params.b_E is None
+              else float(params.b_E.astype(np.float64) @ G[patch_rows].sum(axis=0)))
     heads, ffn = np.zeros((cfg.n_layers, cfg.n_heads)), np.zeros(cfg.n_layers)
     for l, (lt, p) in enumerate(zip(trace.layers, params.layers, strict=True)):
-        G_attn, G_ffn = scaled(p.ls_1, G), scaled(p.ls_2, G)  # [S, d]
-        heads[l] = head_shares(lt.concat, p.W_O, G_attn, cfg.n_heads)
+        G_attn, G_ffn = scaled(p.ls_1, G), scaled(p.ls_2, G)  # [R, d]
+        heads[l] = head_shares(lt.concat[rows], p.W_O, G_attn, cfg.n_heads)
         if p.b_O is not None:
             biases += float(p.b_O.astype(np.float64) @ G_attn.sum(axis=0))
         if lt.ffn_hidden is not None:
-            ffn[l] = float((lt.ffn_hidden.astype(np.float64)
+            ffn[l] = float((lt.ffn_hidden[rows].astype(np.float64)
                             * (G_ffn @ p.W_2.T.astype(np.float64))).sum())
             biases += float(p.b_2.astype(np.float64) @ G_ffn.sum(axis=0))
-    positions = float((trace.pos.astype(np.float64) * G).sum()) if cfg.use_pe else 0.0
-    prefix = float((trace.tokens[:n].astype(np.float64) * G[:n]).sum())
+    positions = float((trace.pos[rows].astype(np.float64) * G).sum()) if cfg.use_pe else 0.0
+    prefix = float((trace.tokens[rows[~patch_rows]].astype(np.float64) * G[~patch_rows]).sum())
     logit = float(output_logits(trace.output, params.head, n, cfg.ln_eps)[target])
     return LogitShares(heads=heads, ffn=ffn, embedding=embedding, positions=positions,
                        prefix=prefix, biases=biases, head_bias=head_bias, logit=logit,

@@ -97,6 +97,26 @@ def single_token_patches(x_a: np.ndarray, x_b: np.ndarray, rows: np.ndarray) -> 
     return batch
 
 
+def patching_row(trace_a: EncoderTrace, trace_b: EncoderTrace, params: EncoderParams,
+                 target: int, layer: int, chunk: int = CHUNK) -> np.ndarray:
+    """One row of `patching_map`: for every token t, softmax(patch_run(A, B, layer, [t]))[target].
+
+    layer: 0 … L − 1. Returns [S] float64. Cost: S·(L − layer) layer evaluations, `chunk`
+    single-token patches per batch.
+    """
+    require_head(params)
+    check_pair(trace_a, trace_b, layer)
+    cfg = trace_a.config
+    S = cfg.seq_len
+    x_a, x_b = stream_entering(trace_a, layer), stream_entering(trace_b, layer)  # [S, d]
+    out = np.zeros(S)
+    for start in range(0, S, chunk):
+        rows = np.arange(start, min(S, start + chunk))
+        logits = finish_pass(single_token_patches(x_a, x_b, rows), params, cfg, layer)  # [B, n]
+        out[rows] = softmax(logits.astype(np.float64))[:, target]
+    return out
+
+
 def patching_map(trace_a: EncoderTrace, trace_b: EncoderTrace, params: EncoderParams,
                  target: int, chunk: int = CHUNK) -> np.ndarray:
     """For every layer l < L and every token t: softmax(patch_run(A, B, l, [t]))[target].
@@ -106,17 +126,8 @@ def patching_map(trace_a: EncoderTrace, trace_b: EncoderTrace, params: EncoderPa
         chunk: single-token patches run as one batch (memory ≈ chunk × one layer's arrays).
     Returns:
         [L, S] float64 probabilities of `target` (rows: layers; columns: sequence rows, the
-        prefix first). Cost: S·L(L + 1)/2 layer evaluations (module docstring).
+        prefix first). Cost: S·L(L + 1)/2 layer evaluations (module docstring), one
+        `patching_row` per layer.
     """
-    require_head(params)
-    check_pair(trace_a, trace_b, 0)
-    cfg = trace_a.config
-    S, L = cfg.seq_len, cfg.n_layers
-    out = np.zeros((L, S))
-    for l in range(L):
-        x_a, x_b = stream_entering(trace_a, l), stream_entering(trace_b, l)  # [S, d]
-        for start in range(0, S, chunk):
-            rows = np.arange(start, min(S, start + chunk))
-            logits = finish_pass(single_token_patches(x_a, x_b, rows), params, cfg, l)  # [B, n]
-            out[l, rows] = softmax(logits.astype(np.float64))[:, target]
-    return out
+    return np.stack([patching_row(trace_a, trace_b, params, target, l, chunk)
+                     for l in range(trace_a.config.n_layers)])
