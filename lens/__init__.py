@@ -14,6 +14,7 @@ A page run, top to bottom:
     sidebar.py    the controls; chrome.py: notices, header and footer, the trace export
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
     pictures.py   a page's pictures as data (Picture, Matrix), drawn without Streamlit
+    describe.py   what a picture shows, in words and numbers: its text alternative (no Streamlit)
     blocks.py     the worked arithmetic shared by the pages (blocks_rows.py: softmax, layer norm)
 
 The settings and the words:

@@ -3,7 +3,8 @@ query patch (the explorer's picture, or row / column inputs), the layer and head
 note's original text, PNG download buttons.
 
 Pictures are rendered by `lens.figures` and cached by content, so a rerun that shows the same
-arrays costs a look-up, not a redraw.
+arrays costs a look-up, not a redraw; each carries its description (`lens.describe`) as its
+text alternative, a long one's parts in a table under it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from . import explorer, explorer_component, figures, keys
 from .context import PageContext
+from .describe import Description, describe
 from .digests import value_key
 from .i18n import Texts
 from .note import note_markdown
@@ -64,10 +66,26 @@ def picture(ctx: PageContext, draw: Figure, *args: object, key: str, caption: st
         withheld_note(ctx, where)
         return
     png = render(draw, *args, **kwargs)
-    where.image(png, caption=caption, width="stretch", output_format="PNG")
+    said = describe(draw, args, kwargs, ctx.lang)
+    where.image(png, caption=caption, width="stretch", output_format="PNG", alt=said.alt)
+    if said.long:
+        description_table(ctx, said, key=key, where=where)
     where.download_button(ctx.t("download_png"), lambda: png,
                           file_name=png_name(ctx, shows or key.removeprefix(f"{ctx.id}_")),
                           mime="image/png", key=f"dl_{key}", on_click="ignore")
+
+
+def description_table(ctx: PageContext, said: Description, *, key: str,
+                      where: Where = None) -> None:
+    """A long description's parts (`lens.describe`: each map, chart or curve) as a table, in
+    an expander under its picture; built only while the expander is open."""
+    t = Texts(ctx.lang, "describe")
+    box = (where or st).expander(t("describe_open"), key=f"describe_open_{key}",
+                                 on_change="rerun")
+    if box.open:
+        box.table(pd.DataFrame(list(said.parts), columns=[t("describe_item"),
+                                                          t("describe_text")])
+                  .set_index(t("describe_item")))
 
 
 def show(ctx: PageContext, pic: Picture, *, caption: str | None = None, where: Where = None,
