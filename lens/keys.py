@@ -72,6 +72,7 @@ CLASS_STEP_CHOICE = "class_step_choice"  # the teacher's step picker
 CLASS_PRESENTING = "class_presenting"  # the teacher's "Presenting" switch (projector mode)
 CLASS_PRESENTING_KEPT = "_class_presenting"  # its value, kept while the teacher is elsewhere
 CLASS_JOIN_ERROR = "_class_join_error"  # the last join's refusal, in words
+CLASS_JOIN_PENDING = "_class_join_pending"  # a join try that waits its delay: (code, nickname, s)
 CLASS_CODE_INPUT = "class_code_input"  # the join form's inputs
 CLASS_NICK_INPUT = "class_nickname_input"
 CLASS_SEEN = "_class_seen"  # the class's settings and tasks as this session's last run saw them

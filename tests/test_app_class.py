@@ -18,7 +18,7 @@ import streamlit as st
 from PIL import Image
 
 from lens import figures
-from lens.classroom.rules import MAX_WRONG
+from lens.classroom.rules import BROWSER_FREE, MAX_NICKNAME
 from lens.classroom.store import URL_ENV, Store
 from lens.classroom.ui import member as member_module
 from lens.classroom.ui.join import PUBLIC_URL_ENV, lan_address, lan_suggestion
@@ -263,19 +263,34 @@ def test_the_teacher_key_is_read_once_from_the_link_and_a_reload_keeps_the_stude
     assert again.session_state[MEMBER] == Member(code, "student", token)
 
 
-def test_wrong_codes_are_refused_then_rate_limited_in_the_learners_language():
+def test_wrong_codes_are_refused_then_slowed_and_the_right_code_joins_in_chinese():
     store = shared_store()
     code, _ = store.create_class({}, "overview")
     at = new_app(advanced=False, lang="zh")
     open_page(at, "class")
-    for _ in range(MAX_WRONG):
+    for _ in range(BROWSER_FREE):
         at.text_input(key="class_code_input").set_value("WRONG123")
         at.button(key="class_join_button").click().run()
     assert [e.value for e in at.error] == [translate("join_no_class", "zh", "class")]
-    at.text_input(key="class_code_input").set_value(code)  # even the right code waits now
+    assert MEMBER not in at.session_state
+    at.text_input(key="class_code_input").set_value(code)  # the right code: it waits, then joins
     at.button(key="class_join_button").click().run()
-    assert [e.value for e in at.error] == [translate("join_rate_limited", "zh", "class")]
-    assert MEMBER not in at.session_state and not at.exception
+    assert not at.error and not at.exception
+    assert at.session_state[MEMBER].code == code and at.session_state[MEMBER].role == "student"
+
+
+def test_a_nickname_over_the_limit_is_refused_with_a_word_not_cut():
+    code, _ = shared_store().create_class({}, "overview")
+    at = new_app(advanced=False, lang="zh")
+    open_page(at, "class")
+    at.text_input(key="class_code_input").set_value(code)
+    at.text_input(key="class_nickname_input").set_value("长" * (MAX_NICKNAME + 1))
+    at.button(key="class_join_button").click().run()
+    assert [e.value for e in at.error] == [translate("join_too_long", "zh", "class",
+                                                    n=MAX_NICKNAME)] and MEMBER not in at.session_state
+    at.text_input(key="class_nickname_input").set_value("长" * MAX_NICKNAME)
+    at.button(key="class_join_button").click().run()
+    assert at.session_state[MEMBER].code == code
 
 
 def test_an_upload_cannot_start_a_class():
@@ -638,6 +653,51 @@ def test_the_peer_instruction_cycle_shows_counts_only_until_the_reveal_then_how_
         assert "2 of 2 right (100 %)" in texts(s)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_vote_2_counts_a_student_who_keeps_their_answer_without_sending(drawn, lang):
+    """Vote 2: each student's card says their vote 1 counts unless changed, with "Keep my
+    answer"; one keeps it by that button, one changes, one touches nothing. At the reveal all
+    three are counted — the untouched one with their vote 1 — in the final tally, the moves
+    and their own verdict."""
+    t = teacher()
+    code = code_of(t)
+    keeper, changer, idle = (student(code, lang=lang) for _ in range(3))
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    for s, v in ((keeper, 196), (changer, 190), (idle, 196)):
+        s.run()
+        send(s, TOKENS, v)
+    t.button(key=f"class_close_{TOKENS}").click().run()
+    t.button(key=f"class_vote2_{TOKENS}").click().run()
+    from lens.lesson.ui.cards import shown_answer  # noqa: PLC0415
+    for s in (keeper, changer, idle):
+        s.run()
+        assert_clean(s)
+        c = card(s, f"class_card_{TOKENS}")
+        v = 190 if s is changer else 196
+        said = translate("vote2_student", lang, "class",
+                         answer=shown_answer(lang, "overview.tokens", (float(v),)))
+        assert said in [i.value for i in c.get("info")]
+        assert s.button(key=f"class_keep_{TOKENS}").label == translate("keep_button", lang,
+                                                                       "class")
+    keeper.button(key=f"class_keep_{TOKENS}").click().run()
+    assert_clean(keeper)
+    assert f"class_keep_{TOKENS}" not in [b.key for b in keeper.button]  # sent: no keep
+    send(changer, TOKENS, 196)
+    store = shared_store()
+    key = store.state(code)["tasks"]
+    where = next(k for k in key if k[0] == "overview.tokens")
+    assert sorted(store.answers_to(code, *where, vote=2)) == [[196.0], [196.0]]  # idle: not yet
+    t.button(key=f"class_reveal_{TOKENS}").click().run()
+    assert_clean(t)
+    assert sorted(store.answers_to(code, *where, vote=2)) == [[196.0]] * 3  # idle carried
+    assert charts_titled(drawn, moved_title())[-1][1] == [2, 1, 0, 0]
+    assert "3 of 3 right (100 %)" in texts(t)
+    idle.run()
+    assert_clean(idle)
+    right = translate("verdict_right", lang, "class")
+    assert any(right in e.label for e in idle.expander)
+
+
 def test_the_teacher_may_show_the_answers_on_their_own_screen(drawn):
     t = teacher()
     code = code_of(t)
@@ -702,12 +762,13 @@ def test_the_teacher_downloads_the_results_as_csv():
     send(student(code), TOKENS, 195)
     t.button(key=f"class_reveal_{TOKENS}").click().run()
     member = t.session_state[MEMBER]
-    data = results_bytes(member.code, member.secret)  # the code and key alone: no session's
-    lines = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))  # memory
-    col = {name: n for n, name in enumerate(lines[0])}
-    assert [(r[col["nickname"]], r[col["answer"]], r[col["right"]])
+    data = results_bytes(member.code, member.secret, "zh")  # the code and key alone: no
+    lines = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))  # session's
+    col = {name: n for n, name in enumerate(lines[0])}  # memory
+    assert [(r[col["nickname"]], r[col["answer"]], r[col["answer_id"]], r[col["right"]])
             for r in sorted(lines[1:], key=lambda r: r[1])] == [
-        ("", "[195.0]", "no"), ("李雷", "[196.0]", "yes")]  # judged as the teacher asked it
+        ("", "195", "[195.0]", "no"), ("李雷", "196", "[196.0]", "yes")]  # judged and said as
+    #                                                                   the teacher asked it
     assert member.secret.encode() not in data
 
 

@@ -22,10 +22,12 @@ from sqlalchemy import Column, Float, MetaData, String, Table, Text, and_, inspe
 from lens.classroom.database import answers, check_rounds, earlier_answers, students
 from lens.classroom.rules import (
     CLASS_HOURS,
+    ADDRESS_FREE,
+    BROWSER_FREE,
     MAX_ANSWER_CHARS,
-    MAX_WRONG,
+    MAX_DELAY_S,
+    MAX_NICKNAME,
     WRONG_WINDOW_S,
-    RateLimitedError,
     RefusedError,
     Rule,
     normal_code,
@@ -164,18 +166,47 @@ def test_teacher_actions_need_the_teacher_key(store):
     assert store.state(code) is None and store.state(other_code) is not None
 
 
-def test_wrong_codes_are_limited_per_client_even_for_the_right_code(store):
+def test_wrong_codes_slow_a_browser_then_the_right_code_joins_after_its_wait(store):
     code, _ = new_class(store)
     now = 1_000_000.0
     store.create_class(SETTINGS, "scores", now=now)  # (the expiry sweep runs on create)
-    for _ in range(MAX_WRONG):
+    waits: list[float] = []
+    for k in range(BROWSER_FREE + 4):
         with pytest.raises(RefusedError) as err:
-            store.join("ZZZZZZZZ", "10.0.0.9", now=now)
-        assert not isinstance(err.value, RateLimitedError)
-    with pytest.raises(RateLimitedError):
-        store.join(code, "10.0.0.9", now=now + 1)  # the right code, but over the limit
-    assert store.join(code, "10.0.0.8", now=now + 1)  # another client is not limited
-    assert store.join(code, "10.0.0.9", now=now + WRONG_WINDOW_S + 1)  # the window passed
+            store.join("ZZZZZZZZ", "10.0.0.9", now=now, browser="tab-1", wait=waits.append)
+        assert err.value.reason == "no_class"
+    assert waits == [1.0, 2.0, 4.0, MAX_DELAY_S]  # nothing within the allowance, then doubling
+    assert store.join_wait("10.0.0.9", "tab-1", now=now) == MAX_DELAY_S
+    token = store.join(code, "10.0.0.9", now=now, browser="tab-1", wait=waits.append)
+    assert store.is_student(code, token) and waits[-1] == MAX_DELAY_S  # slowed, not refused
+    assert store.join_wait("10.0.0.9", "tab-2", now=now) == 0  # a new tab at that address: free
+    assert store.join_wait("10.0.0.9", "tab-1", now=now + WRONG_WINDOW_S + 1) == 0  # passed
+
+
+def test_a_hall_behind_one_address_never_waits_through_typos_but_a_guesser_does(store):
+    code, _ = new_class(store)
+    waits: list[float] = []
+    now = 2_000_000.0
+    store.create_class(SETTINGS, "scores", now=now)
+    for k in range(300):  # 300 students behind one NAT, each with a typo: no one waits
+        with pytest.raises(RefusedError):
+            store.join("ZZZZZZZZ", "10.0.0.1", now=now, browser=f"tab-{k}", wait=waits.append)
+        assert store.join(code, "10.0.0.1", now=now, browser=f"tab-{k}", wait=waits.append)
+    assert waits == []
+    with store.engine.begin() as conn:  # a guesser from that address, every try a new tab
+        conn.exec_driver_sql(f"UPDATE wrong_codes SET count = {ADDRESS_FREE} "
+                             "WHERE client = '10.0.0.1'")
+    assert store.join_wait("10.0.0.1", "fresh", now=now) == 1.0
+    assert store.join(code, "10.0.0.1", now=now, browser="fresh", wait=waits.append)
+    assert waits == [1.0]
+
+
+def test_a_nickname_too_long_is_refused_and_nothing_counted(store):
+    code, _ = new_class(store)
+    with pytest.raises(RefusedError) as err:
+        store.join(code, "10.0.0.3", "n" * (MAX_NICKNAME + 1))
+    assert err.value.reason == "too_long"
+    assert store.join(code, "10.0.0.3", "n" * MAX_NICKNAME)
 
 
 @pytest.mark.parametrize(("rule", "value"), [
@@ -347,9 +378,10 @@ def test_transitions_and_gain_from_the_stored_votes_of_a_class_of_twelve(store):
         ("sharper", "flatter"),  # wrong→right
         ("flatter", "sharper"),  # right→wrong
         ("sharper", "same"), ("same", "same"),  # wrong→wrong
-        ("flatter", None),  # vote 1 only
+        ("flatter", None),  # vote 1 only: carried into vote 2 at its close (right→right)
         (None, "flatter"),  # vote 2 only
     ]
+    counted = [(v1, v1 if v2 is None else v2) for v1, v2 in script]
     tokens = [store.join(code, f"c{i}", f"n{i}") for i in range(len(script))]
     for vote in (1, 2):
         for token, pair in zip(tokens, script, strict=True):
@@ -362,16 +394,17 @@ def test_transitions_and_gain_from_the_stored_votes_of_a_class_of_twelve(store):
     assert refused(store.vote_rows, code, "not-the-key", *DIVISOR) == "not_teacher"
     rows = store.vote_rows(code, key, *DIVISOR)
     assert sorted((v1 or "", v2 or "") for _, v1, v2 in rows) == sorted(
-        (v1 or "", v2 or "") for v1, v2 in script)
+        (v1 or "", v2 or "") for v1, v2 in counted)
     # one row a student, named by a pseudonym: no nickname, no token (a credential)
     assert {who for who, _, _ in rows} == {pseudonym(t) for t in tokens}
     assert not {who for who, _, _ in rows} & set(tokens)
     t = transitions([(v1, v2) for _, v1, v2 in rows], lambda v: v == "flatter")
-    # by hand: 10 voted twice; 3 right→right, 4 wrong→right, 1 right→wrong, 2 wrong→wrong;
-    # right at vote 1: 4 of 10, at vote 2: 7 of 10; g = (0.7 − 0.4) / (1 − 0.4) = 0.5
-    assert t.counts == {"right→right": 3, "wrong→right": 4, "right→wrong": 1,
+    # by hand: 11 voted twice (one by carrying); 4 right→right, 4 wrong→right, 1 right→wrong,
+    # 2 wrong→wrong; right at vote 1: 5 of 11, at vote 2: 8 of 11;
+    # g = (8/11 − 5/11) / (1 − 5/11) = 0.5
+    assert t.counts == {"right→right": 4, "wrong→right": 4, "right→wrong": 1,
                         "wrong→wrong": 2}
-    assert (t.n, t.right_1, t.right_2) == (10, 0.4, 0.7)
+    assert (t.n, t.right_1, t.right_2) == (11, 5 / 11, 8 / 11)
     assert t.gain == pytest.approx(0.5)
 
 
@@ -435,9 +468,9 @@ def test_a_check_answer_that_is_not_one_is_refused_and_not_stored(store, questio
     assert store.check_answers(code, key) == {}
 
 
-def test_a_nickname_is_cut_to_24_characters(store):
+def test_a_nickname_is_kept_whole_without_its_spaces(store):
     code, key = new_class(store)
-    store.join(code, "c", "  " + "n" * 40)
+    store.join(code, "c", "  " + "n" * 24 + " ")
     assert store.nicknames(code, key) == ["n" * 24]
 
 
@@ -645,3 +678,33 @@ def test_the_data_folder_of_a_checkout_an_installed_copy_and_the_variable(monkey
     assert store_module.data_folder() == tmp_path / "share" / "encoder-lens"
     monkeypatch.setenv(store_module.DATA_ENV, str(tmp_path / "mine"))
     assert store_module.data_folder() == tmp_path / "mine"
+
+
+def test_a_student_who_does_not_touch_vote_2_is_counted_with_their_vote_1(store):
+    """Vote 2 closing carries each vote 1 not followed by a vote 2 into vote 2, marked carried:
+    the final tally, the moves and the results count every student who voted 1; a vote 2 sent
+    stays as sent; a reveal straight after vote 1 carries nothing."""
+    code, key = new_class(store)
+    keep, change, late = (store.join(code, f"10.0.2.{i}") for i in range(3))
+    where = ("positional.similar", "s1")
+    for token, v in ((keep, 5), (change, 7)):
+        store.answer(code, token, *where, v)
+    store.close_vote(code, key, *where)
+    store.open_vote2(code, key, *where)
+    store.answer(code, change, *where, 5, vote=2)
+    assert sorted(store.answers_to(code, *where, vote=2)) == [5]  # before the close: sent only
+    store.reveal(code, key, *where)
+    assert sorted(store.answers_to(code, *where, vote=2)) == [5, 5]
+    rows = {who: (v1, v2) for who, v1, v2 in store.vote_rows(code, key, *where)}
+    assert rows == {pseudonym(keep): (5, 5), pseudonym(change): (7, 5)}
+    moved = transitions(rows.values(), lambda v: v == 5)
+    assert moved.n == 2 and moved.counts["right→right"] == 1 and moved.counts["wrong→right"] == 1
+    carried = {(r.student, r.vote): r.carried for r in store.result_rows(code, key)}
+    assert carried == {(pseudonym(keep), 1): False, (pseudonym(keep), 2): True,
+                       (pseudonym(change), 1): False, (pseudonym(change), 2): False}
+    assert pseudonym(late) not in {s for s, _ in carried}  # no vote 1: nothing carried
+    store.ask_again(code, key, *where)  # the round kept with its marks
+    assert {(r.student, r.vote): r.carried for r in store.result_rows(code, key)} == carried
+    store.answer(code, keep, *where, 3)
+    store.reveal(code, key, *where)  # a single vote: nothing carried
+    assert store.answers_to(code, *where, vote=2) == []

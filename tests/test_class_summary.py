@@ -86,23 +86,24 @@ def read_back(pdf: bytes, tmp_path) -> tuple[int, list[str], list[str]]:
 
 
 def expected_lines(lang: str) -> list[str]:
-    """Each row by hand. TOKENS: vote 1 right 2 of 4, vote 2 3 of 3; of the three who voted
-    twice one right→right, two wrong→right. SHIFT: 2 of 4 then 2 of 4, one of each move. SLIP,
+    """Each row by hand. TOKENS: vote 1 right 2 of 4, vote 2 4 of 4 (the student who sent no
+    vote 2 counted with their vote 1, carried at its close); two right→right, two
+    wrong→right. SHIFT: 2 of 4 then 2 of 4, one of each move. SLIP,
     once: 3 of 4. The check (a, b, c): questions 1–3 right before 2 of 3, after 3 of 3, g 1;
-    4–6 right before 1 of 3, after 2 of 3, g 0.5; overall 18 pairs, 9 then 15 right:
-    50 %, 83 %, g = (15/18 − 1/2) / (1/2) = 0.67."""
+    4–6 right before 1 of 3, after 2 of 3, g 0.5; overall 3 students (18 pairs, 9 then 15
+    right): 50 %, 83 %, g = (15/18 − 1/2) / (1/2) = 0.67."""
     t, words = Texts(lang, "class"), Texts(lang, "concepts")
 
     def title(task: Task) -> str:
         return task_texts(lang, task)(task.text("short"))
 
-    lines = [f"{title(TOKENS)} 50 % (4) 100 % (3) 1 2 0 0",
+    lines = [f"{title(TOKENS)} 50 % (4) 100 % (4) 2 2 0 0",
              f"{title(SHIFT)} 50 % (4) 50 % (4) 1 1 1 1",
              f"{title(SLIP)} 75 % (4) — — — — —"]
     for k, q in enumerate(QUESTIONS):
         lines.append(f"{words(q.text('short'))} 3 "
                      + ("67 % 100 % 1.00" if k < 3 else "33 % 67 % 0.50"))
-    return [*lines, f"{t('check_overall')} 18 50 % 83 % 0.67"]
+    return [*lines, f"{t('check_overall')} 3 50 % 83 % 0.67"]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -163,14 +164,26 @@ def test_the_questions_come_in_the_order_the_class_first_answered_them(store):
     assert order == [TOKENS.id, SHIFT.id, SLIP.id, TOKENS.id]  # the unanswered one last
 
 
-def test_a_question_asked_again_counts_its_last_round_only(store):
-    """SLIP asked again after its reveal: one student answers the new round; the summary's line
-    counts that round (1 answer, right), not the first round's four."""
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_question_asked_again_lists_both_rounds_in_the_order_asked(store, tmp_path, lang):
+    """SLIP asked again after its reveal, after TOKENS and SHIFT: one student answers the new
+    round. The summary lists SLIP's first round (3 of 4) in its place, then its second (1 of
+    1), each said to be a round of a question asked twice; nothing of round 1 is lost."""
     code, key, tokens = scripted_class(store)
-    store.ask_again(code, key, SLIP.id, "s1")
-    store.answer(code, tokens[0], SLIP.id, "s1", float(SLIP.answer))
-    line = next(x for x in question_lines(store.result_rows(code, key), ASKED)
-                if x.task.id == SLIP.id)
-    assert (line.n_1, line.right_1, line.n_2) == (1, 1.0, 0)
-    rounds = sorted({r.round for r in store.result_rows(code, key) if r.task == SLIP.id})
-    assert rounds == [1, 2], "the first round stays in the rows (the CSV has it)"
+    store.ask_again(code, key, SLIP.id, "s1", now=T0 + 1000)
+    store.answer(code, tokens[0], SLIP.id, "s1", float(SLIP.answer), now=T0 + 1060)
+    lines = question_lines(store.result_rows(code, key), ASKED)
+    assert [(x.task.id, x.round, x.rounds, x.n_1, x.right_1) for x in lines] == [
+        (TOKENS.id, 1, 1, 4, 0.5), (SHIFT.id, 1, 1, 4, 0.5), (SLIP.id, 1, 2, 4, 0.75),
+        (SLIP.id, 2, 2, 1, 1.0)]
+    pdf = summary_pdf(code, store.result_rows(code, key), ASKED, store.check_answers(code, key),
+                      lang, T0)
+    _, text, _ = read_back(pdf, tmp_path)
+    t = Texts(lang, "class")
+    said = [" ".join(t("summary_round", title="", asked=t("asked_twice"), k=k).split())
+            for k in (1, 2)]  # said first: a long title is cut at its end
+    first = [n for n, line in enumerate(text) if line.startswith(said[0])]
+    second = [n for n, line in enumerate(text) if line.startswith(said[1])]
+    assert first and second and first[0] < second[0], (said, text)
+    assert text[first[0]].endswith("75 % (4) — — — — —")
+    assert text[second[0]].endswith("100 % (1) — — — — —")

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Table, and_, select
 from sqlalchemy.engine import Connection, Engine
 
-from .database import check_rounds, checks
+from .database import check_rounds, checks, students
+from .results import CheckRow
 from .rules import CHECK_ROUNDS, MAX_ANSWER_CHARS, MAX_QUESTION_ID, RefusedError, pseudonym
 
 
@@ -82,6 +83,20 @@ class ConceptCheck:
             rows = conn.execute(select(checks.c.token, checks.c.question, checks.c.round,
                                        checks.c.value).where(checks.c.code == code)).all()
         return {(pseudonym(r.token), r.question, r.round): json.loads(r.value) for r in rows}
+
+    def check_rows(self, code: str, key: str) -> list[CheckRow]:
+        """The check's answers with their student's pseudonym and nickname and when, for the
+        teacher's results (`results.result_table`); for the teacher only."""
+        with self._reading() as conn:
+            self._teacher(conn, code, key)
+            rows = conn.execute(
+                select(checks.c.token, students.c.nickname, checks.c.question, checks.c.round,
+                       checks.c.value, checks.c.at)
+                .join(students, and_(students.c.code == checks.c.code,
+                                     students.c.token == checks.c.token))
+                .where(checks.c.code == code)).all()
+        return [CheckRow(pseudonym(r.token), r.nickname, r.question, r.round,
+                         json.loads(r.value), r.at) for r in rows]
 
     def check_answers_of(self, code: str, token: str) -> dict[tuple[str, str], object]:
         """One student's own check answers: (question, round) -> value."""

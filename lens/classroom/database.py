@@ -77,6 +77,8 @@ answers = Table(
            server_default=text("1")),  # 1 or 2 (peer instruction: before, after discussing)
     Column("value", Text, nullable=False),  # JSON
     Column("at", Float, nullable=False),
+    Column("carried", Integer, nullable=False, server_default=text("0")),  # 1: a vote 2 not
+    #   sent, the student's vote 1 carried into it when vote 2 closed (`Store.reveal`)
 )
 earlier_answers = Table(  # the answers of a question's earlier rounds (asked again)
     "earlier_answers", metadata,
@@ -88,6 +90,7 @@ earlier_answers = Table(  # the answers of a question's earlier rounds (asked ag
     Column("vote", Integer, primary_key=True, autoincrement=False),
     Column("value", Text, nullable=False),  # JSON
     Column("at", Float, nullable=False),
+    Column("carried", Integer, nullable=False, server_default=text("0")),
 )
 checks = Table(  # the concept check's answers: one per student, question and round
     "checks", metadata,
@@ -137,23 +140,33 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+WANTED = (("answers", "vote"), ("tasks", "asked"), ("answers", "carried"),
+          ("earlier_answers", "carried"))  # the columns added since the first file
+
+
 def migrate(engine: Engine) -> None:
     """Bring a database from before up to date: `answers` gets its `vote` column (the two
     votes), in its primary key, every answer so far vote 1; `tasks` gets its `asked` column
-    (the results after a teacher's reload), empty for the tasks so far. Checked without a lock
+    (the results after a teacher's reload), empty for the tasks so far; `answers` and
+    `earlier_answers` get `carried` (0: every answer so far was sent). Checked without a lock
     first (the usual case: nothing to do); then again under the tables' lock, so that replicas
     opening the same file or server at once migrate it once."""
     with engine.connect().execution_options(**{READ_OPTION: True}) as conn:
-        if _has_column(conn, "answers", "vote") and _has_column(conn, "tasks", "asked"):
+        if all(_has_column(conn, table, column) for table, column in WANTED):
             return
     with engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, the database's write lock
         postgres = conn.dialect.name == "postgresql"
         if postgres:
-            conn.exec_driver_sql("LOCK TABLE answers, tasks IN ACCESS EXCLUSIVE MODE")
+            conn.exec_driver_sql("LOCK TABLE answers, earlier_answers, tasks "
+                                 "IN ACCESS EXCLUSIVE MODE")
         if not _has_column(conn, "tasks", "asked"):
             conn.exec_driver_sql("ALTER TABLE tasks ADD COLUMN asked TEXT")
         if not _has_column(conn, "answers", "vote"):
             _add_vote(conn, postgres)
+        for table in ("answers", "earlier_answers"):
+            if not _has_column(conn, table, "carried"):
+                conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN carried INTEGER "
+                                     "NOT NULL DEFAULT 0")
 
 
 def _add_vote(conn: Connection, postgres: bool) -> None:

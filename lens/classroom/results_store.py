@@ -35,12 +35,13 @@ class ClassResults:
                               students.c.token == answers.c.token)
             now = conn.execute(
                 select(answers.c.token, students.c.nickname, answers.c.task,
-                       answers.c.settings_key, answers.c.vote, answers.c.value, answers.c.at)
+                       answers.c.settings_key, answers.c.vote, answers.c.value, answers.c.at,
+                       answers.c.carried)
                 .join(students, on_student).where(answers.c.code == code)).all()
             e = earlier_answers.c
             before = conn.execute(
                 select(e.token, students.c.nickname, e.task, e.settings_key, e.round, e.vote,
-                       e.value, e.at)
+                       e.value, e.at, e.carried)
                 .join(students, and_(students.c.code == e.code, students.c.token == e.token))
                 .where(e.code == code)).all()
         rounds: dict[tuple[str, str], int] = {}
@@ -48,9 +49,10 @@ class ClassResults:
             rounds[(r.task, r.settings_key)] = max(rounds.get((r.task, r.settings_key), 0),
                                                    r.round)
         out = [ResultRow(pseudonym(r.token), r.nickname, r.task, r.settings_key, r.vote,
-                         json.loads(r.value), r.at, r.round) for r in before]
+                         json.loads(r.value), r.at, r.round, bool(r.carried)) for r in before]
         out += [ResultRow(pseudonym(r.token), r.nickname, r.task, r.settings_key, r.vote,
-                          json.loads(r.value), r.at, rounds.get((r.task, r.settings_key), 0) + 1)
+                          json.loads(r.value), r.at, rounds.get((r.task, r.settings_key), 0) + 1,
+                          bool(r.carried))
                 for r in now]
         return sorted(out, key=lambda r: (r.student, r.task, r.settings_key, r.round, r.vote))
 
@@ -77,10 +79,10 @@ class ClassResults:
             earlier_answers.c.code == code, earlier_answers.c.task == task,
             earlier_answers.c.settings_key == settings_key))).scalar()
         rows = conn.execute(select(answers.c.token, answers.c.vote, answers.c.value,
-                                   answers.c.at).where(where)).all()
+                                   answers.c.at, answers.c.carried).where(where)).all()
         if rows:
             conn.execute(insert(earlier_answers), [
                 {"code": code, "task": task, "settings_key": settings_key,
                  "round": (kept or 0) + 1, "token": r.token, "vote": r.vote, "value": r.value,
-                 "at": r.at} for r in rows])
+                 "at": r.at, "carried": r.carried} for r in rows])
         conn.execute(delete(answers).where(where))

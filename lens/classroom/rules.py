@@ -3,8 +3,11 @@ what an answer to a task may be (`Rule`), and the refusal a page is given when i
 something else (`RefusedError`, with a reason the page says in the asker's language).
 
 A join code carries 40 bits (8 characters of an alphabet of 32 in which no symbol is mistaken
-for another); a client that tries more than `MAX_WRONG` wrong codes in `WRONG_WINDOW_S` is
-refused even the right one until its window has passed (`RateLimitedError`). An answer is
+for another). A wrong code is never answered by a refusal of the right one: past an allowance
+of wrong codes in `WRONG_WINDOW_S` (`BROWSER_FREE` from one browser session, `ADDRESS_FREE`
+from one address — a lecture hall behind one NAT), each try from that browser or address waits
+a growing delay before its code is looked at (`join_delay`: 1, 2, 4, then `MAX_DELAY_S` s), so
+the right code still joins within `MAX_DELAY_S` (docs/classroom.md has the arithmetic). An answer is
 checked against its task's rule before it is stored, and its JSON may not be longer than
 `MAX_ANSWER_CHARS`. A class lasts `CLASS_HOURS`. The store (`store.Store`) keeps these rules;
 nothing here touches the database.
@@ -21,8 +24,10 @@ from dataclasses import dataclass
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # 32 symbols, none mistaken for another
 CODE_LENGTH = 8  # 8 × 5 = 40 bits
 CLASS_HOURS = 12.0
-MAX_WRONG = 10  # wrong join codes a client may try …
-WRONG_WINDOW_S = 300.0  # … in this many seconds
+BROWSER_FREE = 3  # wrong join codes a browser session may try without waiting …
+ADDRESS_FREE = 1000  # … and an address (300 students behind one NAT, typos and all) …
+WRONG_WINDOW_S = 600.0  # … in this many seconds; past them each try waits `join_delay`
+MAX_DELAY_S = 5.0  # the longest a try waits: the right code joins within this
 MAX_NICKNAME = 24
 MAX_ANSWER_CHARS = 200  # an answer's JSON
 MAX_QUESTION_ID = 64  # a concept check question's id
@@ -46,16 +51,12 @@ MOVES = {  # a teacher's action on a task: (the states it may come from, the sta
 class RefusedError(Exception):
     """What was asked is not allowed; its message says why, `reason` names it for the page to
     say in the asker's language: bad_answer, not_teacher, no_task, no_class, not_student,
-    closed (that vote is not open), too_long, rate_limited, wrong_state (a teacher's action
+    closed (that vote is not open), too_long, wrong_state (a teacher's action
     the task's state does not allow: `MOVES`)."""
 
     def __init__(self, message: str, reason: str = "bad_answer") -> None:
         super().__init__(message)
         self.reason = reason
-
-
-class RateLimitedError(RefusedError):
-    """Too many wrong join codes from this client: wait, then try again."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,15 @@ class Rule:
     def from_json(cls, text: str) -> Rule:
         d = json.loads(text)
         return cls(d["kind"], d["n"], tuple(d["options"]), d["parts"], d["lo"], d["hi"])
+
+
+def join_delay(wrong: int, free: int) -> float:
+    """Seconds a join try waits after `wrong` wrong codes from its browser (or address) in the
+    window, of which `free` cost nothing: 0 within the allowance, then 1, 2, 4, … doubling, at
+    most `MAX_DELAY_S`."""
+    if wrong < free:
+        return 0.0
+    return min(MAX_DELAY_S, 2.0 ** (wrong - free))
 
 
 def new_code() -> str:

@@ -10,9 +10,10 @@ engine with its transactions (a write locks at once, a read is a snapshot) are `
 Rules the store keeps itself, whatever a page asks (their limits and the `Rule` of an answer
 are `rules`'):
 - teacher actions need the teacher key (only its SHA-256 is stored; compared in constant time);
-- join codes carry 40 bits; wrong codes are counted per client in the store (`MAX_WRONG` in
-  `WRONG_WINDOW_S`), and a client over the limit is refused even the right code until its
-  window has passed;
+- join codes carry 40 bits; wrong codes are counted in the store per address and per browser
+  session (`WRONG_WINDOW_S`); past its allowance (`BROWSER_FREE`, `ADDRESS_FREE`) a try waits
+  `rules.join_delay` (at most `MAX_DELAY_S`) in the caller's own thread before its code is
+  looked at — slowed, never refused: the right code joins after that wait;
 - a task goes through the peer-instruction cycle (`rules.TASK_STATES`): vote 1, discussion,
   vote 2, revealed; each teacher action only from the states it may come from (`rules.MOVES`);
 - one answer per student per task, settings and vote, changeable while that vote is open; an
@@ -36,7 +37,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from sqlalchemy import Table, and_, delete, func, select, update
@@ -61,18 +62,19 @@ from .database import (
 )
 from .results_store import ClassResults
 from .rules import (
+    ADDRESS_FREE,
+    BROWSER_FREE,
     CHECK_ROUNDS,
     CLASS_HOURS,
     MAX_ANSWER_CHARS,
     MAX_NICKNAME,
-    MAX_WRONG,
     MOVES,
     OPENABLE,
     VOTE_STATES,
     WRONG_WINDOW_S,
-    RateLimitedError,
     RefusedError,
     Rule,
+    join_delay,
     new_code,
     normal_code,
     pseudonym,
@@ -102,6 +104,15 @@ def default_url() -> str:
     folder = data_folder()
     folder.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{folder / 'classes.sqlite'}"
+
+
+def wrong_keys(client: str, browser: str = "") -> dict[str, int]:
+    """Whom a wrong join code counts against, with each one's allowance: the address `client`
+    (`ADDRESS_FREE`) and, when known, the browser session (`BROWSER_FREE`)."""
+    keys = {client: ADDRESS_FREE}
+    if browser:
+        keys[f"browser:{browser}"[:128]] = BROWSER_FREE
+    return keys
 
 
 def _hash(key: str) -> str:
@@ -212,7 +223,9 @@ class Store(ConceptCheck, ClassResults):
 
     def reveal(self, code: str, key: str, task: str, settings_key: str) -> None:
         """The answer shown: from vote 1 (no discussion, a single vote), the discussion or
-        vote 2; no answer is taken any more."""
+        vote 2; no answer is taken any more. Vote 2 closing carries every student's vote 1
+        into vote 2 where they sent none (`carried`: kept their answer without pressing
+        Send), so the final tally, the moves and the results count everyone who voted 1."""
         self._move(code, key, task, settings_key, "reveal")
 
     def ask_again(self, code: str, key: str, task: str, settings_key: str,
@@ -238,8 +251,25 @@ class Store(ConceptCheck, ClassResults):
                                    "wrong_state")
             conn.execute(update(tasks).where(where).values(
                 state=to, **({} if now is None else {"opened": now})))
+            if row.state == "vote2" and to == "revealed":
+                self._carry(conn, code, task, settings_key)
             if action == "ask_again":
                 self._keep_round(conn, code, task, settings_key)
+
+    @staticmethod
+    def _carry(conn: Connection, code: str, task: str, settings_key: str) -> None:
+        """Vote 2 closes: each student who voted 1 and sent no vote 2 has their vote 1 as
+        vote 2, marked `carried`, answered when vote 1 was."""
+        mine = and_(answers.c.code == code, answers.c.task == task,
+                    answers.c.settings_key == settings_key)
+        rows = conn.execute(select(answers.c.token, answers.c.vote, answers.c.value,
+                                   answers.c.at).where(mine)).all()
+        second = {r.token for r in rows if r.vote == 2}
+        kept = [{"code": code, "task": task, "settings_key": settings_key, "token": r.token,
+                 "vote": 2, "value": r.value, "at": r.at, "carried": 1}
+                for r in rows if r.vote == 1 and r.token not in second]
+        if kept:
+            conn.execute(answers.insert(), kept)
 
     @staticmethod
     def _task(code: str, task: str, settings_key: str) -> ColumnElement[bool]:
@@ -252,31 +282,29 @@ class Store(ConceptCheck, ClassResults):
             self._delete(conn, [code])
 
     # --- the students -----------------------------------------------------------------------
-    def join(self, code: str, client: str, nickname: str = "",
-             now: float | None = None) -> str:
-        """A student token for the class of `code`; a wrong code counts against `client`."""
+    def join(self, code: str, client: str, nickname: str = "", now: float | None = None,
+             browser: str = "", wait: Callable[[float], None] = time.sleep) -> str:
+        """A student token for the class of `code`. A try from an address `client` or a browser
+        session `browser` past its allowance of wrong codes first waits `join_wait` seconds
+        (`wait`: a sleep of the caller's own thread — a Streamlit session's script run, which
+        blocks no other session), then its code is looked at; a wrong one counts against both
+        and is refused (`no_class`). A nickname over `MAX_NICKNAME` characters is refused
+        (`too_long`) before anything is counted: never cut without a word."""
         now = time.time() if now is None else now
         code = normal_code(code)
-        nickname = str(nickname).strip()[:MAX_NICKNAME]
+        nickname = str(nickname).strip()
+        if len(nickname) > MAX_NICKNAME:
+            raise RefusedError(f"a nickname has at most {MAX_NICKNAME} characters", "too_long")
+        delay = self.join_wait(client, browser, now)
+        if delay > 0:
+            wait(delay)
+            now += delay
         with self.engine.begin() as conn:
-            tried = conn.execute(select(wrong_codes).where(
-                wrong_codes.c.client == client)).first()
-            if tried is not None and now - tried.since >= WRONG_WINDOW_S:
-                conn.execute(delete(wrong_codes).where(wrong_codes.c.client == client))
-                tried = None
-            if tried is not None and tried.count >= MAX_WRONG:
-                raise RateLimitedError(f"too many wrong codes: try again in "
-                                       f"{WRONG_WINDOW_S - (now - tried.since):.0f} s",
-                                       "rate_limited")
             found = conn.execute(select(classes.c.code).where(and_(
                 classes.c.code == code, classes.c.expires > now))).first()
             if found is None:
-                if tried is None:
-                    conn.execute(wrong_codes.insert().values(client=client, since=now,
-                                                             count=1))
-                else:
-                    conn.execute(update(wrong_codes).where(wrong_codes.c.client == client)
-                                 .values(count=wrong_codes.c.count + 1))
+                for who in wrong_keys(client, browser):
+                    self._count_wrong(conn, who, now)
         if found is None:  # the count is committed; now say no
             raise RefusedError("no class has that code", "no_class")
         token = secrets.token_urlsafe(18)
@@ -284,6 +312,28 @@ class Store(ConceptCheck, ClassResults):
             conn.execute(students.insert().values(code=code, token=token, nickname=nickname,
                                                   joined=now))
         return token
+
+    def join_wait(self, client: str, browser: str = "", now: float | None = None) -> float:
+        """Seconds the next join try from `client` and `browser` waits: `rules.join_delay` of
+        each one's wrong codes in its window, the longer of the two (0 within both
+        allowances)."""
+        now = time.time() if now is None else now
+        keys = wrong_keys(client, browser)
+        with self._reading() as conn:
+            rows = conn.execute(select(wrong_codes).where(
+                wrong_codes.c.client.in_(list(keys)))).all()
+        return max((join_delay(r.count, keys[r.client]) for r in rows
+                    if now - r.since < WRONG_WINDOW_S), default=0.0)
+
+    def _count_wrong(self, conn: Connection, who: str, now: float) -> None:
+        """One more wrong code for `who`; a window that has passed starts again at one."""
+        row = conn.execute(select(wrong_codes).where(wrong_codes.c.client == who)).first()
+        if row is None or now - row.since >= WRONG_WINDOW_S:
+            self._upsert(wrong_codes, {"client": who, "since": now, "count": 1}, ("client",),
+                         conn)
+        else:
+            conn.execute(update(wrong_codes).where(wrong_codes.c.client == who)
+                         .values(count=wrong_codes.c.count + 1))
 
     @staticmethod
     def _student(conn: Connection, code: str, token: str) -> None:

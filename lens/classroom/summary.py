@@ -1,11 +1,13 @@
 """A class on one page: the PDF summary the teacher downloads beside the CSV (`teacher.ending`).
 
 What it says: the class's code and day; per question the class was asked (`Store.asked_tasks`,
-as the CSV), its short title, the share right at vote 1 and at vote 2 (of those who answered
-that vote) and how the students who voted twice moved (`tally.transitions`); the concept
-check's per-question share right before and after, its gain g and the overall row
-(`concepts.gain_table`), with how many students answered in both rounds. What it never says:
-a nickname, a pseudonym, a token.
+as the CSV), every round of it in the order asked (a question asked again: "asked twice,
+round 1", then "round 2"), its short title, the share right at vote 1 and at vote 2 (of those
+who answered that vote; a vote 2 not sent counts as the student's vote 1, carried at its
+close) and how the students who voted twice moved (`tally.transitions`); the concept check's
+per-question share right before and after, its gain g and the overall row
+(`concepts.gain_table`; its "students" column counts students, not answers), with how many
+students answered in both rounds. What it never says: a nickname, a pseudonym, a token.
 
 Laid out with the handout's machinery (`lens.handout.pdf`: A4, DejaVu Sans with the shipped CJK
 subset behind it, both embedded as Type 42), on one page: the rows shrink to fit, down to
@@ -51,29 +53,34 @@ class QuestionLine:
     n_2: int  # students who answered vote 2 (0: asked once)
     right_2: float | None
     moved: Transitions | None  # vote 1 → vote 2 of those who answered both (None: asked once)
+    round: int = 1  # which asking of the question (2, 3, … once asked again)
+    rounds: int = 1  # how many times it was asked
 
 
 def question_lines(rows: Iterable[ResultRow],
                    asked: Mapping[tuple[str, str], Task]) -> list[QuestionLine]:
-    """Each asked question, judged as the teacher's page asked it, in the order the class
-    first answered them (questions nobody answered last, in `asked`'s order). An answer to a
-    question `asked` does not hold (opened before the store kept how it was asked) is left out,
-    as the CSV leaves its `right` empty."""
-    votes: dict[tuple[str, str], dict[str, dict[int, object]]] = {w: {} for w in asked}
-    first: dict[tuple[str, str], float] = {}
-    last: dict[tuple[str, str], int] = {}  # a question asked again: its last round counts
+    """Each round of each asked question, judged as the teacher's page asked it, in the order
+    the class first answered them (a question asked again: each round in its place;
+    questions nobody answered last, in `asked`'s order). An answer to a question `asked` does
+    not hold (opened before the store kept how it was asked) is left out, as the CSV leaves
+    its `right` empty."""
+    votes: dict[tuple[str, str, int], dict[str, dict[int, object]]] = {}
+    first: dict[tuple[str, str, int], float] = {}
+    rounds: dict[tuple[str, str], int] = {}
     for r in rows:
-        last[(r.task, r.settings_key)] = max(last.get((r.task, r.settings_key), 0), r.round)
-    for r in rows:
-        where = (r.task, r.settings_key)
-        if where in votes and r.round == last[where]:
-            votes[where].setdefault(r.student, {})[r.vote] = r.value
-            first[where] = min(first.get(where, r.at), r.at)
-    order = sorted(asked, key=lambda w: (w not in first, first.get(w, 0.0)))
-    return [_line(asked[w], list(votes[w].values())) for w in order]
+        if (r.task, r.settings_key) not in asked:
+            continue
+        where = (r.task, r.settings_key, r.round)
+        votes.setdefault(where, {}).setdefault(r.student, {})[r.vote] = r.value
+        first[where] = min(first.get(where, r.at), r.at)
+        rounds[where[:2]] = max(rounds.get(where[:2], 0), r.round)
+    order = sorted(first, key=lambda w: first[w])
+    lines = [_line(asked[w[:2]], list(votes[w].values()), w[2], rounds[w[:2]]) for w in order]
+    return lines + [_line(asked[w], [], 1, 1) for w in asked if w not in rounds]
 
 
-def _line(task: Task, per_student: list[dict[int, object]]) -> QuestionLine:
+def _line(task: Task, per_student: list[dict[int, object]], round_: int = 1,
+          rounds: int = 1) -> QuestionLine:
     right = judge_stored(task)
 
     def share(vote: int) -> tuple[int, float | None]:
@@ -82,7 +89,7 @@ def _line(task: Task, per_student: list[dict[int, object]]) -> QuestionLine:
 
     (n_1, right_1), (n_2, right_2) = share(1), share(2)
     moved = transitions([(v.get(1), v.get(2)) for v in per_student], right) if n_2 else None
-    return QuestionLine(task, n_1, right_1, n_2, right_2, moved)
+    return QuestionLine(task, n_1, right_1, n_2, right_2, moved, round_, rounds)
 
 
 def percent(share: float | None, n: int | None = None) -> str:
@@ -158,6 +165,10 @@ def questions_part(flow: Flow, lines: list[QuestionLine], lang: str, keep: float
 
 def question_cells(line: QuestionLine, lang: str) -> list[str]:
     title = task_texts(lang, line.task)(line.task.text("short"))
+    if line.rounds > 1:  # asked again: said, each round in its place
+        t = Texts(lang, OWNER)
+        asked = t("asked_twice") if line.rounds == 2 else t("asked_times", n=line.rounds)
+        title = t("summary_round", title=title, asked=asked, k=line.round)
     moves = (["—"] * len(TRANSITIONS) if line.moved is None
              else [str(line.moved.counts[m]) for m in TRANSITIONS])
     return [title, percent(line.right_1, line.n_1),
@@ -174,8 +185,9 @@ def check_part(flow: Flow, check: Mapping[tuple[str, str, str], object], lang: s
         return
     head = [t(f"check_col_{c}") for c in ("question", "n", "pre", "post", "gain")]
     cells = [check_cells(words(f"{row.question}_short"), row) for row in gains.rows]
-    table(flow, head, [*cells, check_cells(t("check_overall"), gains.overall)], CHECK_COLS,
-          BODY_PT, bold_last=True)
+    overall = check_cells(t("check_overall"), gains.overall)
+    overall[1] = str(gains.students)  # students, not (student, question) answers
+    table(flow, head, [*cells, overall], CHECK_COLS, BODY_PT, bold_last=True)
     flow.gap(0.06)
     flow.text(t("check_students_both", n=gains.students), 8.5, color=GREY)
 

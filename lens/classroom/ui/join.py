@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import io
 import ipaddress
+import math
 import os
 import socket
 from collections.abc import Mapping
@@ -30,7 +31,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from streamlit.delta_generator import DeltaGenerator
 
 from ...i18n import Texts
-from ...keys import CLASS_CODE_INPUT, CLASS_JOIN_ERROR, CLASS_NICK_INPUT
+from ...keys import CLASS_CODE_INPUT, CLASS_JOIN_ERROR, CLASS_JOIN_PENDING, CLASS_NICK_INPUT
 from ...settings import Settings
 from ..asking import class_settings
 from ..rules import MAX_NICKNAME, RefusedError, normal_code
@@ -40,6 +41,7 @@ from .member import (
     Member,
     become,
     brief,
+    browser_key,
     class_state,
     client_key,
     shared_store,
@@ -183,6 +185,12 @@ def start_or_join(ctx: PageContext) -> None:
     t = Texts(ctx.lang, OWNER)
     if store_error():
         st.error(t("store_down", why=store_error()))
+    pending = st.session_state.pop(CLASS_JOIN_PENDING, None)
+    if pending is not None:  # a try past its allowance: said, then waited in this run
+        code, nickname, wait = pending
+        st.info(t("join_wait", s=math.ceil(wait)))
+        finish_join(ctx.lang, code, nickname)
+        st.rerun()
     first, second = st.columns(2, gap="large")
     if join_first(st.query_params):
         join_form(ctx, t, first)
@@ -222,8 +230,7 @@ def join_form(ctx: PageContext, t: Texts, where: DeltaGenerator) -> None:
         if CLASS_CODE_INPUT not in st.session_state:
             st.session_state[CLASS_CODE_INPUT] = st.query_params.get(CLASS_PARAM, "")
         st.text_input(t("code_label"), key=CLASS_CODE_INPUT, max_chars=16)
-        st.text_input(t("nickname_label"), key=CLASS_NICK_INPUT, max_chars=MAX_NICKNAME,
-                      help=t("nickname_help"))
+        st.text_input(t("nickname_label"), key=CLASS_NICK_INPUT, help=t("nickname_help"))
         st.button(t("join_button"), type="primary", key="class_join_button", on_click=join_class,
                   args=(ctx.lang,))
 
@@ -241,16 +248,40 @@ def start(settings: Settings) -> None:
 
 
 def join_class(lang: str) -> None:
-    """Join the class of the typed code (a callback): this session becomes its student."""
+    """Join the class of the typed code (a callback): this session becomes its student. A try
+    that must wait (`Store.join_wait`: wrong codes typed from this browser or address) is left
+    to the page's run (`start_or_join`), which says so, then waits in this session's own
+    script thread — no other session waits with it."""
     state, t = st.session_state, Texts(lang, OWNER)
     code = str(state.get(CLASS_CODE_INPUT) or "")
+    nickname = str(state.get(CLASS_NICK_INPUT) or "").strip()
     if not code.strip():
         state[CLASS_JOIN_ERROR] = t("join_empty")
         return
+    if len(nickname) > MAX_NICKNAME:  # refused with a word, never cut
+        state[CLASS_JOIN_ERROR] = t("join_too_long", n=MAX_NICKNAME)
+        return
     try:
-        token = shared_store().join(code, client_key(), str(state.get(CLASS_NICK_INPUT) or ""))
+        wait = shared_store().join_wait(client_key(), browser_key())
+    except SQLAlchemyError as err:
+        state[CLASS_JOIN_ERROR] = t("store_down", why=brief(err))
+        return
+    if wait > 0:
+        state.pop(CLASS_JOIN_ERROR, None)
+        state[CLASS_JOIN_PENDING] = (code, nickname, wait)
+        return
+    finish_join(lang, code, nickname)
+
+
+def finish_join(lang: str, code: str, nickname: str) -> None:
+    """Ask the store to join (it waits first when this browser or address must): this
+    session becomes the class's student, or the refusal is kept for the page to say."""
+    state, t = st.session_state, Texts(lang, OWNER)
+    try:
+        token = shared_store().join(code, client_key(), nickname, browser=browser_key())
     except RefusedError as err:
-        state[CLASS_JOIN_ERROR] = t(f"join_{err.reason}")
+        state[CLASS_JOIN_ERROR] = t("join_too_long", n=MAX_NICKNAME) if (
+            err.reason == "too_long") else t(f"join_{err.reason}")
         return
     except SQLAlchemyError as err:
         state[CLASS_JOIN_ERROR] = t("store_down", why=brief(err))

@@ -13,7 +13,8 @@
 (`scripts/serve` sets `PROXY_ENV`), the last entry of X-Forwarded-For — the address HAProxy's
 `option forwardfor` appended (every student reaches Streamlit from 127.0.0.1 there); under
 plain `scripts/app`, the connection's own address (a header would then be the client's to
-forge).
+forge). `browser_key()` is the browser session, counted as well: a student's own typos slow
+only their own tries long before their address's allowance is reached (`rules.BROWSER_FREE`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Literal
 
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ...keys import CLASS_ENDED, CLASS_MEMBER, CLASS_STATE, CLASS_STORE_ERROR
 from ..rules import CLASS_HOURS, normal_code
@@ -62,6 +64,13 @@ def client_key() -> str:
     """Whom wrong join codes are counted against, for this session (`client_from`)."""
     return client_from(st.context.headers.get("X-Forwarded-For"), st.context.ip_address,
                        behind_proxy=os.environ.get(PROXY_ENV) == "1")
+
+
+def browser_key() -> str:
+    """This browser session (Streamlit's session id; "" outside a session): whom its own wrong
+    join codes count against besides its address."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else ""
 
 
 def client_from(forwarded: object, address: object, behind_proxy: bool) -> str:

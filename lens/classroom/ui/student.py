@@ -149,11 +149,15 @@ def answer_card(ctx: PageContext, member: Member, a: Asked, n: int, total: int,
     if given is not None:  # a reload, or vote 2: the inputs hold what was sent
         prefill(a.task, input_keys(a.task, a.key), given)
     names = question_inputs(ctx, a.task, a.key, n, total, given=given)
-    if vote == 2:
+    if vote == 2 and first is not None:  # carried into vote 2 at its close unless changed
         st.info(t("vote2_student", answer=shown_as(ctx.lang, a, first)))
     light = a.task.light()  # what a callback keeps: never a trace
-    st.button(t("send"), type="primary", key=f"class_send_{a.task.text_id}", on_click=send,
-              args=(member, light, a.key, names, ctx.lang, given, vote))
+    row = st.container(horizontal=True)
+    row.button(t("send"), type="primary", key=f"class_send_{a.task.text_id}", on_click=send,
+               args=(member, light, a.key, names, ctx.lang, given, vote))
+    if vote == 2 and first is not None and sent is None:
+        row.button(t("keep_button"), key=f"class_keep_{a.task.text_id}", on_click=keep,
+                   args=(member, a.spec.id, a.key, first, ctx.lang))
     message = st.session_state.get(CLASS_SENT, {}).get((a.spec.id, a.key, vote))
     if message:
         st.warning(message)
@@ -197,6 +201,19 @@ def send(member: Member, task, key: str, names: list[str], lang: str,  # noqa: A
         messages[(task.id, key, vote)] = t(f"refused_{err.reason}")
     except SQLAlchemyError as err:  # not stored: never said "sent"
         messages[(task.id, key, vote)] = t("store_down", why=brief(err))
+
+
+def keep(member: Member, task_id: str, key: str, first: object, lang: str) -> None:
+    """Keep my answer: the student's vote 1 sent as their vote 2 (a callback)."""
+    t = Texts(lang, OWNER)
+    messages = st.session_state.setdefault(CLASS_SENT, {})
+    try:
+        shared_store().answer(member.code, member.secret, task_id, key, first, vote=2)
+        messages.pop((task_id, key, 2), None)
+    except RefusedError as err:
+        messages[(task_id, key, 2)] = t(f"refused_{err.reason}")
+    except SQLAlchemyError as err:
+        messages[(task_id, key, 2)] = t("store_down", why=brief(err))
 
 
 def revealed(ctx: PageContext, member: Member, a: Asked, first: object | None,

@@ -42,7 +42,7 @@ from ...lesson.tasks import Task, task_from_json, task_json, task_texts
 from ...lesson.ui.cards import patch_in_context, true_map
 from ...steps import PAGES, STEPS, TASKS, step_number
 from ..asking import Asked, asked_on, class_settings, rule_for, same_settings
-from ..results import results_csv
+from ..results import class_results_csv
 from ..rules import RefusedError
 from ..tally import judge_stored, transitions
 from . import concept_check, view
@@ -338,14 +338,14 @@ def asked_tasks(code: str, key: str) -> dict[tuple[str, str], Task]:
             for where, text in shared_store().asked_tasks(code, key).items()}
 
 
-def results_bytes(code: str, key: str) -> bytes:
-    """The class's results as CSV (`results.results_csv`), each answer judged by its task as
-    asked. Run when the button is pressed, outside the page's run: no Streamlit call, no page
-    context (it would hold the trace)."""
-    rows = shared_store().result_rows(code, key)
-    return results_csv(rows, {where: judge_stored(task)
-                              for where, task in asked_tasks(code, key).items()},
-                       {task_id: spec.page for task_id, spec in TASKS.items()})
+def results_bytes(code: str, key: str, lang: str = "en") -> bytes:
+    """The class's results as CSV (`results.class_results_csv`): each answer judged and said
+    in `lang` by its task as asked, and the concept check's. Run when the button is pressed,
+    outside the page's run: no Streamlit call, no page context (it would hold the trace)."""
+    store = shared_store()
+    return class_results_csv(store.result_rows(code, key), asked_tasks(code, key),
+                             {task_id: spec.page for task_id, spec in TASKS.items()},
+                             store.check_rows(code, key), lang)
 
 
 def summary_bytes(code: str, key: str, lang: str) -> bytes:
@@ -364,7 +364,7 @@ def ending(ctx: PageContext, member: Member) -> None:
     st.divider()
     row = st.container(horizontal=True)
     row.download_button(t("results_button"), partial(results_bytes, member.code,
-                                                     member.secret),
+                                                     member.secret, ctx.lang),
                         file_name=f"class-{member.code}-results.csv", mime="text/csv",
                         key="class_results", on_click="ignore")  # built only when pressed
     row.download_button(t("summary_button"), partial(summary_bytes, member.code,
