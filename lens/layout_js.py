@@ -3,8 +3,9 @@ or where the learner has scrolled.
 
 One `st.components.v2` component (in the page, not an iframe; its script is
 `layout_web/layout.js`, linted with ESLint) mounted once per page at the end of the sidebar.
-It shows nothing and carries no text, only the three numbers below and the name of the cookie
-by which it tells the server that the learner chose the sidebar's state (`CHOSE_COOKIE`):
+It shows nothing and carries no text, only the three numbers below, the page's language tag
+and the name of the cookie by which it tells the server that the learner chose the sidebar's
+state (`CHOSE_COOKIE`):
 
 - wide formulas on narrow screens: every displayed formula (st.latex) wider than its column is
   drawn smaller until it fits — down to `MIN_SCALE` of its size, below which it scrolls sideways;
@@ -17,7 +18,9 @@ by which it tells the server that the learner chose the sidebar's state (`CHOSE_
   keeps its width (≥ 600 px at 820 px); once the learner opens or closes it, it stays so.
   Until the component has decided, a style sent with the page's first element
   (`layout_web/tablet_sidebar.css`, `hold_tablet_sidebar`) keeps the sidebar out of the page at
-  those widths, so that nothing is first drawn in the narrow column.
+  those widths, so that nothing is first drawn in the narrow column;
+- the page's language: `<html lang>` ("en", "zh-CN": `html_lang`), which Streamlit's
+  index.html fixes at "en", so that a screen reader reads 中文 with Chinese rules.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ MIN_SCALE = 0.5  # the smallest a formula is drawn, relative to its own size
 MOBILE_PX = 768  # Streamlit's breakpoint "md": at or below it Streamlit collapses the sidebar
 WIDE_PX = 1100  # from this window width up, the sidebar (300 px) starts open
 
+HTML_LANG = {"zh": "zh-CN"}  # a settings language whose BCP 47 tag differs from its name
 HOLD_S = 10  # the tablet's sidebar is held out of the page at most this long, if no script runs
 
 CHOSE_COOKIE = "encoder_lens_sidebar_chosen"  # set by layout.js once the learner chose: no hold
@@ -56,8 +60,15 @@ def hold_tablet_sidebar() -> None:
         st.markdown(f"<style>{TABLET_CSS}</style>", unsafe_allow_html=True)
 
 
-def layout_behaviours() -> None:
-    """Mount the page's layout behaviours (once per page run, at the end of the sidebar)."""
+def html_lang(lang: str) -> str:
+    """The page's language as `<html lang>` declares it (BCP 47): "zh" is "zh-CN"."""
+    return HTML_LANG.get(lang, lang)
+
+
+def layout_behaviours(lang: str = "en") -> None:
+    """Mount the page's layout behaviours (once per page run, at the end of the sidebar),
+    `<html lang>` set to the page's language `lang` (a settings language: "en", "zh")."""
     with st.sidebar:
         _component(data={"min_scale": MIN_SCALE, "mobile": MOBILE_PX, "wide": WIDE_PX,
-                         "chose_cookie": CHOSE_COOKIE}, key="layout_behaviours")
+                         "chose_cookie": CHOSE_COOKIE, "lang": html_lang(lang)},
+                   key="layout_behaviours")

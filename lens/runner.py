@@ -82,6 +82,11 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
     handout.build_asked(ctx, slot)  # after the run's reservation is released
 
 
+def document_title(page_id: str, lang: str) -> str:
+    """The browser tab's title of a page: "Scores · Encoder Lens", in the page's language."""
+    return f"{PAGES[page_id].title_in(lang)} · Encoder Lens"
+
+
 def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = None,
          ) -> PageContext:
     """Set up a page: settings (as the role sees them), sidebar, image, the memory its run
@@ -98,6 +103,7 @@ def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = No
     if settings is not own:  # the class's image and model, locked
         settings = session.impose(settings)
     t = Texts(settings.lang)  # common texts only: the same on every page
+    st.set_page_config(page_title=document_title(page_id, settings.lang))  # its own, translated
     upload_slot = sidebar.controls(settings, t, models, class_code=role.class_code)
     chrome.notices(t)
     cfg = settings.to_config()
@@ -116,7 +122,7 @@ def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = No
     classroom.sync_url(member)
     classroom.keep_teacher(member)
     chrome.export(t, trace, image_key, weights)
-    layout_behaviours()  # wide formulas fitted, a new page at its top, a tablet's sidebar
+    layout_behaviours(settings.lang)  # formulas fitted, a new page at its top, <html lang>…
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
                       image_name=name, image_key=image_key, head_model=head, member=member,
                       state=MappingProxyType(st.session_state.to_dict()), services=SERVICES)

@@ -35,10 +35,11 @@ def test_the_component_is_built_from_layout_js_as_it_is(monkeypatch):
 def test_it_is_handed_its_numbers_and_no_text(monkeypatch):
     mounted = []
     monkeypatch.setattr(layout_js, "_component", lambda **kw: mounted.append(kw))
-    layout_js.layout_behaviours()
+    layout_js.layout_behaviours("zh")
     [kw] = mounted
     assert kw["data"] == {"min_scale": layout_js.MIN_SCALE, "mobile": layout_js.MOBILE_PX,
-                          "wide": layout_js.WIDE_PX, "chose_cookie": layout_js.CHOSE_COOKIE}
+                          "wide": layout_js.WIDE_PX, "chose_cookie": layout_js.CHOSE_COOKIE,
+                          "lang": "zh-CN"}  # a language tag, not a text
     assert re.fullmatch(r"[a-z_]+", layout_js.CHOSE_COOKIE)  # a cookie's name, not a text
     assert layout_js.MOBILE_PX < 820 < layout_js.WIDE_PX <= 1400  # a tablet, not a desktop
     assert "innerHTML" not in layout_js.JS

@@ -173,8 +173,9 @@ const learnerToggles = (ev) => {
 
 // --- mounted once per page ---------------------------------------------------------------------
 export default function (component) {
-  const { min_scale: min = 0.5, mobile = 768, wide = 1100, chose_cookie: cookie = "" } =
-    component.data || {};
+  const { min_scale: min = 0.5, mobile = 768, wide = 1100, chose_cookie: cookie = "",
+    lang = "" } = component.data || {};
+  if (lang) document.documentElement.lang = lang;  // the page's language (index.html says "en")
   let queued = false;
   function check() {
     queued = false;
