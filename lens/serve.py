@@ -19,13 +19,21 @@ of starting another):
   pictures are in the server's caches too.
 The production settings live in lens/.streamlit/config.toml, beside the entry script: Streamlit
 reads it as that script's own config, whatever the current folder.
+
+Before the server starts it says where students reach it (`where_lines`): this machine's
+network address(es) — not localhost, which no phone can open — and the form of the join link
+a class will give (`/class?class=CODE`); `ENCODER_LENS_PUBLIC_URL` when it is set; that no
+other device can reach a server bound to loopback only. `scripts/serve` says the same for its
+balancer's port.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -180,6 +188,70 @@ def split_checkpoints(argv: list[str]) -> tuple[list[str], dict[str, int], list[
     return paths, heads, rest
 
 
+PUBLIC_URL_ENV = "ENCODER_LENS_PUBLIC_URL"  # as `lens.classroom.ui.join` reads it
+
+
+def machine_addresses() -> list[str]:
+    """This machine's IPv4 addresses other devices may reach: the source of its default route
+    first (a UDP socket's connect sends nothing: it only picks a route), then its host name's;
+    no loopback, no link-local."""
+    found: list[str] = []
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.254.254.254", 9))
+            found.append(probe.getsockname()[0])
+    except OSError:
+        pass
+    try:
+        found += [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None,
+                                                            socket.AF_INET)]
+    except OSError:
+        pass
+    out = []
+    for text in found:
+        ip = ipaddress.ip_address(text)
+        if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified) and text not in out:
+            out.append(text)
+    return out
+
+
+def where_lines(port: int, bind: str, addresses: list[str], public_url: str | None,
+                who: str = "Encoder Lens") -> list[str]:
+    """What the server says at its start about where it is reached: here (localhost), on the
+    network (`addresses`, unless it is bound to loopback only: `bind`), and the join link a
+    class gives students (on `public_url` when set)."""
+    lines = [f"{who}: on this computer http://localhost:{port}"]
+    local_only = bind in ("localhost", "127.0.0.1", "::1")
+    if local_only:
+        lines.append(f"{who}: served on {bind} only: no phone or other computer can reach it "
+                     "(start it without --server.address, or with 0.0.0.0, for a class)")
+    elif addresses:
+        lines.append(f"{who}: on the network " + ", ".join(f"http://{a}:{port}"
+                                                           for a in addresses))
+    else:
+        lines.append(f"{who}: this machine has no network address but loopback: students "
+                     "cannot reach it")
+    base = (public_url or "").strip().rstrip("/")
+    if not base and addresses and not local_only:
+        base = f"http://{addresses[0]}:{port}"
+    if base:
+        lines.append(f"{who}: a class's join link will be {base}/class?class=CODE (the code "
+                     "the teacher's page shows); teachers, open the app by this address too")
+    return lines
+
+
+def flag(argv: list[str], name: str, default: str) -> str:
+    """A Streamlit flag's value in `argv` (`--name V` or `--name=V`), else its STREAMLIT_*
+    variable, else `default`."""
+    for k, arg in enumerate(argv):
+        if arg == name and k + 1 < len(argv):
+            return argv[k + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    env = "STREAMLIT_" + name.lstrip("-").replace(".", "_").upper()
+    return os.environ.get(env, default)
+
+
 def main(argv: list[str]) -> int:
     if "-h" in argv or "--help" in argv:
         print(HELP, end="")
@@ -211,6 +283,11 @@ def main(argv: list[str]) -> int:
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(APP.parent.parent), os.environ.get("PYTHONPATH", "")) if p)
         argv = [*DEV_FLAGS, *argv]
+    port = flag(argv, "--server.port", "8501")
+    for line in where_lines(int(port) if port.isdigit() else 8501,
+                            flag(argv, "--server.address", ""), machine_addresses(),
+                            os.environ.get(PUBLIC_URL_ENV)):
+        print(line, flush=True)
     traces.warming()
     threading.Thread(target=warm_pages, name="encoder-lens-warm-pages", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *argv]

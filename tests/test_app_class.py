@@ -110,6 +110,35 @@ def test_the_teacher_is_warned_when_the_link_is_a_loopback_address(monkeypatch):
     assert [w.value for w in t.warning] == [loopback_warning()]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_loopback_the_start_form_warns_and_the_teacher_link_there_keeps_the_class(
+        monkeypatch, lang):
+    """Before "Start a class" on localhost: a warning with this machine's network address.
+    After: the teacher link on that address (with the class and the key) when not
+    presenting, only a word while presenting; that link opened in another browser is the
+    same class's teacher."""
+    monkeypatch.delenv(PUBLIC_URL_ENV, raising=False)
+    lan = lan_address()
+    at = new_app(advanced=False, lang=lang)
+    open_page(at, "class")
+    assert translate("start_loopback", lang, "class", base="http://localhost:8501") in [
+        w.value for w in at.warning]
+    assert f"{lan_suggestion('http://localhost:8501', lan)}/class" in [c.value for c in at.code]
+    at.button(key="class_start_button").click().run()
+    member = at.session_state[MEMBER]
+    if lan is None:
+        pytest.skip("this machine has no network address but loopback")
+    assert translate("move_presenting", lang, "class") in [c.value for c in at.caption]
+    assert not any(member.secret in c.value for c in at.code), "presenting: no key shown"
+    not_presenting(at)
+    moved = [c.value for c in at.code if member.secret in c.value]
+    assert moved == [f"http://{lan}:8501/class?class={member.code}&teacher={member.secret}"]
+    query = dict(part.split("=", 1) for part in moved[0].split("?", 1)[1].split("&"))
+    other = new_app(advanced=False, **query)
+    open_page(other, "class")
+    assert other.session_state[MEMBER] == member  # the teacher moved: the same class
+
+
 def test_the_public_url_makes_the_link_and_no_warning(monkeypatch):
     monkeypatch.setenv(PUBLIC_URL_ENV, "http://10.0.0.5:8501")
     t = teacher()
@@ -286,8 +315,8 @@ def test_a_nickname_over_the_limit_is_refused_with_a_word_not_cut():
     at.text_input(key="class_code_input").set_value(code)
     at.text_input(key="class_nickname_input").set_value("长" * (MAX_NICKNAME + 1))
     at.button(key="class_join_button").click().run()
-    assert [e.value for e in at.error] == [translate("join_too_long", "zh", "class",
-                                                    n=MAX_NICKNAME)] and MEMBER not in at.session_state
+    too_long = translate("join_too_long", "zh", "class", n=MAX_NICKNAME)
+    assert [e.value for e in at.error] == [too_long] and MEMBER not in at.session_state
     at.text_input(key="class_nickname_input").set_value("长" * MAX_NICKNAME)
     at.button(key="class_join_button").click().run()
     assert at.session_state[MEMBER].code == code

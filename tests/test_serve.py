@@ -64,3 +64,34 @@ def test_the_entry_script_is_in_the_package_with_the_one_copy_of_the_settings():
         out = subprocess.run([sys.executable, "-c", probe, script], cwd=cwd, check=True,
                              capture_output=True, text=True, timeout=60).stdout.split()
         assert out == ["none", "none", "light"], (cwd, out)
+
+
+def test_the_launcher_says_where_students_reach_it_and_the_join_links_form():
+    """At its start the launcher names the network address(es), never only localhost, and the
+    join link's form; bound to loopback it says no other device reaches it."""
+    lines = serve.where_lines(8600, "", ["10.1.2.3", "172.16.0.9"], None)
+    assert lines[0].endswith("http://localhost:8600")
+    assert "http://10.1.2.3:8600, http://172.16.0.9:8600" in lines[1]
+    assert "http://10.1.2.3:8600/class?class=CODE" in lines[2]
+    public = serve.where_lines(8600, "", ["10.1.2.3"], "https://lens.school.example/")
+    assert "https://lens.school.example/class?class=CODE" in public[-1]
+    local = serve.where_lines(8600, "127.0.0.1", ["10.1.2.3"], None)
+    assert "127.0.0.1 only" in local[1] and not any("/class?class=" in x for x in local)
+    assert "no network address" in serve.where_lines(8600, "", [], None)[1]
+
+
+def test_the_launcher_reads_the_port_and_address_from_the_flags(monkeypatch):
+    monkeypatch.delenv("STREAMLIT_SERVER_PORT", raising=False)
+    assert serve.flag(["--server.port", "8700"], "--server.port", "8501") == "8700"
+    assert serve.flag(["--server.port=8701"], "--server.port", "8501") == "8701"
+    assert serve.flag([], "--server.port", "8501") == "8501"
+    monkeypatch.setenv("STREAMLIT_SERVER_PORT", "8702")
+    assert serve.flag([], "--server.port", "8501") == "8702"
+
+
+def test_this_machines_addresses_are_never_loopback():
+    import ipaddress  # noqa: PLC0415
+
+    for text in serve.machine_addresses():
+        ip = ipaddress.ip_address(text)
+        assert not (ip.is_loopback or ip.is_link_local or ip.is_unspecified), text

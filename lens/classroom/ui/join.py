@@ -8,7 +8,9 @@ teacher's own browser happened to use: `ENCODER_LENS_PUBLIC_URL` when it is set 
 else, behind the balancer only (`PROXY_ENV`, as `member.client_from` trusts X-Forwarded-For),
 the X-Forwarded-Host and X-Forwarded-Proto a proxy in front sets; else the request's Host
 header; else the browser's URL. A loopback address (localhost) no student device can open is
-said to the teacher (`link_problems`).
+said to the teacher (`link_problems`); before a class starts on such an address the start form
+says so with this machine's network address (`lan_address`), and after, a teacher who moves
+there keeps the class by the teacher link on that address (`loopback_move`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ..rules import MAX_NICKNAME, RefusedError, normal_code
 from .member import (
     CLASS_PARAM,
     PROXY_ENV,
+    TEACHER_PARAM,
     Member,
     become,
     brief,
@@ -153,6 +156,26 @@ def lan_suggestion(base: str, lan: str | None) -> str:
     return f"{parts.scheme}://{lan}{port}"
 
 
+def teacher_link(base: str, member: Member) -> str:
+    """The teacher link on `base`: it opens this class's controls in another browser (the
+    class and the key it carries: `member._from_link`)."""
+    return f"{base}/class?{CLASS_PARAM}={member.code}&{TEACHER_PARAM}={member.secret}"
+
+
+def loopback_move(t: Texts, base: str, member: Member, presenting: bool) -> None:
+    """On a loopback address, for the class's teacher: the teacher link on this machine's
+    network address, which moves the teacher there with the class (only when not
+    `presenting`: it holds the key)."""
+    lan = lan_address()
+    if not is_loopback(base) or lan is None:
+        return
+    if presenting:
+        st.caption(t("move_presenting"))
+        return
+    st.markdown(t("move_with_class"))
+    st.code(teacher_link(lan_suggestion(base, lan), member), language=None, wrap_lines=True)
+
+
 def link_problems(env_url: str | None, base: str) -> tuple[str, ...]:
     """What the teacher should know about the join link, as text keys: a configured
     ENCODER_LENS_PUBLIC_URL that was invalid and ignored; a link on a loopback address."""
@@ -217,6 +240,10 @@ def start_form(ctx: PageContext, t: Texts, where: DeltaGenerator) -> None:
         upload = ctx.settings.source == "upload"
         if upload:
             st.warning(t("no_upload"))
+        base = link_base()
+        if is_loopback(base):  # before the class
+            st.warning(t("start_loopback", base=base))  # starts on an address no phone opens
+            st.code(f"{lan_suggestion(base, lan_address())}/class", language=None)
         st.button(t("start_button"), type="primary", key="class_start_button",
                   disabled=upload, on_click=start, args=(ctx.settings,))
 

@@ -53,6 +53,7 @@ from .join import (
     lan_suggestion,
     link_base,
     link_problems,
+    loopback_move,
     qr_png,
 )
 from .member import Member, become, brief, keep_teacher, shared_store, store_error
@@ -147,6 +148,7 @@ def joining(ctx: PageContext, member: Member, presenting: bool) -> None:
         for problem in link_problems(env_url, base):  # said to the teacher, under the link
             st.warning(t(problem, env=PUBLIC_URL_ENV, url=env_url or "", base=base,
                          lan=lan_suggestion(base, lan_address())))
+        loopback_move(t, base, member, presenting)  # the teacher link there keeps the class
         if not presenting:
             st.caption(t("teacher_kept"))
     right.image(qr_png(link), caption=t("qr_caption"), width=260, output_format="PNG")
