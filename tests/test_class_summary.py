@@ -187,3 +187,13 @@ def test_a_question_asked_again_lists_both_rounds_in_the_order_asked(store, tmp_
     assert first and second and first[0] < second[0], (said, text)
     assert text[first[0]].endswith("75 % (4) — — — — —")
     assert text[second[0]].endswith("100 % (1) — — — — —")
+
+
+def test_the_panels_gain_table_counts_students_not_answers(store):
+    """The teacher's panel table (`concept_check.gain_markdown`): its overall row's "students"
+    is the three who answered both rounds, not their 18 answers."""
+    from lens.classroom.ui.concept_check import gain_markdown  # noqa: PLC0415
+
+    code, key, _ = scripted_class(store)
+    overall = gain_markdown("en", store.check_answers(code, key)).splitlines()[-1]
+    assert overall.startswith(f"| **{Texts('en', 'class')('check_overall')}** | 3 | 50 % |")

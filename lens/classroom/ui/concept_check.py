@@ -10,6 +10,7 @@ before and after and the normalised gain (`concepts.gain_table`), as a small tab
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import streamlit as st
@@ -90,14 +91,16 @@ def results(code: str, key: str, lang: str) -> None:
 
 
 def gain_markdown(lang: str, answers: Mapping[tuple[str, str, str], object]) -> str:
-    """The table: per question and overall, students, share right before and after, g."""
+    """The table: per question and overall, students (overall: who answered in both rounds,
+    not their answers), share right before and after, g."""
     t, words = Texts(lang, OWNER), Texts(lang, WORDS)
     table = gain_table(answers)
     head = [t(f"check_col_{c}") for c in ("question", "n", "pre", "post", "gain")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in table.rows:
         lines.append(table_line(words(f"{row.question}_short"), row))
-    lines.append(table_line(f"**{t('check_overall')}**", table.overall))
+    overall = dataclasses.replace(table.overall, n=table.students)  # students, not answers
+    lines.append(table_line(f"**{t('check_overall')}**", overall))
     return "\n".join(lines)
 
 
