@@ -8,7 +8,9 @@ import pytest
 from encoder_core.views.predictions import (
     choice_quality,
     compare_sharpness,
+    deletion_pace,
     most_similar_other,
+    settles_at,
     share_within,
     top_patch,
 )
@@ -44,3 +46,23 @@ def test_share_within_counts_the_bound_itself():
     x = np.array([-2.0, -1.0, 0.0, 0.5, 1.0, 1.5])
     assert share_within(x) == pytest.approx(4 / 6)
     assert share_within(x, 0.25) == pytest.approx(1 / 6)
+
+
+# --- issue 53: the lens's and the deletion curve's answers -------------------------------------
+
+def test_the_class_settles_where_it_becomes_the_top_1_for_good():
+    lens = np.array([[3.0, 1.0, 0.0],   # entering layer 1: class 0
+                     [0.0, 2.0, 1.0],   # after layer 1: class 1
+                     [2.0, 1.0, 0.0],   # after layer 2: class 0 again
+                     [0.0, 1.0, 0.5],   # after layer 3: class 1
+                     [0.0, 1.0, 1.0]])  # the prediction: class 1 (a tie with 2: the lower)
+    assert settles_at(lens, 1) == 3
+    assert settles_at(lens, 0) is None and settles_at(lens, 2) is None
+    assert settles_at(lens[[0, 2]], 0) == 0
+
+
+def test_a_smaller_deletion_area_is_a_faster_fall():
+    assert deletion_pace(0.3, 0.76) == "faster"
+    assert deletion_pace(0.8, 0.76) == "slower"
+    assert deletion_pace(0.765, 0.76) == "same"
+    assert deletion_pace(0.765, 0.76, tol=0.001) == "slower"

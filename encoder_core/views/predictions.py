@@ -1,6 +1,8 @@
 """The answers of the lesson's prediction tasks, read off a trace: which patch is most like
 another, where a row of attention looks most, whether a divisor makes rows sharper or flatter,
-what share of a row lies within a bound. Pure functions of arrays; the app asks the questions.
+what share of a row lies within a bound, at which depth the logit lens settles on a class,
+whether a map's deletion curve falls faster than another's. Pure functions of arrays; the app
+asks the questions.
 """
 
 from __future__ import annotations
@@ -72,3 +74,32 @@ def compare_sharpness(entropy_now: float, entropy_other: float, tol: float = 1e-
 def share_within(x: np.ndarray, bound: float = 1.0) -> float:
     """The share of the values with |x| ≤ bound. [...] -> float in [0, 1]."""
     return float(np.mean(np.abs(np.asarray(x, dtype=np.float64)) <= bound))
+
+
+def settles_at(lens_logits: np.ndarray, target: int) -> int | None:
+    """The depth from which class `target` is the top-1 of the logit lens and stays so to the
+    end: the smallest l with argmax(lens[m]) = target for every m ≥ l (ties: the lower class
+    first, as `top_classes`); None when it is not the top-1 at the last depth.
+
+    lens_logits: [L + 1, n_classes] (`logit_lens`: row 0 entering layer 0, row L the
+    prediction). Returns 0 … L or None. The answer to "at which layer does the class become
+    the top-1?" (row l is after layer l, 1-based)."""
+    top = np.argmax(np.asarray(lens_logits), axis=-1)  # [L + 1], the first maximum on a tie
+    if top[-1] != target:
+        return None
+    depth = len(top) - 1
+    while depth > 0 and top[depth - 1] == target:
+        depth -= 1
+    return depth
+
+
+Pace = Literal["faster", "slower", "same"]
+
+
+def deletion_pace(area_map: float, area_other: float, tol: float = 0.01) -> Pace:
+    """Whether deleting patches in a map's order lowers the class's probability faster than in
+    another order (e.g. random): a smaller deletion-curve area is a faster fall. Areas within
+    `tol` of each other are "same"."""
+    if abs(area_map - area_other) <= tol:
+        return "same"
+    return "faster" if area_map < area_other else "slower"
