@@ -8,7 +8,8 @@ and the name of the cookie by which it tells the server that the learner chose t
 state (`CHOSE_COOKIE`):
 
 - wide formulas on narrow screens: every displayed formula (st.latex) wider than its column is
-  drawn smaller until it fits — down to `MIN_SCALE` of its size, below which it scrolls sideways;
+  drawn smaller until it fits — down to `MIN_SCALE` of its size, below which it scrolls sideways
+  (and takes the keyboard's focus, to be scrolled by it);
 - a new page opens at its top: Next / Previous (at the top or the bottom of a page), a
   navigation link or the browser's back scroll the main pane (which scrolls inside itself) to 0
   once the URL's path changes, and keep it there while the new page arrives; a rerun of the same

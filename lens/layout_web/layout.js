@@ -3,7 +3,8 @@
 // (lens/layout_js.py mounts it once per page, at the end of the sidebar). It shows nothing.
 //
 //  1. Wide formulas: every displayed formula (KaTeX) of the main pane wider than its column is
-//     drawn smaller until it fits, down to `data.min_scale` of its size.
+//     drawn smaller until it fits, down to `data.min_scale` of its size; one that still scrolls
+//     sideways is made focusable (tabindex 0), so that the keyboard can scroll it.
 //  2. A new page opens at its top: when location.pathname changes (Next / Previous at the top or
 //     the bottom, a navigation link, the browser's back), the main pane (Streamlit's stMain,
 //     which scrolls inside itself) is scrolled to 0, and kept there while the new page's content
@@ -48,6 +49,10 @@ function fitFormulas(min) {
     } else {
       delete k.dataset.fitted;
     }
+    // still too wide at the smallest size: it scrolls sideways, so the keyboard must reach it
+    // (WCAG 2.1.1; axe's scrollable-region-focusable)
+    if (box.scrollWidth > box.clientWidth + 1) box.setAttribute("tabindex", "0");
+    else box.removeAttribute("tabindex");
   }
 }
 

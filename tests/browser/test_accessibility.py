@@ -1,0 +1,145 @@
+"""WCAG 2.1 AA in a real browser (issue 52): axe-core (pinned in tools/axe, installed by
+scripts/test) over every page of the app, in English and 中文, at a laptop's 1400 × 900 (every
+page) and a phone's 390 × 844 (a few pages); the page's language (`<html lang>`) and its own
+document title.
+
+No violation is allowed except those in Streamlit's own markup that the app cannot change,
+each listed in ALLOWED by rule and CSS selector (and in docs/accessibility.md, with why).
+
+Run alone, it also prints every page's violations (`-s`): `ENCODER_LENS_AXE_ALLOW=none` turns
+the allow-list off, to measure what axe sees in all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from lens.layout_js import html_lang
+from lens.steps import ALL_PAGES as PAGES
+from tests.support.browser_helpers import open_app, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+AXE = Path(__file__).resolve().parents[2] / "tools" / "axe" / "node_modules" / "axe-core" / \
+    "axe.min.js"
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+LAPTOP = {"width": 1400, "height": 900}
+PHONE = {"width": 390, "height": 844}
+PHONE_PAGES = ("overview", "multihead", "stack", "compare")  # the phone for a few: run time
+
+# Violations in Streamlit's own markup that the app cannot change: (rule id, a regular
+# expression the violating node's CSS selector matches). Each is explained in
+# docs/accessibility.md.
+ALLOWED: tuple[tuple[str, str], ...] = ()
+
+
+def allowed(rule: str, target: str) -> bool:
+    """Whether a violation of `rule` at the node `target` (axe's CSS selector) is one of
+    Streamlit's own that ALLOWED lists."""
+    if os.environ.get("ENCODER_LENS_AXE_ALLOW") == "none":
+        return False
+    return any(rule == r and re.search(pattern, target) for r, pattern in ALLOWED)
+
+
+def axe_violations(page) -> list[dict]:  # noqa: ANN001 (a Playwright Page)
+    """axe's violations of the page as it stands: [{id, impact, nodes: [selector]}]."""
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        "async (tags) => { const r = await axe.run(document, "
+        "{runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});"
+        " return r.violations.map(v => ({id: v.id, impact: v.impact,"
+        " nodes: v.nodes.map(n => n.target.join(' '))})); }", TAGS)
+    return result
+
+
+def not_allowed(violations: list[dict]) -> list[dict]:
+    """The violations left once ALLOWED's are taken out (a rule with no node left goes)."""
+    left = []
+    for v in violations:
+        nodes = [n for n in v["nodes"] if not allowed(v["id"], n)]
+        if nodes:
+            left.append({**v, "nodes": nodes})
+    return left
+
+
+# Every picture of the main area loaded, and their number unchanged for a second.
+PICTURES_SETTLED_JS = """() => {
+  const imgs = Array.from(document.querySelectorAll('[data-testid="stMain"] img'));
+  if (!imgs.every(i => i.complete)) { window.__seen = -1; return false; }
+  const now = Date.now();
+  if (window.__seen !== imgs.length) { window.__seen = imgs.length; window.__since = now; }
+  return now - window.__since > 1000;
+}"""
+
+
+@pytest.fixture(scope="module")
+def base(request) -> str:  # noqa: ANN001
+    """The app's URL: ENCODER_LENS_AXE_URL when set (a server started by hand, e.g. an older
+    commit's, to measure it), else the browser tests' server."""
+    return os.environ.get("ENCODER_LENS_AXE_URL") or request.getfixturevalue("app_url")
+
+
+def visit(page, url: str, page_id: str, lang: str) -> None:  # noqa: ANN001
+    """Open a page in `lang` and wait until its run is over and its pictures have arrived: the
+    layout component has set `<html lang>` (it is mounted in the page's own run, before its
+    header), the pictures are loaded and their number steady, and the app is idle again."""
+    open_app(page, url, page_id, f"lang={lang}")
+    page.wait_for_function("(want) => document.documentElement.lang === want",
+                           arg=html_lang(lang), timeout=60_000)
+    page.wait_for_function(PICTURES_SETTLED_JS, timeout=60_000, polling=200)
+    wait_idle(page)
+
+
+CASES = [(p.id, lang, "laptop") for p in PAGES for lang in ("en", "zh")] + \
+    [(pid, lang, "phone") for pid in PHONE_PAGES for lang in ("en", "zh")]
+
+
+@pytest.mark.parametrize(("page_id", "lang", "size"), CASES,
+                         ids=[f"{p}-{lang}-{s}" for p, lang, s in CASES])
+def test_no_axe_violation_beyond_streamlits_own(browser, base, page_id, lang, size):
+    assert AXE.exists(), "axe-core is missing: (cd tools/axe && npm ci)"
+    context = browser.new_context(viewport=LAPTOP if size == "laptop" else PHONE)
+    try:
+        page = context.new_page()
+        visit(page, base, page_id, lang)
+        found = axe_violations(page)
+        print(json.dumps({"page": page_id, "lang": lang, "size": size,
+                          "violations": [(v["id"], v["impact"], len(v["nodes"]))
+                                         for v in found]}, ensure_ascii=False))
+        assert not_allowed(found) == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_page_declares_its_language_and_has_its_own_title(browser, base, lang):
+    context = browser.new_context(viewport=LAPTOP)
+    try:
+        page = context.new_page()
+        titles = []
+        for p in PAGES:
+            visit(page, base, p.id, lang)
+            assert page.evaluate("document.documentElement.lang") == \
+                ("zh-CN" if lang == "zh" else "en")
+            title = page.title()
+            assert p.title_in(lang) in title, (p.id, title)
+            titles.append(title)
+        assert len(set(titles)) == len(titles), titles
+    finally:
+        context.close()
+
+
+def test_the_allow_list_takes_out_only_what_it_names(monkeypatch):
+    monkeypatch.setattr(__import__(__name__, fromlist=["ALLOWED"]), "ALLOWED",
+                        (("region", r"^\.stApp"),))
+    found = [{"id": "region", "impact": "moderate", "nodes": [".stApp > div", "#main"]},
+             {"id": "image-alt", "impact": "critical", "nodes": [".stApp img"]}]
+    assert not_allowed(found) == [
+        {"id": "region", "impact": "moderate", "nodes": ["#main"]},
+        {"id": "image-alt", "impact": "critical", "nodes": [".stApp img"]}]
