@@ -4,11 +4,15 @@ head), a generated shape and its label, the loss and its gradients
 (`encoder_core.views.learning`), and the learner's run of updates on that image.
 
 The example (`Example`: trace + gradients) is cached per (weights, shape) like any derived
-quantity, in the services the page's context hands over (`lens.services`). A run of steps
-belongs to one session: the page keeps it (`keys.LEARN_RUN`) and hands it back to `run`, which
-returns it advanced — one run at a time (a new setting starts a new one), at most `MAX_STEPS`
-steps, so a session holds at most three copies of a small model's weights (~1 MB).
-No Streamlit here.
+quantity, in the services the page's context hands over (`lens.services`). Untrained, the model
+answers one class for (almost) every shape: `survey` counts its answers on a few shapes, and
+`start_shape` is the first shape from the sidebar's number it gets wrong — the page starts
+there, not on a shape it "knows" by chance.
+
+A run of steps belongs to one session: the page keeps its runs (`keys.LEARN_RUN`, a `Runs`:
+one per shape and setting, the `KEPT` latest) and hands one back to `run`, which returns it
+advanced (at most `MAX_STEPS` steps); `kept` files it again. A small model's weights are
+~0.3 MB, so a session holds at most a few MB. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ MAX_STEPS = 101  # the first step and ten times ten more
 STEP_SIZES = {"sgd": (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1),
               "adam": (1e-5, 3e-5, 1e-4, 3e-4, 1e-3)}
 DEFAULT_SIZE = {"sgd": 0.001, "adam": 1e-4}
+SURVEYED = 20  # shapes the untrained model's answers are counted on, from the sidebar's number
+KEPT = 6  # runs a session keeps (one per shape and setting), the latest
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,50 @@ def example(services: Services, weights: str, seed: int, shape: int) -> Example:
 
 
 @dataclass(frozen=True)
+class Survey:
+    """The model's answers on the shapes numbered first, first + 1, …"""
+
+    first: int  # the first shape's number
+    labels: np.ndarray  # [n] their labels
+    answers: np.ndarray  # [n] the class the model gives each (argmax of its logits)
+
+    def wrong(self) -> list[int]:
+        """The shapes' numbers it gets wrong."""
+        return [self.first + i for i in np.flatnonzero(self.answers != self.labels)]
+
+    def commonest(self) -> tuple[int, int]:
+        """The answer it gives most often, and how often."""
+        counts = np.bincount(self.answers, minlength=len(CLASS_NAMES))
+        return int(np.argmax(counts)), int(counts.max())
+
+
+def survey(services: Services, weights: str, seed: int, first: int,
+           n: int = SURVEYED) -> Survey:
+    """The model's answers (forward only) on the shapes `first` … `first + n − 1`, cached."""
+
+    def compute_it() -> Survey:
+        cfg, params = model(services, weights, seed)
+        labels, answers = [], []
+        for shape in range(first, first + n):
+            image, label = sample(shape)
+            labels.append(label)
+            answers.append(int(np.argmax(predict(encode(image, cfg, params), params))))
+        return Survey(first, np.array(labels), np.array(answers))
+
+    of = "trained" if weights == "trained" else f"random{seed}"
+    return services.derived(("learn_survey", of, first, n), compute_it)
+
+
+def start_shape(services: Services, weights: str, seed: int, first: int) -> int:
+    """The shape the page starts on: trained weights, the sidebar's number `first`; random
+    ones, the first shape from it that the model gets wrong (`first` when it gets all of the
+    `SURVEYED` right)."""
+    if weights == "trained":
+        return first
+    return next(iter(survey(services, weights, seed, first).wrong()), first)
+
+
+@dataclass(frozen=True)
 class Run:
     """A learner's steps on one image: the weights after the last, the losses before each."""
 
@@ -122,6 +172,17 @@ def run(w: Example, held: Run | None, settings: tuple, optimiser: str, lr: float
     if more > 0:
         held = _steps(w, held, optimiser, lr, more)
     return held
+
+
+Runs = dict[tuple, Run]  # a session's runs: Run.settings -> Run, oldest first
+
+
+def kept(runs: Runs | None, run: Run, limit: int = KEPT) -> Runs:
+    """The session's runs with `run` filed under its settings (last: the latest), the oldest
+    dropped beyond `limit`. A new dict: the one given is not changed."""
+    out = {k: v for k, v in (runs or {}).items() if k != run.settings}
+    out[run.settings] = run
+    return dict(list(out.items())[-limit:])
 
 
 def after(w: Example, params: EncoderParams) -> tuple[EncoderTrace, np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ from encoder_core.shapes_model.dataset import make_sample
 from encoder_core.views.learning import (
     AdamState,
     adam_step,
+    attention_change,
     cross_entropy,
     image_loss,
     layer_norm_row_backward,
@@ -145,3 +146,22 @@ def test_value_gradients_are_the_backwards_and_zero_for_an_unattended_key(shapes
     attn /= attn.sum(axis=-1, keepdims=True)
     vg = value_gradients(attn, g.layers[1].heads[2])
     assert vg.received[7] == 0 and vg.dv_norm[7] == 0 and vg.dv_norm.max() > 0
+
+
+def test_the_attention_change_is_after_minus_before_and_finds_its_largest(shapes):
+    """One SGD step of 0.1 on the image: Δattn is each layer's attn after − before, and the
+    place and value it names are those of the largest |Δ| (found here by a loop of our own)."""
+    cfg, params, sample, trace = shapes
+    after = encode(sample.image, cfg, train_step(sample.image, sample.label, cfg, params,
+                                                 "sgd", 0.1).params)
+    change = attention_change(trace, after)
+    best = (0.0, None)
+    for l, (a, b) in enumerate(zip(trace.layers, after.layers, strict=True)):
+        d = b.attn.astype(np.float64) - a.attn.astype(np.float64)
+        assert np.array_equal(change.delta[l], d)
+        k = np.unravel_index(int(np.argmax(np.abs(d))), d.shape)
+        if abs(d[k]) > abs(best[0]):
+            best = (float(d[k]), (l, *(int(i) for i in k)))
+    assert best[0] != 0 and change.value == best[0]
+    assert (change.layer, change.head, change.query, change.key) == best[1]
+    assert not change.delta.flags.writeable

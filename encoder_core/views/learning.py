@@ -305,3 +305,29 @@ def value_gradients(attn: np.ndarray, d_heads: np.ndarray) -> ValueGradients:
     a = np.asarray(attn, dtype=np.float64)
     dv = a.T @ np.asarray(d_heads, dtype=np.float64)  # [S, S]ᵀ · [S, d_head] -> [S, d_head]
     return ValueGradients(received=a.sum(axis=0), dv_norm=np.linalg.norm(dv, axis=-1))
+
+
+@dataclass(frozen=True)
+class AttentionChange:
+    """What an update moved in the attention of one image: after − before, and where its
+    largest change is (the largest |after − before| over every layer, head, query and key)."""
+
+    delta: np.ndarray  # [n_layers, n_heads, T, T] attn after − attn before
+    layer: int  # where the largest |delta| is (0-based indices)
+    head: int
+    query: int
+    key: int
+    value: float  # delta there (signed)
+
+
+def attention_change(before: EncoderTrace, after: EncoderTrace) -> AttentionChange:
+    """Δattn = attn_after − attn_before for every layer, and its largest |Δ|.
+
+    Args:
+        before, after: two traces of the same image (before and after a step).
+    """
+    delta = np.stack([b.attn.astype(np.float64) - a.attn.astype(np.float64) for a, b in
+                      zip(before.layers, after.layers, strict=True)])  # [L, h, T, T]
+    delta.setflags(write=False)
+    l, h, i, j = (int(v) for v in np.unravel_index(int(np.argmax(np.abs(delta))), delta.shape))
+    return AttentionChange(delta, l, h, i, j, float(delta[l, h, i, j]))

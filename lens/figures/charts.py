@@ -5,6 +5,7 @@ Each `<kind>_figure` draws and returns the Figure (tests inspect it); `<kind>` i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -27,6 +28,23 @@ BARS_WIDTH = 4.8
 # Side-by-side panels one under the other in a phone's column (358 px of CSS): 10 pt at 4.6 in
 # reads at ~11 px there; each panel TALL_PANEL inches high.
 TALL_WIDTH, TALL_PANEL = 4.6, 1.9
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def y_power(values: np.ndarray) -> int:
+    """The power of ten a y axis of `values` is written in (0: as they are). Below 1e-4 or from
+    1e6 on, matplotlib writes it above the axis ("1e−6"), where it runs into the panel's
+    title: the bars are drawn divided by it instead, and the axis label says "× 10⁻⁶"."""
+    finite = np.abs(values[np.isfinite(values)])
+    top = float(finite.max()) if finite.size else 0.0
+    if top == 0 or 1e-4 <= top < 1e6:
+        return 0
+    return math.floor(math.log10(top))
+
+
+def with_power(label: str, power: int) -> str:
+    """An axis label with the power of ten its values are written in: "value (× 10⁻⁶)"."""
+    return f"{label} (× 10{str(power).translate(SUPERSCRIPT)})" if power else label
 
 
 def bar_row(ax: Axes, v: np.ndarray, highlight: int | None = None,
@@ -105,7 +123,10 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
         axes = fig.subplots(1, k, squeeze=False, sharey=sharey)[0]
         fixed_margins(fig, wspace=0.25 if sharey else 0.45, title_lines=lines)
     fig.suptitle(suptitle, fontsize=pt)
+    shared = y_power(values)
     for p, (ax, v, t) in enumerate(zip(axes, values, titles, strict=True)):
+        power = shared if sharey else y_power(v)
+        v = v / 10.0 ** power
         if n > 32:
             bar_row(ax, v, highlight)
         else:
@@ -116,13 +137,13 @@ def bar_panels_figure(values: np.ndarray, titles: Sequence[str], xlabel: str, yl
         ax.set_title(t, fontsize=MIN_PT)
         ax.set_xlabel(xlabel)
         if p == 0 or not sharey or tall:
-            ax.set_ylabel(ylabel)
+            ax.set_ylabel(with_power(ylabel, power))
         ax.set_xlim(-0.5, n - 0.5)
         if tick_labels is not None:
             step = max(1, n // 16)
             ax.set_xticks(np.arange(0, n, step), [tick_labels[i] for i in range(0, n, step)])
         if uniform_line:
-            ax.axhline(1.0 / n, color="#555555", lw=0.8, ls="--", label=f"1/{n}")
+            ax.axhline(1.0 / n / 10.0 ** power, color="#555555", lw=0.8, ls="--", label=f"1/{n}")
             ax.legend(loc="upper left")
         ax.grid(axis="y", alpha=0.3)
     return fig

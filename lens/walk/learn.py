@@ -34,13 +34,23 @@ def possible(ctx: PageContext) -> bool:
     return one_image.available(ctx.services)
 
 
+def page_weights(ctx: PageContext) -> str:
+    """The page's weights: the shapes model trained, unless the sidebar's are random."""
+    return "random" if ctx.weights == "random" else "trained"
+
+
+def page_shape(ctx: PageContext) -> int:
+    """The shape the page's number input starts on (`one_image.start_shape`: at random weights
+    the first the model gets wrong from the sidebar's sample number)."""
+    return one_image.start_shape(ctx.services, page_weights(ctx), ctx.settings.seed,
+                                 ctx.settings.sample_seed)
+
+
 def page_example(ctx: PageContext) -> one_image.Example:
     """The example the page shows (`pages/learn.py` `image_and_label`): the shape its input holds
-    (the sidebar's sample number before it is drawn), trained weights unless the sidebar's are
-    random."""
-    shape = int(ctx.state.get(keys.LEARN_SHAPE, ctx.settings.sample_seed))
-    weights = "random" if ctx.weights == "random" else "trained"
-    return one_image.example(ctx.services, weights, ctx.settings.seed, shape)
+    (`page_shape` before it is drawn), trained weights unless the sidebar's are random."""
+    shape = int(ctx.state.get(keys.LEARN_SHAPE, page_shape(ctx)))
+    return one_image.example(ctx.services, page_weights(ctx), ctx.settings.seed, shape)
 
 
 def source(w: one_image.Example) -> str:

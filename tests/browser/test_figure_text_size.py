@@ -220,6 +220,59 @@ def test_on_a_phone_the_pictures_drawn_tall_are_legible(browser, server, rows, l
         ctx.close()
 
 
+# Pages drawn for a phone throughout (issue 50, item 6): at 390 px every picture's text is
+# ≥ 10 px and every displayed formula ≥ 12 px (lens/layout_web/layout.js shrinks a formula wider
+# than the column: its lines must be short enough), the folded arithmetic opened.
+EVERY_PICTURE_ON_A_PHONE = ("learn",)
+FORMULA_PX = 12.0
+OPEN_FOLDS_JS = """() => document.querySelectorAll(
+  '[data-testid="stMain"] [data-testid="stExpander"] details').forEach(d => { d.open = true; })"""
+FORMULAS_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stMain"] .katex-display > .katex'))
+  .filter(k => k.offsetParent !== null)
+  .map(k => ({px: parseFloat(getComputedStyle(k).fontSize),
+              tex: (k.querySelector('annotation') || {}).textContent || ''}))"""
+
+
+def formulas_settled(page, polls: int = 20) -> list[dict]:
+    """The displayed formulas' font sizes once the fitting has settled (two reads alike)."""
+    before = page.evaluate(FORMULAS_JS)
+    for _ in range(polls):
+        page.wait_for_timeout(250)
+        now = page.evaluate(FORMULAS_JS)
+        if now == before:
+            return now
+        before = now
+    return before
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_a_phone_every_picture_and_formula_of_how_it_learns_is_legible(browser, server,
+                                                                            rows, lang):
+    ctx = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
+    ctx.set_default_timeout(TIMEOUT_MS)
+    page = ctx.new_page()
+    try:
+        for page_id in EVERY_PICTURE_ON_A_PHONE:
+            open_app(page, server, page_id, f"lang={lang}")
+            main_images(page)
+            assert_no_errors(page)
+            measured = measure(page, lang, PHONE, page_id)
+            assert measured, f"{page_id}: no picture measured"
+            rows.extend(measured)
+            small = [r for r in measured if r["displayed"] < SMALLEST_PX]
+            page.evaluate(OPEN_FOLDS_JS)
+            formulas = formulas_settled(page)
+            assert len(formulas) >= 10, f"{page_id}: formulas seen: {formulas}"
+            tiny = [f for f in formulas if f["px"] < FORMULA_PX]
+            if small or tiny:
+                screenshot(page, f"small-text-{lang}-{PHONE[0]}-{page_id}")
+            assert not small, f"{page_id} on a phone: {small}"
+            assert not tiny, f"{page_id} on a phone, formulas under {FORMULA_PX:g} px: {tiny}"
+    finally:
+        ctx.close()
+
+
 def write_report(found: list[dict]) -> None:
     """Every picture measured, and the smallest displayed text per figure kind and size."""
     if not found:
