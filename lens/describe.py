@@ -10,7 +10,9 @@ titles and labels are the figure's own strings, never recomputed: what a lesson 
 a figure's words is withheld from its description too, and no shape is stated that the figure
 does not show. A figure without a describer of its own still gets its title and the range of
 its first array (`fallback`). Pure: no Streamlit (`lens.widgets.picture` passes the text as
-the image's `alt`, and a long description's rows to a table beside it).
+the image's `alt`, and a long description's rows to a table beside it); the live explorer
+(lens/explorer_web/explorer.js) describes its maps in the browser with the same words
+(`explorer_words`).
 """
 
 from __future__ import annotations
@@ -326,6 +328,18 @@ DESCRIBERS: dict[Callable[..., bytes], Describer] = {
     figures.image_with_grid: image_with_grid, figures.image_pair: image_pair,
     figures.patch_gallery: patch_gallery, figures.position_mosaic: position_mosaic,
 }
+
+
+def explorer_words(lang: str) -> dict[str, object]:
+    """The words the attention explorer (lens/explorer_web/explorer.js) describes its maps with
+    as the query moves, as templates with their {placeholders} left in: the same texts as a
+    picture's description, so that both say it alike."""
+    t = Texts(lang, "describe")
+    return {"patch": t("alt_patch_value", i="{i}", v="{v}"),
+            "panel": t("alt_panel", name="{name}", top="{top}"),
+            "own": t("alt_panel_self", own="{own}"), "more": t("alt_panels_more", n="{n}"),
+            "sentence": t("alt_sentence", s="{s}"), "items": t("alt_items", a="", b=""),
+            "sentences": t("alt_sentences", a="", b=""), "shown": ALT_PANELS}
 
 
 def arguments(draw: Callable[..., bytes], args: Sequence[object],

@@ -19,7 +19,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from . import explorer, explorer_component, figures, keys
 from .context import PageContext
-from .describe import Description, describe
+from .describe import Description, describe, explorer_words
 from .digests import value_key
 from .i18n import Texts
 from .note import note_markdown
@@ -255,7 +255,7 @@ def query_explorer(ctx: PageContext,
     if maps is not None:
         text.update(enlarge=ctx.t("enlarge_hint"), each_max=ctx.t("scale_each_max"),
                     to_shared=ctx.t("scale_to_shared"), to_each=ctx.t("scale_to_each"),
-                    below=ctx.t("maps_below"))
+                    below=ctx.t("maps_below"), describe=explorer_words(ctx.lang))
     query = int(st.session_state.get(keys.QUERY, ctx.settings.query))  # after a commit
     cfg = ctx.cfg
     if maps is None:

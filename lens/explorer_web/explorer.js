@@ -102,6 +102,11 @@ export default function (component) {
   pc.setAttribute("aria-label", H.text.aria);
   pc.dataset.testid = "el-picker";
   el("div", "el-hint", pick).textContent = H.text.hint;
+  // what the picture shows for the patch pointed at, in words (read by a screen reader as the
+  // query moves: the patch, and each map's strongest patches with their weights)
+  const desc = el("p", "el-sr", pick);
+  desc.setAttribute("aria-live", "polite");
+  desc.dataset.testid = "el-description";
   // a sign that a tap changed maps out of view (on a phone they are below the picker): a
   // button that stays at the bottom of the view while the picker is in it, and scrolls to them
   const below = H.rows && H.text.below ? el("button", "el-below", pick) : null;
@@ -385,10 +390,36 @@ export default function (component) {
     root.dataset.paints = String(Number(root.dataset.paints || 0) + 1);
   }
 
+  // the maps' words for the hovered patch, as lens/describe.py writes a picture's: each map's
+  // three strongest patches with their weights and its weight on the patch itself, at most
+  // `d.shown` maps (the rest counted); the picker alone: the patch
+  const D_TEXT = H.text.describe || null;
+  function describeMaps() {
+    const d = D_TEXT;
+    if (!d || SIM || !H.rows) { desc.textContent = patchText(hover); return; }
+    const order = Array.from({ length: N }, (_, j) => j);
+    const said = [d.sentence.replace("{s}", H.text.title.replace("{i}", String(hover)))];
+    const shown = Math.min(panels.length, d.shown);
+    for (let p = 0; p < shown; p++) {
+      const o = row(p, hover), w = (j) => f16[H.maps[o + j]] / H.scale;
+      const top = order.slice().sort((a, b) => w(b) - w(a) || a - b).slice(0, 3)
+        .map((j) => d.patch.replace("{i}", String(j)).replace("{v}", fmt(w(j))))
+        .join(d.items);
+      const P = panels[p];
+      const name = H.row_labels.length ? `${H.row_labels[P.r]} · ${H.col_labels[P.c]}`
+        : H.titles[P.c];
+      said.push(d.sentence.replace("{s}", d.panel.replace("{name}", name)
+        .replace("{top}", top) + d.own.replace("{own}", fmt(w(hover)))));
+    }
+    if (panels.length > shown) said.push(d.more.replace("{n}", String(panels.length - shown)));
+    desc.textContent = said.join(d.sentences);
+  }
+
   function paint() {
     drawPicker();
     drawZoom();
     drawMaps();
+    describeMaps();
     root.dataset.hover = String(hover);
   }
 

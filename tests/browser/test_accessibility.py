@@ -21,7 +21,7 @@ import pytest
 
 from lens.layout_js import html_lang
 from lens.steps import ALL_PAGES as PAGES
-from tests.support.browser_helpers import open_app, wait_idle
+from tests.support.browser_helpers import default_trace, open_app, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -143,3 +143,29 @@ def test_the_allow_list_takes_out_only_what_it_names(monkeypatch):
     assert not_allowed(found) == [
         {"id": "region", "impact": "moderate", "nodes": ["#main"]},
         {"id": "image-alt", "impact": "critical", "nodes": [".stApp img"]}]
+
+
+def test_the_explorers_description_follows_the_query(browser, base):
+    """The live explorer (a canvas) says in words what its maps show for the patch pointed at —
+    each head's strongest patch among them — and says it again when an arrow key moves it."""
+    attn = default_trace().layers[0].attn  # [heads, N, N], the Multi-head page's layer 1
+    G = int(round(attn.shape[-1] ** 0.5))
+    query = (G // 2) * G + G // 2
+    for lang, patch in (("en", "patch {}"), ("zh", "图像块 {}")):
+        context = browser.new_context(viewport=LAPTOP)
+        try:
+            page = context.new_page()
+            visit(page, base, "multihead", lang)
+            said = page.locator('[data-testid="el-description"]').first
+            for q in (query, query + 1):
+                text = said.text_content() or ""
+                assert str(q) in text and said.get_attribute("aria-live") == "polite"
+                for head in attn[:, q]:
+                    assert patch.format(int(head.argmax())) in text, (lang, q, text)
+                page.locator('[data-testid="el-picker"]').first.focus()
+                page.keyboard.press("ArrowRight")
+                page.wait_for_function(
+                    "([el, q]) => el.textContent.includes(String(q))",
+                    arg=[said.element_handle(), q + 1], timeout=10_000)
+        finally:
+            context.close()
