@@ -173,8 +173,8 @@ def scaled(ls: np.ndarray | None, G: np.ndarray) -> np.ndarray:
 
 def head_shares(concat: np.ndarray, W_O: np.ndarray, G: np.ndarray, n_heads: int) -> np.ndarray:
     """⟨concat[:, h]·W_O[h], G⟩ for every head h: Σ_i Σ_j concat[i, h, j]·(G·W_Oᵀ)[i, h, j].
-    concat [S, d], W_O [d, d], G [S, d] (LayerScale applied) -> [h]."""
-    back = G @ W_O.T.astype(np.float64)  # [S, d] @ [d, d] -> [S, d], what each concat column adds
+    concat [R, d] (the rows read), W_O [d, d], G [R, d] (LayerScale applied) -> [h]."""
+    back = G @ W_O.T.astype(np.float64)  # [R, d] @ [d, d] -> [R, d], what each concat column adds
     S, d = concat.shape
     return (concat.astype(np.float64) * back).reshape(S, n_heads, d // n_heads).sum(axis=(0, 2))
 
