@@ -565,7 +565,10 @@ export default function (component) {
   if (below) {
     below.addEventListener("click", () => {
       showBelow(false);
-      panels[0].cv.closest(".el-maps").scrollIntoView({ behavior: "smooth", block: "start" });
+      // a glide, unless the learner's system asks for less motion (WCAG 2.3.3)
+      const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+      panels[0].cv.closest(".el-maps").scrollIntoView({ behavior: still ? "auto" : "smooth",
+        block: "start" });
     });
     // the maps came into view (scrolled to, by the button or by the learner): the sign goes
     seen = new IntersectionObserver((entries) => {

@@ -1,6 +1,7 @@
 """WCAG 2.1 AA in a real browser (issue 52): axe-core (pinned in tools/axe, installed by
 scripts/test) over every page of the app, in English and 中文, at a laptop's 1400 × 900 (every
-page) and a phone's 390 × 844 (a few pages); the page's language (`<html lang>`) and its own
+page) and a phone's 390 × 844 (a few pages), and a few in lesson mode (its cards, its
+withheld parts); the page's language (`<html lang>`) and its own
 document title.
 
 No violation is allowed except those in Streamlit's own markup that the app cannot change,
@@ -31,6 +32,7 @@ TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 LAPTOP = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
 PHONE_PAGES = ("overview", "multihead", "stack", "compare")  # the phone for a few: run time
+LESSON_PAGES = ("overview", "scores", "multihead", "stack", "learn")  # lesson mode: its cards
 
 # Violations in Streamlit's own markup that the app cannot change: (rule id, a regular
 # expression the violating node's CSS selector matches). Each is explained in
@@ -85,11 +87,11 @@ def base(request) -> str:  # noqa: ANN001
     return os.environ.get("ENCODER_LENS_AXE_URL") or request.getfixturevalue("app_url")
 
 
-def visit(page, url: str, page_id: str, lang: str) -> None:  # noqa: ANN001
+def visit(page, url: str, page_id: str, lang: str, extra: str = "") -> None:  # noqa: ANN001
     """Open a page in `lang` and wait until its run is over and its pictures have arrived: the
     layout component has set `<html lang>` (it is mounted in the page's own run, before its
     header), the pictures are loaded and their number steady, and the app is idle again."""
-    open_app(page, url, page_id, f"lang={lang}")
+    open_app(page, url, page_id, f"lang={lang}{extra}")
     page.wait_for_function("(want) => document.documentElement.lang === want",
                            arg=html_lang(lang), timeout=60_000)
     page.wait_for_function(PICTURES_SETTLED_JS, timeout=60_000, polling=200)
@@ -97,17 +99,18 @@ def visit(page, url: str, page_id: str, lang: str) -> None:  # noqa: ANN001
 
 
 CASES = [(p.id, lang, "laptop") for p in PAGES for lang in ("en", "zh")] + \
-    [(pid, lang, "phone") for pid in PHONE_PAGES for lang in ("en", "zh")]
+    [(pid, lang, "phone") for pid in PHONE_PAGES for lang in ("en", "zh")] + \
+    [(pid, lang, "lesson") for pid in LESSON_PAGES for lang in ("en", "zh")]
 
 
 @pytest.mark.parametrize(("page_id", "lang", "size"), CASES,
                          ids=[f"{p}-{lang}-{s}" for p, lang, s in CASES])
 def test_no_axe_violation_beyond_streamlits_own(browser, base, page_id, lang, size):
     assert AXE.exists(), "axe-core is missing: (cd tools/axe && npm ci)"
-    context = browser.new_context(viewport=LAPTOP if size == "laptop" else PHONE)
+    context = browser.new_context(viewport=PHONE if size == "phone" else LAPTOP)
     try:
         page = context.new_page()
-        visit(page, base, page_id, lang)
+        visit(page, base, page_id, lang, "&lesson=1" if size == "lesson" else "")
         found = axe_violations(page)
         print(json.dumps({"page": page_id, "lang": lang, "size": size,
                           "violations": [(v["id"], v["impact"], len(v["nodes"]))
@@ -169,3 +172,48 @@ def test_the_explorers_description_follows_the_query(browser, base):
                     arg=[said.element_handle(), q + 1], timeout=10_000)
         finally:
             context.close()
+
+
+# What has the keyboard's focus: the element, or inside a component's shadow root its own.
+FOCUSED_JS = """() => {
+  let e = document.activeElement;
+  while (e && e.shadowRoot && e.shadowRoot.activeElement) e = e.shadowRoot.activeElement;
+  if (!e || e === document.body) return null;
+  return {label: (e.getAttribute('aria-label') || e.textContent || '').trim().slice(0, 60),
+          testid: e.dataset.testid || '', main: !!(e.closest('[data-testid="stMain"]')
+            || (e.getRootNode().host || e).closest('[data-testid="stMain"]'))};
+}"""
+
+
+def test_the_multihead_page_is_walked_by_keyboard(browser, base):
+    """Tab alone reaches the page's controls in the page's order — the previous / next step,
+    the query's row and column, the layer, the explorer's picture (whose arrow keys move the
+    query) — and Enter on "Next step →" opens the next step."""
+    from lens.i18n import translate  # noqa: PLC0415
+
+    context = browser.new_context(viewport=LAPTOP)
+    try:
+        page = context.new_page()
+        visit(page, base, "multihead", "en")
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        seen = []
+        for _ in range(120):
+            page.keyboard.press("Tab")
+            now = page.evaluate(FOCUSED_JS)
+            if now and now["main"]:
+                seen.append(f"{now['testid']} | {now['label']}")
+        wanted = [translate("prev", "en"), translate("query_row", "en"),
+                  translate("query_col", "en"), "el-picker", translate("next", "en")]
+        at = -1
+        for w in wanted:  # each after the one before: in the page's order
+            at = next((i for i, s in enumerate(seen) if i > at and w in s), len(seen))
+            assert at < len(seen), (w, seen)
+        for _ in range(2 * len(seen)):  # on to the next step's button, then Enter
+            page.keyboard.press("Shift+Tab")
+            now = page.evaluate(FOCUSED_JS)
+            if now and now["label"].startswith(translate("next", "en")):
+                break
+        page.keyboard.press("Enter")
+        page.wait_for_url(re.compile(r"/addnorm\b"), timeout=60_000)
+    finally:
+        context.close()
