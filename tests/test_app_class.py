@@ -302,6 +302,14 @@ def test_wrong_codes_are_refused_then_slowed_and_the_right_code_joins_in_chinese
         at.button(key="class_join_button").click().run()
     assert [e.value for e in at.error] == [translate("join_no_class", "zh", "class")]
     assert MEMBER not in at.session_state
+    from sqlalchemy import select  # noqa: PLC0415
+
+    from lens.classroom.database import wrong_codes  # noqa: PLC0415
+    with store.engine.connect() as conn:
+        counted = conn.execute(select(wrong_codes.c.client, wrong_codes.c.count)).all()
+    browsers = [(c, n) for c, n in counted if c.startswith("browser:")]
+    assert [n for _, n in browsers] == [BROWSER_FREE]  # this session's, under a hash
+    assert store.join_wait("unknown", browsers[0][0].removeprefix("browser:")) == 1.0
     at.text_input(key="class_code_input").set_value(code)  # the right code: it waits, then joins
     at.button(key="class_join_button").click().run()
     assert not at.error and not at.exception

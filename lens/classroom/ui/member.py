@@ -20,6 +20,7 @@ only their own tries long before their address's allowance is reached (`rules.BR
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 from dataclasses import dataclass
 from importlib.resources import files
@@ -67,10 +68,13 @@ def client_key() -> str:
 
 
 def browser_key() -> str:
-    """This browser session (Streamlit's session id; "" outside a session): whom its own wrong
-    join codes count against besides its address."""
+    """This browser session ("" outside a session): whom its own wrong join codes count
+    against besides its address — a hash of Streamlit's session id, which a reconnecting
+    browser presents to resume its session and so is not written to the store as it is."""
     ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else ""
+    if ctx is None:
+        return ""
+    return hashlib.sha256(f"join:{ctx.session_id}".encode()).hexdigest()[:32]
 
 
 def client_from(forwarded: object, address: object, behind_proxy: bool) -> str:
