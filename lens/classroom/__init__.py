@@ -13,5 +13,6 @@ subpackage `ui`.
     asking.py         the lesson's tasks as a class asks them
     tally.py          one task's answers counted for the teacher
     results.py        the results as CSV; summary.py: the class on one PDF page
-    ui/               member, join, teacher, student, view, concept_check
+    room.py           what the projector and the teacher's remote read (token, counts, countdown)
+    ui/               member, join, teacher, student, view, concept_check, projector, remote
 """

@@ -12,9 +12,14 @@ seconds; a question revealed no longer changes and is drawn once, with how the s
 from vote 1 to vote 2. Nicknames are shown to the teacher
 only, as plain text (`st.text`: never markdown or HTML).
 
-The "Presenting" switch (on by default, per browser session) makes the page fit for a projector:
-no nickname (the count only), nothing about the teacher's key, and no toggle that would show a
-vote's answers before the reveal. A revealed question shows its results in both modes.
+The wall has a view of its own (`projector`, its link in "Projector view"), and the teacher's
+phone can be a remote (`remote`: the teacher link as a QR code, on demand). The "Presenting"
+switch stays, as what it now is — "this screen may be seen": on by default (per browser
+session), for a laptop that is still shared or projected; it hides the nicknames (the count
+only), everything about the teacher's key (the remote's QR code), the share right at vote 1
+with its hint, and the toggle that would show a vote's answers before the reveal. A revealed
+question shows its results in both modes. Every teacher page follows what another device of
+the same teacher did (`remote.follow`).
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from ..asking import Asked, asked_on, class_settings, rule_for, same_settings
 from ..results import class_results_csv
 from ..rules import RefusedError
 from ..tally import judge_stored, transitions
-from . import concept_check, view
+from . import concept_check, remote, view
 from .join import (
     PUBLIC_URL_ENV,
     join_link,
@@ -92,6 +97,9 @@ def draw_panel(ctx: PageContext, member: Member) -> None:
     if error:
         st.error(error)
     shown = presenting_switch(ctx.lang)
+    remote.follow(member.code, member.secret, ctx.lang, remote.seen_of(class_state))
+    remote.projector_offer(ctx.lang, member)
+    remote.remote_offer(ctx.lang, member, shown)
     joining(ctx, member, shown)
     roster(member.code, member.secret, ctx.lang, shown)
     st.subheader(t("step_title"))
@@ -213,6 +221,8 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int,
                    on_click=act, args=(member, lang, "reveal", where))
     elif state == "discuss":
         st.info(t("discuss_teacher"))
+        if not presenting:  # the share right at vote 1: the teacher's eyes only
+            remote.share_hint(lang, member, a)
         row.button(t("vote2_button"), key=f"class_vote2_{ident}", type="primary",
                    on_click=act, args=(member, lang, "open_vote2", where))
     elif state == "vote2":
@@ -227,6 +237,8 @@ def question(ctx: PageContext, member: Member, a: Asked, students: int,
             st.caption(t("answers_hidden"))
         with counts:
             live(member.code, lang, task.light(), a.key, image_of(task), vote, shown)
+        if state == "open":
+            remote.countdown(lang, member, a)
     elif state == "revealed":
         revealed(ctx, member, a, students)
         st.button(t("again_button"), key=f"class_again_{ident}", on_click=act,
