@@ -79,6 +79,8 @@ CLASS_SEEN = "_class_seen"  # the class's settings and tasks as this session's l
 CLASS_FOLLOWED = "_class_followed"  # the class's step this session last followed
 CLASS_SENT = "_class_sent"  # (task, key) -> the message of the last send (refused: why)
 CLASS_ENDED = "_class_ended"  # this session's class ended while it was a student: said once
+CLASS_PROJECTOR = "_class_projector"  # this run's projector (`projector.Screen`), from its link
+CLASS_REMOTE = "_class_remote"  # this teacher's browser is a phone used as a remote
 CLASS_CHECK_SENT = "_class_check_sent"  # round -> the message of the last concept check send
 
 # the sidebar's "Download a model" (lens.hub.ui)

@@ -8,12 +8,15 @@ the role's kind, for what differs between them:
 - `asks_first`: whether the step's questions come before its one-line takeaway;
 - `cards`: draws the role's cards at the top of the page and returns the page's element keys
   they withhold (`PageContext.withheld`), with `withheld_note`, the key of the line that
-  stands in place of a withheld part.
+  stands in place of a withheld part;
+- `framed`: whether the runner draws the app's frame around the page (sidebar, header, the
+  walk's PDF); a class's projector has none (`Projector.unframe` hides Streamlit's own).
 
 One run is a straight path: runner → role → the page's sections → runner. A role draws with the
 lesson's and the class's cards (`lens.lesson`, `lens.classroom`); nothing below it imports a
-role or the runner (tests/test_app_layering.py). A new way of looking at a page (a class's
-projector, the teacher's phone as a remote) is one more class here.
+role or the runner (tests/test_app_layering.py). A class's projector (`/class?class=CODE&
+projector=TOKEN`) is one more class here; the teacher's phone as a remote is the teacher's role
+on a second device (the teacher link), laid out for a phone by the class page.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from encoder_core import EncoderConfig
 
-from .classroom.ui import student, teacher
+from .classroom.ui import projector, remote, student, teacher
 from .classroom.ui.member import Member
 from .lesson.ui import cards, check, course
 from .settings import Settings
@@ -53,9 +56,15 @@ class Role(Protocol):
 
     def withheld_note(self, withheld: frozenset[str]) -> str: ...
 
+    @property
+    def framed(self) -> bool: ...
+
 
 class _OwnSettings:
-    """A role that runs the page with the session's own settings (no class locks them)."""
+    """A role that runs the page with the session's own settings (no class locks them), in
+    the app's frame."""
+
+    framed = True
 
     def settings(self, own: Settings, models: Mapping[str, EncoderConfig],
                  checkpoints: Sequence[int]) -> Settings:
@@ -104,6 +113,7 @@ class Student:
     teacher asks, the page following the teacher's step."""
 
     member: Member
+    framed = True
 
     def settings(self, own: Settings, models: Mapping[str, EncoderConfig],
                  checkpoints: Sequence[int]) -> Settings:
@@ -148,8 +158,65 @@ class Teacher(_OwnSettings):
         return "withheld_teacher"
 
 
-def pick(member: Member | None) -> Role:
-    """The role of this run: this browser's place in a live class, else a learner."""
+@dataclass(frozen=True)
+class Remote(Teacher):
+    """The class's teacher on a phone used as a remote (the teacher link with `remote=1`):
+    the teacher's role without the app's frame — the class page is the remote's panel."""
+
+    framed = False
+
+    def unframe(self) -> None:
+        remote.hide_frame()
+
+
+@dataclass(frozen=True)
+class Projector:
+    """A class's projector (`projector.Screen`): the class's settings, no frame, no card; the
+    class page draws the view (`projector.show`). It is no member of the class."""
+
+    screen: projector.Screen
+    member: None = None
+    framed = False
+
+    def settings(self, own: Settings, models: Mapping[str, EncoderConfig],
+                 checkpoints: Sequence[int]) -> Settings:
+        seen = projector.class_state_of(self.screen)
+        if seen is None:
+            return own
+        query = {**seen["settings"], "lang": own.lang, "lesson": "0"}
+        return Settings.from_url(query, models, checkpoints)[0]
+
+    @property
+    def class_code(self) -> str:
+        return self.screen.code
+
+    def caption(self, ctx: PageContext) -> Caption | None:
+        return None
+
+    def asks_first(self, ctx: PageContext) -> bool:
+        return False
+
+    def cards(self, ctx: PageContext) -> frozenset[str]:
+        return frozenset()
+
+    def withheld_note(self, withheld: frozenset[str]) -> str:
+        return "withheld_teacher"
+
+    def ahead(self, page_id: str, settings: Settings, state: Mapping[str, object],
+              ) -> frozenset[str]:
+        return frozenset()  # the view shows no step's answers of its own
+
+    def unframe(self) -> None:
+        projector.hide_frame()
+
+
+def pick(member: Member | None, screen: projector.Screen | None = None) -> Role:
+    """The role of this run: a class's projector (its link), else this browser's place in a
+    live class, else a learner."""
+    if screen is not None:
+        return Projector(screen)
     if member is None:
         return Learner()
-    return Teacher(member) if member.teacher else Student(member)
+    if member.teacher:
+        return Remote(member) if remote.on_phone() else Teacher(member)
+    return Student(member)

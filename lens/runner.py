@@ -4,8 +4,8 @@ trace, header — then the page's `render(ctx)`. A page module ends with
 (`lens.i18n`), their numbers in the trace.
 
 One run is one straight path: the runner picks the run's role once (`lens.roles`: a learner, a
-class's student or its teacher), sets the page up as that role sees it, lets the role draw its
-cards, hands the page a frozen context that says what they withhold, and ends the run itself —
+class's student, its teacher or its projector — which has no frame: no sidebar, no header),
+sets the page up as that role sees it, lets the role draw its cards, hands the page a frozen context that says what they withhold, and ends the run itself —
 the walk's PDF is built after every page, whatever it drew. The runner is the top of the app's
 layer: it imports the frame (`chrome`, `sidebar`), the roles and the handout's section; none of
 them imports it, and nothing below a role imports a role.
@@ -38,6 +38,7 @@ from . import (
 )
 from .admission import TooHeavyError
 from .classroom.ui import member as classroom
+from .classroom.ui import projector
 from .context import PageContext, Plan
 from .fair_queue import Queue
 from .handout import ui as handout
@@ -66,14 +67,15 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
         router.route()
         return
     st.session_state[keys.ENTRY] = False  # the router sets it again on each run
-    role = roles.pick(classroom.current())  # chosen once: everything that differs asks it
+    screen = projector.current()  # a class's projector link: the projector, whoever's browser
+    role = roles.pick(classroom.current() if screen is None else None, screen)
     with ExitStack() as hold:
         ctx = page(info.id, hold, role, plan)
         withheld = role.cards(ctx)  # the role's cards, then the page without what they withhold
         ctx = replace(ctx, withheld=withheld, withheld_text=role.withheld_note(withheld))
         if role.asks_first(ctx) and not ctx.withheld:  # every question answered
             chrome.takeaway(ctx)
-        slot = handout.offer(ctx)  # the walk as a PDF: built below, once asked
+        slot = handout.offer(ctx) if role.framed else None  # the walk as a PDF: built below
         if ctx.shows("page"):
             render(ctx)
         else:  # an open task withholds the whole page: its navigation only
@@ -96,6 +98,8 @@ def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = No
         raise LookupError(f"no page {page_id!r} in lens.steps")
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
     hold_tablet_sidebar()  # out of the page until layout_behaviours below decides its start
+    if not role.framed:  # a class's projector: no sidebar, header nor control of the app
+        role.unframe()  # type: ignore[attr-defined]
     models = model_weights.model_architectures()
     member = role.member
     own = session.current_settings(models, model_weights.checkpoint_steps())
@@ -104,11 +108,14 @@ def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = No
         settings = session.impose(settings)
     t = Texts(settings.lang)  # common texts only: the same on every page
     st.set_page_config(page_title=document_title(page_id, settings.lang))  # its own, translated
-    upload_slot = sidebar.controls(settings, t, models, class_code=role.class_code)
-    chrome.notices(t)
+    upload_slot = (sidebar.controls(settings, t, models, class_code=role.class_code)
+                   if role.framed else None)
+    if role.framed:
+        chrome.notices(t)
     cfg = settings.to_config()
     image_key, model_input, original, name = current_image(settings, t)
-    if settings.source == "upload" and st.session_state.get(keys.IMAGE_BYTES):
+    if upload_slot is not None and settings.source == "upload" and st.session_state.get(
+            keys.IMAGE_BYTES):
         sidebar.show_upload(upload_slot, t, name, images.thumbnail_png(image_key, original))
     planned = [("", settings), *(plan(settings) if plan is not None else [])]
     admit(hold, t, page_id, image_key, planned)
@@ -121,12 +128,14 @@ def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = No
     check.sync_url(settings.lesson and member is None)
     classroom.sync_url(member)
     classroom.keep_teacher(member)
-    chrome.export(t, trace, image_key, weights)
-    layout_behaviours(settings.lang)  # formulas fitted, a new page at its top, <html lang>…
+    if role.framed:
+        chrome.export(t, trace, image_key, weights)
+        layout_behaviours(settings.lang)  # formulas fitted, a new page at its top, <html lang>…
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
                       image_name=name, image_key=image_key, head_model=head, member=member,
                       state=MappingProxyType(st.session_state.to_dict()), services=SERVICES)
-    chrome.header(ctx, role.caption(ctx), asks_first=role.asks_first(ctx))
+    if role.framed:
+        chrome.header(ctx, role.caption(ctx), asks_first=role.asks_first(ctx))
     return ctx
 
 
