@@ -72,8 +72,11 @@ def test_the_projector_shows_each_stage_and_never_a_nickname_nor_an_early_answer
     assert "0 / 1" in everything(p)
     s.run()
     send(s, TOKENS, WRONG)
+    (task, settings_key), = shared_store().state(code)["tasks"]
+    room.start_countdown(shared_store(), code, key, task, settings_key, 60)
     p.run()
     assert "1 / 1" in everything(p) and str(WRONG) not in everything(p)
+    assert say("projector_left", lang, s=60) in everything(p)  # the countdown, on the wall
     no_control(p)
 
     t.button(key=f"class_close_{TOKENS}").click().run()  # the discussion
@@ -138,6 +141,19 @@ def test_the_teachers_phone_drives_the_class_with_the_vote_1_hint():
     assert "30 %" in hint[0]
     t.run()  # the laptop's page follows: the question in its discussion
     assert any(translate("state_discuss", "en", "class") in m.value for m in t.markdown)
+
+
+def test_a_countdown_run_out_closes_vote_1_from_the_teachers_page():
+    t = teacher()
+    code, key = code_of(t), t.session_state[CLASS_MEMBER].secret
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    (task, settings_key), = shared_store().state(code)["tasks"]
+    assert shared_store().state(code)["tasks"][(task, settings_key)] == "open"
+    room.start_countdown(shared_store(), code, key, task, settings_key, 0)  # already out
+    t.run()  # the teacher's follower looks at the class: the vote closes
+    assert_clean(t)
+    assert shared_store().state(code)["tasks"][(task, settings_key)] == "discuss"
+    assert room.countdown_end(shared_store(), code, task, settings_key, "open") is None
 
 
 def test_the_teachers_page_links_the_projector_and_shows_the_remote_qr_only_not_presenting():
