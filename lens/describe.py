@@ -115,10 +115,10 @@ def heatmap(t: Texts, a: Args) -> Description:
     text = [_range(t, "alt_heatmap", m, title=a["title"], xlabel=a["xlabel"],
                    ylabel=a["ylabel"], largest=_largest(t, bool(a["signed"])),
                    top=_cells(t, m, bool(a["signed"]), rows, cols))]
-    if a["highlight_row"] is not None:
+    if a["highlight_row"] is not None and 0 <= int(a["highlight_row"]) < m.shape[0]:
         r = int(a["highlight_row"])
         text.append(_range(t, "alt_highlight_row", m[r], r=rows(r)))
-    if a["highlight_col"] is not None:
+    if a["highlight_col"] is not None and 0 <= int(a["highlight_col"]) < m.shape[1]:
         c = int(a["highlight_col"])
         text.append(_range(t, "alt_highlight_col", m[:, c], c=cols(c)))
     return Description(joined(t, "alt_sentences", text))
@@ -129,7 +129,7 @@ def row_heatmap(t: Texts, a: Args) -> Description:
     m = np.atleast_2d(np.asarray(a["m"], dtype=np.float64))
     labels = [str(s) for s in a["row_labels"]]
     tops = []
-    for label, row in zip(labels, m, strict=False):
+    for label, row in zip(labels, m if m.size else [], strict=False):
         c = largest(row, 1, by_size=bool(a["signed"]))[0]
         tops.append(t("alt_row_top", label=label, v=number(row[c]), c=c))
     return Description(_range(t, "alt_row_heatmap", m, title=a["title"],
@@ -213,6 +213,8 @@ def _chart(t: Texts, name: str, v: np.ndarray, xlabel: str, ticks: Sequence[str]
     """One bar chart v [n]: its range, largest bar, each bar when at most ALT_BARS, and the
     highlighted bar."""
     v = np.asarray(v, dtype=np.float64).ravel()
+    if not v.size:
+        return name
     label = (lambda i: str(ticks[i])) if ticks is not None else str
     at = "alt_bar_named" if ticks is not None else "alt_bar_at"  # "circle: 0.8", "0.8 at 3"
     top = t(at, v=number(v[largest(v, 1)[0]]), i=label(largest(v, 1)[0]))

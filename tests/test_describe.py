@@ -226,3 +226,13 @@ def test_the_english_descriptions_of_every_kind_are_english():
     for f, a, k in zh_calls():
         alt = describe(f, a, k, "en").alt
         assert alt and "为" not in alt and "。" not in alt, alt
+
+
+def test_an_empty_or_odd_call_is_still_described():
+    """A description never fails a page: empty arrays, an outlined row out of range."""
+    empty = np.zeros((0, 3))
+    assert describe(figures.heatmap, (empty, "E", "x", "y"), {}, "en").alt.startswith("E.")
+    assert describe(figures.heatmap, (np.ones((2, 2)), "H", "x", "y"), {"highlight_row": 5},
+                    "en").alt.startswith("H.")
+    assert "none" in describe(figures.bars, ([np.zeros(0)], ["none"], "x", ["y"], "B"), {},
+                              "en").alt
