@@ -11,8 +11,9 @@ there, not on a shape it "knows" by chance.
 
 A run of steps belongs to one session: the page keeps its runs (`keys.LEARN_RUN`, a `Runs`:
 one per shape and setting, the `KEPT` latest) and hands one back to `run`, which returns it
-advanced (at most `MAX_STEPS` steps); `kept` files it again. A small model's weights are
-~0.3 MB, so a session holds at most a few MB. No Streamlit here.
+advanced (at most `MAX_STEPS` steps); `kept` files it again. The shapes model's weights are
+~0.33 MB (an SGD run holds one copy, an Adam run three with its moments), so a session holds
+at most ~4 MB. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ STEP_SIZES = {"sgd": (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1),
               "adam": (1e-5, 3e-5, 1e-4, 3e-4, 1e-3)}
 DEFAULT_SIZE = {"sgd": 0.001, "adam": 1e-4}
 SURVEYED = 20  # shapes the untrained model's answers are counted on, from the sidebar's number
-KEPT = 6  # runs a session keeps (one per shape and setting), the latest
+KEPT = 4  # runs a session keeps (one per shape and setting), the latest
 
 
 @dataclass(frozen=True)

@@ -213,3 +213,18 @@ def test_the_extra_steps_survive_a_change_of_shape_and_back():
     back = latest(at)
     assert back.settings == eleven.settings and back.losses == eleven.losses
     assert [m.label for m in at.metric][1] == translate("loss_after", "en", "learn", n=11)
+
+
+def test_the_session_keeps_the_latest_runs_one_per_setting():
+    """`one_image.kept`: a run filed again replaces its setting's and becomes the latest; beyond
+    KEPT the oldest goes; the dict given is left as it was."""
+    base = one_image.Run(("random0", 0, "sgd", 0.001), None, None, (1.0, 0.5))
+    runs = None
+    for shape in range(one_image.KEPT + 2):
+        runs = one_image.kept(runs, replace(base, settings=("random0", shape, "sgd", 0.001)))
+    assert [k[1] for k in runs] == list(range(2, one_image.KEPT + 2))
+    again = replace(base, settings=("random0", 3, "sgd", 0.001), losses=(1.0, 0.5, 0.2))
+    before = dict(runs)
+    after = one_image.kept(runs, again)
+    assert runs == before and list(after)[-1][1] == 3 and after[again.settings] is again
+    assert len(after) == one_image.KEPT
