@@ -10,7 +10,8 @@ A page run, top to bottom:
     services.py   what a page reaches beyond its trace: the caches, the gate, the models
     steps.py      the registry of pages (pages/<id>.py), by id, in the note's order (pure)
     walk/         per step: its lesson tasks, its formulas, its handout sheet (pure)
-    sections/     the page sections several pages draw (PCA, similarity, relevance, …)
+    sections/     the page sections several pages draw (PCA, similarity, relevance, …; inside
+                  the model: logit_lens.py, logit_shares.py, patching.py, faithfulness.py)
     sidebar.py    the controls; chrome.py: notices, header and footer, the trace export
     widgets.py    a picture, a matrix with its number window, the query picker, selectors
     pictures.py   a page's pictures as data (Picture, Matrix), drawn without Streamlit
@@ -37,6 +38,7 @@ In the browser:
     explorer.py   the explorer's payload (pure); explorer_component.py the component that
                   shows it (explorer_web/: its HTML, CSS and JavaScript)
     layout_js.py  wide formulas fitted, a new page at its top, a tablet's sidebar collapsed
+    scroll_js.py  what to read next (a verdict, a result) scrolled into view, once
     figures/      arrays -> PNG pictures (no Streamlit)
 
 Packages with a pure part and a Streamlit part (`ui`):

@@ -24,6 +24,7 @@ from encoder_core.cost import (
     encode_seconds,
     head_statistics,
     heads_off,
+    layer_bytes,
     params_bytes,
     patch_pca,
     relevance,
@@ -92,12 +93,63 @@ def relevance_terms(cfg: EncoderConfig) -> list[Derived]:
     return [relevance(cfg), relevance(cfg), readout, pictures([2, 2])]
 
 
+# --- inside the model, layer by layer (lens/sections/logit_lens.py, logit_shares.py,
+# patching.py, faithfulness.py): with a head only ---------------------------------------------
+
+N_CLASSES = 1000  # the logits a head gives at most (ImageNet-1k's): what a lens keeps per row
+FAITH_STEPS = 10  # the faithfulness curves' steps: FAITH_STEPS + 1 points each
+
+
+def logit_lens(cfg: EncoderConfig) -> Derived:
+    """Both lenses (`views.logit_lens`): kept, [L+1, n_classes] and [L+1, S, n_classes] float32;
+    beside them one depth's normed rows [S, d] float64 and its logits [S, n_classes] float64;
+    (L+1)·S rows through the final norm and the head (a d × n_classes product each)."""
+    S, d, L, C = cfg.seq_len, cfg.d_model, cfg.n_layers, N_CLASSES
+    return Derived((L + 1) * (S + 1) * C * F32, S * d * F64 + S * C * F64,
+                   2 * (L + 1) * S * d * C / (MATMUL64_GFLOPS * 1e9))
+
+
+def logit_shares(cfg: EncoderConfig) -> Derived:
+    """One class's shares (`views.logit_attribution`): kept, [L, h] and [L] float64; beside
+    them each layer's heads' outputs through W_O, [h, S, d] float64; a pass over the layers."""
+    S, d, h, L = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.n_layers
+    return Derived((L * h + L + 8) * F64, h * S * d * F64,
+                   2 * L * h * S * d * d / (MATMUL64_GFLOPS * 1e9))
+
+
+def patching(cfg: EncoderConfig) -> Derived:
+    """Patching one image into another (`views.patching.patching_map`): B's trace (kept in the
+    traces' cache, `trace_bytes`) and the map [L, S] float64; beside them a partial pass's
+    layers; one pass from each layer for each of the S tokens: S·(L+1)/2 forwards' time."""
+    S, L = cfg.seq_len, cfg.n_layers
+    return Derived(trace_bytes(cfg) + L * S * F64, 2 * layer_bytes(cfg),
+                   S * (L + 1) / 2 * encode_seconds(cfg))
+
+
+def faithfulness(cfg: EncoderConfig) -> Derived:
+    """The deletion and insertion curves of five orders (`views.faithfulness`): 2 · 5 ·
+    (FAITH_STEPS + 1) forwards, one at a time (a trace's worth beside them), the curves kept;
+    the two relevance maps they order by are the relevance section's (`relevance_terms`)."""
+    runs = 2 * 5 * (FAITH_STEPS + 1)
+    return Derived(runs * 2 * F64, trace_bytes(cfg), runs * encode_seconds(cfg))
+
+
+def inside_terms(cfg: EncoderConfig) -> list[Derived]:
+    """The four sections inside the model, with their pictures: the lens grid and the patch
+    map (2 maps), the shares grid, the images A and B and one patching map per layer, the two
+    pictures of curves."""
+    L = cfg.n_layers
+    return [logit_lens(cfg), logit_shares(cfg), patching(cfg), faithfulness(cfg),
+            pictures([0, 2, 0, 0, L, 0, 0])]
+
+
 def stack(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     """Rollout, head statistics, the explorer with the maps that fit (pages/stack.py: at most 6
     layers × 8 heads; all of them, else the chosen layer, else none), its pictures: the layer ×
     head table when the explorer does not carry every layer, two rollout maps, two value grids,
     the output heatmap; the PCA of the output's patch rows and its three pictures; with a head,
-    two classes' relevance (`relevance_terms`)."""
+    two classes' relevance (`relevance_terms`) and the sections inside the model
+    (`inside_terms`)."""
     N, L, h, S = cfg.n_tokens, cfg.n_layers, cfg.n_heads, cfg.seq_len
     n_l, n_h = min(L, 6), min(h, 8)  # pages/stack.py MAX_GRID_LAYERS, MAX_GRID_HEADS
     live = n_l if explorer.fits(n_l * n_h, N) else (1 if explorer.fits(n_h, N) else 0)
@@ -110,7 +162,7 @@ def stack(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     terms.append(pictures(table + [1, 1, 0, 0, 0]))
     terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
     terms += similarity_terms(cfg)
-    return terms + (relevance_terms(cfg) if head else [])
+    return terms + (relevance_terms(cfg) + inside_terms(cfg) if head else [])
 
 def multihead(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     S, d, h, N = cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.n_tokens
@@ -136,7 +188,7 @@ def vit(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     """cls maps [L, h, N]; rollout of row 0 with a discard (partition, masks, indices of
     S² float64 per layer); token norms [L, S]; the explorer of one layer's heads; the PCA of
     the output's patch rows; the heads switched off (`heads_off`); with a head, two classes'
-    relevance (`relevance_terms`)."""
+    relevance (`relevance_terms`) and the sections inside the model (`inside_terms`)."""
     if not cfg.cls_token:
         return []
     S, N, h, L, d = cfg.seq_len, cfg.n_tokens, cfg.n_heads, cfg.n_layers, cfg.d_model
@@ -152,7 +204,7 @@ def vit(cfg: EncoderConfig, head: bool = False) -> list[Derived]:
     terms.append(pictures([k, k, 1, L * k] + ([] if live else [k]) + [0, 0, 0, 2]))
     terms += [patch_pca(cfg), pictures([0, 1, 0])]  # its first component, mask and colours
     terms += similarity_terms(cfg)
-    return terms + (relevance_terms(cfg) if head else [])
+    return terms + (relevance_terms(cfg) + inside_terms(cfg) if head else [])
 
 
 def compare(cfg: EncoderConfig, head: bool = False) -> list[Derived]:

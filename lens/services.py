@@ -55,6 +55,11 @@ class Services:
         from . import traces
         return traces.trace_for(image_key, image, cfg, params, weights)
 
+    def builtin_photo(self) -> bytes:
+        """The built-in photo's file bytes (the image a first visit shows)."""
+        from . import images
+        return images.DEFAULT_IMAGE.read_bytes()
+
     def sample_png(self, seed: int) -> bytes:
         """The generated shape number `seed` as PNG bytes."""
         from . import images

@@ -17,7 +17,11 @@ from lens.context import PageContext
 from lens.lesson.ui import course
 from lens.runner import run_page
 from lens.sections import meaning
+from lens.sections.faithfulness import faithfulness_section
 from lens.sections.heads_off import heads_off_section
+from lens.sections.logit_lens import logit_lens_section
+from lens.sections.logit_shares import logit_shares_section
+from lens.sections.patching import patching_section
 from lens.sections.pca import pca_section
 from lens.sections.relevance import relevance_section
 from lens.sections.similarity import similarity_section
@@ -51,6 +55,9 @@ def render(ctx: PageContext) -> None:
     output(ctx, r)  # --- 4
     if tr.params.head is not None:  # a class's relevance: the shapes model, a ViT's head
         relevance_section(ctx, heading=st.subheader)
+        for section in (logit_lens_section, logit_shares_section, patching_section,
+                        faithfulness_section):  # inside the model, layer by layer
+            section(ctx, heading=st.subheader)
 
     pca_section(ctx, heading=st.subheader)  # --- 5 · PCA of the output's patch rows ----------
     similarity_section(ctx, heading=st.subheader)  # --- 6 · patch similarity, live ------------

@@ -2,7 +2,8 @@
 the model's own prediction, DINO's last-layer CLS attention with "keep x % of the
 mass", rollout (discard ratio, head fusion), the layer × head grid of CLS attention, attention
 from any patch, the token-norm map, a class's relevance beside another's (with a head), the
-PCA of the patch features and heads switched off."""
+PCA of the patch features and heads switched off; with a head, inside the model layer by
+layer: the logit lens, the logit's shares, patching a second image in, the faithful map."""
 
 
 import numpy as np
@@ -32,7 +33,11 @@ from encoder_core.views.vit_views import (
 from lens import explorer, figures, widgets
 from lens.context import PageContext
 from lens.runner import run_page
+from lens.sections.faithfulness import faithfulness_section
 from lens.sections.heads_off import heads_off_section
+from lens.sections.logit_lens import logit_lens_section
+from lens.sections.logit_shares import logit_shares_section
+from lens.sections.patching import patching_section
 from lens.sections.pca import pca_section
 from lens.sections.prediction import prediction
 from lens.sections.relevance import relevance_section
@@ -64,9 +69,19 @@ def render(ctx: PageContext) -> None:
     token_norm_map(ctx)  # --- 5
     if tr.params.head is not None:  # why this class and not that one: relevance per patch
         relevance_section(ctx)
+        inside_the_model(ctx)
     pca_section(ctx)  # --- 6 · PCA of the patch features ---------------------------------------
     similarity_section(ctx)  # --- 7 · patch similarity, live -----------------------------------
     heads_off_section(ctx)  # --- 8 · heads switched off ----------------------------------------
+
+
+def inside_the_model(ctx: PageContext) -> None:
+    """Layer by layer, with a head: the logit lens, the logit's shares, patching a second
+    image in, and which map is faithful."""
+    logit_lens_section(ctx)
+    logit_shares_section(ctx)
+    patching_section(ctx)
+    faithfulness_section(ctx)
 
 
 def need_vit(ctx: PageContext) -> None:

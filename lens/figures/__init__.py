@@ -15,6 +15,8 @@ nearest-upsampled to the image and alpha-blended on it. Grids are one figure wit
     heatmaps.py  matrices: heatmap, row_heatmap, value_grid                      (raster)
     overlays.py  attention over the image: attention_grid, attention_table       (raster)
     images.py    the input image: image_with_grid, image_pair, patch_gallery, thumbnail
+    grids.py     a small table of colours with words: label_grid (named rows and columns,
+                 a text in every cell: the logit lens, the logit's shares)      (raster)
     charts.py    vectors: bars, bar_panels, lines                                (matplotlib)
     pipeline.py  the whole pipeline with the live shapes: image → patches → encoder (matplotlib)
     mosaic.py    one map per patch on the patch grid (learned positions' similarity)  (raster)
@@ -37,6 +39,7 @@ from .charts import (
     lines,
     lines_figure,
 )
+from .grids import label_grid, label_grid_picture
 from .heatmaps import (
     heatmap,
     heatmap_picture,
@@ -97,7 +100,8 @@ __all__ = [
     "attention_grid", "attention_grid_picture", "attention_table", "attention_table_picture",
     "answer_counts", "answer_counts_figure", "bar_panels", "bar_panels_figure", "bars",
     "bars_figure",
-    "heatmap", "heatmap_picture", "image_pair", "image_pair_picture", "matrix_title",
+    "heatmap", "heatmap_picture", "image_pair", "image_pair_picture", "label_grid",
+    "label_grid_picture", "matrix_title",
     "image_with_grid", "image_with_grid_picture", "lines", "lines_figure",
     "patch_gallery", "patch_gallery_picture", "pipeline", "pipeline_figure",
     "position_mosaic", "position_mosaic_picture", "row_heatmap",
