@@ -211,6 +211,10 @@ def test_the_projector_follows_the_class_and_is_sent_nothing_early(
         _follows(pairs, "open", [say("stage_open", lang) for _, lang in pairs], log)
         _answer(student, WRONG)
         _follows(pairs, "answer", ["1 / 1"] * 2, log)
+        wait_idle(teacher.page)
+        _click(teacher.page, f"class_countdown_{TOKENS}_90")  # the wall counts down
+        _follows(pairs, "countdown", [say("projector_left", lang, s=90).split("90")[0].strip()
+                                      or "s left" for _, lang in pairs], log)
         _shoot(pairs, "2_vote1")
         wait_idle(teacher.page)
         _click(teacher.page, f"class_close_{TOKENS}")

@@ -221,7 +221,7 @@ def watch(code: str, lang: str, seen: tuple | None, counting: tuple[str, str, st
             f"</div><div class='el-room-line'>{html.escape(said)}</div>")
     if ends is not None and state != "discuss":
         left = max(0, int(np.ceil(ends - time.time())))
-        st.html(f"<div class='el-room-line' data-testid='el-room-countdown'>"
+        st.html(f"<div class='el-room-students' data-testid='el-room-countdown'>"
                 f"{html.escape(t('projector_left', s=left))}</div>")
 
 

@@ -63,11 +63,12 @@ def on_phone() -> bool:
     return bool(st.session_state.get(CLASS_REMOTE))
 
 
-# The remote's frame: no sidebar (nor its button), buttons large enough for a thumb.
+# The remote's frame: no sidebar (nor its button), its top below Streamlit's header bar,
+# buttons large enough for a thumb.
 CSS = """
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stExpandSidebarButton"] { display: none !important; }
-.stMain .block-container { padding-top: 1rem; }
+.stMain .block-container { padding-top: 3.5rem; }
 .stMain [class*="st-key-class_remote"] button { min-height: 3rem; }
 """
 

@@ -46,6 +46,7 @@ from ...keys import (
 from ...lesson.tasks import Task, task_from_json, task_json, task_texts
 from ...lesson.ui.cards import patch_in_context, true_map
 from ...steps import PAGES, STEPS, TASKS, step_number
+from .. import room
 from ..asking import Asked, asked_on, class_settings, rule_for, same_settings
 from ..results import class_results_csv
 from ..rules import RefusedError
@@ -326,11 +327,13 @@ def act(member: Member, lang: str, action: str, arg: object) -> None:
             f = task.fixed
             store.open_task(member.code, member.secret, task.id, key, rule_for(task),
                             (f.layer, f.head, f.query), asked=task_json(task.light()))
+            room.stop_countdown(store, member.code, task.id, key)  # none left from before
         elif action in ("close_vote", "open_vote2", "reveal", "ask_again"):
             task_id, key = arg  # type: ignore[misc]
             move = {"close_vote": store.close_vote, "open_vote2": store.open_vote2,
                     "reveal": store.reveal, "ask_again": store.ask_again}[action]
             move(member.code, member.secret, task_id, key)
+            room.stop_countdown(store, member.code, task_id, key)  # the vote closed by hand
             if action == "ask_again":  # a new round: its answers hidden again
                 for vote in (1, 2):
                     st.session_state.pop(show_key(task_id.replace(".", "_"), vote), None)
