@@ -323,9 +323,9 @@ def what_moved(ctx: PageContext, w: one_image.Example, after_trace: EncoderTrace
                     ctx.t("change_figure", n=steps), ctx.t("patch_col"), ctx.t("patch_row"),
                     signed=True, colorbar_label=ctx.t("change_label"), size=(4.4, 4.0),
                     window=(j // G, j % G, 1, 1), key="learn_change", where=right)
-    st.markdown(ctx.t("moved", n=steps, v=float(here[j]), j=j, a=float(before[j]),
-                      b=float(after[j]), V=change.value, L=change.layer + 1, H=change.head + 1,
-                      I=change.query, J=change.key))
+    st.markdown(ctx.t("moved", n=steps, v=float(here[j]), j=j, r=j // G, c=j % G,
+                      a=float(before[j]), b=float(after[j]), V=change.value, L=change.layer + 1,
+                      H=change.head + 1, I=change.query, J=change.key))
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__
