@@ -44,6 +44,9 @@ class PageContext:
     head_model: object | None = None  # the classifier head of a trained model
     withheld: frozenset[str] = frozenset()  # element keys the role's open cards withhold
     withheld_text: str = "withheld"  # the key of the line in place of a withheld part
+    # the walk's steps (page ids) with a lesson question still ahead: what the places beyond
+    # a step's own page (the overview's table, the sidebar, the PDF) keep closed (lens.lesson.ahead)
+    ahead: frozenset[str] = frozenset()
     member: Member | None = None  # this browser in a live class: its teacher, a student
     # the selectors drawn so far in this run, in order, as shown: (("layer", 1), ("head", 3),
     # ("query", 105)) — what made the pictures drawn after them (their PNGs' file names)
@@ -102,6 +105,11 @@ class PageContext:
         """Whether the page draws its element `key`: not while a task of the lesson that
         withholds it is open (`lens.lesson.ui.cards`)."""
         return key not in self.withheld
+
+    def knows(self, page_id: str) -> bool:
+        """Whether the learner may read step `page_id`'s answers here: no question of it is
+        still ahead (always, outside the lesson)."""
+        return page_id not in self.ahead
 
     @property
     def lang(self) -> str:

@@ -12,23 +12,27 @@ from encoder_core.views.vit_steps import vit_differences
 Texts = Callable[..., str]
 
 
-def pipeline_captions(t: Texts, cfg: EncoderConfig) -> list[str]:
-    """The three captions under the picture: the image, the patches, the encoder."""
+def pipeline_captions(t: Texts, cfg: EncoderConfig, shapes: bool = True) -> list[str]:
+    """The three captions under the picture: the image, the patches, the encoder. Without
+    `shapes` (a lesson whose questions ask for them) the patches' count and width are named,
+    not given."""
     vit_layers = bool(vit_differences(cfg)) and cfg.norm_first
-    return [t("cap_image", S=cfg.image_size, C=cfg.channels),
-            t("cap_patches", N=cfg.n_tokens, D=cfg.patch_dim),
+    patches = (t("cap_patches", N=cfg.n_tokens, D=cfg.patch_dim) if shapes
+               else t("cap_patches_named"))
+    return [t("cap_image", S=cfg.image_size, C=cfg.channels), patches,
             t("cap_vit_encoder" if vit_layers else "cap_encoder", L=cfg.n_layers)]
 
 
-def pipeline_stages(t: Texts, cfg: EncoderConfig) -> list[str]:
-    """The picture's boxes: x0, the layer × L, the output (a ViT's, in the order it runs)."""
+def pipeline_stages(t: Texts, cfg: EncoderConfig, shapes: bool = True) -> list[str]:
+    """The picture's boxes: x0, the layer × L, the output (a ViT's, in the order it runs).
+    Without `shapes` the rows are named (N, T), not counted."""
     if not vit_differences(cfg):
-        N, d = cfg.n_tokens, cfg.d_model
+        N, d = (cfg.n_tokens, cfg.d_model) if shapes else ("N", "d_model")
         layer = t("stage_layer_ffn") if cfg.use_ffn else t("stage_layer")
         return [f"x0 = {t('word_patches')} · W_E + PE   [{N} × {d}]",
                 f"{layer}  × {cfg.n_layers}   (h = {cfg.n_heads})",
                 f"{t('stage_output')}   [{N} × {d}]"]
-    S_, d = cfg.seq_len, cfg.d_model
+    S_, d = (cfg.seq_len, cfg.d_model) if shapes else ("T", "d_model")
     prefix = ", ".join(prefix_names(cfg))
     embed = f"{t('word_patches')} · W_E" + (" + b_E" if cfg.patch_bias else "")
     pos = (" + pos_embed" if cfg.position == "learned" else " + PE") if cfg.use_pe else ""

@@ -9,6 +9,8 @@ the role's kind, for what differs between them:
 - `cards`: draws the role's cards at the top of the page and returns the page's element keys
   they withhold (`PageContext.withheld`), with `withheld_note`, the key of the line that
   stands in place of a withheld part;
+- `ahead`: the walk's steps with a question still ahead, which the places beyond a step's own
+  page keep closed (`PageContext.ahead`: the overview's table, the sidebar, the PDF);
 - `framed`: whether the runner draws the app's frame around the page (sidebar, header, the
   walk's PDF); a class's projector has none (`Projector.unframe` hides Streamlit's own).
 
@@ -27,11 +29,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from encoder_core import EncoderConfig
 
+from . import keys
 from .classroom.ui import projector, remote, student, teacher
-from .classroom.ui.member import Member
+from .classroom.ui.member import Member, class_state
+from .lesson.ahead import steps_ahead
 from .lesson.ui import cards, check, course
 from .settings import Settings
-from .steps import STEPS
+from .steps import STEPS, class_tasks_for
 
 if TYPE_CHECKING:
     from .context import PageContext
@@ -55,6 +59,9 @@ class Role(Protocol):
     def cards(self, ctx: PageContext) -> frozenset[str]: ...
 
     def withheld_note(self, withheld: frozenset[str]) -> str: ...
+
+    def ahead(self, page_id: str, settings: Settings, state: Mapping[str, object],
+              ) -> frozenset[str]: ...
 
     @property
     def framed(self) -> bool: ...
@@ -96,15 +103,30 @@ class Learner(_OwnSettings):
         waiting = False  # for the concept check before the lesson
         if ctx.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
             course.choose(ctx)
+            if not course.chosen(ctx):  # its overview states the lesson's answers
+                return frozenset({"page", "choice"})
             waiting = ctx.settings.lesson and check.before(ctx.lang)
         if not ctx.settings.lesson:
             return frozenset()
+        if ctx.id != STEPS[0].id:  # a step reached by a link: the check offered first
+            check.offer(ctx.lang, STEPS[0].path)
         return frozenset({"page", "concept_check"}) if waiting else cards.ask(ctx)
 
     def withheld_note(self, withheld: frozenset[str]) -> str:
         """A learner alone answers or presses "Show me" (or sends or skips the concept check
-        before the lesson)."""
+        before the lesson, or makes the first page's choice)."""
+        if "choice" in withheld:
+            return "withheld_choice"
         return "withheld_check" if "concept_check" in withheld else "withheld"
+
+    def ahead(self, page_id: str, settings: Settings, state: Mapping[str, object],
+              ) -> frozenset[str]:
+        """In the lesson — and on the first page before its choice — every step whose
+        questions are not all answered or shown; none in free mode."""
+        undecided = page_id == STEPS[0].id and not state.get(keys.LESSON_CHOSEN)
+        if not (settings.lesson or undecided):
+            return frozenset()
+        return steps_ahead(settings.to_config(), cards.records())
 
 
 @dataclass(frozen=True)
@@ -137,6 +159,17 @@ class Student:
     def withheld_note(self, withheld: frozenset[str]) -> str:
         return "withheld_class"  # the class waits for the reveal
 
+    def ahead(self, page_id: str, settings: Settings, state: Mapping[str, object],
+              ) -> frozenset[str]:
+        """The walk's steps with a class question not yet revealed (all of them while the
+        class is out of reach)."""
+        seen = class_state()
+        tasks = seen["tasks"] if seen is not None else {}
+        revealed = {task for (task, _), state in tasks.items() if state == "revealed"}
+        cfg = settings.to_config()
+        return frozenset(p.id for p in STEPS
+                         if any(s.id not in revealed for s in class_tasks_for(p.id, cfg)))
+
 
 @dataclass(frozen=True)
 class Teacher(_OwnSettings):
@@ -156,6 +189,10 @@ class Teacher(_OwnSettings):
 
     def withheld_note(self, withheld: frozenset[str]) -> str:
         return "withheld_teacher"
+
+    def ahead(self, page_id: str, settings: Settings, state: Mapping[str, object],
+              ) -> frozenset[str]:
+        return frozenset()  # the teacher reveals: nothing is kept from them
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ trace, header — then the page's `render(ctx)`. A page module ends with
 
 One run is one straight path: the runner picks the run's role once (`lens.roles`: a learner, a
 class's student, its teacher or its projector — which has no frame: no sidebar, no header),
-sets the page up as that role sees it, lets the role draw its cards, hands the page a frozen context that says what they withhold, and ends the run itself —
+sets the page up as that role sees it, lets the role draw its
+cards, hands the page a frozen context that says what they withhold, and ends the run itself —
 the walk's PDF is built after every page, whatever it drew. The runner is the top of the app's
 layer: it imports the frame (`chrome`, `sidebar`), the roles and the handout's section; none of
 them imports it, and nothing below a role imports a role.
@@ -32,6 +33,7 @@ from . import (
     resources,
     roles,
     router,
+    scroll_js,
     session,
     sidebar,
     traces,
@@ -82,6 +84,7 @@ def run_page(script: str, render: Callable[[PageContext], None], plan: Plan | No
             st.caption(ctx.t(ctx.withheld_text))
             chrome.footer(ctx)
     handout.build_asked(ctx, slot)  # after the run's reservation is released
+    scroll_js.carry_out()  # what a callback asked to show next (a verdict), now drawn
 
 
 def document_title(page_id: str, lang: str) -> str:
@@ -108,8 +111,9 @@ def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = No
         settings = session.impose(settings)
     t = Texts(settings.lang)  # common texts only: the same on every page
     st.set_page_config(page_title=document_title(page_id, settings.lang))  # its own, translated
-    upload_slot = (sidebar.controls(settings, t, models, class_code=role.class_code)
-                   if role.framed else None)
+    ahead = role.ahead(page_id, settings, st.session_state)
+    upload_slot = sidebar.controls(settings, t, models, class_code=role.class_code,
+                                   ahead=ahead) if role.framed else None
     if role.framed:
         chrome.notices(t)
     cfg = settings.to_config()
@@ -133,6 +137,7 @@ def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = No
         layout_behaviours(settings.lang)  # formulas fitted, a new page at its top, <html lang>…
     ctx = PageContext(id=page_id, settings=settings, trace=trace, original=original,
                       image_name=name, image_key=image_key, head_model=head, member=member,
+                      ahead=ahead,
                       state=MappingProxyType(st.session_state.to_dict()), services=SERVICES)
     if role.framed:
         chrome.header(ctx, role.caption(ctx), asks_first=role.asks_first(ctx))

@@ -15,7 +15,7 @@ import streamlit as st
 from encoder_core import EncoderConfig
 
 from . import keys
-from .settings import ARCHITECTURE, DEFAULTS, Notice, Settings
+from .settings import ARCHITECTURE, DEFAULTS, URL_KEYS, Notice, Settings
 
 # What a model that fixes the architecture (trained, a checkpoint) overwrites, kept to give back
 # when the learner returns to random weights; the query's number depends on the grid.
@@ -35,6 +35,9 @@ def current_settings(models: Mapping[str, EncoderConfig],
         settings, notices = Settings.from_url(st.query_params.to_dict(), models, checkpoints)
         state[keys.URL_NOTICES] = notices
         state[keys.URL_SETTINGS] = settings
+        # a link that carries settings (lesson=1 or 0 among them: every link the app writes
+        # does) has made the first page's choice; a first visit without one has not
+        state[keys.LESSON_CHOSEN] = any(k in st.query_params for k in URL_KEYS)
         _write(settings)
         state[keys.WEIGHTS_BEFORE] = settings.weights
         state[keys.INITIALISED] = True

@@ -7,7 +7,7 @@ Texts come from the common table only, so no page can change the sidebar's words
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -26,10 +26,12 @@ UPLOAD_TYPES = ["png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif"]
 
 
 def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderConfig],
-             class_code: str = "") -> DeltaGenerator:
+             class_code: str = "", ahead: Collection[str] = ()) -> DeltaGenerator:
     """Draw every control for the settings `s` (already normalised). Returns the place under
     the uploader where the page shows the upload in use (`show_upload`). A student of a live
-    class (`class_code`) gets the language alone: the image and the model are the class's."""
+    class (`class_code`) gets the language alone: the image and the model are the class's.
+    The derived values a lesson question asks for are left out while its step is `ahead`
+    (`lens.lesson.ahead`): d_ff, and d_k = d_model / h in the scaling's name."""
     sb = st.sidebar
     sb.radio(t("language"), options=list(LANG_NAMES), key="lang", format_func=LANG_NAMES.get,
              horizontal=True)
@@ -49,8 +51,9 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
         sb.caption(t("checkpoint_file", place=checkpoints[s.weights].place))
     elif locked:
         arch = s.architecture
+        d_ff = "" if "ffn" in ahead else f", d_ff {arch.d_ff}"
         sb.info(t("trained_locked", arch=f"d_model {arch.d_model}, h {arch.n_heads}, "
-                                         f"{arch.n_layers} layers, d_ff {arch.d_ff}"))
+                                         f"{arch.n_layers} layers{d_ff}"))
     for line in model_weights.model_problems():
         sb.warning(t("checkpoint_problem", problem=line))
     download_controls(t, s.lang)
@@ -61,12 +64,13 @@ def controls(s: Settings, t: Callable[..., str], models: Mapping[str, EncoderCon
     box = sb.expander(t("advanced"), key=keys.ADVANCED, on_change="rerun")
     if box.open:
         with box:
-            _architecture_controls(s, t, locked)
+            _architecture_controls(s, t, locked, ahead)
     sb.button(t("reset"), on_click=reset_settings)
     return upload_slot
 
 
-def _architecture_controls(s: Settings, t: Callable[..., str], locked: bool) -> None:
+def _architecture_controls(s: Settings, t: Callable[..., str], locked: bool,
+                           ahead: Collection[str] = ()) -> None:
     st.radio(t("colour"), list(CHANNELS), key="channels", horizontal=True, disabled=locked,
              format_func=lambda c: t("grey") if c == 1 else t("rgb"))
     st.select_slider(t("image_size"), IMAGE_SIZES, key="image_size", disabled=locked)
@@ -74,9 +78,15 @@ def _architecture_controls(s: Settings, t: Callable[..., str], locked: bool) -> 
     st.select_slider(t("d_model"), D_MODELS, key="d_model", disabled=locked)
     st.select_slider(t("n_heads"), s.head_options(), key="n_heads", disabled=locked)
     st.slider(t("n_layers"), 1, MAX_LAYERS, key="n_layers", disabled=locked)
-    st.caption(f"d_ff = {s.d_ff}" if locked else t("d_ff_info", d_ff=s.d_ff))
+    if "ffn" in ahead:  # ffn.hidden asks for it
+        st.caption(t("d_ff_rule"))
+    else:
+        st.caption(f"d_ff = {s.d_ff}" if locked else t("d_ff_info", d_ff=s.d_ff))
+    closed = "qkv" in ahead  # qkv.d_head asks for d_model / h
+    scale_name = {v: t(f"scale_{v}_ahead" if closed and v == "d_k" else f"scale_{v}")
+                  for v in SCALES}
     st.toggle(t("use_ffn"), key="use_ffn", disabled=locked)
-    st.radio(t("scale"), list(SCALES), key="scale", format_func=lambda v: t(f"scale_{v}"))
+    st.radio(t("scale"), list(SCALES), key="scale", format_func=scale_name.get)
     st.toggle(t("use_pe"), key="use_pe")
     st.number_input(t("seed"), min_value=0, max_value=MAX_SEED, step=1, key="seed",
                     disabled=s.weights != "random")

@@ -207,7 +207,7 @@ def post_norm(ctx: PageContext) -> None:
     add(ctx, layer, query)  # --- 1
     moments(ctx, layer, query)  # --- 2
     widgets.section(ctx, "normalise", lambda: normalise(ctx, layer, query))  # --- 3
-    scale_shift(ctx, layer, query)  # --- 4
+    widgets.section(ctx, "scale_shift", lambda: scale_shift(ctx, layer, query))  # --- 4
     widgets.section(ctx, "by_hand", lambda: by_hand(ctx, layer, query))  # --- 5
 
 

@@ -12,6 +12,7 @@ from encoder_core.views.vit_steps import pixel_stats_guess, vit_differences
 from lens import chrome, figures, widgets
 from lens.context import PageContext
 from lens.i18n import worded
+from lens.lesson.ahead import opened_through, row_page
 from lens.pipeline_words import pipeline_captions, pipeline_stages
 from lens.runner import run_page
 from lens.sections.prediction import prediction
@@ -25,12 +26,18 @@ def pipeline_picture(ctx: PageContext, captions: list[str], stages: list[str]) -
                          stages, key="pipeline")
 
 
-def pipeline_rows(cfg, t, lang: str) -> list[tuple[str, str, str, str]]:
+def pipeline_rows(cfg, t, lang: str, ahead: frozenset[str] = frozenset(),
+                  ) -> list[tuple[str, str, str, str]]:
     """The pipeline table's cells, a row per step: (step, formula, shapes, parameters), worded
-    by `t` (the page's texts) in `lang`."""
-    return [(t(f"step_{s.id}"), worded(s.formula, lang), worded(s.shape, lang),
-             f"{s.n_params:,}" + (t("per_layer") if s.per_layer and s.n_params else ""))
-            for s in pipeline_steps(cfg)]
+    by `t` (the page's texts) in `lang`. In the lesson a row whose step (or a step before it)
+    has a question `ahead` shows its step's name alone: the table fills in row by row."""
+    def row(s) -> tuple[str, str, str, str]:
+        if not opened_through(row_page(s.id), ahead):
+            return (t(f"step_{s.id}"), *(t("row_ahead"),) * 3)
+        return (t(f"step_{s.id}"), worded(s.formula, lang), worded(s.shape, lang),
+                f"{s.n_params:,}" + (t("per_layer") if s.per_layer and s.n_params else ""))
+
+    return [row(s) for s in pipeline_steps(cfg)]
 
 
 def render(ctx: PageContext) -> None:
@@ -40,7 +47,9 @@ def render(ctx: PageContext) -> None:
     N, d = cfg.n_tokens, cfg.d_model
     vit = bool(vit_differences(cfg))  # a real ViT's steps (the note's encoder: none)
     st.markdown(ctx.t("what_to_do"))
-    pipeline_picture(ctx, pipeline_captions(ctx.t, cfg), pipeline_stages(ctx.t, cfg))
+    shapes = opened_through("multihead", ctx.ahead)  # the patches', x0's, the output's shapes
+    pipeline_picture(ctx, pipeline_captions(ctx.t, cfg, shapes),
+                     pipeline_stages(ctx.t, cfg, shapes))
     if vit:
         model = ctx.model
         st.write(ctx.t("vit_intro", name=model.name if model else "ViT", N=N, S=cfg.seq_len))
@@ -50,8 +59,11 @@ def render(ctx: PageContext) -> None:
 
     st.subheader(ctx.t("pipeline"))
     columns = [ctx.t(c) for c in ("col_step", "col_formula", "col_shape", "col_params")]
-    rows = [dict(zip(columns, row, strict=True)) for row in pipeline_rows(cfg, ctx.t, ctx.lang)]
+    rows = [dict(zip(columns, row, strict=True))
+            for row in pipeline_rows(cfg, ctx.t, ctx.lang, ctx.ahead)]
     st.table(rows, hide_index=True)  # static, every cell wrapped in full (a grid cut long ones)
+    if ctx.ahead:
+        st.caption(ctx.t("rows_ahead"))
     st.caption(ctx.t("total", n=parameter_count(cfg), L=cfg.n_layers))
 
     st.subheader(ctx.t("images"))
@@ -64,7 +76,7 @@ def render(ctx: PageContext) -> None:
         st.caption(ctx.t("images_caption", S=cfg.image_size, colour=colour))
     with right:
         for tex in walk.formulas(cfg, ctx.t("tex_image"), ctx.t("tex_pixels"),
-                                 ctx.t("word_patches"), ctx.t("stage_output")):
+                                 ctx.t("word_patches"), ctx.t("stage_output"), shapes):
             st.latex(tex)  # the handout's sheet shows the same
 
     if ctx.trace.params.head is not None:  # a checkpoint's head, the shapes model's
@@ -81,6 +93,10 @@ def render(ctx: PageContext) -> None:
         st.markdown("\n".join(f"- {line}" for line in lines))
 
     st.subheader(ctx.t("deviations"))
+    if not opened_through("scores", ctx.ahead):  # they answer qkv.slip and scores.divisor
+        st.caption(ctx.t("dev_ahead"))
+        chrome.footer(ctx)
+        return
     divisor = ctx.t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))
     c1, c2 = st.columns(2)
     with c1:

@@ -1,5 +1,6 @@
 """Cut the image into P × P patches, numbered row-major."""
 
+import numpy as np
 import streamlit as st
 
 from encoder_core import patchify
@@ -79,10 +80,27 @@ def render(ctx: PageContext) -> None:
         with cols[ch]:
             name = ctx.t("patch_name", i=pick) + (f", {ctx.t('channel')} {'RGB'[ch]}"
                                                     if C == 3 else "")
-            widgets.picture(ctx, figures.value_grid, one[..., ch], name, ctx.t("pixel_col"),
-                            ctx.t("pixel_row"), signed=norm, key=f"patch_values_{ch}")
+            value_grids(ctx, one[..., ch], name, signed=norm, key=f"patch_values_{ch}")
 
     chrome.footer(ctx)
+
+
+def value_grids(ctx: PageContext, m: np.ndarray, name: str, *, signed: bool, key: str) -> None:
+    """A patch's P × P values with their numbers: one grid on a laptop or a tablet; on a
+    phone two grids of half the columns each, one above the other, so that the numbers keep
+    their size (P = 16: sixteen columns of numbers would be drawn at half size)."""
+    st.html(widgets.SWAP_CSS)
+    cols = m.shape[1]
+    half = (cols + 1) // 2
+    labels = (ctx.t("pixel_col"), ctx.t("pixel_row"))
+    widgets.picture(ctx, figures.value_grid, m, name, *labels, signed=signed, key=key,
+                    where=st.container(key=f"wide_{key}"))
+    tall = st.container(key=f"tall_{key}")
+    parts = ((0, half), (half, cols)) if cols > 8 else ((0, cols),)
+    limits = figures.colour_limits(m, signed)  # one colour scale for both halves
+    for k, (c0, c1) in enumerate(parts):
+        widgets.picture(ctx, figures.value_grid, m[:, c0:c1], name, *labels, signed=signed,
+                        col0=c0, limits=limits, key=f"{key}_tall{k}", shows=key, where=tall)
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

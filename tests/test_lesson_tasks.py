@@ -121,10 +121,21 @@ def test_the_output_is_a_row_per_token_and_its_rows_differ(case):
     task = build("overview.output", settings)
     ev = task.revealed()
     i, j = task.values["i"], task.values["j"]
-    a, b = ref.output[i], ref.output[j]
-    assert ev["T"] == ref.output.shape[0] and ev["d"] == ref.output.shape[1]
-    assert ev["cos"] == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b), abs=1e-4)
-    assert ev["cos"] < 0.9999  # two different vectors, not one for the image
+    out = ref.output  # float64, the naive reference's
+    own = out - out.mean(axis=0)  # each row's own part, beyond the mean row
+
+    def cos(a, b):
+        return a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+
+    assert ev["T"] == out.shape[0] and ev["d"] == out.shape[1]
+    assert ev["cos_rows"] == pytest.approx(cos(out[i], out[j]), abs=1e-4)
+    assert ev["cos"] == pytest.approx(cos(own[i], own[j]), abs=1e-4)
+    # the patch compared is the one whose own part is least like i's ...
+    assert j == int(np.argmin([cos(own[i], own[k]) for k in range(len(own))]))
+    # ... and the number shown supports "the rows differ", on these random weights too (their
+    # whole rows are alike: cosine ~0.98, which would say the opposite)
+    assert ev["cos"] < 0.9
+    assert ev["gap"] == pytest.approx(np.abs(out[i] - out[j]).max(), rel=1e-4)
 
 
 def test_moving_the_image_by_a_patch_renumbers_the_same_rows(case):
@@ -193,15 +204,21 @@ def test_dividing_by_root_d_model_is_flatter_by_the_references_entropy(case):
     cfg = ctx.cfg
     layer = ref.layers[FIXED.layer]
     q, k = layer.q[FIXED.head], layer.k[FIXED.head]  # [N, d_k] float64
-    raw = k @ q[FIXED.query]  # [N]: q_i · k_j
 
-    def row_entropy(s: float) -> float:
-        return entropy(softmax64(raw / s))
+    def row_entropy(r: int, s: float) -> float:
+        return entropy(softmax64(k @ q[r] / s))
 
-    e_dk, e_dm = row_entropy(np.sqrt(cfg.d_head)), row_entropy(np.sqrt(cfg.d_model))
-    assert task.values["e_dk"] == pytest.approx(e_dk, abs=1e-4)
-    assert task.values["e_d"] == pytest.approx(e_dm, abs=1e-4)
-    assert task.answer == "flatter" and e_dm > e_dk  # a larger divisor: never sharper
+    rows = range(len(q))
+    e_dk = np.array([row_entropy(r, np.sqrt(cfg.d_head)) for r in rows])
+    e_dm = np.array([row_entropy(r, np.sqrt(cfg.d_model)) for r in rows])
+    r = task.values["i"]
+    # the row asked about is the one where the divisor matters most (on random weights most
+    # rows are near even whatever the divisor: the claim shows best there)
+    assert r == int(np.argmax(np.abs(e_dm - e_dk)))
+    assert task.values["e_dk"] == pytest.approx(e_dk[r], abs=1e-4)
+    assert task.values["e_d"] == pytest.approx(e_dm[r], abs=1e-4)
+    assert task.answer == "flatter" and np.all(e_dm > e_dk)  # a larger divisor: never sharper
+    assert task.values["p_d"] < task.values["p_dk"]  # its largest weight falls
     assert judge(task, "flatter").right and not judge(task, "sharper").right
 
 

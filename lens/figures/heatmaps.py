@@ -215,12 +215,14 @@ def row_heatmap(m: np.ndarray, title: str, xlabel: str, ylabel: str, row_labels:
 
 def value_grid_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
                        signed: bool = False, fmt: str = "{:.2f}", row0: int = 0,
-                       col0: int = 0) -> Picture:
+                       col0: int = 0, limits: tuple[float, float] | None = None) -> Picture:
     """A small matrix (≤ 32 × 32) as a heatmap with tick labels starting at row0/col0 and, up
-    to 256 values, each value written in its cell (white on dark cells, black on light)."""
+    to 256 values, each value written in its cell (white on dark cells, black on light).
+    `limits`: the colour scale's (vmin, vmax) when it is shared with other parts of a larger
+    matrix (default: this matrix's own)."""
     m = np.atleast_2d(np.asarray(m, dtype=np.float32))
     rows, cols = m.shape
-    vmin, vmax = colour_limits(m, signed)
+    vmin, vmax = limits if limits is not None else colour_limits(m, signed)
     cmap = SIGNED_CMAP if signed else PROB_CMAP
     values = [fmt.format(v) for v in m.ravel()] if m.size <= 256 else []
     # cells as wide as their numbers at MIN_PT (and 28 px at least): the text is never shrunk
@@ -248,7 +250,8 @@ def value_grid_picture(m: np.ndarray, title: str, xlabel: str, ylabel: str, *,
 
 
 def value_grid(m: np.ndarray, title: str, xlabel: str, ylabel: str, *, signed: bool = False,
-               fmt: str = "{:.2f}", row0: int = 0, col0: int = 0) -> bytes:
+               fmt: str = "{:.2f}", row0: int = 0, col0: int = 0,
+               limits: tuple[float, float] | None = None) -> bytes:
     """PNG bytes of `value_grid_picture`."""
     return png(value_grid_picture(m, title, xlabel, ylabel, signed=signed, fmt=fmt, row0=row0,
-                                  col0=col0), "value_grid")
+                                  col0=col0, limits=limits), "value_grid")

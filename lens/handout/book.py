@@ -43,13 +43,15 @@ def sheets_for(ctx: PageContext, progress: Callable[[int, int], None] | None = N
                answers: Answers | None = None, labels: tuple[str, ...] = ()) -> list[Sheet]:
     """Every step's sheet in the walk's order (each given `ctx` as its own page's context),
     then the prediction when the weights have a classification head (its classes named by
-    `labels`)."""
+    `labels`). In the lesson, or for a class's student, only the steps whose questions are
+    all answered, shown or revealed (`ctx.knows`): a sheet states its step's answers."""
     out = []
-    for n, info in enumerate(STEPS):
+    steps = [info for info in STEPS if ctx.knows(info.id)]
+    for n, info in enumerate(steps):
         out.append(framed(info.sheet(replace(ctx, id=info.id)), info, ctx, answers or {}))
         if progress is not None:
-            progress(n + 1, len(STEPS))
-    predicted = prediction(ctx, labels)
+            progress(n + 1, len(steps))
+    predicted = prediction(ctx, labels) if ctx.knows(STEPS[-1].id) else None
     return out + ([predicted] if predicted is not None else [])
 
 

@@ -30,6 +30,7 @@ from ..i18n import Texts
 from ..lesson.tasks import task_texts
 from ..lesson.ui import cards, course
 from ..page_costs import handout_cost
+from ..steps import STEPS
 
 if TYPE_CHECKING:
     from .book import Answers
@@ -96,8 +97,10 @@ def title_page(ctx: PageContext, answered: Answers, day: date) -> TitlePage:
     t, cfg = Texts(ctx.lang, OWNER), ctx.cfg
     name = image_name(ctx, t)
     divisor = t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))
-    lines = [t("doc_settings", S=cfg.image_size, colour=t("doc_grey" if cfg.channels == 1
-                                                          else "doc_rgb"),
+    # in the lesson the derived sizes (N, d_k, the divisor's value) are answers: the
+    # settings alone, the sizes on the sheets of the steps answered
+    lines = [t("doc_settings_set" if ctx.ahead else "doc_settings", S=cfg.image_size,
+               colour=t("doc_grey" if cfg.channels == 1 else "doc_rgb"),
                P=cfg.patch_size, N=cfg.n_tokens, d=cfg.d_model, h=cfg.n_heads, dk=cfg.d_head,
                L=cfg.n_layers, ffn=t("doc_on" if cfg.use_ffn else "doc_off"), divisor=divisor,
                pe=t("doc_on" if cfg.use_pe else "doc_off"))]
@@ -121,7 +124,7 @@ def identity(ctx: PageContext, answered: Answers) -> tuple:
     """What the PDF shows (`ctx`: the sheets', `shown`): a kept PDF of another identity is
     stale."""
     return (ctx.image_key, ctx.cfg, ctx.weights_id, ctx.lang, ctx.layer, ctx.head, ctx.query,
-            repr(sorted(answered.items())))
+            repr(sorted(answered.items())), tuple(sorted(ctx.ahead)))
 
 
 def file_name(ctx: PageContext) -> str:
@@ -132,15 +135,18 @@ def file_name(ctx: PageContext) -> str:
 
 def offer(ctx: PageContext) -> Slot | None:
     """The sidebar's button (and, once built, the download), in a slot that `build_asked`
-    fills after the run. A class's student, or a learner whose page withholds a part until an
-    answer, gets it once nothing is withheld: the PDF shows every step's pictures."""
+    fills after the run. In the lesson, or for a class's student, the PDF holds the steps
+    whose questions are all answered, shown or revealed (`lens.handout.book.sheets_for`):
+    offered once there is one, and said so."""
     state = st.session_state
     state.pop(keys.HANDOUT_ASKED, None)
-    if ctx.withheld:
+    if all(not ctx.knows(info.id) for info in STEPS):
         return None
     t = Texts(ctx.lang, OWNER)
     box = st.sidebar.container(key="handout")
     box.subheader(t("handout"))
+    if ctx.ahead:
+        box.caption(t("handout_answered"))
     slot = box.empty()
     ready = state.get(keys.HANDOUT)
     if ready is not None and ready[0] != identity(shown(ctx), answers(ctx)):

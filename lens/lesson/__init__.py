@@ -8,6 +8,7 @@ Streamlit part, what a learner sees, is the subpackage `ui`.
                  tasks are in its module of `lens.walk`, named by `lens.steps`
     progress.py  the learner's records, their binding to a trace and their link codec
     concepts.py  the concept check's six questions, before and after the lesson, and the gain
+    ahead.py     the steps with a question still ahead: what other places keep closed
     ui/          cards.py (a step's cards: question, answer, reveal), check.py (the concept
                  check taken alone), course.py (the lesson over the walk)
 

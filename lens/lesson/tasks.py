@@ -258,6 +258,19 @@ def fixed_now(ctx: PageContext) -> Fixed:
     return Fixed(layer=s.layer, head=s.head, query=s.query)
 
 
+def another(fixed: Fixed, cfg: EncoderConfig) -> Fixed:
+    """The next layer, head and patch (the diagonal neighbour, wrapping round): what "Ask me
+    again" asks with, so the answer just revealed is not the new one's."""
+    return Fixed(layer=(fixed.layer + 1) % cfg.n_layers, head=(fixed.head + 1) % cfg.n_heads,
+                 query=(fixed.query + cfg.grid_size + 1) % cfg.n_tokens)
+
+
+def cls_mistake(cfg: EncoderConfig, answer: tuple[float, ...]) -> tuple[tuple[str, object], ...]:
+    """The [CLS] misconception of a count of rows: a ViT's class token added to an encoder
+    that has none (the note's: 196 patches, not 197) — `answer` is the shape it gives."""
+    return () if cfg.n_prefix else (("cls", answer),)
+
+
 def shape_task(array: np.ndarray, values: dict[str, object], withholds: tuple[str, ...],
                fixed: Fixed, variant: str = "",
                mistakes: tuple[tuple[str, object], ...] = ()) -> Question:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..context import PageContext
 
 
-ADDNORM = ("normalise", "by_hand")
+ADDNORM = ("normalise", "scale_shift", "by_hand")  # ln_1.out's numbers state x̂'s
 
 
 def _normed_row(ctx: PageContext, fixed: Fixed) -> tuple[np.ndarray, int, int]:

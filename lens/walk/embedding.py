@@ -26,7 +26,7 @@ def embedding_shape(ctx: PageContext, fixed: Fixed) -> Question:
     return shape_task(ctx.trace.params.W_E,
                       {"P": cfg.patch_size, "C": cfg.channels, "D": cfg.patch_dim,
                        "d": cfg.d_model, "N": cfg.n_tokens}, PAGE, fixed,
-                      mistakes=(("output", (N, d)), ("patches", (N, D))))
+                      mistakes=(("output", (N, d)), ("patches", (N, D)), ("bias", (D + 1, d))))
 
 
 def adds_positions(cfg: EncoderConfig) -> bool:

@@ -13,7 +13,7 @@ from encoder_core.views.analysis import relu_zero_share
 from encoder_core.views.explain import hidden_unit_terms
 
 from ..handout.sheets import Sheet, heatmap, make_sheet, said, written
-from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
+from ..lesson.tasks import PAGE, Fixed, Question, Spec, cls_mistake, shape_task
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -33,8 +33,10 @@ def ffn_hidden(ctx: PageContext, fixed: Fixed) -> Question:
     cfg = ctx.cfg
     T, d, dff = float(cfg.seq_len), float(cfg.d_model), float(cfg.d_ff)
     return shape_task(ctx.trace.layers[0].ffn_hidden,
-                      {"T": cfg.seq_len, "d": cfg.d_model, "dff": cfg.d_ff}, PAGE, fixed,
-                      mistakes=(("width", (T, d)), ("weight", (d, dff))))
+                      {"T": cfg.seq_len, "d": cfg.d_model, "dff": cfg.d_ff,
+                       "ratio": cfg.d_ff / cfg.d_model}, PAGE, fixed,
+                      mistakes=(("width", (T, d)), ("weight", (d, dff)),
+                                *cls_mistake(cfg, (T + 1, dff))))
 
 
 MIX = ("yes", "no")

@@ -23,7 +23,7 @@ from encoder_core.views.analysis import (
 from .. import explorer, figures
 from ..handout.sheets import MAX_HEADS, Sheet, make_sheet, said
 from ..latex import dims
-from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
+from ..lesson.tasks import PAGE, Fixed, Question, Spec, cls_mistake, shape_task
 from ..pictures import Matrix, Picture
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def multihead_concat(ctx: PageContext, fixed: Fixed) -> Question:
                       {"T": cfg.seq_len, "h": cfg.n_heads, "dk": cfg.d_head,
                        "d": cfg.d_model}, PAGE, fixed,
                       mistakes=(("times", (T, h * d)), ("one", (T, dk)),
-                                ("stacked", (h * T, dk))))
+                                ("stacked", (h * T, dk)), *cls_mistake(cfg, (T + 1, d))))
 
 
 def has_heads(cfg: EncoderConfig) -> bool:
@@ -176,7 +176,8 @@ def sheet(ctx: PageContext) -> Sheet:
     shown = " + ".join(f"({p:+.3f})" for p in parts[:MAX_HEADS]) + (" + …" if h > MAX_HEADS
                                                                       else "")
     worked = [t("w_heads_sum", i=i, l=l + 1, h=h),
-              f"attn_out[{i}, 0] = Σ_h head_h[{i}] · W_O[rows of h, 0]{bias and ' + b_O[0]'}"
+              f"attn_out[{i}, 0] = Σ_h head_h[{i}] · W_O[{t('w_rows_of_h')}, 0]"
+              f"{bias and ' + b_O[0]'}"
               f" = {shown}" + (f" + ({b0:+.3f})" if bias else "")
               + f" = {sum(parts) + b0:+.4f}",
               t("w_stored", v=float(layer.attn_out[i, 0]))]

@@ -33,6 +33,8 @@ def overview_tokens(ctx: PageContext, fixed: Fixed) -> Question:
                                           ("pixels", (float(cfg.patch_size ** 2),))]
     if cfg.n_prefix:
         mistakes.append(("prefix", (float(cfg.n_tokens),)))  # the patches, no [CLS]
+    else:
+        mistakes.append(("cls", (float(cfg.n_tokens + 1),)))  # a ViT's [CLS] added
     return Question((float(ctx.trace.x0.shape[0]),),
                     {"S": cfg.image_size, "P": cfg.patch_size, "G": cfg.grid_size,
                      "N": cfg.n_tokens, "T": cfg.seq_len, "k": cfg.n_prefix,
@@ -43,20 +45,35 @@ def overview_tokens(ctx: PageContext, fixed: Fixed) -> Question:
 OUTPUTS = ("class", "one_vector", "per_token")
 
 
+def own_parts(rows: np.ndarray) -> np.ndarray:
+    """[N, d] each row minus the mean of all rows: what a token has of its own (on random
+    weights the output's rows share a large common part, cosine ~0.98 between any two)."""
+    rows = rows.astype(np.float64)
+    return rows - rows.mean(axis=0)
+
+
+def cosines(rows: np.ndarray, i: int) -> np.ndarray:
+    """[N] the cosine of row i with every row (0 for a zero row)."""
+    rows = rows.astype(np.float64)
+    norms = np.linalg.norm(rows, axis=1) * np.linalg.norm(rows[i])
+    return np.divide(rows @ rows[i], norms, out=np.zeros(len(rows)), where=norms > 0)
+
+
 def overview_output(ctx: PageContext, fixed: Fixed) -> Question:
     """What the encoder gives back: one vector per token — not one for the image, not a class
     (a concept: the same answer for every model); the reveal measures how different two of
     the output's rows are."""
     cfg, tr = ctx.cfg, ctx.trace
     i = min(fixed.query, cfg.n_tokens - 1)
-    j = cfg.n_tokens - 1 - i if cfg.n_tokens - 1 - i != i else (i + 1) % cfg.n_tokens
+    own = own_parts(tr.output[cfg.n_prefix:])  # [N, d] each patch's row minus the mean row
+    j = int(np.argmin(cosines(own, i)))  # the patch whose own part is least like i's
 
     def evidence() -> dict[str, object]:
-        out = tr.output.astype(np.float64)
-        a, b = out[ctx.row(i)], out[ctx.row(j)]
+        out = tr.output[cfg.n_prefix:].astype(np.float64)
         return {"T": cfg.seq_len, "d": cfg.d_model, "L": cfg.n_layers,
-                "cos": float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))),
-                "gap": float(np.abs(a - b).max())}
+                "cos": float(cosines(own, i)[j]),  # the own parts': < 0.9, whatever the weights
+                "cos_rows": float(cosines(out, i)[j]),  # the whole rows' (random weights: ~1)
+                "gap": float(np.abs(out[i] - out[j]).max())}
 
     return Question("per_token", {"i": i, "j": j, "L": cfg.n_layers}, PAGE, Fixed(query=i),
                     evidence=evidence)
@@ -71,20 +88,24 @@ TASKS: tuple[Spec, ...] = (
 # --- its sheet of the handout --------------------------------------------------------------------
 
 def formulas(cfg: EncoderConfig, image: str = "image", pixels: str = "pixels",
-             patches: str = "patches", output: str = "output") -> list[str]:
+             patches: str = "patches", output: str = "output", shapes: bool = True,
+             ) -> list[str]:
     """The pipeline in LaTeX that KaTeX (the page's st.latex) and mathtext (the sheet, between
     $…$) both draw: the image into patches, then the note's encoder or, for a ViT, the steps in
     the order it runs them. `image`, `pixels`, `patches`, `output`: the words (the page's,
-    translated; mathtext cannot draw 中文)."""
-    tex = [r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{%s}\;[%d \times %d]"
-           % (image, cfg.image_size, cfg.image_size, cfg.channels, patches, cfg.n_tokens,
-              cfg.patch_dim)]
+    translated; mathtext cannot draw 中文). Without `shapes` (a lesson whose questions ask for
+    them) the patches' and the output's shapes are named, not counted."""
+    rows, width = ((str(cfg.n_tokens), str(cfg.patch_dim)) if shapes
+                   else ("N", r"P \cdot P \cdot C"))
+    tex = [r"\text{%s}\;[%d \times %d \times %d] \rightarrow \text{%s}\;[%s \times %s]"
+           % (image, cfg.image_size, cfg.image_size, cfg.channels, patches, rows, width)]
     if not vit_differences(cfg):  # the note's encoder
         tex.append(r"x_0 = \text{%s}\cdot W_E + PE" % patches)
         tex.append(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{MultiHead}(x))")
         if cfg.use_ffn:
             tex.append(r"x \leftarrow \mathrm{LayerNorm}(x + \mathrm{FFN}(x))")
-        tex.append(r"\text{%s}\;[%d \times %d]" % (output, cfg.n_tokens, cfg.d_model))
+        tex.append(r"\text{%s}\;[%s \times %s]" % (output, rows, cfg.d_model if shapes
+                                                      else r"d_{\mathrm{model}}"))
         return tex
     if cfg.normalises_pixels:
         tex.append(r"\text{%s} = (\text{%s} - \text{pixel\_mean}) \,/\, \text{pixel\_std}"
@@ -98,9 +119,10 @@ def formulas(cfg: EncoderConfig, image: str = "image", pixels: str = "pixels",
     if cfg.use_ffn:
         tex.append(rf"x \leftarrow x + {ls[1]}\mathrm{{FFN}}(\mathrm{{LN}}_2(x))")
     out = (r"\text{%s} = \mathrm{LN}(x)" if cfg.final_norm else r"\text{%s} = x") % output
-    tex.append(r"%s\;[%d \times %d]" % (out, cfg.seq_len, cfg.d_model))
+    seq, d = (str(cfg.seq_len), str(cfg.d_model)) if shapes else ("T", r"d_{\mathrm{model}}")
+    tex.append(r"%s\;[%s \times %s]" % (out, seq, d))
     if cfg.cls_token:
-        tex.append(r"\text{%s}[\text{CLS}]\;[1 \times %d]" % (output, cfg.d_model))
+        tex.append(r"\text{%s}[\text{CLS}]\;[1 \times %s]" % (output, d))
     return tex
 
 

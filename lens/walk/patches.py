@@ -22,7 +22,10 @@ def patches_shape(ctx: PageContext, fixed: Fixed) -> Question:
     """The patch matrix: one row per patch, P·P·C values each."""
     cfg = ctx.cfg
     N, P = float(cfg.n_tokens), float(cfg.patch_size)
-    mistakes: list[tuple[str, object]] = [("grid", (float(cfg.grid_size),) * 2)]
+    mistakes: list[tuple[str, object]] = [("grid", (float(cfg.grid_size),) * 2),
+                                          ("bias", (N, float(cfg.patch_dim + 1)))]
+    if not cfg.n_prefix:
+        mistakes.append(("cls", (N + 1, float(cfg.patch_dim))))  # a ViT's [CLS] row added
     if cfg.channels > 1:
         mistakes.append(("channels", (N, P * P)))  # a grey patch's values: C forgotten
     return shape_task(ctx.trace.patches,

@@ -15,7 +15,7 @@ from encoder_core.views.predictions import compare_sharpness
 
 from ..handout.sheets import Sheet, heatmap, make_sheet, said, written
 from ..latex import dims, divisor_latex
-from ..lesson.tasks import Fixed, Question, Spec, shape_task
+from ..lesson.tasks import Fixed, Question, Spec, cls_mistake, shape_task
 
 if TYPE_CHECKING:
     from ..context import PageContext
@@ -41,7 +41,8 @@ def scores_shape(ctx: PageContext, fixed: Fixed) -> Question:
     return shape_task(ctx.trace.layers[0].scores,  # [h, T, T]
                       {"T": cfg.seq_len, "dk": cfg.d_head, "h": cfg.n_heads,
                        "d": cfg.d_model}, SCORES_SHAPE, fixed,
-                      mistakes=(("query_shape", (T, dk)), ("features", (dk, dk))))
+                      mistakes=(("query_shape", (T, dk)), ("features", (dk, dk)),
+                                *cls_mistake(cfg, (T + 1, T + 1))))
 
 
 def scores_shift(ctx: PageContext, fixed: Fixed) -> Question:
@@ -69,18 +70,28 @@ def scores_divisor(ctx: PageContext, fixed: Fixed) -> Question:
     """Dividing by √d_model instead of √d_k: row i of head h sharper, flatter or the same."""
     cfg = ctx.cfg
     l, hd = min(fixed.layer, cfg.n_layers - 1), min(fixed.head, cfg.n_heads - 1)
-    r = ctx.row(min(fixed.query, cfg.n_tokens - 1))
     layer = ctx.trace.layers[l]
     cases = ctx.derived(f"scaling/{l}/{hd}",  # the page's own scaling demo, shared
                         lambda: scaling_demo(layer.q[hd:hd + 1], layer.k[hd:hd + 1], cfg.d_model))
-    by_name = {c.name: float(c.entropy[0, r]) for c in cases}
-    outcome = compare_sharpness(by_name["d_k"], by_name["d_model"])
+    by_name = {c.name: c for c in cases}
+    r = cfg.n_prefix + telling_row(by_name["d_k"].entropy[0, cfg.n_prefix:],
+                                   by_name["d_model"].entropy[0, cfg.n_prefix:])
+    e_dk, e_d = (float(by_name[n].entropy[0, r]) for n in ("d_k", "d_model"))
+    outcome = compare_sharpness(e_dk, e_d)
     return Question(outcome,
                     {"i": r, "l": l + 1, "hd": hd + 1, "dk": cfg.d_head, "d": cfg.d_model,
                      "sdk": cfg.d_head ** 0.5, "sd": cfg.d_model ** 0.5,
-                     "e_dk": by_name["d_k"], "e_d": by_name["d_model"],
+                     "e_dk": e_dk, "e_d": e_d, "T": cfg.seq_len,
+                     "p_dk": float(by_name["d_k"].attn[0, r].max()),
+                     "p_d": float(by_name["d_model"].attn[0, r].max()),
                      "lnT": float(np.log(cfg.seq_len))},
                     SCORES_DIVISOR, Fixed(l, hd, r - cfg.n_prefix))
+
+
+def telling_row(entropy_dk: np.ndarray, entropy_d: np.ndarray) -> int:
+    """[N] → the row whose entropy the divisor changes most: where the temperature shows (on
+    random weights every row is near even, ln T, and most change little)."""
+    return int(np.argmax(np.abs(entropy_d.astype(np.float64) - entropy_dk)))
 
 
 TASKS: tuple[Spec, ...] = (

@@ -170,7 +170,8 @@ def test_the_whole_lesson_in_chinese_answered_right_ends_on_the_summary(page, ap
     summary = main.locator(".st-key-lesson_summary")
     expect(summary).to_contain_text(say("summary_title", lang))
     expect(summary).to_contain_text(say("got_right", lang, n=len(tasks)))
-    expect(summary).to_contain_text(say("summary_text", lang, right=len(tasks), n=len(tasks)))
+    expect(summary).to_contain_text(say("summary_text", lang, right=len(tasks), answered=len(tasks),
+                                           n=len(tasks)))
     # right below the step's card, not thousands of pixels down
     card = main.locator(".st-key-lesson_card_stack_reach")
     top = summary.bounding_box()["y"] - card.bounding_box()["y"]

@@ -20,9 +20,13 @@ SMALL = {"image_size": "64", "patch_size": "16", "d_model": "32", "n_heads": "2"
          "n_layers": "2"}
 
 
-def new_app(*, advanced: bool = True, **query: str) -> AppTest:
+def new_app(*, advanced: bool = True, first_visit: bool = False, **query: str) -> AppTest:
     """An app (not yet run) opened with a link carrying `query`, its sidebar's architecture
-    controls open (`advanced`: they are built only while their expander is)."""
+    controls open (`advanced`: they are built only while their expander is). The link says
+    lesson=0 unless `query` says otherwise: the walk's first page has its choice made (a
+    `first_visit` opens it with no link: the choice offered alone)."""
+    if not first_visit:
+        query = {"lesson": "0", **query}
     at = AppTest.from_file(APP, default_timeout=180)
     for k, v in query.items():
         at.query_params[k] = v

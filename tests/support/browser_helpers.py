@@ -153,7 +153,13 @@ def wait_url(page: Page, *parts: str, timeout: float = TIMEOUT_MS / 1000) -> str
                     f"the URL to contain {parts}", timeout=timeout)
 
 
-def open_app(page: Page, base_url: str, path: str = "", query: str = "") -> None:
+def open_app(page: Page, base_url: str, path: str = "", query: str = "",
+             first_visit: bool = False) -> None:
+    """Open the app at `path` with the link's `query`, which says lesson=0 unless it says
+    otherwise: the walk's first page has its choice made (`first_visit`: a link without any
+    setting, the choice offered alone)."""
+    if not first_visit and "lesson=" not in query:
+        query = "&".join(q for q in (query, "lesson=0") if q)
     page.goto(f"{base_url}/{path}" + (f"?{query}" if query else ""))
     wait_idle(page)
 

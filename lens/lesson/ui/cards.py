@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
-from ... import explorer, explorer_component, figures
+from ... import explorer, explorer_component, figures, scroll_js
 from ...i18n import Texts
 from ...keys import LESSON_ASKED, LESSON_LAST, LESSON_MISSING, LESSON_PICK, LESSON_RECORDS
 from ...steps import TASKS, tasks_for
 from ...widgets import picture
 from .. import progress
 from ..progress import Record, trace_binding
-from ..tasks import Spec, Task, fixed_now, judge, mistake, task_texts
+from ..tasks import Fixed, Spec, Task, another, fixed_now, judge, mistake, task_texts
 
 if TYPE_CHECKING:
     from ...context import PageContext
@@ -96,7 +96,7 @@ def ask(ctx: PageContext) -> frozenset[str]:
             if any(records().get(t.id) is None for t, _ in asked[:n - 1]):
                 waiting += 1
                 continue
-        box = st.container(border=record is None, key=f"lesson_card_{task.text_id}")
+        box = st.container(border=record is None, key=card_key(task))
         with box:
             if record is None:
                 question(ctx, task, bound, n, len(asked))
@@ -124,7 +124,10 @@ def question(ctx: PageContext, task: Task, bound: str, n: int, total: int) -> No
     t = Texts(ctx.lang, OWNER)  # not ctx: what the widgets keep must not hold the trace
     names = question_inputs(ctx, task, bound, n, total)
     if st.session_state.get(LESSON_MISSING) == task.id:
-        st.warning(t("answer_first"))
+        if given_answer(task, names) is None:  # gone once every box is filled
+            st.warning(t("answer_first"))
+        else:
+            st.session_state.pop(LESSON_MISSING, None)
     light = task.light()  # what a callback keeps: never a trace, nor the experiment
     buttons = st.container(horizontal=True)
     buttons.button(t("check"), type="primary", key=f"lesson_check_{task.text_id}",
@@ -246,6 +249,7 @@ def submit(task: Task, bound: str, names: list[str]) -> None:
     verdict = judge(task, given)
     records()[task.id] = Record(task.id, bound, task.fixed, given, verdict.right, task.answer)
     st.session_state[LESSON_LAST] = task.id
+    scroll_js.ask(card_key(task))  # its verdict, where the question was
 
 
 def show_me(task: Task, bound: str) -> None:
@@ -253,6 +257,12 @@ def show_me(task: Task, bound: str) -> None:
     st.session_state.pop(LESSON_MISSING, None)
     records()[task.id] = Record(task.id, bound, task.fixed, None, False, task.answer)
     st.session_state[LESSON_LAST] = task.id
+    scroll_js.ask(card_key(task))
+
+
+def card_key(task: Task) -> str:
+    """The key of a task's card: its question, then its verdict (`ask`)."""
+    return f"lesson_card_{task.text_id}"
 
 
 def shown_answer(lang: str, task_id: str, value: object) -> str:
@@ -299,7 +309,7 @@ def reveal(ctx: PageContext, task: Task, record: Record) -> None:
         else:
             st.markdown(words(task.text("why"), **values))
         st.button(t("ask_again"), key=f"lesson_again_{task.text_id}", on_click=forget,
-                  args=(task.id,))
+                  args=(task.id, record.bound, another(task.fixed, ctx.cfg)))
 
 
 def true_map(ctx: PageContext, task: Task) -> None:
@@ -328,7 +338,11 @@ def earlier(ctx: PageContext, task: Task, record: Record) -> None:
               on_click=forget, args=(task.id,))
 
 
-def forget(task_id: str) -> None:
-    """Ask a task again (a callback)."""
+def forget(task_id: str, bound: str | None = None, fixed: Fixed | None = None) -> None:
+    """Ask a task again (a callback): with `fixed` (and the trace's binding `bound`), on new
+    numbers — its answer just revealed is not the next one's."""
     records().pop(task_id, None)
-    st.session_state.get(LESSON_ASKED, {}).pop(task_id, None)
+    asked = st.session_state.setdefault(LESSON_ASKED, {})
+    asked.pop(task_id, None)
+    if fixed is not None and bound is not None:
+        asked[task_id] = (bound, fixed)

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 
 import streamlit as st
 
+from ... import scroll_js
 from ...i18n import Texts
-from ...keys import LESSON_CHECK, LESSON_CHECK_MISSING
+from ...keys import LESSON_CHECK, LESSON_CHECK_MISSING, LESSON_RECORDS
 from ..concepts import (
     OWNER,
     POST,
@@ -100,6 +101,9 @@ def sync_url(lesson: bool) -> None:
         del st.query_params[URL_KEY]
 
 
+RESULT_KEY = "concept_check_result"  # the learner's before → after, scrolled to once sent
+
+
 def before(lang: str) -> bool:
     """On the overview in lesson mode: the before round's card until it is sent or skipped.
     True while it waits (the lesson's first task comes after it)."""
@@ -110,13 +114,35 @@ def before(lang: str) -> bool:
     return True
 
 
+def offer(lang: str, first_page: str) -> None:
+    """On a step reached by a link in lesson mode, before any answer and before the check was
+    sent or skipped: the check offered (on the walk's first page, `first_page`'s script) or
+    skipped, never passed over unsaid."""
+    if PRE in taken() or progress_started():
+        return
+    t = Texts(lang, OWNER)
+    with st.container(border=True, key="concept_check_offer"):
+        st.markdown(f"**{t('alone_title_pre')}**")
+        st.caption(t("alone_offer"))
+        row = st.container(horizontal=True)
+        if row.button(t("alone_take"), type="primary", key="concept_check_take"):
+            st.switch_page(first_page)
+        row.button(t("alone_skip"), key="concept_check_skip_here", on_click=skip)
+
+
+def progress_started() -> bool:
+    """Whether the learner has answered (or been shown) a lesson task already."""
+    return bool(st.session_state.get(LESSON_RECORDS))
+
+
 def after(lang: str) -> None:
     """In the lesson's summary: the after round's card, then the learner's own result."""
     if POST not in taken():
         with st.container(border=True, key="concept_check_card_post"):
             card(lang, POST)
         return
-    own_result(lang, as_answers(taken()))
+    with st.container(key=RESULT_KEY):
+        own_result(lang, as_answers(taken()))
 
 
 def card(lang: str, round_: str) -> None:
@@ -130,17 +156,23 @@ def card(lang: str, round_: str) -> None:
     if round_ == PRE:
         row.button(t("alone_skip"), key="concept_check_skip", on_click=skip)
     if st.session_state.get(LESSON_CHECK_MISSING) == round_:
-        st.warning(t("alone_answer_first"))
+        blank = len(QUESTIONS) - len(chosen(PREFIX, round_))
+        st.warning(t("alone_answer_all", n=blank) if round_ == POST and blank
+                   else t("alone_answer_first"))
 
 
 def send(round_: str) -> None:
     """Keep the round's answers (a callback); at least one must be chosen."""
     answers = chosen(PREFIX, round_)
-    if not answers:
+    # the before round may be sent in part (or skipped); the after round measures the gain:
+    # every question answered
+    if not answers or (round_ == POST and len(answers) < len(QUESTIONS)):
         st.session_state[LESSON_CHECK_MISSING] = round_
         return
     st.session_state.pop(LESSON_CHECK_MISSING, None)
     taken()[round_] = answers
+    if round_ == POST:
+        scroll_js.ask(RESULT_KEY)  # before → after, where the card was
 
 
 def skip() -> None:

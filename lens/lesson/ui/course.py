@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from ... import keys
 from ...i18n import Texts
 from ...session import set_settings
 from ...steps import PAGES, STEPS, tasks_for
@@ -34,10 +35,8 @@ def progress_caption(ctx: PageContext) -> None:
     rec = records()
     pages = sorted({s.page for s in specs}, key=[p.id for p in STEPS].index)
     done = sum(all(s.id in rec for s in specs if s.page == p) for p in pages)
-    answered = [rec[s.id] for s in specs if s.id in rec and rec[s.id].answered]
-    st.caption(t("progress", done=done, steps=len(pages),
-                   right=sum(r.right for r in answered), answered=len(answered),
-                   tasks=len(specs)))
+    st.caption(t("progress", done=done, steps=len(pages), right=right_count(specs, rec),
+                   answered=answered_count(specs, rec), tasks=len(specs)))
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,8 @@ def summary(ctx: PageContext) -> None:
     ideas = concepts(specs, rec)
     with st.container(border=True, key="lesson_summary"):
         st.header(t("summary_title"), anchor=SUMMARY_ANCHOR)
-        st.write(t("summary_text", right=right_count(specs, rec), n=len(specs)))
+        st.write(t("summary_text", right=right_count(specs, rec), n=len(specs),
+                   answered=answered_count(specs, rec)))
         for title, wanted in (("got_right", ("result_right",)),
                               ("look_again", ("result_wrong", "result_shown")),
                               ("not_yet", ("result_open",))):
@@ -118,6 +118,12 @@ def right_count(specs: list[Spec], rec: dict[str, Record]) -> int:
     return sum(1 for s in specs if s.id in rec and rec[s.id].right)
 
 
+def answered_count(specs: list[Spec], rec: dict[str, Record]) -> int:
+    """How many of these tasks the learner answered (not "Show me"): the header's and the
+    summary's denominator, beside the number of tasks in all."""
+    return sum(1 for s in specs if s.id in rec and rec[s.id].answered)
+
+
 def result(record: Record | None) -> str:
     if record is None:
         return "result_open"
@@ -142,8 +148,22 @@ def choose(ctx: PageContext) -> None:
     box.markdown(f"**{t('choose_title')}**")
     row = box.container(horizontal=True)
     on = ctx.settings.lesson
+    made = chosen(ctx)
     row.button(t("take_lesson"), key="lesson_on", type="primary" if not on else
-               "secondary", on_click=set_settings, kwargs={"lesson": True}, disabled=on)
-    row.button(t("explore"), key="lesson_off", on_click=set_settings,
-               kwargs={"lesson": False}, disabled=not on)
-    box.caption(t("choose_on" if on else "choose_help"))
+               "secondary", on_click=make_choice, args=(True,), disabled=on)
+    row.button(t("explore"), key="lesson_off", on_click=make_choice, args=(False,),
+               disabled=made and not on)
+    box.caption(t("choose_on" if on else "choose_help" if made else "choose_first"))
+
+
+def chosen(ctx: PageContext) -> bool:
+    """Whether the walk's first page's choice is made: a button pressed, the lesson on, or a
+    link that says lesson=… (lens.session). Before it, the first page counts as the lesson's:
+    it shows the choice alone (`lens.roles.Learner`)."""
+    return ctx.settings.lesson or bool(ctx.state.get(keys.LESSON_CHOSEN))
+
+
+def make_choice(lesson: bool) -> None:
+    """The choice's buttons: the lesson on or off, and the choice made."""
+    st.session_state[keys.LESSON_CHOSEN] = True
+    set_settings(lesson=lesson)

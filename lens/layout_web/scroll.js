@@ -1,0 +1,41 @@
+// Scroll one part of the page into view, once: the default export is the function Streamlit's
+// st.components.v2 calls (lens/scroll_js.py mounts it in a run that has something new for the
+// learner to read next: a verdict after "Check", the concept check's result, a class's open
+// question on a phone). It shows nothing.
+//
+// `data.target` is the part's class (Streamlit's "st-key-<key>" of a keyed container), and
+// `data.nonce` names this request: a request is carried out once, after the script run that drew
+// the part has finished (the page is still growing before), and never again on a later mount.
+// The part's top is put just below Streamlit's header; a part taller than the window still
+// starts at its top. No smooth scrolling: nothing moves by itself for the learner who asked
+// their system for reduced motion, and the jump is instant for everyone else too.
+
+const WAIT_MS = 100;  // between two looks for the part
+const MAX_TRIES = 100;  // at most 10 s: the run may be long (a step's first trace)
+const HEADER_PX = 64;  // Streamlit's fixed header above the main pane
+
+const done = (window.__encoderLensScrolled ||= new Set());
+
+function running() {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute("data-test-script-state") === "running";
+}
+
+export default function (component) {
+  const { target = "", nonce = "" } = component.data || {};
+  if (!target || !nonce || done.has(nonce)) return;
+  let tries = 0;
+  let timer = null;
+  function attempt() {
+    const part = document.querySelector("." + CSS.escape(target));
+    if (part && !running()) {
+      done.add(nonce);
+      part.style.scrollMarginTop = HEADER_PX + "px";
+      part.scrollIntoView({ block: "start", behavior: "auto" });
+      return;
+    }
+    if (++tries < MAX_TRIES) timer = setTimeout(attempt, WAIT_MS);
+  }
+  attempt();
+  return () => { if (timer) clearTimeout(timer); };
+}
