@@ -10,14 +10,26 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Table, and_, select
 from sqlalchemy.engine import Connection, Engine
 
 from .database import check_rounds, checks, students
-from .results import CheckRow
 from .rules import CHECK_ROUNDS, MAX_ANSWER_CHARS, MAX_QUESTION_ID, RefusedError, pseudonym
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One answer to the concept check (`Store.check_rows`)."""
+
+    student: str  # pseudonym
+    nickname: str
+    question: str  # the check question's id (`lens.lesson.concepts.QUESTIONS`)
+    round: str  # "pre" or "post"
+    value: object  # the option's id
+    at: float
 
 
 class ConceptCheck:

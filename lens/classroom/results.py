@@ -29,13 +29,14 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ..i18n import Texts
 from ..lesson.concepts import OWNER as CONCEPT_WORDS
 from ..lesson.concepts import is_right
 from ..lesson.tasks import Task, task_texts
+from .check_store import CheckRow
+from .results_store import ResultRow
 from .tally import judge_stored
 
 LESSON_WORDS = "lesson"  # lens/texts/<lang>/lesson.toml: "patch 37", "68 %"
@@ -48,33 +49,6 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run 
 
 Judge = Callable[[object], bool]  # right or wrong, for an answer as the store holds it
 Words = Callable[[object], str]  # an answer as the store holds it, in the teacher's words
-
-
-@dataclass(frozen=True)
-class ResultRow:
-    """One stored answer, its student named by pseudonym (`Store.result_rows`)."""
-
-    student: str  # `rules.pseudonym` of the token: pairs a student's rows, leads nowhere
-    nickname: str  # "" when the student gave none
-    task: str  # the question's id, "scores.shift": its step's id, then its name
-    settings_key: str  # the binding the answer is stored under
-    vote: int  # 1 or 2
-    value: object  # the answer as stored (decoded JSON)
-    at: float  # when it was stored, seconds since the epoch
-    round: int = 1  # the question's asking: 2, 3, … once the teacher asked it again
-    carried: bool = False  # a vote 2 not sent: the student's vote 1, carried at its close
-
-
-@dataclass(frozen=True)
-class CheckRow:
-    """One answer to the concept check (`Store.check_rows`)."""
-
-    student: str  # pseudonym
-    nickname: str
-    question: str  # the check question's id (`lens.lesson.concepts.QUESTIONS`)
-    round: str  # "pre" or "post"
-    value: object  # the option's id
-    at: float
 
 
 def safe_cell(text: str) -> str:

@@ -7,14 +7,29 @@ them). The token, a student's credential, never leaves the store.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, delete, func, insert, select
 from sqlalchemy.engine import Connection
 
 from .database import answers, earlier_answers, students, tasks
-from .results import ResultRow
 from .rules import pseudonym
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One stored answer, its student named by pseudonym (`Store.result_rows`)."""
+
+    student: str  # `rules.pseudonym` of the token: pairs a student's rows, leads nowhere
+    nickname: str  # "" when the student gave none
+    task: str  # the question's id, "scores.shift": its step's id, then its name
+    settings_key: str  # the binding the answer is stored under
+    vote: int  # 1 or 2
+    value: object  # the answer as stored (decoded JSON)
+    at: float  # when it was stored, seconds since the epoch
+    round: int = 1  # the question's asking: 2, 3, … once the teacher asked it again
+    carried: bool = False  # a vote 2 not sent: the student's vote 1, carried at its close
 
 
 class ClassResults:

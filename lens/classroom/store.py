@@ -37,7 +37,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sqlalchemy import Table, and_, delete, func, select, update
@@ -60,23 +60,19 @@ from .database import (
     tasks,
     wrong_codes,
 )
+from .join_store import Joining
 from .results_store import ClassResults
 from .rules import (
-    ADDRESS_FREE,
-    BROWSER_FREE,
     CHECK_ROUNDS,
     CLASS_HOURS,
     MAX_ANSWER_CHARS,
-    MAX_NICKNAME,
     MOVES,
     OPENABLE,
     VOTE_STATES,
     WRONG_WINDOW_S,
     RefusedError,
     Rule,
-    join_delay,
     new_code,
-    normal_code,
     pseudonym,
 )
 
@@ -106,20 +102,11 @@ def default_url() -> str:
     return f"sqlite:///{folder / 'classes.sqlite'}"
 
 
-def wrong_keys(client: str, browser: str = "") -> dict[str, int]:
-    """Whom a wrong join code counts against, with each one's allowance: the address `client`
-    (`ADDRESS_FREE`) and, when known, the browser session (`BROWSER_FREE`)."""
-    keys = {client: ADDRESS_FREE}
-    if browser:
-        keys[f"browser:{browser}"[:128]] = BROWSER_FREE
-    return keys
-
-
 def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class Store(ConceptCheck, ClassResults):
+class Store(ConceptCheck, ClassResults, Joining):
     """The classes of every process that opens the same URL."""
 
     def __init__(self, url: str | None = None) -> None:
@@ -282,59 +269,6 @@ class Store(ConceptCheck, ClassResults):
             self._delete(conn, [code])
 
     # --- the students -----------------------------------------------------------------------
-    def join(self, code: str, client: str, nickname: str = "", now: float | None = None,
-             browser: str = "", wait: Callable[[float], None] = time.sleep) -> str:
-        """A student token for the class of `code`. A try from an address `client` or a browser
-        session `browser` past its allowance of wrong codes first waits `join_wait` seconds
-        (`wait`: a sleep of the caller's own thread — a Streamlit session's script run, which
-        blocks no other session), then its code is looked at; a wrong one counts against both
-        and is refused (`no_class`). A nickname over `MAX_NICKNAME` characters is refused
-        (`too_long`) before anything is counted: never cut without a word."""
-        now = time.time() if now is None else now
-        code = normal_code(code)
-        nickname = str(nickname).strip()
-        if len(nickname) > MAX_NICKNAME:
-            raise RefusedError(f"a nickname has at most {MAX_NICKNAME} characters", "too_long")
-        delay = self.join_wait(client, browser, now)
-        if delay > 0:
-            wait(delay)
-            now += delay
-        with self.engine.begin() as conn:
-            found = conn.execute(select(classes.c.code).where(and_(
-                classes.c.code == code, classes.c.expires > now))).first()
-            if found is None:
-                for who in wrong_keys(client, browser):
-                    self._count_wrong(conn, who, now)
-        if found is None:  # the count is committed; now say no
-            raise RefusedError("no class has that code", "no_class")
-        token = secrets.token_urlsafe(18)
-        with self.engine.begin() as conn:
-            conn.execute(students.insert().values(code=code, token=token, nickname=nickname,
-                                                  joined=now))
-        return token
-
-    def join_wait(self, client: str, browser: str = "", now: float | None = None) -> float:
-        """Seconds the next join try from `client` and `browser` waits: `rules.join_delay` of
-        each one's wrong codes in its window, the longer of the two (0 within both
-        allowances)."""
-        now = time.time() if now is None else now
-        keys = wrong_keys(client, browser)
-        with self._reading() as conn:
-            rows = conn.execute(select(wrong_codes).where(
-                wrong_codes.c.client.in_(list(keys)))).all()
-        return max((join_delay(r.count, keys[r.client]) for r in rows
-                    if now - r.since < WRONG_WINDOW_S), default=0.0)
-
-    def _count_wrong(self, conn: Connection, who: str, now: float) -> None:
-        """One more wrong code for `who`; a window that has passed starts again at one."""
-        row = conn.execute(select(wrong_codes).where(wrong_codes.c.client == who)).first()
-        if row is None or now - row.since >= WRONG_WINDOW_S:
-            self._upsert(wrong_codes, {"client": who, "since": now, "count": 1}, ("client",),
-                         conn)
-        else:
-            conn.execute(update(wrong_codes).where(wrong_codes.c.client == who)
-                         .values(count=wrong_codes.c.count + 1))
-
     @staticmethod
     def _student(conn: Connection, code: str, token: str) -> None:
         if conn.execute(select(students.c.token).where(and_(

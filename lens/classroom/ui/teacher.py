@@ -356,12 +356,10 @@ def asked_tasks(code: str, key: str) -> dict[tuple[str, str], Task]:
 
 
 def results_bytes(code: str, key: str, lang: str = "en") -> bytes:
-    """The class's results as CSV (`results.class_results_csv`): each answer judged and said
-    in `lang` by its task as asked, and the concept check's. Run when the button is pressed,
-    outside the page's run: no Streamlit call, no page context (it would hold the trace)."""
-    store = shared_store()
-    return class_results_csv(store.result_rows(code, key), asked_tasks(code, key),
-                             {task_id: spec.page for task_id, spec in TASKS.items()},
+    """The class's results as CSV in `lang` (`results.class_results_csv`), built when the
+    button is pressed: no Streamlit call, no page context (it would hold the trace)."""
+    store, steps = shared_store(), {task_id: spec.page for task_id, spec in TASKS.items()}
+    return class_results_csv(store.result_rows(code, key), asked_tasks(code, key), steps,
                              store.check_rows(code, key), lang)
 
 
