@@ -95,8 +95,9 @@ class Learner(_OwnSettings):
 
     def asks_first(self, ctx: PageContext) -> bool:
         """In the lesson the takeaway would answer the step's questions (it states what the
-        step does): it follows the cards, once none is open."""
-        return ctx.settings.lesson
+        step does): it follows the cards, once none is open — and on the first page before
+        its choice, which counts as the lesson's."""
+        return ctx.settings.lesson or (ctx.id == STEPS[0].id and not course.chosen(ctx))
 
     def cards(self, ctx: PageContext) -> frozenset[str]:
         student.ended_notice(ctx.lang)  # a class this session was in ended: said once

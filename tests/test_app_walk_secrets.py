@@ -36,10 +36,10 @@ import pytest
 from lens.handout.book import sheets_for
 from lens.handout.ui import shown, title_page
 from lens.lesson.ahead import steps_ahead
-from lens.lesson.progress import URL_KEY, Record, encode
+from lens.lesson.progress import URL_KEY, Record, decode, encode
 from lens.note import note_markdown
 from lens.steps import PAGES, STEPS, tasks_for
-from tests.support.apptest_helpers import assert_clean, new_app
+from tests.support.apptest_helpers import assert_clean, new_app, shown_record
 from tests.test_app_lesson import CHECK_SKIPPED
 from tests.test_app_lesson_giveaway import SMALL_APART, answer_patterns, sent_text, text_patterns
 from tests.test_lesson_tasks import FIXED, context
@@ -62,7 +62,7 @@ def shown_records(settings: dict, before: str) -> dict[str, Record]:
     out = {}
     for page in order[:order.index(before)]:
         for spec in tasks_for(page, ctx.cfg):
-            out[spec.id] = Record(spec.id, "elsewhere", FIXED, None, False, None)
+            out[spec.id] = shown_record(spec)
     return out
 
 
@@ -125,6 +125,7 @@ def test_no_place_beyond_a_step_shows_a_pending_answer(config, lang, request):
     checked = 0
     for step in steps_with_tasks(settings):
         recorded = shown_records(settings, step)
+        assert decode(encode(recorded)).keys() == recorded.keys()  # the link keeps them all
         tasks = pending(settings, recorded)
         at = new_app(lesson="1", lang=lang, **CHECK_SKIPPED, **query,
                      **({URL_KEY: encode(recorded)} if recorded else {}))

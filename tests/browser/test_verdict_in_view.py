@@ -19,10 +19,10 @@ from playwright.sync_api import expect
 from lens.i18n import translate
 from lens.lesson.concepts import PRE, QUESTIONS, encode_rounds
 from lens.lesson.concepts import URL_KEY as CHECK_URL_KEY
-from lens.lesson.progress import URL_KEY, Record, encode
-from lens.lesson.tasks import Fixed
+from lens.lesson.progress import URL_KEY, encode
 from lens.settings import Settings
 from lens.steps import STEPS, tasks_for
+from tests.support.apptest_helpers import shown_record
 from tests.support.browser_helpers import MAIN, assert_no_errors, open_app, screenshot, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -86,8 +86,7 @@ def test_the_concept_checks_result_is_scrolled_into_view(page, app_url, size, la
     width, height = SIZES[size]
     page.set_viewport_size({"width": width, "height": height})
     cfg = Settings().to_config()
-    shown = {s.id: Record(s.id, "elsewhere", Fixed(), None, False, None)
-             for info in STEPS for s in tasks_for(info.id, cfg)}
+    shown = {s.id: shown_record(s) for info in STEPS for s in tasks_for(info.id, cfg)}
     query = {"lesson": "1", "lang": lang, **SKIPPED, URL_KEY: encode(shown)}
     open_app(page, app_url, STEPS[-1].id, urlencode(query))
     main = page.locator(MAIN)

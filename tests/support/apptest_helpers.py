@@ -95,3 +95,15 @@ def opened(page_id: str, **query: str) -> AppTest:
     open_page(at, page_id)
     assert_clean(at)
     return at
+
+
+def shown_record(spec, bound: str = "elsewhere"):  # noqa: ANN001, ANN201 (a Spec, a Record)
+    """A record of task `spec` as "Show me" leaves it (no answer of the learner's), with a
+    right answer of its kind that the link's codec keeps (`lens.lesson.progress.decode`):
+    what a link's progress holds for a task seen, here and now or on other settings."""
+    from lens.lesson.progress import Record  # noqa: PLC0415
+    from lens.lesson.tasks import Fixed  # noqa: PLC0415
+
+    answer = {"number": (1.0, 1.0), "choice": spec.options[0] if spec.options else "",
+              "patch": 0, "estimate": 50.0}[spec.kind]
+    return Record(spec.id, bound, Fixed(), None, False, answer)
