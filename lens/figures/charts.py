@@ -161,10 +161,13 @@ def bar_panels(values: np.ndarray, titles: Sequence[str], xlabel: str, ylabel: s
 
 
 def lines_figure(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
-                 xlabel: str, ylabel: str, size: tuple[float, float] = (5.6, 3.0)) -> Figure:
+                 xlabel: str, ylabel: str, size: tuple[float, float] = (5.6, 3.0),
+                 legend_below: bool = False) -> Figure:
     """A few curves on one axis with a legend (e.g. PE columns against pos); `size` in inches
     (the default reads at 10 px from about 400 px wide). Integer x (positions, steps) gets
-    whole-number ticks only (a curve of two steps is not ticked at 0.2, 0.4, …)."""
+    whole-number ticks only (a curve of two steps is not ticked at 0.2, 0.4, …).
+    `legend_below`: the legend under the axes, one label a line (curves that cross everywhere,
+    labels that carry numbers), not over the curves."""
     fig = Figure(figsize=size, layout="constrained")
     ax = fig.add_subplot()
     for y, label in zip(ys, labels, strict=True):
@@ -174,15 +177,20 @@ def lines_figure(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str],
     ax.set_title(wrap_to(title, size[0] - 0.3, 11))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(loc="upper right")
+    if legend_below:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1, frameon=False)
+    else:
+        ax.legend(loc="upper right")
     ax.grid(alpha=0.3)
     return fig
 
 
 def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title: str,
-          xlabel: str, ylabel: str, size: tuple[float, float] = (5.6, 3.0)) -> bytes:
+          xlabel: str, ylabel: str, size: tuple[float, float] = (5.6, 3.0),
+          legend_below: bool = False) -> bytes:
     """PNG bytes of `lines_figure`."""
-    return to_png(lines_figure(x, ys, labels, title, xlabel, ylabel, size), "lines")
+    return to_png(lines_figure(x, ys, labels, title, xlabel, ylabel, size, legend_below),
+                  "lines")
 
 
 def answer_counts_figure(labels: Sequence[str], counts: Sequence[int], title: str,

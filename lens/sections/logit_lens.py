@@ -103,7 +103,7 @@ def logit_lens_section(ctx: PageContext, heading: Callable[[str], object] = st.h
     names = class_names(ctx)
     heading(t("lens_title"))
     st.write(t("lens_text", L=L))
-    st.latex(r"\text{lens}_l = \text{head}\big(\text{pool}(\mathrm{LN}_f(x_l))\big),\quad "
+    st.latex(r"\text{lens}_l = f_{\text{head}}\big(f_{\text{pool}}(\mathrm{LN}_f(x_l))\big),\quad "
              r"l = 0 \dots %d" % L)
     logits = ctx.derived("prediction/logits", lambda: predict(tr, params))  # [n_classes]
     top, _ = top_classes(logits, min(TOP_K, len(logits)))

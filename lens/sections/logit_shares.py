@@ -67,8 +67,7 @@ def logit_shares_section(ctx: PageContext, heading: Callable[[str], object] = st
     params = tr.params
     heading(t("shares_title_section"))
     st.write(t("shares_text", L=cfg.n_layers, h=cfg.n_heads))
-    st.latex(r"\text{logit}_c = \sum_{l,\,j} \text{head}_{l,j} + \sum_l \text{FFN}_l"
-             r" + \text{emb} + \text{pos} + \text{prefix} + \text{biases} + b_c")
+    st.latex(r"\text{logit}_c = \sum_{l,\,j} h_{l,j} + \sum_l f_l + e + p + r + \beta + b_c")
     names = class_names(ctx)
     logits = ctx.derived("prediction/logits", lambda: predict(tr, params))  # [n_classes]
     top, probs = top_classes(logits, min(TOP_K, len(logits)))

@@ -109,8 +109,8 @@ def patching_section(ctx: PageContext, heading: Callable[[str], object] = st.hea
     params, L, G, n = tr.params, cfg.n_layers, cfg.grid_size, cfg.n_prefix
     heading(t("patch_title"))
     st.write(t("patch_text", L=L, S=cfg.seq_len))
-    st.latex(r"x^{A}_{l}[i] \leftarrow x^{B}_{l}[i],\ \text{then layers } l \dots %d"
-             r",\quad m[l, i] = \mathrm{softmax}(\text{logits}')[c_B]" % L)
+    st.latex(r"x^{A}_{l}[i] \leftarrow x^{B}_{l}[i]\ \ (l = 1 \dots %d),\quad "
+             r"m[l, i] = \mathrm{softmax}(z'_{l,i})[c_B]" % L)
     chosen = second_image(ctx, t)
     if chosen is None:
         return
