@@ -984,7 +984,7 @@ def test_the_concept_check_before_and_after_shows_counts_then_shares_and_gain():
         "|---|---|---|---|---|",
         *(f"| {s} | 2 | 100 % | 100 % | — |" for s in short[:3]),
         *(f"| {s} | 2 | 50 % | 100 % | 1.00 |" for s in short[3:]),
-        "| **all questions** | 12 | 75 % | 100 % | 1.00 |"])
+        "| **all questions** | 2 | 75 % | 100 % | 1.00 |"])  # students, not their 12 answers
     assert table in texts(t)
     assert translate("check_students_both", "en", "class", n=2) in texts(t, "caption")
     for s, before in ((full, 6), (half, 3)):
