@@ -283,11 +283,12 @@ def main(argv: list[str]) -> int:
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(APP.parent.parent), os.environ.get("PYTHONPATH", "")) if p)
         argv = [*DEV_FLAGS, *argv]
-    port = flag(argv, "--server.port", "8501")
-    for line in where_lines(int(port) if port.isdigit() else 8501,
-                            flag(argv, "--server.address", ""), machine_addresses(),
-                            os.environ.get(PUBLIC_URL_ENV)):
-        print(line, flush=True)
+    if os.environ.get("ENCODER_LENS_BEHIND_PROXY") != "1":  # a replica: scripts/serve says it
+        port = flag(argv, "--server.port", "8501")
+        for line in where_lines(int(port) if port.isdigit() else 8501,
+                                flag(argv, "--server.address", ""), machine_addresses(),
+                                os.environ.get(PUBLIC_URL_ENV)):
+            print(line, flush=True)
     traces.warming()
     threading.Thread(target=warm_pages, name="encoder-lens-warm-pages", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *argv]
