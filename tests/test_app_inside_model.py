@@ -120,6 +120,7 @@ def test_the_notes_post_norm_encoder_says_why_it_has_no_shares(lang):
     assert Texts(lang, "logit_shares")("shares_post_norm") in info
     keys = picture_keys(at)
     assert "logit_shares_stack" not in keys
+    assert not [g for g in at.button_group if g.key == "stack_shares_class"]  # nothing to split
     assert {"logit_lens_stack", "patching_stack", "faith_deletion_stack"} <= keys, keys
     if lang == "zh":  # the core's reason is English: the page says its own, translated
         assert not any("post-norm" in i for i in info)

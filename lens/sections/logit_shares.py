@@ -66,21 +66,25 @@ def logit_shares_section(ctx: PageContext, heading: Callable[[str], object] = st
     cfg, tr = ctx.cfg, ctx.trace
     params = tr.params
     heading(t("shares_title_section"))
-    st.write(t("shares_text", L=cfg.n_layers, h=cfg.n_heads))
-    st.latex(r"\text{logit}_c = \sum_{l,\,j} h_{l,j} + \sum_l f_l + e + p + r + \beta + b_c")
     names = class_names(ctx)
     logits = ctx.derived("prediction/logits", lambda: predict(tr, params))  # [n_classes]
     top, probs = top_classes(logits, min(TOP_K, len(logits)))
     top = [int(c) for c in top]
-    labels = {c: t("shares_option", name=names[c], p=100 * float(p))
-              for c, p in zip(top, probs, strict=True)}
-    target = class_choice(f"{ctx.id}_shares_class", t("shares_class"), top, top[0], labels)
-    try:
-        shares = ctx.derived(f"inside/shares/{target}",
-                             lambda: logit_attribution(tr, params, target))
+
+    def split(c: int) -> object:  # a LogitShares, once per trace and class
+        return ctx.derived(f"inside/shares/{c}", lambda: logit_attribution(tr, params, c))
+
+    try:  # the predicted class first: whether the model's logits split at all
+        split(top[0])
     except NotDecomposable:  # its message is the core's English: ours says why, translated
         st.info(t("shares_post_norm" if not cfg.norm_first else "shares_pre_logits"))
         return
+    st.write(t("shares_text", L=cfg.n_layers, h=cfg.n_heads))
+    st.latex(r"\text{logit}_c = \sum_{l,\,j} h_{l,j} + \sum_l f_l + e + p + r + \beta + b_c")
+    labels = {c: t("shares_option", name=names[c], p=100 * float(p))
+              for c, p in zip(top, probs, strict=True)}
+    target = class_choice(f"{ctx.id}_shares_class", t("shares_class"), top, top[0], labels)
+    shares = split(target)
     grid = shares_grid(t, shares, names[target], f"logit_shares_{ctx.id}")
     share = width_share(grid, most=0.95)  # a wide grid on its own, its table below
     grid_at, table_at = st.columns([share, 1 - share])

@@ -129,7 +129,7 @@ def patching_section(ctx: PageContext, heading: Callable[[str], object] = st.hea
                                 (show_b, tr_b.image, t("patch_b", name=names[b_class]))):
         rgb = np.broadcast_to(image, (*image.shape[:2], 3))  # a grey image as RGB, to show
         where.image(widgets.render(figures.thumbnail, rgb, THUMB_PX), caption=words,
-                    output_format="PNG")
+                    width=THUMB_PX, output_format="PNG")
     if a_class == b_class:
         st.info(t("patch_same_class", name=names[a_class]))
     b_key = ctx.services.content_key(data)
