@@ -334,12 +334,13 @@ DESCRIBERS: dict[Callable[..., bytes], Describer] = {
 
 def explorer_words(lang: str) -> dict[str, object]:
     """The words the attention explorer (lens/explorer_web/explorer.js) describes its maps with
-    as the query moves, as templates with their {placeholders} left in: the same texts as a
-    picture's description, so that both say it alike."""
+    as the query moves, as templates with one-letter placeholders ({a}: the map's name, {b}:
+    its strongest patches, {o}: its weight on the patch itself; words, never code names, in the
+    page's language): the same texts as a picture's description, so that both say it alike."""
     t = Texts(lang, "describe")
     return {"patch": t("alt_patch_value", i="{i}", v="{v}"),
-            "panel": t("alt_panel", name="{name}", top="{top}"),
-            "own": t("alt_panel_self", own="{own}"), "more": t("alt_panels_more", n="{n}"),
+            "panel": t("alt_panel", name="{a}", top="{b}"),
+            "own": t("alt_panel_self", own="{o}"), "more": t("alt_panels_more", n="{n}"),
             "sentence": t("alt_sentence", s="{s}"), "items": t("alt_items", a="", b=""),
             "sentences": t("alt_sentences", a="", b=""), "shown": ALT_PANELS}
 

@@ -408,8 +408,8 @@ export default function (component) {
       const P = panels[p];
       const name = H.row_labels.length ? `${H.row_labels[P.r]} · ${H.col_labels[P.c]}`
         : H.titles[P.c];
-      said.push(d.sentence.replace("{s}", d.panel.replace("{name}", name)
-        .replace("{top}", top) + d.own.replace("{own}", fmt(w(hover)))));
+      said.push(d.sentence.replace("{s}", d.panel.replace("{a}", name)
+        .replace("{b}", top) + d.own.replace("{o}", fmt(w(hover)))));
     }
     if (panels.length > shown) said.push(d.more.replace("{n}", String(panels.length - shown)));
     desc.textContent = said.join(d.sentences);
