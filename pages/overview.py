@@ -92,10 +92,17 @@ def render(ctx: PageContext) -> None:
             lines[0] += " " + ctx.t("stats_inferred", why=why)
         st.markdown("\n".join(f"- {line}" for line in lines))
 
+    deviations(ctx, vit)
+    chrome.footer(ctx)
+
+
+def deviations(ctx: PageContext, vit: bool) -> None:
+    """Where the app departs from the note, with a switch to the note's variant (in the lesson,
+    once Q, K, V's and the scores' questions are done: two of these answer them)."""
+    cfg = ctx.cfg
     st.subheader(ctx.t("deviations"))
     if not opened_through("scores", ctx.ahead):  # they answer qkv.slip and scores.divisor
         st.caption(ctx.t("dev_ahead"))
-        chrome.footer(ctx)
         return
     divisor = ctx.t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))
     c1, c2 = st.columns(2)
@@ -112,8 +119,6 @@ def render(ctx: PageContext) -> None:
     st.markdown(ctx.t("dev_wq"))
     if not vit:
         st.markdown(ctx.t("dev_cls"))
-
-    chrome.footer(ctx)
 
 
 if __name__ == "__main__":  # Streamlit runs a page file as __main__

@@ -90,12 +90,15 @@ def without_note(text: str) -> str:
 
 
 def found(text: str, tasks: list, lang: str) -> list[tuple[str, str]]:
+    """(task, the text around the answer) for each pending answer found in `text`."""
     hits = []
     for task in tasks:
         patterns = text_patterns(task, lang)
         if task.kind == "number":
             patterns = answer_patterns(task) + patterns
-        hits += [(task.id, p) for p in patterns if re.search(p, text)]
+        for p in patterns:
+            if m := re.search(p, text):
+                hits.append((task.id, text[max(0, m.start() - 80):m.end() + 40]))
     return hits
 
 
@@ -115,8 +118,8 @@ def sheet_text(ctx) -> str:
     return "\n".join(parts)
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("config", list(CONFIGS))
+@pytest.mark.parametrize(("config", "lang"), [("defaults", "en"), ("defaults", "zh"),
+                                               ("small", "zh"), ("vit", "en")])
 def test_no_place_beyond_a_step_shows_a_pending_answer(config, lang, request):
     if config == "vit":
         request.getfixturevalue("with_checkpoint")

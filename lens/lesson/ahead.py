@@ -14,12 +14,15 @@ from collections.abc import Collection
 
 from encoder_core import EncoderConfig
 
-from ..steps import STEPS, tasks_for
+# lens.steps is imported when asked: the registry imports the steps' modules (lens.walk), whose
+# sheets ask this module what is open
 
 
 def steps_ahead(cfg: EncoderConfig, recorded: Collection[str]) -> frozenset[str]:
     """The walk's pages (ids) with a task for this model not in `recorded` (task ids answered
     or shown)."""
+    from ..steps import STEPS, tasks_for
+
     return frozenset(p.id for p in STEPS
                      if any(s.id not in recorded for s in tasks_for(p.id, cfg)))
 
@@ -45,6 +48,8 @@ def opened_through(page_id: str, ahead: Collection[str]) -> bool:
     """Whether `page_id` and every page before it in the walk have no question ahead: a row
     of the overview's table states numbers of the steps before its own (the embedding's row,
     the patches' shape), so the table opens row by row, in the walk's order."""
+    from ..steps import STEPS
+
     order = [p.id for p in STEPS]
     upto = order[:order.index(page_id) + 1] if page_id in order else order
     return not any(p in ahead for p in upto)
