@@ -58,6 +58,7 @@ LESSON_RECORDS = "_lesson_records"  # task id -> Record (answered or shown)
 LESSON_ASKED = "_lesson_asked"  # task id -> (binding, Fixed) of a task asked, not yet answered
 LESSON_MISSING = "_lesson_missing"  # the task whose Check was pressed without an answer
 LESSON_LAST = "_lesson_last"  # the task answered (or shown) last: its reveal is open
+CLASS_CARDS_SEEN = "_class_cards_seen"  # a student's class card key -> the state last shown
 SCROLL_TO = "_scroll_to"  # (container key, serial): scrolled into view after the next run
 SCROLL_SERIAL = "_scroll_serial"  # the last request's serial (lens.scroll_js)
 LESSON_CHOSEN = "_lesson_chosen"  # the walk's first page's choice was made (or the link made it)

@@ -28,8 +28,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from encoder_core import EncoderConfig
 
+from ... import scroll_js
 from ...i18n import Texts
-from ...keys import CLASS_ENDED, CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
+from ...keys import CLASS_CARDS_SEEN, CLASS_ENDED, CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
 from ...lesson.tasks import fixed_now, judge, task_texts
 from ...lesson.ui.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
 from ...settings import Settings
@@ -96,7 +97,9 @@ def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
     withheld: set[str] = set()
     asked = asked_on(ctx, ctx.id, seen or {"tasks": {}, "fixed": {}})
     for n, a in enumerate(asked, 1):
-        with st.container(border=a.state != "revealed", key=f"class_card_{a.task.text_id}"):
+        key = f"class_card_{a.task.text_id}"
+        follow_into_view(key, a.state)
+        with st.container(border=a.state != "revealed", key=key):
             if a.state in ("discuss", "revealed"):  # the inputs of a vote closed: the next
                 forget_inputs(a)  # vote starts from what was sent, a new round from nothing
             if a.state == "revealed":  # the later vote's answer when there are two
@@ -116,6 +119,15 @@ def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
                 st.markdown(f"**{t('waiting_title', k=n, n=len(asked))}**")
                 st.caption(t("waiting"))
     return frozenset(withheld)
+
+
+def follow_into_view(key: str, state: str) -> None:
+    """A card that has just opened for an answer, for vote 2 or its reveal is scrolled into
+    view once (a phone shows the top of a long page: the student would not see it)."""
+    seen = st.session_state.setdefault(CLASS_CARDS_SEEN, {})
+    if state in ("open", "vote2", "revealed") and seen.get(key) != state:
+        scroll_js.ask(key)
+    seen[key] = state
 
 
 def forget_inputs(a: Asked) -> None:
