@@ -85,12 +85,10 @@ def chance(ctx: PageContext, where: widgets.Where) -> None:
     first = ctx.settings.sample_seed
     s = one_image.survey(ctx.services, "random", ctx.settings.seed, first)
     top, k = s.commonest()
-    words = ctx.t("chance", n=len(s.labels), a=first, b=first + len(s.labels) - 1,
-                  top=names(ctx)[top], k=k)
-    wrong = s.wrong()
-    if wrong:
-        words += " " + ctx.t("start_wrong", s=wrong[0])
-    where.caption(words)
+    wrong = s.wrong()  # none: it got every one right, by chance
+    where.caption(ctx.t("chance_start" if wrong else "chance", n=len(s.labels), a=first,
+                        b=first + len(s.labels) - 1, top=names(ctx)[top], k=k,
+                        s=wrong[0] if wrong else first))
 
 
 def loss(ctx: PageContext, w: one_image.Example) -> None:

@@ -157,9 +157,9 @@ def test_untrained_the_page_starts_on_a_shape_the_model_gets_wrong_and_says_chan
     wrong = [k for k in range(len(labels)) if answers[k] != labels[k]]
     assert wrong and shape == wrong[0]  # wrong there, right on every shape before it
     top = max(set(answers), key=answers.count)
-    said = translate("chance", "en", "learn", n=len(labels), a=0, b=len(labels) - 1,
+    said = translate("chance_start", "en", "learn", n=len(labels), a=0, b=len(labels) - 1,
                      top=translate(f"class_{CLASS_NAMES[top]}", "en", "learn"),
-                     k=answers.count(top))
+                     k=answers.count(top), s=wrong[0])
     assert any(said in c.value for c in at.caption), [c.value for c in at.caption]
     assert latest(at).settings[1] == shape
 
