@@ -32,7 +32,7 @@ from encoder_core import EncoderConfig
 from . import keys
 from .classroom.ui import projector, remote, student, teacher
 from .classroom.ui.member import Member, class_state
-from .lesson.ahead import steps_ahead
+from .lesson.ahead import closed, steps_ahead
 from .lesson.ui import cards, check, course
 from .settings import Settings
 from .steps import STEPS, class_tasks_for
@@ -168,8 +168,9 @@ class Student:
         tasks = seen["tasks"] if seen is not None else {}
         revealed = {task for (task, _), state in tasks.items() if state == "revealed"}
         cfg = settings.to_config()
-        return frozenset(p.id for p in STEPS
-                         if any(s.id not in revealed for s in class_tasks_for(p.id, cfg)))
+        first = next((k for k, p in enumerate(STEPS)
+                      if any(s.id not in revealed for s in class_tasks_for(p.id, cfg))), None)
+        return closed(STEPS[first:]) if first is not None else frozenset()
 
 
 @dataclass(frozen=True)

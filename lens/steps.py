@@ -74,6 +74,9 @@ class PageInfo:
     costs: Terms | None  # what it derives on top of its trace (lens.page_costs), for the
     #                      memory budget; None: it only indexes the trace
     in_note: bool = True  # one of the note's steps (numbered, with Previous / Next)
+    # the overview's pipeline rows (encoder_core.views.analysis step ids) whose numbers this
+    # step's questions ask for, besides the row named like it (lens.lesson.ahead)
+    rows: tuple[str, ...] = ()
     stem: str = ""  # its file's stem when the id cannot be one ("class": "_class")
 
     def __post_init__(self) -> None:
@@ -102,21 +105,23 @@ class PageInfo:
 STEPS: tuple[PageInfo, ...] = (
     PageInfo("overview", tasks=overview.TASKS, sheet=overview.sheet, note=((1, 94),),
              costs=None),
-    PageInfo("patches", tasks=patches.TASKS, sheet=patches.sheet, note=((5, 8),), costs=None),
+    PageInfo("patches", tasks=patches.TASKS, sheet=patches.sheet, note=((5, 8),), costs=None,
+             rows=("normalise",)),
     PageInfo("embedding", tasks=embedding.TASKS, sheet=embedding.sheet, note=((5, 13),),
-             costs=None),
+             costs=None, rows=("prefix",)),
     PageInfo("positional", tasks=positional.TASKS, sheet=positional.sheet, note=((15, 26),),
              costs=page_costs.positional),
     PageInfo("qkv", tasks=qkv.TASKS, sheet=qkv.sheet, note=((27, 35),), costs=None),
     PageInfo("scores", tasks=scores.TASKS, sheet=scores.sheet, note=((36, 48),),
-             costs=page_costs.scores),
+             costs=page_costs.scores, rows=("softmax",)),
     PageInfo("multihead", tasks=multihead.TASKS, sheet=multihead.sheet, note=((49, 59),),
-             costs=page_costs.multihead),
+             costs=page_costs.multihead, rows=("heads", "concat")),
     PageInfo("addnorm", tasks=addnorm.TASKS, sheet=addnorm.sheet, note=((60, 90),),
-             costs=page_costs.addnorm),
+             costs=page_costs.addnorm,
+             rows=("addnorm_1", "addnorm_2", "add_1", "add_2", "ln_1", "ln_2")),
     PageInfo("ffn", tasks=ffn.TASKS, sheet=ffn.sheet, note=(), costs=page_costs.ffn),
     PageInfo("stack", tasks=stack.TASKS, sheet=stack.sheet, note=((27, 28), (91, 94)),
-             costs=page_costs.stack),
+             costs=page_costs.stack, rows=("output", "final_norm")),
 )
 EXTRA_PAGES: tuple[PageInfo, ...] = (
     PageInfo("learn", tasks=learn.TASKS, sheet=None, note=None, costs=page_costs.learn,

@@ -12,7 +12,6 @@ from encoder_core.views.vit_steps import pixel_stats_guess, vit_differences
 from lens import chrome, figures, widgets
 from lens.context import PageContext
 from lens.i18n import worded
-from lens.lesson.ahead import opened_through, row_page
 from lens.pipeline_words import pipeline_captions, pipeline_stages
 from lens.runner import run_page
 from lens.sections.prediction import prediction
@@ -30,9 +29,10 @@ def pipeline_rows(cfg, t, lang: str, ahead: frozenset[str] = frozenset(),
                   ) -> list[tuple[str, str, str, str]]:
     """The pipeline table's cells, a row per step: (step, formula, shapes, parameters), worded
     by `t` (the page's texts) in `lang`. In the lesson a row whose step (or a step before it)
-    has a question `ahead` shows its step's name alone: the table fills in row by row."""
+    has a question `ahead` (`lens.lesson.ahead`) shows its step's name alone: the table fills
+    in row by row."""
     def row(s) -> tuple[str, str, str, str]:
-        if not opened_through(row_page(s.id), ahead):
+        if s.id in ahead:
             return (t(f"step_{s.id}"), *(t("row_ahead"),) * 3)
         return (t(f"step_{s.id}"), worded(s.formula, lang), worded(s.shape, lang),
                 f"{s.n_params:,}" + (t("per_layer") if s.per_layer and s.n_params else ""))
@@ -47,7 +47,7 @@ def render(ctx: PageContext) -> None:
     N, d = cfg.n_tokens, cfg.d_model
     vit = bool(vit_differences(cfg))  # a real ViT's steps (the note's encoder: none)
     st.markdown(ctx.t("what_to_do"))
-    shapes = opened_through("multihead", ctx.ahead)  # the patches', x0's, the output's shapes
+    shapes = ctx.knows("multihead")  # the patches', x0's, the output's shapes
     pipeline_picture(ctx, pipeline_captions(ctx.t, cfg, shapes),
                      pipeline_stages(ctx.t, cfg, shapes))
     if vit:
@@ -101,7 +101,7 @@ def deviations(ctx: PageContext, vit: bool) -> None:
     once Q, K, V's and the scores' questions are done: two of these answer them)."""
     cfg = ctx.cfg
     st.subheader(ctx.t("deviations"))
-    if not opened_through("scores", ctx.ahead):  # they answer qkv.slip and scores.divisor
+    if not ctx.knows("scores"):  # they answer qkv.slip and scores.divisor
         st.caption(ctx.t("dev_ahead"))
         return
     divisor = ctx.t(f"word_divisor_{cfg.scale}", **score_divisor(cfg))

@@ -83,8 +83,9 @@ def test_the_check_sees_a_forgotten_part_and_a_step_part_beyond_the_note():
 
 
 def test_every_part_is_named_in_every_entry():
-    """No part has a default: an entry that forgets one does not build."""
-    parts = {f.name for f in fields(PageInfo) if f.kw_only} - {"in_note", "stem"}
+    """No part has a default (beyond the flags and the optional rows): an entry that forgets
+    one does not build."""
+    parts = {f.name for f in fields(PageInfo) if f.kw_only} - {"in_note", "stem", "rows"}
     assert parts == {"tasks", "sheet", "note", "costs"}
     with pytest.raises(TypeError, match="sheet"):
         PageInfo("x", tasks=None, note=None, costs=None)  # type: ignore[call-arg]

@@ -15,7 +15,6 @@ from encoder_core.views.vit_steps import vit_differences
 from .. import figures
 from ..handout.sheets import Sheet, make_sheet, said
 from ..i18n import Texts, worded
-from ..lesson.ahead import opened_through, row_page
 from ..lesson.tasks import PAGE, Fixed, Question, Spec
 from ..pipeline_words import pipeline_captions, pipeline_stages
 
@@ -132,12 +131,12 @@ def sheet(ctx: PageContext) -> Sheet:
     cfg = ctx.cfg
     d, L = cfg.d_model, cfg.n_layers
     o = Texts(ctx.lang, "overview")
-    shapes = opened_through("multihead", ctx.ahead)  # as the page: the lesson's answers named
+    shapes = ctx.knows("multihead")  # as the page: the lesson's answers named
     pipeline = figures.pipeline(ctx.trace.image, cfg.patch_size,
                                 pipeline_captions(o, cfg, shapes), pipeline_stages(o, cfg, shapes))
     maths = [f"${f}$" for f in formulas(cfg, shapes=shapes)]  # as the page shows them
     for s in pipeline_steps(cfg):  # the table's rows that are open (the page's, row by row)
-        if opened_through(row_page(s.id), ctx.ahead):
+        if ctx.knows(s.id):
             maths.append(f"{o('step_' + s.id)}:  {worded(s.shape, ctx.lang)}")
     worked = [t("w_parameters", n=parameter_count(cfg), L=L)]
     lines = [o("diff_" + name, mean=channel_values(cfg.pixel_mean),
