@@ -54,6 +54,7 @@ from .walk import (
     qkv,
     scores,
     stack,
+    vit,
 )
 
 PAGES_PACKAGE = "pages"
@@ -128,7 +129,8 @@ EXTRA_PAGES: tuple[PageInfo, ...] = (
              in_note=False),
     PageInfo("compare", tasks=None, sheet=None, note=None, costs=page_costs.compare,
              in_note=False),
-    PageInfo("vit", tasks=None, sheet=None, note=None, costs=page_costs.vit, in_note=False),
+    PageInfo("vit", tasks=vit.TASKS, sheet=None, note=None, costs=page_costs.vit,
+             in_note=False),
     PageInfo("class", tasks=None, sheet=None, note=None, costs=None, in_note=False,
              stem="_class"),
 )

@@ -55,9 +55,7 @@ def render(ctx: PageContext) -> None:
     output(ctx, r)  # --- 4
     if tr.params.head is not None:  # a class's relevance: the shapes model, a ViT's head
         relevance_section(ctx, heading=st.subheader)
-        widgets.section(ctx, "logit_lens",  # stack.settles asks what it shows
-                        lambda: logit_lens_section(ctx, heading=st.subheader))
-        for section in (logit_shares_section, patching_section,
+        for section in (logit_lens_section, logit_shares_section, patching_section,
                         faithfulness_section):  # inside the model, layer by layer
             section(ctx, heading=st.subheader)
 

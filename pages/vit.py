@@ -78,7 +78,7 @@ def render(ctx: PageContext) -> None:
 def inside_the_model(ctx: PageContext) -> None:
     """Layer by layer, with a head: the logit lens, the logit's shares, patching a second
     image in, and which map is faithful."""
-    logit_lens_section(ctx)
+    widgets.section(ctx, "logit_lens", lambda: logit_lens_section(ctx))  # vit.settles asks it
     logit_shares_section(ctx)
     patching_section(ctx)
     faithfulness_section(ctx)

@@ -470,28 +470,34 @@ def test_every_task_as_asked_comes_back_from_its_json_the_same(case):
                 assert judge(back, given).right == judge(task, given).right, (task_id, given)
 
 
-# --- The stack: where the class settles (issue 53, item 4) ------------------------------------
+# --- What a ViT looks at: where the class settles (issue 53, item 4) ----------------------------
 
-def test_the_depth_where_the_class_settles_is_read_off_every_layer_by_hand():
-    """On the trained shapes model (a head: mean pooling, a linear layer), the head applied by
-    hand to x_0 and to every layer's output: the first depth from which the final top-1 stays
-    the top-1 is the answer; random weights (no head) are not asked it."""
-    settings = {"weights": "trained"}
-    ctx = context("stack", **settings)
-    tr, head = ctx.trace, ctx.trace.params.head
-    assert head is not None and head.pool == "avg"
+def test_the_depth_where_the_class_settles_is_read_off_every_layer_by_hand(with_checkpoint):
+    """On the suite's test ViT (pre-norm, [CLS], a final LayerNorm, a linear head): the head
+    applied by hand to the stream entering layer 1 and leaving every layer — the final norm
+    written out in float64, then [CLS]'s row through W_head — gives, as the first depth from
+    which the final top-1 stays the top-1, the task's answer; random weights (no head) are
+    not asked it."""
+    settings = {"weights": "vit_tiny_test"}
+    ctx = context("vit", **settings)
+    tr, cfg = ctx.trace, ctx.cfg
+    head, params = tr.params.head, tr.params
+    assert head is not None and head.pool == "token" and cfg.final_norm
     assert head.fc_norm_gamma is None and head.W_pre is None  # the plain path, written here
-    states = [tr.x0] + [layer.out for layer in tr.layers]  # [L+1] × [N, d]
-    assert not tr.config.final_norm  # no final LayerNorm before the head
-    logits = np.stack([s.astype(np.float64).mean(axis=0) @ head.W_head + head.b_head
-                       for s in states])  # [L+1, n_classes]
-    top = logits.argmax(axis=1)
+
+    def read(x: np.ndarray) -> np.ndarray:
+        row = x[0].astype(np.float64)  # [CLS]
+        normed = (row - row.mean()) / np.sqrt(row.var() + cfg.ln_eps)
+        return (normed * params.norm_gamma + params.norm_beta) @ head.W_head + head.b_head
+
+    states = [tr.x0] + [layer.out for layer in tr.layers]  # [L+1] × [S, d]
+    top = np.array([int(np.argmax(read(x))) for x in states])
     depth = len(top) - 1
     while depth > 0 and top[depth - 1] == top[-1]:
         depth -= 1
-    task = build("stack.settles", settings)
+    task = build("vit.settles", settings)
     assert task.answer == (float(depth),)
     assert judge(task, (float(depth),)).right
-    if depth < tr.config.n_layers:
-        assert mistake(task, (float(tr.config.n_layers),)) == "last"
-    assert not TASKS["stack.settles"].possible(context("stack"))  # random weights: no head
+    if depth < cfg.n_layers:
+        assert mistake(task, (float(cfg.n_layers),)) == "last"
+    assert not TASKS["vit.settles"].possible(context("stack"))  # random weights: no head

@@ -98,6 +98,7 @@ def test_the_registry_orders_the_steps_and_knows_every_task():
     assert len(TASKS) == sum(len(p.tasks or ()) for p in ALL_PAGES)  # no task id twice
     assert tasks_for("compare", EncoderConfig()) == []
     assert [s.id for s in tasks_for("learn", EncoderConfig())] == ["learn.logit", "learn.value"]
+    assert [s.id for s in tasks_for("vit", EncoderConfig())] == ["vit.settles"]
     # a class asks the note's steps only: the teacher opens none beyond them
     assert class_tasks_for("learn", EncoderConfig()) == []
     assert class_tasks_for("ffn", EncoderConfig()) == tasks_for("ffn", EncoderConfig())

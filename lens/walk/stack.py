@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from encoder_core import EncoderConfig, encode, patch_rows
-from encoder_core.views.logit_lens import logit_lens
-from encoder_core.views.predictions import settles_at
 
 from .. import figures
 from ..handout.sheets import MAX_HEADS, Sheet, make_sheet, said
@@ -56,31 +54,8 @@ def stack_reach(ctx: PageContext, fixed: Fixed) -> Question:
                              "L": cfg.n_layers}, PAGE, Fixed(query=i), evidence=evidence)
 
 
-def has_head(ctx: PageContext) -> bool:
-    """The weights end in a classification head (the shapes model, a ViT's checkpoint)."""
-    return ctx.trace.params.head is not None
-
-
-LENS = ("logit_lens",)  # withheld: the logit lens's section (lens.sections.logit_lens)
-
-
-def stack_settles(ctx: PageContext, fixed: Fixed) -> Question:
-    """At which depth does the predicted class become the top-1 of the logit lens and stay it?
-    (0 = the embedding, l = after layer l); answered by the lens, the head read off every
-    layer's residual stream (`encoder_core.views.logit_lens`, `predictions.settles_at`)."""
-    cfg, tr = ctx.cfg, ctx.trace
-    lens = ctx.derived("inside/lens", lambda: logit_lens(tr, tr.params))  # [L+1, n_classes]
-    target = int(np.argmax(lens[-1]))  # the prediction: the lens's last row is `predict`
-    depth = settles_at(lens, target)
-    assert depth is not None  # the last row's top-1 is the target
-    return Question((float(depth),), {"L": cfg.n_layers, "depth": depth}, LENS, fixed,
-                    mistakes=(("last", (float(cfg.n_layers),)),) if depth < cfg.n_layers
-                    else ())
-
-
 TASKS: tuple[Spec, ...] = (
     Spec("reach", "choice", stack_reach, options=REACH),
-    Spec("settles", "number", stack_settles, possible=has_head),
 )
 
 
