@@ -101,12 +101,12 @@ def faithfulness_section(ctx: PageContext,
     if not asked(ctx, t, target, faithfulness_cost(cfg).seconds):
         return
     scores = map_scores(ctx, target)
-    curves = {kind: {m: ctx.derived(
-        f"inside/{kind}/{m}/{target}/{FAITH_STEPS}",
-        lambda m=m, run=run: run(tr.image, cfg, params, relevance_order(scores[m]), target,
-                                 FAITH_STEPS))
-        for m in MAPS} for kind, run in (("deletion", deletion_curve),
-                                         ("insertion", insertion_curve))}
+    curves = ctx.derived(  # one entry for the ten curves: the derived cache counts entries
+        f"inside/curves/{target}/{FAITH_STEPS}",
+        lambda: {kind: {m: run(tr.image, cfg, params, relevance_order(scores[m]), target,
+                               FAITH_STEPS) for m in MAPS}
+                 for kind, run in (("deletion", deletion_curve),
+                                   ("insertion", insertion_curve))})
     left, right = st.columns(2)
     for kind, where in (("deletion", left), ("insertion", right)):
         widgets.show(ctx, curves_picture(t, kind, curves[kind], names[target],

@@ -125,11 +125,12 @@ def patching_section(ctx: PageContext, heading: Callable[[str], object] = st.hea
     logits_b = predict(tr_b, params)  # [n_classes], a matrix product
     a_class, b_class = int(np.argmax(logits_a)), int(np.argmax(logits_b))
     show_a, show_b, _ = st.columns([1, 1, 2])
-    for where, image, words in ((show_a, tr.image, t("patch_a", name=names[a_class])),
-                                (show_b, tr_b.image, t("patch_b", name=names[b_class]))):
-        rgb = np.broadcast_to(image, (*image.shape[:2], 3))  # a grey image as RGB, to show
-        where.image(widgets.render(figures.thumbnail, rgb, THUMB_PX), caption=words,
-                    width=THUMB_PX, output_format="PNG")
+    for side, where, image, words in (
+            ("a", show_a, tr.image, t("patch_a", name=names[a_class])),
+            ("b", show_b, tr_b.image, t("patch_b", name=names[b_class]))):
+        rgb = np.ascontiguousarray(np.broadcast_to(image, (*image.shape[:2], 3)))  # grey as RGB
+        widgets.picture(ctx, figures.thumbnail, rgb, THUMB_PX, caption=words,
+                        key=f"patching_{side}_{ctx.id}", where=where)
     if a_class == b_class:
         st.info(t("patch_same_class", name=names[a_class]))
     b_key = ctx.services.content_key(data)
