@@ -21,9 +21,9 @@ from sqlalchemy import Column, Float, MetaData, String, Table, Text, and_, inspe
 
 from lens.classroom.database import answers, check_rounds, earlier_answers, students
 from lens.classroom.rules import (
-    CLASS_HOURS,
     ADDRESS_FREE,
     BROWSER_FREE,
+    CLASS_HOURS,
     MAX_ANSWER_CHARS,
     MAX_DELAY_S,
     MAX_NICKNAME,
@@ -171,7 +171,7 @@ def test_wrong_codes_slow_a_browser_then_the_right_code_joins_after_its_wait(sto
     now = 1_000_000.0
     store.create_class(SETTINGS, "scores", now=now)  # (the expiry sweep runs on create)
     waits: list[float] = []
-    for k in range(BROWSER_FREE + 4):
+    for _ in range(BROWSER_FREE + 4):
         with pytest.raises(RefusedError) as err:
             store.join("ZZZZZZZZ", "10.0.0.9", now=now, browser="tab-1", wait=waits.append)
         assert err.value.reason == "no_class"
