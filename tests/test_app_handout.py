@@ -10,10 +10,18 @@ import pytest
 
 from lens import keys, resources
 from lens.i18n import translate
+from lens.lesson.progress import URL_KEY as PROGRESS
+from lens.lesson.progress import encode
 from lens.page_costs import handout_cost
 from lens.settings import Settings
-from lens.steps import STEPS, step_number
-from tests.support.apptest_helpers import assert_clean, build_button, errors, opened
+from lens.steps import STEPS, step_number, tasks_for
+from tests.support.apptest_helpers import (
+    assert_clean,
+    build_button,
+    errors,
+    opened,
+    shown_record,
+)
 from tests.test_app_admission import Recording
 from tests.test_app_lesson import answer_with, expose_truth, lesson_page  # noqa: F401
 
@@ -56,12 +64,18 @@ def test_a_kept_pdf_goes_once_what_it_shows_changes():
     assert keys.HANDOUT not in at.session_state and build_button(at)
 
 
-def test_a_lessons_answers_are_in_the_pdf_and_an_open_task_withholds_it(tmp_path):
-    at = lesson_page("positional")
-    assert not build_button(at)  # its tasks are open: the PDF would show what they withhold
+def test_a_lessons_answers_are_in_the_pdf_and_the_steps_ahead_are_not(tmp_path):
+    """In the lesson the PDF holds the steps done (issue 50): nothing before any answer; with
+    the steps before Positional shown and Positional's tasks answered, their sheets and the
+    answers, and no sheet of a step still ahead."""
+    assert not build_button(lesson_page("positional"))  # every step ahead: nothing to hold
+    cfg = Settings().to_config()
+    done = {s.id: shown_record(s) for p in STEPS[:step_number("positional") - 1]
+            for s in tasks_for(p.id, cfg)}
+    at = lesson_page("positional", **{PROGRESS: encode(done)})
+    assert build_button(at)  # the steps before it are done: their sheets can be had
     answer_with(at, "positional.similar", right=False)
     answer_with(at, "positional.shuffle", right=True)
-    assert build_button(at)
     build_button(at)[0].click().run(timeout=180)
     assert_clean(at)
     text = text_of(at.session_state[keys.HANDOUT][1], tmp_path)
@@ -69,6 +83,14 @@ def test_a_lessons_answers_are_in_the_pdf_and_an_open_task_withholds_it(tmp_path
     assert translate("h_answers", "en", "handout") in text
     assert say("positional_similar_short", "positional") in text and say("result_wrong") in text
     assert say("result_right") in text
+
+    def heading(info) -> str:
+        return translate("step_title", "en", "handout", k=step_number(info.id), n=len(STEPS),
+                         title=info.title_in("en"))
+
+    k = step_number("positional")
+    assert all(heading(info) in text for info in STEPS[:k])
+    assert not any(heading(info) in text for info in STEPS[k:])  # Q, K, V … still ahead
 
 
 def test_a_pdf_that_could_never_fit_the_budget_is_refused_with_a_message(monkeypatch):

@@ -51,7 +51,15 @@ def case(request):
     return settings, ctx, ref
 
 
+def with_head(task_id: str, settings: dict) -> dict:
+    """`settings`, or the trained shapes model's where the task needs a head (vit.settles:
+    random weights have none to read the states with)."""
+    needs = TASKS[task_id].page == "vit"
+    return {**settings, "weights": "trained"} if needs and "weights" not in settings else settings
+
+
 def build(task_id: str, settings: dict, fixed: Fixed = FIXED) -> Task:
+    settings = with_head(task_id, settings)
     ctx = context(TASKS[task_id].page, **settings)
     task = TASKS[task_id].ask(ctx, fixed)
     assert task is not None and task.withholds, task_id

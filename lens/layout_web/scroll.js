@@ -13,6 +13,10 @@
 const WAIT_MS = 100;  // between two looks for the part
 const MAX_TRIES = 100;  // at most 10 s: the run may be long (a step's first trace)
 const HEADER_PX = 64;  // Streamlit's fixed header above the main pane
+// shown again at these times after the first: the run's stale elements above the part are
+// removed, and pictures above it take their height, a moment after the run has finished
+const AGAIN_MS = [150, 400, 800, 1500];
+const LEARNER_EVENTS = ["wheel", "touchstart", "keydown", "pointerdown"];  // the learner's own
 
 const done = (window.__encoderLensScrolled ||= new Set());
 
@@ -26,12 +30,23 @@ export default function (component) {
   if (!target || !nonce || done.has(nonce)) return;
   let tries = 0;
   let timer = null;
+  let acted = false;  // the learner's own scrolling (or a key, a tap) always wins
+  const stop = () => { acted = true; };
+  function show() {
+    const part = document.querySelector("." + CSS.escape(target));
+    if (!part || acted) return;
+    part.style.scrollMarginTop = HEADER_PX + "px";
+    part.scrollIntoView({ block: "start", behavior: "auto" });
+  }
   function attempt() {
     const part = document.querySelector("." + CSS.escape(target));
     if (part && !running()) {
       done.add(nonce);
-      part.style.scrollMarginTop = HEADER_PX + "px";
-      part.scrollIntoView({ block: "start", behavior: "auto" });
+      for (const e of LEARNER_EVENTS) window.addEventListener(e, stop, true);
+      show();
+      for (const ms of AGAIN_MS) setTimeout(show, ms);
+      setTimeout(() => { for (const e of LEARNER_EVENTS) window.removeEventListener(e, stop, true); },
+                 AGAIN_MS[AGAIN_MS.length - 1] + 100);
       return;
     }
     if (++tries < MAX_TRIES) timer = setTimeout(attempt, WAIT_MS);

@@ -33,7 +33,6 @@ OWNER = "patching"  # lens/texts/<lang>/patching.toml
 SOURCES = ("shape", "photo", "upload")  # where image B comes from
 UPLOAD_TYPES = ["png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif"]  # the sidebar's
 AUTO_SECONDS = 3.0  # predicted longer: computed on a button, not on every visit
-THUMB_PX = 160  # images A and B, shown small
 
 
 def carrier(pmap: np.ndarray, n_prefix: int) -> tuple[int, int, float]:
@@ -124,13 +123,13 @@ def patching_section(ctx: PageContext, heading: Callable[[str], object] = st.hea
     logits_a = ctx.derived("prediction/logits", lambda: predict(tr, params))  # [n_classes]
     logits_b = predict(tr_b, params)  # [n_classes], a matrix product
     a_class, b_class = int(np.argmax(logits_a)), int(np.argmax(logits_b))
-    show_a, show_b, _ = st.columns([1, 1, 2])
-    for side, where, image, words in (
-            ("a", show_a, tr.image, t("patch_a", name=names[a_class])),
-            ("b", show_b, tr_b.image, t("patch_b", name=names[b_class]))):
-        rgb = np.ascontiguousarray(np.broadcast_to(image, (*image.shape[:2], 3)))  # grey as RGB
-        widgets.picture(ctx, figures.thumbnail, rgb, THUMB_PX, caption=words,
-                        key=f"patching_{side}_{ctx.id}", where=where)
+    both, _ = st.columns([3, 2])  # A and B side by side, each titled with its class, in pixels
+    rgb = [np.ascontiguousarray(np.broadcast_to(im, (*im.shape[:2], 3)))  # grey as RGB
+           for im in (tr.image, tr_b.image)]
+    widgets.picture(ctx, figures.image_pair, rgb[0], rgb[1],
+                    (t("patch_a", name=names[a_class]), t("patch_b", name=names[b_class])),
+                    axis_labels=(t("patch_px_x"), t("patch_px_y")), key=f"patching_ab_{ctx.id}",
+                    where=both)
     if a_class == b_class:
         st.info(t("patch_same_class", name=names[a_class]))
     b_key = ctx.services.content_key(data)

@@ -26,12 +26,14 @@ def has_head(ctx: PageContext) -> bool:
 LENS = ("logit_lens",)  # withheld: the logit lens's section (lens.sections.logit_lens)
 
 
-def vit_settles(ctx: PageContext, fixed: Fixed) -> Question:
+def vit_settles(ctx: PageContext, fixed: Fixed) -> Question | None:
     """From which depth on is the predicted class the top-1 of the logit lens, and stays it?
     (0 = what enters layer 1, l = what leaves layer l); answered by the lens, the head read
     off every layer's residual stream (`encoder_core.views.logit_lens`,
     `predictions.settles_at`)."""
     cfg, tr = ctx.cfg, ctx.trace
+    if not has_head(ctx):
+        return None  # nothing reads the states: not asked (its Spec's `possible` says so too)
     lens = ctx.derived("inside/lens", lambda: logit_lens(tr, tr.params))  # [L+1, n_classes]
     target = int(np.argmax(lens[-1]))  # the prediction: the lens's last row is `predict`
     depth = settles_at(lens, target)

@@ -251,8 +251,10 @@ def _cycle(browser: Browser, base: str, keep: list[Member]) -> None:
     wait_idle(tp)
     answers = {(str(k), q, r): (PRE_CHOICE[k] if r == "pre" else PRE_CHOICE[0])[q]
                for k in range(3) for q in PRE_CHOICE[0] for r in ("pre", "post")}
-    overall = gain_table(answers).overall
-    want = [say("check_overall"), str(overall.n), f"{100 * overall.pre:.0f} %", "100 %",
+    table = gain_table(answers)
+    overall = table.overall
+    # the overall row counts its students, not their answers
+    want = [say("check_overall"), str(table.students), f"{100 * overall.pre:.0f} %", "100 %",
             f"{overall.gain:.2f}"]
     rows = wait_for(lambda: teacher.main.locator("table tr").evaluate_all(
         "rs => rs.map(r => Array.from(r.children).map(c => c.innerText.trim()))"),

@@ -41,7 +41,7 @@ def in_view(page, locator) -> tuple[float, float, int]:
 
 
 def assert_in_view(page, locator, what: str) -> None:
-    page.wait_for_timeout(400)  # the scroll happens once the run has finished
+    page.wait_for_timeout(2000)  # shown once the run has finished, and again as it settles
     top, bottom, height = in_view(page, locator)
     assert 0 <= top < height - 40, f"{what}: its top at {top:.0f} px in a {height} px window"
 
