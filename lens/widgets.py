@@ -373,3 +373,23 @@ def note_original(ctx: PageContext, where: Where = None) -> None:
     text = note_markdown(PAGES[ctx.id].note)
     with where.expander(ctx.t("note_original")):
         st.markdown(text if text else ctx.t("note_none"))
+
+
+AUTO_SECONDS = 3.0  # work predicted longer runs on a button, not on every visit (`run_asked`)
+
+
+def run_asked(key: str, subject: object, seconds: float, run_label: str,
+              wait_label: str) -> bool:
+    """Whether to compute a section's work now: at once when predicted short (`seconds` ≤
+    AUTO_SECONDS), else once its button (`run_label`) is pressed for this `subject` (a class,
+    an image B), kept while the subject stays; until then `wait_label` says why it waits."""
+    if seconds <= AUTO_SECONDS:
+        return True
+    done = f"{key}_asked"
+    if st.session_state.get(done) == subject:
+        return True
+    if st.button(run_label, key=f"{key}_run"):
+        st.session_state[done] = subject
+        return True
+    st.caption(wait_label)
+    return False

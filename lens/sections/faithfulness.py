@@ -35,7 +35,6 @@ OWNER = "faithfulness"  # lens/texts/<lang>/faithfulness.toml
 MAPS = ("attention", "rollout", "chefer", "gradient_rollout", "random")  # the orders compared
 EXPLAINED = MAPS[:-1]  # the maps the verdict chooses among (random is the floor)
 RANDOM_SEED = 0  # the random order's generator: the same order on every visit
-AUTO_SECONDS = 3.0  # predicted longer: computed on a button, not on every visit
 
 
 def map_scores(ctx: PageContext, target: int) -> dict[str, np.ndarray]:
@@ -71,21 +70,6 @@ def curves_picture(t: Texts, kind: str, curves: Mapping[str, object], name: str,
                    dict(size=(4.6, 4.8), legend_below=True))  # reads at 10 px on a phone
 
 
-def asked(ctx: PageContext, t: Texts, target: int, seconds: float) -> bool:
-    """Whether to compute now: at once when predicted short, else once its button is pressed
-    for this class (kept while the class stays)."""
-    if seconds <= AUTO_SECONDS:
-        return True
-    done = f"{ctx.id}_faith_asked"
-    if st.session_state.get(done) == target:
-        return True
-    if st.button(t("faith_run", s=seconds), key=f"{ctx.id}_faith_run"):
-        st.session_state[done] = target
-        return True
-    st.caption(t("faith_wait", s=seconds))
-    return False
-
-
 def faithfulness_section(ctx: PageContext,
                          heading: Callable[[str], object] = st.header) -> None:
     """Under a `heading` of the page's size: the text, the two pictures of curves, the table of
@@ -98,7 +82,9 @@ def faithfulness_section(ctx: PageContext,
     names = class_names(ctx)
     logits = ctx.derived("prediction/logits", lambda: predict(tr, params))  # [n_classes]
     target = int(top_classes(logits, 1)[0][0])
-    if not asked(ctx, t, target, faithfulness_cost(cfg).seconds):
+    seconds = faithfulness_cost(cfg).seconds
+    if not widgets.run_asked(f"{ctx.id}_faith", target, seconds, t("faith_run", s=seconds),
+                             t("faith_wait", s=seconds)):
         return
     scores = map_scores(ctx, target)
     curves = ctx.derived(  # one entry for the ten curves: the derived cache counts entries

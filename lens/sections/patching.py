@@ -32,7 +32,6 @@ from .prediction import class_names
 OWNER = "patching"  # lens/texts/<lang>/patching.toml
 SOURCES = ("shape", "photo", "upload")  # where image B comes from
 UPLOAD_TYPES = ["png", "jpg", "jpeg", "webp", "bmp", "tif", "tiff", "gif"]  # the sidebar's
-AUTO_SECONDS = 3.0  # predicted longer: computed on a button, not on every visit
 
 
 def carrier(pmap: np.ndarray, n_prefix: int) -> tuple[int, int, float]:
@@ -86,21 +85,6 @@ def trace_of(ctx: PageContext, data: bytes) -> EncoderTrace:
                         ctx.weights_id)
 
 
-def asked(ctx: PageContext, t: Texts, b_key: str, seconds: float) -> bool:
-    """Whether to compute now: at once when predicted short, else once its button is pressed
-    for this image B (kept while B stays)."""
-    if seconds <= AUTO_SECONDS:
-        return True
-    done = f"{ctx.id}_patching_asked"
-    if st.session_state.get(done) == b_key:
-        return True
-    if st.button(t("patch_run", s=seconds), key=f"{ctx.id}_patching_run"):
-        st.session_state[done] = b_key
-        return True
-    st.caption(t("patch_wait", s=seconds))
-    return False
-
-
 def patching_section(ctx: PageContext, heading: Callable[[str], object] = st.header) -> None:
     """Under a `heading` of the page's size: the text, image B's choice, A and B, the maps."""
     t = Texts(ctx.lang, OWNER)
@@ -133,7 +117,9 @@ def patching_section(ctx: PageContext, heading: Callable[[str], object] = st.hea
     if a_class == b_class:
         st.info(t("patch_same_class", name=names[a_class]))
     b_key = ctx.services.content_key(data)
-    if not asked(ctx, t, b_key, patching_cost(cfg).seconds):
+    seconds = patching_cost(cfg).seconds
+    if not widgets.run_asked(f"{ctx.id}_patching", b_key, seconds, t("patch_run", s=seconds),
+                             t("patch_wait", s=seconds)):
         return
     pmap = ctx.derived(f"inside/patching/{b_key}/{b_class}",  # [L, S]
                        lambda: patching_map(tr, tr_b, params, b_class))
