@@ -10,7 +10,8 @@ titles and labels are the figure's own strings, never recomputed: what a lesson 
 a figure's words is withheld from its description too, and no shape is stated that the figure
 does not show. A figure without a describer of its own still gets its title and the range of
 its first array (`fallback`). Pure: no Streamlit (`lens.widgets.picture` passes the text as
-the image's `alt`, and a long description's rows to a table beside it); the live explorer
+the image's `alt`, and a long description's rows to a table beside it; the handout prints
+`Description.text` under each picture of its PDF); the live explorer
 (lens/explorer_web/explorer.js) describes its maps in the browser with the same words
 (`explorer_words`).
 """
@@ -36,11 +37,18 @@ TOP = 3  # strongest patches (largest cells) named
 class Description:
     """A picture's text alternative (`alt`, one paragraph) and its parts, one (part, text)
     row each (a map, a chart, a curve), for a table beside the picture; `long` when the alt
-    leaves some parts to that table."""
+    leaves some parts to that table, then `whole` says every part in one paragraph (where
+    no table is beside it: the handout's PDF)."""
 
     alt: str
     parts: tuple[tuple[str, str], ...] = ()
     long: bool = False
+    whole: str = ""
+
+    @property
+    def text(self) -> str:
+        """The description in one paragraph with every part: `alt`, or `whole` when long."""
+        return self.whole if self.long else self.alt
 
 
 Args = Mapping[str, object]  # the figure call's arguments by parameter name, defaults filled
@@ -176,12 +184,15 @@ def _maps(t: Texts, title: str, names: list[str], maps: np.ndarray, lo: float, h
 
 def _parts(t: Texts, head: list[str], parts: Sequence[tuple[str, str]]) -> Description:
     """The description of a picture of several parts (maps, charts, curves): its head
-    sentences, then up to ALT_PANELS parts one sentence each; all parts for the table."""
-    shown = [sentence(t, text) for _, text in parts[:ALT_PANELS]]
-    more = len(parts) - ALT_PANELS
-    if more > 0:
-        shown.append(t("alt_panels_more", n=more))
-    return Description(joined(t, "alt_sentences", head + shown), tuple(parts), long=more > 0)
+    sentences, then up to ALT_PANELS parts one sentence each; all parts for the table and,
+    when some are left out of the alt, in `whole`."""
+    every = [sentence(t, text) for _, text in parts]
+    shown, more = every[:ALT_PANELS], len(parts) - ALT_PANELS
+    if more <= 0:
+        return Description(joined(t, "alt_sentences", head + shown), tuple(parts))
+    alt = joined(t, "alt_sentences", [*head, *shown, t("alt_panels_more", n=more)])
+    return Description(alt, tuple(parts), long=True,
+                       whole=joined(t, "alt_sentences", head + every))
 
 
 def attention_grid(t: Texts, a: Args) -> Description:

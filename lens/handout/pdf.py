@@ -8,7 +8,8 @@ character neither font has (in an upload's name, a checkpoint's label) is printe
 fonts embed as Type 42 (TrueType outlines, searchable and copyable text). Formulas are
 mathtext in the default fontset (with `cm`, a × reads back as "£"). Lines are wrapped at the
 width they measure, CJK between any two characters; a formula too wide shrinks to 7 pt. The
-pictures are the pages' PNGs, embedded at their own pixels (`interpolation="none"`).
+pictures are the pages' PNGs, embedded at their own pixels (`interpolation="none"`), each
+followed by its description as text (the page's `alt`, `lens.describe`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ GREY = "#555555"
 LEADING = 1.35  # line height / font size
 MIN_FORMULA_PT = 7.0
 PICTURE_ROOM = 2.2  # inches: less room than this left on a page, a picture starts a new one
+DESCRIPTION_PT = 8.5  # a picture's description, under it
 RC = {"pdf.fonttype": 42, "font.family": FONTS, "mathtext.fontset": "dejavusans",
       "pdf.compression": 6}
 
@@ -205,10 +207,12 @@ class Flow:
         self.text(text, 12, weight="bold", after=0.03)
 
     # --- pictures -----------------------------------------------------------------------------
-    def pictures(self, pngs: Sequence[bytes]) -> None:
+    def pictures(self, pngs: Sequence[bytes], words: Sequence[str] = ()) -> None:
         """The pictures at their size (100 px per inch), shrunk to the column; two side by side
         when both fit it at 65 % or more. A picture that would shrink below 60 % to fit what is
-        left of a page starts a new one."""
+        left of a page starts a new one. Under each row, the words of each of its pictures
+        (`words[k]`: picture k's description), in the row's order: in the text's reading
+        order each picture's description follows it, before the next picture."""
         images = [matplotlib.image.imread(io.BytesIO(p), format="png") for p in pngs]
         sizes = [(im.shape[1] / DPI, im.shape[0] / DPI) for im in images]
         rows: list[list[int]] = []
@@ -239,7 +243,11 @@ class Flow:
                 ax.imshow(images[n], interpolation="none")
                 ax.set_axis_off()
                 x += w + 0.2 * scale
-            self.y += height + 0.12
+            self.y += height + 0.06
+            for n in row:
+                if n < len(words) and words[n]:
+                    self.text(words[n], DESCRIPTION_PT, color=GREY, indent=0.15, after=0.04)
+            self.y += 0.06
 
 
 def tokens(text: str) -> list[str]:
@@ -280,7 +288,7 @@ def title_page(flow: Flow, page: TitlePage) -> None:
         flow.text(line, 11, after=0.06)
 
 
-def sheet_pages(flow: Flow, s: Sheet, say: Callable[[str], str]) -> None:
+def sheet_pages(flow: Flow, s: Sheet, say: Callable[..., str]) -> None:
     """One step: its title, takeaway, formulas, worked entry, words, pictures, the learner's
     answers, the note's lines."""
     flow.new_page()
@@ -298,7 +306,8 @@ def sheet_pages(flow: Flow, s: Sheet, say: Callable[[str], str]) -> None:
         flow.text("• " + line, 9.5, indent=0.15, after=0.03)
     if s.pictures:
         flow.gap(0.1)
-        flow.pictures(s.pictures)
+        flow.pictures([p.png for p in s.pictures],
+                      [say("picture_words", text=p.text) for p in s.pictures])
     if s.answers:
         flow.heading(say("h_answers"))
         for task, given, right, result in s.answers:
@@ -311,7 +320,7 @@ def sheet_pages(flow: Flow, s: Sheet, say: Callable[[str], str]) -> None:
             flow.text(line.strip(), 9.5, indent=0.15 + 0.22 * depth, after=0.01)
 
 
-def handout_pdf(title: TitlePage, sheets: Sequence[Sheet], say: Callable[[str], str],
+def handout_pdf(title: TitlePage, sheets: Sequence[Sheet], say: Callable[..., str],
                 progress: Progress | None = None) -> bytes:
     """The PDF: the title page, then each sheet from a new page. `say` words the headings."""
     out = io.BytesIO()

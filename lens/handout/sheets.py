@@ -2,12 +2,13 @@
 
 A `Sheet` is data: the step's title and one-line takeaway, its formulas with the live shapes
 (matplotlib mathtext between `$…$`, words outside it: mathtext draws CJK as dummy glyphs),
-the page's worked entry with its numbers, its key pictures (PNG bytes from `lens.figures`,
-drawn as on the page), the learner's lesson answers and the note's original lines. A step's
-builder reads the context its page reads (`lens.context.PageContext`: the trace, the language,
-the layer, head and query chosen — `ctx.layer`, `ctx.head`, `ctx.query` — its page's texts
-`ctx.t`) and no Streamlit state, so the handout is made and tested without a running app.
-`lens.handout.pdf` lays sheets out.
+the page's worked entry with its numbers, its key pictures (`Drawn`: PNG bytes from
+`lens.figures`, drawn as on the page, each with its description from `lens.describe`: the
+words the page gives it as its `alt`, printed under it), the learner's lesson answers and the
+note's original lines. A step's builder reads the context its page reads
+(`lens.context.PageContext`: the trace, the language, the layer, head and query chosen —
+`ctx.layer`, `ctx.head`, `ctx.query` — its page's texts `ctx.t`) and no Streamlit state, so
+the handout is made and tested without a running app. `lens.handout.pdf` lays sheets out.
 
 Here: what a sheet is, the helpers every step's builder uses and the model's prediction (its
 sheet after the steps, when the weights have a classification head). Each step's builder is in
@@ -27,6 +28,7 @@ from encoder_core import predict, prefix_names, top_classes
 from encoder_core.views.explain import DotTerms, logit_terms
 
 from .. import figures
+from ..describe import describe
 from ..i18n import Texts
 from ..latex import dims  # one shape notation for the pages (KaTeX) and the sheets (mathtext)
 
@@ -48,6 +50,22 @@ def said(ctx: PageContext) -> Texts:
 
 
 @dataclass(frozen=True)
+class Drawn:
+    """A picture of a sheet: its PNG and its description in the sheet's language, the page's
+    `alt` with every part (`lens.describe.Description.text`): made from the same call, so it
+    says only what the picture shows."""
+
+    png: bytes
+    text: str
+
+
+def drawn(ctx: PageContext, draw: Callable[..., bytes], *args: object,
+          **kwargs: object) -> Drawn:
+    """The picture `draw(*args, **kwargs)` (a function of `lens.figures`) and its description."""
+    return Drawn(draw(*args, **kwargs), describe(draw, args, kwargs, ctx.lang).text)
+
+
+@dataclass(frozen=True)
 class Sheet:
     """One step of the handout. A step's builder fills what the step computes; the handout
     (`lens.handout.book`) frames it with what its registry entry says: its id, title and
@@ -55,7 +73,7 @@ class Sheet:
 
     formulas: tuple[str, ...]  # with the live shapes; mathtext between $…$
     worked: tuple[str, ...]  # the page's worked entry, with its numbers (plain text)
-    pictures: tuple[bytes, ...]  # PNG, the step's key pictures
+    pictures: tuple[Drawn, ...]  # the step's key pictures, each with its description
     lines: tuple[str, ...] = ()  # what else the step says in words (a ViT's differences, …)
     note_head: int = 0  # only the first lines of the step's note (0: all of them)
     step: str = ""  # the page's id (lens.steps)
@@ -65,8 +83,9 @@ class Sheet:
     note: tuple[str, ...] = ()  # the note's original lines (Chinese), math as plain text
 
 
-def make_sheet(ctx: PageContext, formulas: list[str], worked: list[str], pictures: list[bytes],
-               lines: list[str] | None = None, note_head: int = 0) -> Sheet:
+def make_sheet(ctx: PageContext, formulas: list[str], worked: list[str],
+               pictures: list[Drawn], lines: list[str] | None = None,
+               note_head: int = 0) -> Sheet:
     """A step's sheet as its builder makes it (`Sheet`)."""
     return Sheet(formulas=tuple(formulas), worked=tuple(worked), pictures=tuple(pictures),
                  lines=tuple(plain(x) for x in lines or []), note_head=note_head)
@@ -95,15 +114,14 @@ def written(terms: DotTerms) -> str:
 
 def heatmap(ctx: PageContext, m: np.ndarray, name: str, *, signed: bool = True, xlabel: str = "",
             ylabel: str = "", label: str = "", row: int | None = None,
-            col: int | None = None, tokens: str = "") -> bytes:
+            col: int | None = None, tokens: str = "") -> Drawn:
     """A matrix as the pages draw it (`widgets.matrix`): titled with its name and shape."""
     m, t = np.atleast_2d(m), said(ctx)
-    return figures.heatmap(m, figures.matrix_title(name, m), xlabel or t("features"),
-                           ylabel or t("tokens"),
-                           signed=signed, colorbar_label=label, size=(5.0, 4.0),
-                           highlight_row=row, highlight_col=col, mean_of=t("mean_of"),
-                           prefix=prefix_names(ctx.cfg) if tokens else [],
-                           prefix_cols=tokens == "both")
+    return drawn(ctx, figures.heatmap, m, figures.matrix_title(name, m),
+                 xlabel or t("features"), ylabel or t("tokens"),
+                 signed=signed, colorbar_label=label, size=(5.0, 4.0),
+                 highlight_row=row, highlight_col=col, mean_of=t("mean_of"),
+                 prefix=prefix_names(ctx.cfg) if tokens else [], prefix_cols=tokens == "both")
 
 
 # --- what the sheets of a layer share -------------------------------------------------------

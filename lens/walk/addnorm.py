@@ -13,7 +13,7 @@ from encoder_core.views.explain import layer_norm_terms
 from encoder_core.views.predictions import share_within
 
 from .. import figures
-from ..handout.sheets import Sheet, heatmap, make_sheet, said
+from ..handout.sheets import Sheet, drawn, heatmap, make_sheet, said
 from ..latex import num
 from ..lesson.tasks import Fixed, Question, Spec
 
@@ -143,8 +143,8 @@ def sheet(ctx: PageContext) -> Sheet:
               t("w_stored", v=float(layer.ln_1.out[i, 0])),
               t("w_moments_after", m=float(layer.ln_1.normed[i].mean()),
                   v=float(layer.ln_1.normed[i].var()))]
-    moments = figures.bars([layer.ln_1.mean, layer.ln_1.var],
-                           [f"μ ({what})", f"σ² ({what})"], t("tokens"), ["μ", "σ²"],
-                           t("moments_title", what=what, l=l + 1), highlight=i)
+    moments = drawn(ctx, figures.bars, [layer.ln_1.mean, layer.ln_1.var],
+                    [f"μ ({what})", f"σ² ({what})"], t("tokens"), ["μ", "σ²"],
+                    t("moments_title", what=what, l=l + 1), highlight=i)
     out = heatmap(ctx, layer.ln_1.out, "ln_1.out", row=i, tokens="rows")
     return make_sheet(ctx, maths, worked, [moments, out])

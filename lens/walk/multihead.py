@@ -21,7 +21,7 @@ from encoder_core.views.analysis import (
 )
 
 from .. import explorer, figures
-from ..handout.sheets import MAX_HEADS, Sheet, make_sheet, said
+from ..handout.sheets import MAX_HEADS, Sheet, drawn, make_sheet, said
 from ..latex import dims
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, cls_mistake, shape_task
 from ..pictures import Matrix, Picture
@@ -185,8 +185,7 @@ def sheet(ctx: PageContext) -> Sheet:
     maps = patch_rows(layer.attn[:k, i, :], cfg).reshape(k, G, G)
     title = ctx.t("grid_title" if h <= MAX_HEADS else "grid_title_first", h=h, k=k,
                   i=ctx.query, l=l + 1)
-    grid = figures.attention_grid(tr.image, maps, [ctx.t("head_n", n=n + 1)
-                                                   for n in range(k)], title,
-                                  ncols=min(k, 4), query=ctx.query,
-                                  colorbar_label=ctx.t("weight"))
+    grid = drawn(ctx, figures.attention_grid, tr.image, maps,
+                 [ctx.t("head_n", n=n + 1) for n in range(k)], title, ncols=min(k, 4),
+                 query=ctx.query, colorbar_label=ctx.t("weight"))
     return make_sheet(ctx, maths, worked, [grid])

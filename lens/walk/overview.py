@@ -13,7 +13,7 @@ from encoder_core.views.analysis import channel_values, parameter_count, pipelin
 from encoder_core.views.vit_steps import vit_differences
 
 from .. import figures
-from ..handout.sheets import Sheet, make_sheet, said
+from ..handout.sheets import Sheet, drawn, make_sheet, said
 from ..i18n import Texts, worded
 from ..lesson.tasks import PAGE, Fixed, Question, Spec
 from ..pipeline_words import pipeline_captions, pipeline_stages
@@ -132,8 +132,8 @@ def sheet(ctx: PageContext) -> Sheet:
     d, L = cfg.d_model, cfg.n_layers
     o = Texts(ctx.lang, "overview")
     shapes = ctx.knows("multihead")  # as the page: the lesson's answers named
-    pipeline = figures.pipeline(ctx.trace.image, cfg.patch_size,
-                                pipeline_captions(o, cfg, shapes), pipeline_stages(o, cfg, shapes))
+    pipeline = drawn(ctx, figures.pipeline, ctx.trace.image, cfg.patch_size,
+                     pipeline_captions(o, cfg, shapes), pipeline_stages(o, cfg, shapes))
     maths = [f"${f}$" for f in formulas(cfg, shapes=shapes)]  # as the page shows them
     for s in pipeline_steps(cfg):  # the table's rows that are open (the page's, row by row)
         if ctx.knows(s.id):

@@ -11,7 +11,7 @@ import numpy as np
 from encoder_core import EncoderConfig, patchify
 
 from .. import figures
-from ..handout.sheets import Sheet, heatmap, make_sheet, said
+from ..handout.sheets import Sheet, drawn, heatmap, make_sheet, said
 from ..lesson.tasks import PAGE, Fixed, Question, Spec, shape_task
 
 if TYPE_CHECKING:
@@ -88,8 +88,8 @@ def sheet(ctx: PageContext) -> Sheet:
     cfg, tr = ctx.cfg, ctx.trace
     P, G, N, D = cfg.patch_size, cfg.grid_size, cfg.n_tokens, cfg.patch_dim
     r, c = divmod(ctx.query, G)
-    grid = figures.image_with_grid(tr.image, P, ctx.t("grid_title", G=G, N=N),
-                                   highlight=ctx.query, size=4.0)
+    grid = drawn(ctx, figures.image_with_grid, tr.image, P, ctx.t("grid_title", G=G, N=N),
+                 highlight=ctx.query, size=4.0)
     rows = heatmap(ctx, tr.patches, t("word_patches"), signed=cfg.normalises_pixels,
                    xlabel=t("pixel_in_patch"), row=ctx.query, label=t("pixel_value"))
     maths = [f"${f}$" for f in formulas(cfg)]  # as the page shows them

@@ -11,7 +11,7 @@ import numpy as np
 from encoder_core import EncoderConfig, encode, patch_rows
 
 from .. import figures
-from ..handout.sheets import MAX_HEADS, Sheet, make_sheet, said
+from ..handout.sheets import MAX_HEADS, Sheet, drawn, make_sheet, said
 from ..lesson.tasks import PAGE, Fixed, Question, Spec
 
 if TYPE_CHECKING:
@@ -94,8 +94,8 @@ def sheet(ctx: PageContext) -> Sheet:
     layers, heads = spread(L, MAX_LAYERS), list(range(min(cfg.n_heads, MAX_HEADS)))
     maps = np.stack([patch_rows(tr.layers[l].attn[heads, i, :], cfg).reshape(len(heads), G, G)
                      for l in layers])  # [layers, heads, G, G]
-    table = figures.attention_table(
-        tr.image, maps, f"attn[h, {i}, :]  ({G} × {G})",
+    table = drawn(
+        ctx, figures.attention_table, tr.image, maps, f"attn[h, {i}, :]  ({G} × {G})",
         row_labels=[ctx.t("layer_label", l=l + 1) for l in layers],
         col_labels=[ctx.t("head_title", h=h + 1) for h in heads], query=ctx.query,
         colorbar_label=ctx.t.of("multihead")("weight"))
