@@ -114,6 +114,15 @@ async def run_page(url: str, page: str) -> bool:
     return False
 
 
+def log(message: str) -> None:
+    """One line of this process's log (stderr), timed like Streamlit's own lines
+    ("2026-12-07 12:24:33.229 …"): every line of a replica's log carries its time."""
+    now = time.time()
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+    print(f"{stamp}.{int(now % 1 * 1000):03d} lens.serve: {message}", file=sys.stderr,
+          flush=True)
+
+
 def warm_pages(pages: tuple[str, ...] = WARM_PAGES) -> None:
     """Once the server answers, run each page once (see the module's docstring)."""
     deadline = time.monotonic() + START_WAIT_S
@@ -128,13 +137,11 @@ def warm_pages(pages: tuple[str, ...] = WARM_PAGES) -> None:
         t0 = time.perf_counter()
         try:
             if asyncio.run(run_page(url, page)):
-                print(f"lens.serve: warmed the page {page!r} in {time.perf_counter() - t0:.1f} s",
-                      file=sys.stderr)
+                log(f"warmed the page {page!r} in {time.perf_counter() - t0:.1f} s")
             else:
-                print(f"lens.serve: warming the page {page!r} did not finish cleanly",
-                      file=sys.stderr)
+                log(f"warming the page {page!r} did not finish cleanly")
         except Exception as err:  # noqa: BLE001 - warming is best effort; the app still serves
-            print(f"lens.serve: warming the page {page!r} failed: {err}", file=sys.stderr)
+            log(f"warming the page {page!r} failed: {err}")
 
 
 HELP = """\

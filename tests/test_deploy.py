@@ -64,6 +64,8 @@ def test_serve_writes_one_sticky_server_per_replica(tmp_path):
     assert "timeout tunnel 1h" in lines
     assert "option httpchk GET /_stcore/health" in lines
     assert "bind :8501" in lines
+    # its events timed (haproxy.log): ISO 8601, the level that names a replica down or up
+    assert "log stdout format iso local0 notice" in lines and "log global" in lines
 
 
 def test_serve_moves_a_dead_replicas_browsers_at_once(tmp_path):

@@ -28,6 +28,7 @@ import re
 import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
@@ -64,6 +65,8 @@ RUN_DIR = ARTIFACTS / "serve-failover"
 RECOVER_S = 40  # bound on a page working again after the kill (~3 s here; a loaded machine)
 RECOVERY_FILE = ARTIFACTS / "failover-recovery.txt"
 NICKS = ("Ada", "Bo", "")
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+[+-]\d\d:\d\d ")
+STREAMLIT_TIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ")
 CHANGED = 14  # the new answer a moved student sends after the kill
 
 
@@ -76,6 +79,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serving]:
                  env={"ENCODER_LENS_DATA": str(data), "ENCODER_LENS_WARM_PAGES": "overview"},
                  ) as s:
         yield s
+
+
+def this_run(log: Path) -> list[str]:
+    """The lines a log got since scripts/serve last started (below its last header line)."""
+    lines = log.read_text(errors="replace").splitlines()
+    last = max(i for i, line in enumerate(lines) if line.startswith("==== scripts/serve"))
+    return [line for line in lines[last + 1:] if line.strip()]
 
 
 def _watch_websockets(m: Member) -> list[tuple[float, str]]:
@@ -194,5 +204,12 @@ def _failover(browser: Browser, served: Serving, keep: list[Member]) -> None:
     assert now.startswith(old_log), f"{log} lost the killed process's lines"
     started = re.compile(r"Uvicorn server started on 127\.0\.0\.1:\d+")
     assert len(started.findall(now)) == len(started.findall(old_log)) + 1, now[-3000:]
+    # every line of this run's HAProxy log has its time (the kill is in it: the victim DOWN,
+    # then UP), and so have the launcher's own lines in the replica's
+    events = this_run(RUN_DIR / "haproxy.log")
+    assert any(f"streamlit/{victim} is DOWN" in e for e in events), events
+    assert all(ISO_TIME.match(e) for e in events), events
+    mine = [e for e in this_run(log) if "lens.serve:" in e]
+    assert mine and all(STREAMLIT_TIME.match(e) for e in mine), mine
     for m in members:
         assert_no_errors(m.page)
