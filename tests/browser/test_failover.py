@@ -8,7 +8,8 @@ replica serving the teacher is killed with SIGKILL while the question is open. C
 - every page works again: each tab whose replica died opens a new websocket (Streamlit's
   frontend reconnects; HAProxy sends it to a live replica), and there — a fresh Streamlit
   session — the teacher is still the teacher (its cookie) with the class's code, the open
-  question and "3 of 3 answered"; each student is still the same student (the token in the
+  question and "3 of 3 answered", and its switches as it left them (Presenting off, the
+  answers shown: the switches' cookie); each student is still the same student (the token in the
   link) with its sent answer on its card; the tabs on the other replica kept theirs;
 - the pages act again after the move: a student whose replica died changes its answer (a
   callback and a store write on its new session: "Sent: 14"), and the teacher reveals —
@@ -123,6 +124,15 @@ def _failover(browser: Browser, served: Serving, keep: list[Member]) -> None:
         _answer(s, value)
     answered = say("answered_of", n=3, of=3)
     expect(question).to_contain_text(answered, timeout=LIVE_S * 1000)
+    # the teacher's switches on this screen: Presenting off, the answers shown
+    presenting = teacher.page.locator(".st-key-class_presenting input")
+    show = teacher.page.locator(f".st-key-class_show_{TOKENS}_1 input")
+    teacher.page.locator(".st-key-class_presenting label").click()
+    wait_idle(teacher.page)
+    teacher.page.locator(f".st-key-class_show_{TOKENS}_1 label").click()
+    wait_idle(teacher.page)
+    expect(presenting).not_to_be_checked()
+    expect(show).to_be_checked()
 
     # --- the teacher's replica is killed while the question is open
     victim = teacher.replica
@@ -154,6 +164,9 @@ def _failover(browser: Browser, served: Serving, keep: list[Member]) -> None:
             expect(question).to_contain_text(answered, timeout=RECOVER_S * 1000)
             expect(teacher.page.locator(f".st-key-class_reveal_{TOKENS} button")
                    ).to_be_visible()
+            # a new session, and the switches as the teacher left them (the browser's cookie)
+            expect(presenting).not_to_be_checked()
+            expect(show).to_be_checked()
         else:
             k = students.index(m)
             assert f"student={tokens[k]}" in m.page.url, (m.name, m.page.url)
