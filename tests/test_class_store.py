@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Column, Float, MetaData, String, Table, Text, and_, inspect, select
 
-from lens.classroom.database import answers, check_rounds, earlier_answers, students
+from lens.classroom import room
+from lens.classroom.database import answers, check_rounds, classes, earlier_answers, students
 from lens.classroom.rules import (
     ADDRESS_FREE,
     BROWSER_FREE,
@@ -446,8 +447,9 @@ def test_the_concept_check_takes_answers_per_round_only_while_it_is_open(store):
                                               (pb, "q1", "pre"): "a", (pa, "q1", "post"): "d"}
     assert refused(store.check_answers, code, "not-the-key") == "not_teacher"
     assert store.check_answers_of(code, b) == {("q1", "pre"): "a"}
-    store.end_class(code, key)
-    assert store.check_answers_of(code, a) == {}
+    store.end_class(code, key)  # over: nothing more taken; a student's own answers stay
+    assert refused(store.check_answer, code, a, "q1", "post", "c") == "not_student"
+    assert store.check_answers_of(code, a)[("q1", "post")] == "d"
 
 
 @pytest.mark.parametrize(("question", "round_", "value", "reason"), [
@@ -513,6 +515,8 @@ def test_a_database_from_before_the_two_votes_keeps_its_answers_as_vote_1(url):
     store = Store(url)
     with store.engine.begin() as conn:
         conn.exec_driver_sql("ALTER TABLE tasks DROP COLUMN asked")  # as before it was kept
+        conn.exec_driver_sql("ALTER TABLE classes DROP COLUMN ended")  # … and these two
+        conn.exec_driver_sql("ALTER TABLE students DROP COLUMN lang")
         conn.exec_driver_sql("DROP TABLE answers")
         before.create(conn)
         conn.execute(before.insert().values(code=code, task="positional.similar",
@@ -527,8 +531,14 @@ def test_a_database_from_before_the_two_votes_keeps_its_answers_as_vote_1(url):
         assert store.answers_of(code, token) == {("positional.similar", "s1", 1): 42}
         store.answer(code, token, "positional.similar", "s1", 43)  # the new table takes answers
         assert store.answers_to(code, "positional.similar", "s1", vote=1) == [43]
-        with store.engine.connect() as conn:  # the other migration: each task as asked
+        with store.engine.connect() as conn:  # the other migrations: each task as asked, …
             assert "asked" in {c["name"] for c in inspect(conn).get_columns("tasks")}
+            assert "ended" in {c["name"] for c in inspect(conn).get_columns("classes")}
+            assert "lang" in {c["name"] for c in inspect(conn).get_columns("students")}
+        assert store.state(code) is not None, "a class from before goes on"
+        assert store.language_of(code, token) is None  # no language chosen yet
+        store.set_language(code, token, "zh")
+        assert store.language_of(code, token) == "zh"
         again = Store(url)  # a second opening finds nothing to migrate
         assert again.answers_to(code, "positional.similar", "s1") == [43]
         again.close()
@@ -708,3 +718,78 @@ def test_a_student_who_does_not_touch_vote_2_is_counted_with_their_vote_1(store)
     store.answer(code, keep, *where, 3)
     store.reveal(code, key, *where)  # a single vote: nothing carried
     assert store.answers_to(code, *where, vote=2) == []
+
+
+def test_a_students_language_is_kept_with_them_for_their_next_session(store):
+    """The language a student joined in, then the one they last chose; their own only."""
+    code, key = new_class(store)
+    ann = store.join(code, "c", "Ann", lang="zh")
+    bob = store.join(code, "c", "Bob")
+    assert (store.language_of(code, ann), store.language_of(code, bob)) == ("zh", None)
+    store.set_language(code, bob, "zh")
+    store.set_language(code, ann, "en")
+    assert (store.language_of(code, ann), store.language_of(code, bob)) == ("en", "zh")
+    for lang in ("", "x" * 9, "zh; DROP", 7):
+        assert refused(store.set_language, code, ann, lang) == "bad_answer"
+    assert refused(store.set_language, code, "nobody", "zh") == "not_student"
+    assert store.language_of(code, "nobody") is None
+    assert store.language_of(code, ann) == "en"
+
+
+def test_an_ended_class_takes_nothing_more_and_keeps_each_students_own_results(store):
+    """Ending: the class is over for everyone at once (state None, no join, no answer, no
+    teacher action, no projector) but its data stay until it expires, and each student reads
+    their own results — every question as asked with their two votes — and nothing of
+    another's; before the end none (the questions as asked hold their answers)."""
+    start = time.time()
+    code, key = store.create_class(SETTINGS, "scores", now=start)
+    ann = store.join(code, "c", "Ann", now=start)
+    bob = store.join(code, "c", "Bob", now=start)
+    store.open_task(code, key, "positional.similar", "s1", PATCH, now=start + 1,
+                    asked='{"id": "positional.similar"}')
+    for token, v in ((ann, 3), (bob, 5)):
+        store.answer(code, token, "positional.similar", "s1", v, vote=1)
+    store.close_vote(code, key, "positional.similar", "s1")
+    store.open_vote2(code, key, "positional.similar", "s1")
+    store.answer(code, ann, "positional.similar", "s1", 4, vote=2)
+    store.reveal(code, key, "positional.similar", "s1")  # Bob's vote 1 carried into vote 2
+    store.open_task(code, key, "scores.shift", "s1", Rule("choice", options=("a", "b")),
+                    now=start + 2, asked='{"id": "scores.shift"}')
+    store.answer(code, bob, "scores.shift", "s1", "b")  # vote 1 open when the class ends
+    token_before = room.token_of(_key_hash(store, code))
+    assert room.is_projector(store, code, token_before)
+    assert store.results_of(code, ann) is None, "a class going on gives no results away"
+
+    with pytest.raises(RefusedError):
+        store.end_class(code, "not the key")
+    store.end_class(code, key, now=start + 3)
+    assert store.state(code) is None
+    assert not store.is_teacher(code, key) and not store.is_student(code, ann)
+    assert not room.is_projector(store, code, token_before)
+    assert refused(store.answer, code, bob, "scores.shift", "s1", "a") == "not_student"
+    assert refused(store.reveal, code, key, "scores.shift", "s1") == "not_teacher"
+    assert refused(store.end_class, code, key) == "not_teacher"
+    assert refused(store.result_rows, code, key) == "not_teacher"
+    assert refused(store.join, code, "c", "Late") == "no_class"
+
+    mine = store.results_of(code, ann)
+    assert [(r.task, r.state, r.first, r.second) for r in mine] == [
+        ("positional.similar", "revealed", 3, 4), ("scores.shift", "open", None, None)]
+    assert mine[0].asked == '{"id": "positional.similar"}'
+    theirs = store.results_of(code, bob)
+    assert [(r.first, r.second) for r in theirs] == [(5, 5), ("b", None)]  # 5 carried
+    assert "Bob" not in repr(mine) and bob not in repr(mine) and "Ann" not in repr(mine)
+    assert store.results_of(code, "nobody") is None
+    assert store.results_of("ZZZZZZZZ", ann) is None
+    assert store.expire(start + CLASS_HOURS * 3600 - 1) == 0  # kept until it expires …
+    assert store.results_of(code, ann) == mine
+    assert store.expire(start + CLASS_HOURS * 3600 + 1) == 1  # … then gone with the rest
+    assert store.results_of(code, ann) is None
+    with store.engine.connect() as conn:
+        assert conn.execute(select(answers).where(answers.c.code == code)).all() == []
+
+
+def _key_hash(store: Store, code: str) -> str:
+    with store.engine.connect() as conn:
+        return conn.execute(select(classes.c.key_hash)
+                            .where(classes.c.code == code)).scalar_one()

@@ -47,6 +47,8 @@ classes = Table(
     Column("step", String(32), nullable=False),
     Column("created", Float, nullable=False),
     Column("expires", Float, nullable=False),
+    Column("ended", Float, nullable=True),  # when the teacher ended it (None: going on): its
+    #   students read their own results until it expires (`Store.results_of`)
 )
 students = Table(
     "students", metadata,
@@ -54,6 +56,8 @@ students = Table(
     Column("token", String(64), primary_key=True),
     Column("nickname", String(MAX_NICKNAME), nullable=False),
     Column("joined", Float, nullable=False),
+    Column("lang", String(8), nullable=True),  # the language the student last chose: a new
+    #   session of theirs (a reload, a replica restart) opens in it (`Store.language_of`)
 )
 tasks = Table(
     "tasks", metadata,
@@ -107,6 +111,7 @@ check_rounds = Table(  # the teacher's switch per round of the check (no row: cl
     Column("round", String(4), primary_key=True),
     Column("state", String(8), nullable=False),  # open, closed
 )
+LIVE = classes.c.ended.is_(None)  # a class going on (not ended by its teacher)
 wrong_codes = Table(
     "wrong_codes", metadata,
     Column("client", String(128), primary_key=True),
@@ -141,14 +146,16 @@ def make_engine(url: str) -> Engine:
 
 
 WANTED = (("answers", "vote"), ("tasks", "asked"), ("answers", "carried"),
-          ("earlier_answers", "carried"))  # the columns added since the first file
+          ("earlier_answers", "carried"), ("classes", "ended"),
+          ("students", "lang"))  # the columns added since the first file
 
 
 def migrate(engine: Engine) -> None:
     """Bring a database from before up to date: `answers` gets its `vote` column (the two
     votes), in its primary key, every answer so far vote 1; `tasks` gets its `asked` column
     (the results after a teacher's reload), empty for the tasks so far; `answers` and
-    `earlier_answers` get `carried` (0: every answer so far was sent). Checked without a lock
+    `earlier_answers` get `carried` (0: every answer so far was sent); `classes` gets `ended`
+    (every class so far going on) and `students` `lang` (none chosen yet). Checked without a lock
     first (the usual case: nothing to do); then again under the tables' lock, so that replicas
     opening the same file or server at once migrate it once."""
     with engine.connect().execution_options(**{READ_OPTION: True}) as conn:
@@ -157,8 +164,8 @@ def migrate(engine: Engine) -> None:
     with engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, the database's write lock
         postgres = conn.dialect.name == "postgresql"
         if postgres:
-            conn.exec_driver_sql("LOCK TABLE answers, earlier_answers, tasks "
-                                 "IN ACCESS EXCLUSIVE MODE")
+            conn.exec_driver_sql("LOCK TABLE answers, earlier_answers, tasks, classes, "
+                                 "students IN ACCESS EXCLUSIVE MODE")
         if not _has_column(conn, "tasks", "asked"):
             conn.exec_driver_sql("ALTER TABLE tasks ADD COLUMN asked TEXT")
         if not _has_column(conn, "answers", "vote"):
@@ -167,6 +174,10 @@ def migrate(engine: Engine) -> None:
             if not _has_column(conn, table, "carried"):
                 conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN carried INTEGER "
                                      "NOT NULL DEFAULT 0")
+        if not _has_column(conn, "classes", "ended"):
+            conn.exec_driver_sql("ALTER TABLE classes ADD COLUMN ended FLOAT")
+        if not _has_column(conn, "students", "lang"):
+            conn.exec_driver_sql("ALTER TABLE students ADD COLUMN lang VARCHAR(8)")
 
 
 def _add_vote(conn: Connection, postgres: bool) -> None:

@@ -48,13 +48,16 @@ class Joining:
                     conn: Connection) -> None: ...
 
     def join(self, code: str, client: str, nickname: str = "", now: float | None = None,
-             browser: str = "", wait: Callable[[float], None] = time.sleep) -> str:
+             browser: str = "", wait: Callable[[float], None] = time.sleep,
+             lang: str | None = None) -> str:
         """A student token for the class of `code`. A try from an address `client` or a browser
         session `browser` past its allowance of wrong codes first waits `join_wait` seconds
         (`wait`: a sleep of the caller's own thread — a Streamlit session's script run, which
         blocks no other session), then its code is looked at; a wrong one counts against both
-        and is refused (`no_class`). A nickname over `MAX_NICKNAME` characters is refused
-        (`too_long`) before anything is counted: never cut without a word."""
+        and is refused (`no_class`; a class ended by its teacher too). `lang`: the language
+        the student joined in (`Store.language_of`). A nickname over `MAX_NICKNAME`
+        characters is refused (`too_long`) before anything is counted: never cut without a
+        word."""
         now = time.time() if now is None else now
         code = normal_code(code)
         nickname = str(nickname).strip()
@@ -66,7 +69,8 @@ class Joining:
             now += delay
         with self.engine.begin() as conn:
             found = conn.execute(select(classes.c.code).where(and_(
-                classes.c.code == code, classes.c.expires > now))).first()
+                classes.c.code == code, classes.c.expires > now,
+                classes.c.ended.is_(None)))).first()
             if found is None:
                 for who in wrong_keys(client, browser):
                     self._count_wrong(conn, who, now)
@@ -75,7 +79,7 @@ class Joining:
         token = secrets.token_urlsafe(18)
         with self.engine.begin() as conn:
             conn.execute(students.insert().values(code=code, token=token, nickname=nickname,
-                                                  joined=now))
+                                                  joined=now, lang=lang))
         return token
 
     def join_wait(self, client: str, browser: str = "", now: float | None = None) -> float:

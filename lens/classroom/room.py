@@ -25,7 +25,7 @@ import time
 
 from sqlalchemy import Column, Float, MetaData, String, Table, and_, delete, func, select
 
-from .database import answers, classes, tasks
+from .database import answers, classes, students, tasks
 from .rules import RefusedError
 from .store import Store
 
@@ -61,7 +61,8 @@ def projector_token(store: Store, code: str, key: str) -> str:
 def is_projector(store: Store, code: str, token: str) -> bool:
     """Whether `token` is the projector token of the class `code` (a class that ended: no)."""
     with store._reading() as conn:
-        row = conn.execute(select(classes.c.key_hash).where(classes.c.code == code)).first()
+        row = conn.execute(select(classes.c.key_hash).where(and_(
+            classes.c.code == code, classes.c.ended.is_(None)))).first()
     return row is not None and hmac.compare_digest(token_of(row.key_hash), str(token))
 
 
@@ -71,6 +72,13 @@ def opened_at(store: Store, code: str) -> dict[tuple[str, str], float]:
         rows = conn.execute(select(tasks.c.task, tasks.c.settings_key, tasks.c.opened)
                             .where(tasks.c.code == code)).all()
     return {(r.task, r.settings_key): r.opened for r in rows}
+
+
+def student_count(store: Store, code: str) -> int:
+    """How many students joined the class (a count: no nickname leaves the database)."""
+    with store._reading() as conn:
+        return conn.execute(select(func.count()).select_from(students)
+                            .where(students.c.code == code)).scalar_one()
 
 
 def answer_count(store: Store, code: str, task: str, settings_key: str, vote: int) -> int:

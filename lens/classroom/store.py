@@ -25,8 +25,12 @@ are `rules`'):
   taken only while the teacher has its round open;
 - the teacher's results (`ClassResults.result_rows`) name a student by pseudonym, never by
   the token;
-- a class expires (`CLASS_HOURS`) and is deleted with its students, tasks, answers and
-  check answers.
+- a class the teacher ends is over at once — no join, no answer, no teacher action, no
+  projector; its state is None as for a class gone — but its data stay until it expires, so
+  that each of its students can read their own results (`OwnResults.results_of`, with their
+  token; for an ended class only: a class going on gives no right answer away);
+- a class expires (`CLASS_HOURS` after its start, ended or not) and is deleted with its
+  students, tasks, answers and check answers.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from .check_store import ConceptCheck
 from .database import (
+    LIVE,
     READ_OPTION,
     answers,
     check_rounds,
@@ -61,6 +66,7 @@ from .database import (
     wrong_codes,
 )
 from .join_store import Joining
+from .own_store import OwnResults
 from .results_store import ClassResults
 from .rules import (
     CHECK_ROUNDS,
@@ -106,7 +112,7 @@ def _hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class Store(ConceptCheck, ClassResults, Joining):
+class Store(ConceptCheck, ClassResults, Joining, OwnResults):
     """The classes of every process that opens the same URL."""
 
     def __init__(self, url: str | None = None) -> None:
@@ -149,7 +155,8 @@ class Store(ConceptCheck, ClassResults, Joining):
                 return code, key
 
     def _teacher(self, conn: Connection, code: str, key: str) -> None:
-        row = conn.execute(select(classes.c.key_hash).where(classes.c.code == code)).first()
+        row = conn.execute(select(classes.c.key_hash)
+                           .where(and_(classes.c.code == code, LIVE))).first()
         if row is None or not hmac.compare_digest(row.key_hash, _hash(str(key))):
             raise RefusedError("this is not the teacher's key of that class", "not_teacher")
 
@@ -263,22 +270,30 @@ class Store(ConceptCheck, ClassResults, Joining):
         return and_(tasks.c.code == code, tasks.c.task == task,
                     tasks.c.settings_key == settings_key)
 
-    def end_class(self, code: str, key: str) -> None:
+    def end_class(self, code: str, key: str, now: float | None = None) -> None:
+        """The class is over: nothing more is taken or done (its state is None from now on),
+        and its data stay until it expires, for its students' own results (`results_of`)."""
+        now = time.time() if now is None else now
         with self.engine.begin() as conn:
             self._teacher(conn, code, key)
-            self._delete(conn, [code])
+            conn.execute(update(classes).where(classes.c.code == code).values(ended=now))
 
     # --- the students -----------------------------------------------------------------------
     @staticmethod
-    def _student(conn: Connection, code: str, token: str) -> None:
-        if conn.execute(select(students.c.token).where(and_(
-                students.c.code == code, students.c.token == token))).first() is None:
+    def _member(code: str, token: str) -> ColumnElement[bool]:
+        """The student `token` of the class `code`, while that class goes on."""
+        return and_(students.c.code == code, students.c.token == token,
+                    classes.c.code == students.c.code, LIVE)
+
+    def _student(self, conn: Connection, code: str, token: str) -> None:
+        if conn.execute(select(students.c.token)
+                        .where(self._member(code, token))).first() is None:
             raise RefusedError("not a student of this class", "not_student")
 
     def is_student(self, code: str, token: str) -> bool:
         with self._reading() as conn:
-            return conn.execute(select(students.c.token).where(and_(
-                students.c.code == code, students.c.token == token))).first() is not None
+            return conn.execute(select(students.c.token)
+                                .where(self._member(code, token))).first() is not None
 
     def answer(self, code: str, token: str, task: str, settings_key: str, value: object,
                now: float | None = None, vote: int = 1) -> None:
@@ -307,9 +322,10 @@ class Store(ConceptCheck, ClassResults, Joining):
     # --- what the class sees ----------------------------------------------------------------
     def state(self, code: str) -> dict | None:
         """The class's step and settings, its tasks (state per task and settings) and the
-        concept check's rounds (open or closed)."""
+        concept check's rounds (open or closed); None for a class ended or gone."""
         with self._reading() as conn:
-            row = conn.execute(select(classes).where(classes.c.code == code)).first()
+            row = conn.execute(select(classes).where(and_(classes.c.code == code,
+                                                          LIVE))).first()
             if row is None:
                 return None
             rows = conn.execute(select(tasks.c.task, tasks.c.settings_key, tasks.c.state,
