@@ -21,7 +21,13 @@ state (`CHOSE_COOKIE`):
   (`layout_web/tablet_sidebar.css`, `hold_tablet_sidebar`) keeps the sidebar out of the page at
   those widths, so that nothing is first drawn in the narrow column;
 - the page's language: `<html lang>` ("en", "zh-CN": `html_lang`), which Streamlit's
-  index.html fixes at "en", so that a screen reader reads 中文 with Chinese rules.
+  index.html fixes at "en", so that a screen reader reads 中文 with Chinese rules; and this
+  browser's last language in a cookie (`LANG_COOKIE`), which a new session opened by a class's
+  link that names no language starts in (`session.current_settings`: a student who opens the
+  join link again in a new tab is in 中文 again).
+
+A page framed by nothing (a class's projector) mounts the language part alone
+(`page_language`): no sidebar to hold, no formula to fit.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ HTML_LANG = {"zh": "zh-CN"}  # a settings language whose BCP 47 tag differs from
 HOLD_S = 10  # the tablet's sidebar is held out of the page at most this long, if no script runs
 
 CHOSE_COOKIE = "encoder_lens_sidebar_chosen"  # set by layout.js once the learner chose: no hold
+LANG_COOKIE = "encoder_lens_lang"  # this browser's last language ("en", "zh"), kept by layout.js
 HOLD_KEY = "tablet_sidebar_hold"  # the style's container (.st-key-…), hidden by the style
 
 WEB = files("lens") / "layout_web"
@@ -71,5 +78,12 @@ def layout_behaviours(lang: str = "en") -> None:
     `<html lang>` set to the page's language `lang` (a settings language: "en", "zh")."""
     with st.sidebar:
         _component(data={"min_scale": MIN_SCALE, "mobile": MOBILE_PX, "wide": WIDE_PX,
-                         "chose_cookie": CHOSE_COOKIE, "lang": html_lang(lang)},
+                         "chose_cookie": CHOSE_COOKIE, "lang": html_lang(lang),
+                         "lang_cookie": LANG_COOKIE, "kept_lang": lang},
                    key="layout_behaviours")
+
+
+def page_language(lang: str) -> None:
+    """Only `<html lang>` of the layout behaviours, for a page framed by nothing (a class's
+    projector: `layout_behaviours` is mounted in the sidebar of framed pages)."""
+    _component(data={"lang": html_lang(lang), "only_lang": True}, key="layout_language")

@@ -100,7 +100,7 @@ class Learner(_OwnSettings):
         return ctx.settings.lesson or (ctx.id == STEPS[0].id and not course.chosen(ctx))
 
     def cards(self, ctx: PageContext) -> frozenset[str]:
-        student.ended_notice(ctx.lang)  # a class this session was in ended: said once
+        student.ended_results(ctx.lang)  # a class this session was in ended: its results
         waiting = False  # for the concept check before the lesson
         if ctx.id == STEPS[0].id:  # the walk's first page: the lesson or a free walk
             course.choose(ctx)

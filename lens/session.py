@@ -1,7 +1,8 @@
 """The settings of this session: read from the link once, then kept in widget state.
 
 `current_settings` is the one way the app reads settings: on a session's first run they come
-from the link (`Settings.from_url`; what could not be used is kept for a warning), afterwards
+from the link (`Settings.from_url`; what could not be used is kept for a warning; a class's
+link that names no language takes this browser's last, `link_query`), afterwards
 from the widgets; either way they are made possible (`Settings.normalised`) and written back
 before any widget is drawn. `sync_url` mirrors them in the link.
 """
@@ -15,7 +16,10 @@ import streamlit as st
 from encoder_core import EncoderConfig
 
 from . import keys
-from .settings import ARCHITECTURE, DEFAULTS, URL_KEYS, Notice, Settings
+from .layout_js import LANG_COOKIE
+from .settings import ARCHITECTURE, DEFAULTS, LANGS, URL_KEYS, Notice, Settings
+
+CLASS_LINK = "class"  # a class's link names it (`classroom.ui.member.CLASS_PARAM`)
 
 # What a model that fixes the architecture (trained, a checkpoint) overwrites, kept to give back
 # when the learner returns to random weights; the query's number depends on the grid.
@@ -32,7 +36,7 @@ def current_settings(models: Mapping[str, EncoderConfig],
     `checkpoints`, its training steps), mirrored in the state."""
     state = st.session_state
     if not state.get(keys.INITIALISED):
-        settings, notices = Settings.from_url(st.query_params.to_dict(), models, checkpoints)
+        settings, notices = Settings.from_url(link_query(), models, checkpoints)
         state[keys.URL_NOTICES] = notices
         state[keys.URL_SETTINGS] = settings
         # a link that carries settings (lesson=1 or 0 among them: every link the app writes
@@ -53,6 +57,25 @@ def current_settings(models: Mapping[str, EncoderConfig],
         state[keys.URL_NOTICES] = []
     state[keys.NOTICES] = [n for n in notices if n.why in SHOWN_WHEN_CHANGED]
     return settings
+
+
+def link_query() -> dict[str, str]:
+    """The link's query; a class's link (a join link, a student's or the teacher's) that names
+    no language gets this browser's last (`kept_language`): a student who chose 中文 and opens
+    the join link again — a new tab, the QR code scanned again — is in 中文 at once."""
+    query = st.query_params.to_dict()
+    if keys.LANG not in query and query.get(CLASS_LINK):
+        kept = kept_language()
+        if kept in LANGS:
+            query[keys.LANG] = kept
+    return query
+
+
+def kept_language() -> str | None:
+    """This browser's last language (the layout behaviours keep it: `layout_js.LANG_COOKIE`);
+    None without one (or without a browser: AppTest)."""
+    value = st.context.cookies.get(LANG_COOKIE)
+    return value if isinstance(value, str) else None
 
 
 def _keep_own_architecture() -> None:

@@ -26,6 +26,7 @@ from lens.classroom.ui.member import STUDENT_PARAM, TEACHER_PARAM, Member, share
 from lens.classroom.ui.teacher import results_bytes, summary_bytes
 from lens.figures.pixels import rgb255
 from lens.i18n import translate
+from lens.keys import CLASS_LANG_SWITCH
 from lens.keys import CLASS_MEMBER as MEMBER
 from lens.steps import PAGES, TASKS
 from tests.support.apptest_helpers import assert_clean, new_app, open_page
@@ -1011,3 +1012,131 @@ def test_the_concept_check_in_chinese():
     q = QUESTIONS[0]
     assert s.radio(key=radio_key(PREFIX, "pre", q.id)).label == \
         f"1. {translate(q.text('q'), 'zh', OWNER)}"
+
+
+# --- issue 51, item 9: the language kept and in sight; a student's results after the end ------
+def test_the_language_switch_is_in_the_main_area_of_the_join_page_and_a_students_page():
+    """A phone's sidebar is folded: the join page and a student's page have English / 中文 in
+    the page itself; choosing 中文 there turns the page and the sidebar's radio to 中文."""
+    code, _ = shared_store().create_class({}, "overview")
+    at = new_app(advanced=False, **{"class": code})
+    open_page(at, "class")
+    assert [r.key for r in at.main.radio].count(CLASS_LANG_SWITCH) == 1
+    switch = at.main.radio(key=CLASS_LANG_SWITCH)
+    assert switch.value == "en" and switch.options == ["English", "中文"]
+    switch.set_value("zh").run()
+    assert_clean(at)
+    assert at.session_state["lang"] == "zh" and at.sidebar.radio(key="lang").value == "zh"
+    assert at.button(key="class_join_button").label == translate("join_button", "zh", "class")
+    assert at.main.radio(key=CLASS_LANG_SWITCH).value == "zh"  # it shows the page's language
+    s = student(code)
+    assert s.main.radio(key=CLASS_LANG_SWITCH).value == "en"
+    s.main.radio(key=CLASS_LANG_SWITCH).set_value("zh").run()
+    assert_clean(s)
+    assert translate("student_caption", "zh", "class", code=code) in texts(s, "caption")
+
+
+def test_a_student_who_chose_chinese_gets_it_again_in_a_new_session():
+    """Chosen on the page, 中文 is kept with the student in the store: a new session with
+    their link (a reload, a replica restart) opens in 中文 even when the link says no
+    language, or an old one; the join link opened again in a new tab of the same browser is
+    in 中文 by the browser's cookie (`session.kept_language`), and a new join keeps it."""
+    code, _ = shared_store().create_class({}, "overview")
+    s = student(code)
+    token = s.session_state[MEMBER].secret
+    assert shared_store().language_of(code, token) == "en"  # as joined
+    s.main.radio(key=CLASS_LANG_SWITCH).set_value("zh").run()
+    s.run()
+    assert shared_store().language_of(code, token) == "zh"
+    for link_lang in ({}, {"lang": "en"}):
+        again = new_app(advanced=False, **{"class": code, STUDENT_PARAM: token, **link_lang})
+        open_page(again, "overview")
+        assert_clean(again)
+        assert again.session_state[MEMBER] == Member(code, "student", token)
+        assert again.session_state["lang"] == "zh" and again.query_params["lang"] == "zh"
+        assert translate("student_caption", "zh", "class", code=code) in texts(again, "caption")
+
+
+def test_the_join_link_in_a_new_tab_opens_in_the_browsers_last_language(monkeypatch):
+    from lens import session  # noqa: PLC0415
+
+    assert session.CLASS_LINK == member_module.CLASS_PARAM  # the join link's parameter
+    code, _ = shared_store().create_class({}, "overview")
+    for kept, lang in ((None, "en"), ("zh", "zh"), ("xx", "en")):
+        monkeypatch.setattr(session, "kept_language", lambda k=kept: k)
+        at = new_app(advanced=False, **{"class": code})
+        open_page(at, "class")
+        assert at.session_state["lang"] == lang, kept
+        assert at.button(key="class_join_button").label == translate("join_button", lang, "class")
+    at.button(key="class_join_button").click().run()  # the last: "xx" is no language
+    assert shared_store().language_of(code, at.session_state[MEMBER].secret) == "en"
+    monkeypatch.setattr(session, "kept_language", lambda: "zh")
+    at = new_app(advanced=False, **{"class": code})
+    open_page(at, "class")
+    at.button(key="class_join_button").click().run()
+    assert shared_store().language_of(code, at.session_state[MEMBER].secret) == "zh"
+    plain = new_app(advanced=False)  # no class in the link: the cookie is not asked
+    open_page(plain, "overview")
+    assert plain.session_state["lang"] == "en"
+
+
+def own_lines(at) -> list[str]:
+    """The markdown of the ended class's results expander."""
+    [box] = [e for e in at.expander if e.label.startswith(("Your results", "你在课堂"))]
+    return [m.value for m in box.markdown]
+
+
+def test_a_student_keeps_their_own_results_after_the_class_ends_also_after_a_reload():
+    """Ended by the teacher, a student's page says so and shows their own results — the
+    question, vote 1 and vote 2 with ✓/✗ in words, the live model's answer — from the store,
+    so a new session with their link shows them too; never another student's nickname or
+    answer; a question still open at the end is marked as not revealed."""
+    from lens.lesson.ui.cards import shown_answer  # noqa: PLC0415
+
+    t = teacher()
+    code = code_of(t)
+    ann, bob = student(code, nickname="Ann"), student(code, nickname="Bobzilla")
+    t.button(key=f"class_open_{TOKENS}").click().run()
+    for s, v in ((ann, 190), (bob, 123)):
+        s.run()
+        send(s, TOKENS, v)
+    t.button(key=f"class_close_{TOKENS}").click().run()
+    t.button(key=f"class_vote2_{TOKENS}").click().run()
+    ann.run()
+    send(ann, TOKENS, 196)
+    t.button(key=f"class_reveal_{TOKENS}").click().run()
+    t.checkbox(key="class_end_sure").check().run()
+    t.button(key="class_end").click().run()
+
+    def said(lang: str, k: int, v: float, verdict: str) -> str:
+        return translate("own_vote", lang, "class", k=k,
+                         answer=shown_answer(lang, "overview.tokens", (v,)),
+                         verdict=translate(f"verdict_{verdict}", lang, "class"))
+
+    model = translate("own_model", "en", "class",
+                      answer=shown_answer("en", "overview.tokens", (196.0,)))
+    ann.run()
+    assert_clean(ann)
+    assert MEMBER not in ann.session_state
+    assert translate("class_ended", "en", "class") in [i.value for i in ann.info]
+    lines = own_lines(ann)
+    assert said("en", 1, 190.0, "wrong") in lines and said("en", 2, 196.0, "right") in lines
+    assert model in lines
+    assert "✗" in said("en", 1, 190.0, "wrong") and "✓" in said("en", 2, 196.0, "right")
+    page = str(ann.main)
+    assert "Bobzilla" not in page and "123" not in " ".join(lines)
+    token = ann.query_params[STUDENT_PARAM]
+    again = new_app(advanced=False, **{"class": code, STUDENT_PARAM: token, "lang": "zh"})
+    open_page(again, "overview")  # a reload: a new session, nothing of the old one
+    assert_clean(again)
+    assert said("zh", 1, 190.0, "wrong") in own_lines(again)
+    assert said("zh", 2, 196.0, "right") in own_lines(again)
+    open_page(again, "multihead")  # on every page while the link names the student
+    assert said("zh", 2, 196.0, "right") in own_lines(again)
+    bob.run()
+    assert said("en", 1, 123.0, "wrong") in own_lines(bob)
+    assert said("en", 2, 123.0, "wrong") in own_lines(bob)  # carried into vote 2
+    assert "Ann" not in str(bob.main) and "190" not in " ".join(own_lines(bob))
+    forged = new_app(advanced=False, **{"class": code, STUDENT_PARAM: token + "x"})
+    open_page(forged, "overview")
+    assert not [e for e in forged.expander if e.label.startswith("Your results")]

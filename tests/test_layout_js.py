@@ -39,7 +39,8 @@ def test_it_is_handed_its_numbers_and_no_text(monkeypatch):
     [kw] = mounted
     assert kw["data"] == {"min_scale": layout_js.MIN_SCALE, "mobile": layout_js.MOBILE_PX,
                           "wide": layout_js.WIDE_PX, "chose_cookie": layout_js.CHOSE_COOKIE,
-                          "lang": "zh-CN"}  # a language tag, not a text
+                          "lang": "zh-CN", "lang_cookie": layout_js.LANG_COOKIE,
+                          "kept_lang": "zh"}  # a language tag and code, not a text
     assert re.fullmatch(r"[a-z_]+", layout_js.CHOSE_COOKIE)  # a cookie's name, not a text
     assert layout_js.MOBILE_PX < 820 < layout_js.WIDE_PX <= 1400  # a tablet, not a desktop
     assert "innerHTML" not in layout_js.JS
@@ -83,3 +84,15 @@ def test_the_hold_is_sent_unless_the_learner_chose(monkeypatch):
     monkeypatch.setattr(layout_js.st, "context", _Context({layout_js.CHOSE_COOKIE: "1"}))
     layout_js.hold_tablet_sidebar()
     assert len(sent) == 1, "a learner who chose the sidebar's state got the hold"
+
+
+def test_a_page_framed_by_nothing_gets_the_language_part_alone(monkeypatch):
+    """The projector (no sidebar) mounts the component for `<html lang>` only."""
+    mounted = []
+    monkeypatch.setattr(layout_js, "_component", lambda **kw: mounted.append(kw))
+    layout_js.page_language("zh")
+    [kw] = mounted
+    assert kw["data"] == {"lang": "zh-CN", "only_lang": True}
+    assert kw["key"] != "layout_behaviours"  # both may be on one page without a clash
+    assert "if (onlyLang) return undefined;" in layout_js.JS
+    assert re.fullmatch(r"[a-z_]+", layout_js.LANG_COOKIE)

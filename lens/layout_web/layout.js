@@ -16,6 +16,10 @@
 //     as the learner put it. Until that is decided, tablet_sidebar.css keeps the sidebar out of
 //     the page; once it is (collapsed, or left as it is), the root's data-el-sidebar lets it back.
 //
+//  4. The page's language: `<html lang>` (`data.lang`), and this browser's last language kept in
+//     a cookie (`data.lang_cookie` = `data.kept_lang`) for a class's link that names none. With
+//     `data.only_lang` (a class's projector, framed by nothing) that is all it does.
+//
 // What must outlive one mount (the path last seen, the learner's choice) is kept on `window`:
 // the component is mounted again on every page.
 
@@ -176,11 +180,21 @@ const learnerToggles = (ev) => {
   if (ev.isTrusted && t instanceof Element && t.closest(CONTROLS)) state.learnerChose = true;
 };
 
+// --- 4. the language ---------------------------------------------------------------------------
+function keepLanguage(cookie, value) {
+  if (!cookie || !/^[a-z]{2,8}$/.test(value)) return;
+  const secure = location.protocol === "https:" ? "; Secure" : "";
+  document.cookie = `${cookie}=${value}; Max-Age=31536000; Path=/; SameSite=Lax${secure}`;
+}
+
 // --- mounted once per page ---------------------------------------------------------------------
 export default function (component) {
   const { min_scale: min = 0.5, mobile = 768, wide = 1100, chose_cookie: cookie = "",
-    lang = "" } = component.data || {};
+    lang = "", lang_cookie: langCookie = "", kept_lang: keptLang = "",
+    only_lang: onlyLang = false } = component.data || {};
   if (lang) document.documentElement.lang = lang;  // the page's language (index.html says "en")
+  keepLanguage(langCookie, keptLang);
+  if (onlyLang) return undefined;
   let queued = false;
   function check() {
     queued = false;

@@ -32,8 +32,15 @@ from PIL import Image
 from sqlalchemy.exc import SQLAlchemyError
 from streamlit.delta_generator import DeltaGenerator
 
-from ...i18n import Texts
-from ...keys import CLASS_CODE_INPUT, CLASS_JOIN_ERROR, CLASS_JOIN_PENDING, CLASS_NICK_INPUT
+from ...i18n import LANG_NAMES, Texts
+from ...keys import (
+    CLASS_CODE_INPUT,
+    CLASS_JOIN_ERROR,
+    CLASS_JOIN_PENDING,
+    CLASS_LANG_SWITCH,
+    CLASS_NICK_INPUT,
+    LANG,
+)
 from ...settings import Settings
 from ..asking import class_settings
 from ..rules import MAX_NICKNAME, RefusedError, normal_code
@@ -208,6 +215,7 @@ def start_or_join(ctx: PageContext) -> None:
     t = Texts(ctx.lang, OWNER)
     if store_error():
         st.error(t("store_down", why=store_error()))
+    language_switch(ctx.lang)  # a phone's sidebar is folded away: the language in sight
     pending = st.session_state.pop(CLASS_JOIN_PENDING, None)
     if pending is not None:  # a try past its allowance: said, then waited in this run
         code, nickname, wait = pending
@@ -224,6 +232,24 @@ def start_or_join(ctx: PageContext) -> None:
     error = st.session_state.get(CLASS_JOIN_ERROR)
     if error:
         st.error(error)
+
+
+def language_switch(lang: str, where: DeltaGenerator | None = None) -> None:
+    """English / 中文 in the page itself (in `where`, else here), not only in the sidebar, which
+    a phone keeps folded: on the join page and a student's pages. A radio (arrow keys move it,
+    as the sidebar's): a choice sets the session's language (`keys.LANG`) and the page runs
+    again in it; it always shows the page's language."""
+    st.session_state[CLASS_LANG_SWITCH] = lang  # follows the sidebar's radio too
+    (where or st).radio(Texts(lang)("language"), options=list(LANG_NAMES),
+                        format_func=LANG_NAMES.get, horizontal=True, key=CLASS_LANG_SWITCH,
+                        on_change=_switch_language)
+
+
+def _switch_language() -> None:
+    """The main area's language switch was moved (a callback): the session's language."""
+    chosen = st.session_state.get(CLASS_LANG_SWITCH)
+    if chosen in LANG_NAMES:
+        st.session_state[LANG] = chosen
 
 
 def join_first(params: Mapping[str, str]) -> bool:
@@ -305,7 +331,8 @@ def finish_join(lang: str, code: str, nickname: str) -> None:
     session becomes the class's student, or the refusal is kept for the page to say."""
     state, t = st.session_state, Texts(lang, OWNER)
     try:
-        token = shared_store().join(code, client_key(), nickname, browser=browser_key())
+        token = shared_store().join(code, client_key(), nickname, browser=browser_key(),
+                                    lang=lang)
     except RefusedError as err:
         state[CLASS_JOIN_ERROR] = t("join_too_long", n=MAX_NICKNAME) if (
             err.reason == "too_long") else t(f"join_{err.reason}")

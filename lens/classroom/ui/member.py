@@ -7,7 +7,9 @@
   replica — finds it again (`st.context.cookies`). The server checks it on every action.
 - **A student** holds a token the store gave at joining, kept in the link (`?student=TOKEN`,
   beside `?class=CODE`) and not only in the Streamlit session: a reload, a phone waking up or
-  a replica restart opens the same link, so the same student.
+  a replica restart opens the same link, so the same student. Once the teacher ended the
+  class, the same link finds the student of an ended class (`ended`): their own results stay
+  readable until the class's data are deleted (`Store.results_of`).
 
 `client_key()` is whom the store counts wrong join codes against: behind the balancer
 (`scripts/serve` sets `PROXY_ENV`), the last entry of X-Forwarded-For — the address HAProxy's
@@ -90,8 +92,9 @@ def client_from(forwarded: object, address: object, behind_proxy: bool) -> str:
 def current(store: Store | None = None) -> Member | None:
     """This session's membership: kept in the session once known, else from the link (a
     teacher key is read once and removed from it; a student token stays), else the teacher's
-    cookie. A class that ended (or expired) ends the membership; a student's page then says
-    so once (`CLASS_ENDED`, `student.ended_notice`)."""
+    cookie. A class that ended (or expired) ends the membership; a student's pages then show
+    their own results (`CLASS_ENDED`, `student.ended_results`), also after a reload: the link
+    still names them (`_ended_from_link`)."""
     state = st.session_state
     member = state.get(CLASS_MEMBER)
     state.pop(CLASS_STATE, None)
@@ -103,10 +106,12 @@ def current(store: Store | None = None) -> Member | None:
         store = store or shared_store()
         if member is None:
             member = _from_link(store) or _from_cookie(store)
+            if member is None:
+                _ended_from_link(store)
         seen = store.state(member.code) if member is not None else None
         if seen is None:
-            if member is not None and not member.teacher:
-                state[CLASS_ENDED] = True  # the student's next page says so, once
+            if member is not None and not member.teacher:  # their pages show their results
+                state[CLASS_ENDED] = (member.code, member.secret)
             member = None  # the class is over
         else:
             state[CLASS_STATE] = seen  # this run's look at the class: `class_state()`
@@ -151,6 +156,18 @@ def _from_link(store: Store) -> Member | None:
     if token and store.is_student(code, token):
         return Member(code, "student", token)
     return None
+
+
+def _ended_from_link(store: Store) -> None:
+    """A student's link (`?class=CODE&student=TOKEN`) of a class its teacher ended, in a new
+    session (a reload): this session shows that student's own results (`CLASS_ENDED`)."""
+    q, state = st.query_params, st.session_state
+    token = q.get(STUDENT_PARAM)
+    code = normal_code(q.get(CLASS_PARAM, ""))
+    if not token or state.get(CLASS_ENDED) == (code, token):
+        return
+    if store.results_of(code, token) is not None:
+        state[CLASS_ENDED] = (code, token)
 
 
 def _from_cookie(store: Store) -> Member | None:

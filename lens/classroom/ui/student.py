@@ -29,15 +29,25 @@ from sqlalchemy.exc import SQLAlchemyError
 from encoder_core import EncoderConfig
 
 from ... import scroll_js
-from ...i18n import Texts
-from ...keys import CLASS_CARDS_SEEN, CLASS_ENDED, CLASS_FOLLOWED, CLASS_SEEN, CLASS_SENT
-from ...lesson.tasks import fixed_now, judge, task_texts
+from ...i18n import LANG_NAMES, Texts
+from ...keys import (
+    CLASS_CARDS_SEEN,
+    CLASS_ENDED,
+    CLASS_ENDED_SEEN,
+    CLASS_FOLLOWED,
+    CLASS_LANG,
+    CLASS_SEEN,
+    CLASS_SENT,
+)
+from ...lesson.tasks import Task, fixed_now, judge, task_from_json, task_texts
 from ...lesson.ui.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
 from ...settings import Settings
-from ...steps import PAGES, class_tasks_for
+from ...steps import PAGES, TASKS, class_tasks_for
 from ..asking import OWN, Asked, asked_on, given_value, stored_value
+from ..own_store import OwnResult
 from ..rules import RefusedError
 from . import concept_check, view
+from .join import language_switch
 from .member import Member, brief, shared_store
 from .member import class_state as member_class_state
 
@@ -56,9 +66,30 @@ def class_settings_for(member: Member, own: Settings, models: Mapping[str, Encod
     seen = member_class_state()  # None when out of reach: the cards say so; the page keeps its own
     if seen is None:
         return own
-    mine = own.to_url()
+    mine = {**own.to_url(), "lang": own_language(member, own.lang)}
     query = {**seen["settings"], **{k: mine[k] for k in OWN}, "lesson": "1"}
     return Settings.from_url(query, models, checkpoints)[0]
+
+
+def own_language(member: Member, lang: str) -> str:
+    """The student's language: on this session's first look, the one the store keeps with them
+    (chosen in an earlier session: a reload, a new tab, a replica restart — whatever its link
+    says); afterwards the session's own `lang`, kept in the store whenever it changes."""
+    state = st.session_state
+    known = state.get(CLASS_LANG)
+    try:
+        if known is None or known[0] != member.secret:  # this session's first look
+            kept = shared_store().language_of(member.code, member.secret)
+            if kept in LANG_NAMES:
+                state[CLASS_LANG] = (member.secret, kept)
+                return kept
+            known = (member.secret, None)
+        if known[1] != lang:
+            shared_store().set_language(member.code, member.secret, lang)
+        state[CLASS_LANG] = (member.secret, lang)
+    except (SQLAlchemyError, RefusedError):
+        pass  # out of reach, or the class just ended: the page's own language, tried again
+    return lang
 
 
 def signature(class_state: dict | None) -> tuple | None:
@@ -264,14 +295,66 @@ def caption(ctx: PageContext, member: Member) -> None:
     """The header's line for a student: in which class, and that its settings are locked."""
     t = Texts(ctx.lang, OWNER)
     st.caption(t("student_caption", code=member.code))
+    language_switch(ctx.lang)  # on a phone the sidebar is folded away
 
 
-def ended_notice(lang: str) -> None:
-    """Once, on the first page after the class this session was a student of ended (the
-    teacher ended it, or it expired): said, so that the pages turning into a learner's own
-    come as no surprise; then never again."""
-    if st.session_state.pop(CLASS_ENDED, False):
-        st.info(Texts(lang, OWNER)("class_ended"))
+def ended_results(lang: str) -> None:
+    """A student of a class that ended (the teacher ended it; `CLASS_ENDED`, kept in the
+    session and found again from the link after a reload): on top of each page, that it
+    ended — the pages are the student's own now — and the student's own results, each
+    question with their vote 1 and vote 2, right or wrong, and the model's answer; open on the
+    first page, folded after. Read from the store while it keeps the class's data (until it
+    expires); then nothing. Never another student's answer or nickname: `results_of` has none."""
+    ended = st.session_state.get(CLASS_ENDED)
+    if not ended:
+        return
+    t = Texts(lang, OWNER)
+    code, token = ended
+    try:
+        mine = shared_store().results_of(code, token)
+    except SQLAlchemyError as err:
+        st.caption(t("store_down", why=brief(err)))
+        return
+    first = not st.session_state.get(CLASS_ENDED_SEEN)
+    if first:
+        st.info(t("class_ended"))
+    st.session_state[CLASS_ENDED_SEEN] = True
+    if mine is None:  # expired (or a link of no student): the data are gone
+        st.session_state.pop(CLASS_ENDED, None)
+        return
+    with st.expander(t("own_results_title", code=code), expanded=first):
+        st.caption(t("own_results_kept"))
+        shown = [(r, task) for r in mine if (task := asked_task(r)) is not None]
+        if not shown:
+            st.markdown(t("own_results_none"))
+        for k, (r, task) in enumerate(shown, 1):
+            own_result(lang, k, r, task)
+
+
+def asked_task(r: OwnResult) -> Task | None:
+    """The question of a result as the class was asked it (None: one the app has no more)."""
+    if r.task not in TASKS:
+        return None
+    try:
+        return task_from_json(r.asked, TASKS[r.task].page)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def own_result(lang: str, k: int, r: OwnResult, task: Task) -> None:
+    """One question of the student's results: its short title, each vote's answer with ✓ or
+    ✗ in words, and the live model's answer."""
+    t, words = Texts(lang, OWNER), task_texts(lang, task)
+    st.markdown(f"**{k}. {words(task.text('short'))}**")
+    votes = [(1, r.first), *([(2, r.second)] if r.second is not None else [])]
+    for vote, value in votes:
+        given = None if value is None else given_value(task, value)
+        verdict = "none" if given is None else "right" if judge(task, given).right else "wrong"
+        st.markdown(t("own_vote", k=vote, answer=shown_answer(lang, task.id, given),
+                      verdict=t(f"verdict_{verdict}")))
+    st.markdown(t("own_model", answer=shown_answer(lang, task.id, task.answer)))
+    if r.state != "revealed":
+        st.caption(t("own_not_revealed"))
 
 
 def remember(class_state: dict | None) -> None:
