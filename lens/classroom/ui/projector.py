@@ -35,6 +35,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from ... import figures
 from ...i18n import Texts
 from ...keys import CLASS_PROJECTOR
+from ...layout_js import page_language
 from ...lesson.tasks import Task, task_texts
 from ...lesson.ui.cards import marked_patch, shown_answer
 from ...widgets import render
@@ -122,8 +123,12 @@ def hide_frame() -> None:
 
 
 def show(ctx: PageContext, s: Screen) -> None:
-    """The projector view of the class (its page's whole content)."""
+    """The projector view of the class (its page's whole content), its document in its
+    language (`<html lang>`: the layout behaviours, framed pages' alone, are not mounted
+    here) and titled as the projector of its class."""
     t = Texts(ctx.lang, OWNER)
+    st.set_page_config(page_title=t("projector_title", code=s.code))
+    page_language(ctx.lang)
     seen = class_state_of(s)
     if seen is None:
         st.markdown(f"## {t('projector_ended')}")

@@ -196,7 +196,7 @@ def panel(ctx: PageContext, member: Member, act: Act) -> None:
     if error:
         st.error(error)
     step = seen["step"]
-    st.markdown(f"**{t('remote_caption', code=member.code, n=seen['students'])}**")
+    students_line(member.code, ctx.lang, seen["students"])
     st.markdown(t("remote_step", step=f"{step_number(step)}. {PAGES[step].title_in(ctx.lang)}"))
     follow(member.code, member.secret, ctx.lang, seen_of(seen))
     if not same_settings(ctx.settings, seen["settings"]):
@@ -207,7 +207,7 @@ def panel(ctx: PageContext, member: Member, act: Act) -> None:
         st.info(tc("no_questions"))
     for a in asked:
         with st.container(border=True, key=f"class_remote_{a.task.text_id}"):
-            card(ctx, member, a, seen["students"], act)
+            card(ctx, member, a, act)
     nxt = next_question(asked, step)
     if nxt is not None:
         label, action, arg = nxt
@@ -215,7 +215,18 @@ def panel(ctx: PageContext, member: Member, act: Act) -> None:
                   on_click=act, args=(member, ctx.lang, action, arg))
 
 
-def card(ctx: PageContext, member: Member, a: Asked, students: int, act: Act) -> None:
+@st.fragment(run_every=FOLLOW_S)
+def students_line(code: str, lang: str, at_load: int) -> None:
+    """The remote's caption with how many students joined, as they join (`at_load`: the
+    count the page run read, kept while the store is out of reach)."""
+    try:
+        n = room.student_count(shared_store(), code)
+    except SQLAlchemyError:
+        n = at_load
+    st.markdown(f"**{Texts(lang, OWNER)('remote_caption', code=code, n=n)}**")
+
+
+def card(ctx: PageContext, member: Member, a: Asked, act: Act) -> None:
     """One question on the remote: its stage, its next action, its live count."""
     lang, ident, where = ctx.lang, a.task.text_id, (a.task.id, a.key)
     tc, words = Texts(lang, "class"), task_texts(lang, a.task)
@@ -235,7 +246,7 @@ def card(ctx: PageContext, member: Member, a: Asked, students: int, act: Act) ->
                   width="stretch", on_click=act, args=(member, lang, "reveal", where))
     if state in ("open", "vote2"):
         vote = 2 if state == "vote2" else 1
-        live_count(member.code, lang, a.task.id, a.key, vote, students)
+        live_count(member.code, lang, a.task.id, a.key, vote)
     if state == "open":
         countdown(lang, member, a)
     if state == "discuss":
@@ -243,10 +254,12 @@ def card(ctx: PageContext, member: Member, a: Asked, students: int, act: Act) ->
 
 
 @st.fragment(run_every=FOLLOW_S)
-def live_count(code: str, lang: str, task: str, key: str, vote: int, students: int) -> None:
-    """How many answered the vote, large, as the answers come (nothing of what)."""
+def live_count(code: str, lang: str, task: str, key: str, vote: int) -> None:
+    """How many answered the vote out of how many students, large, both as they come (nothing
+    of what)."""
     try:
         n = room.answer_count(shared_store(), code, task, key, vote)
+        students = room.student_count(shared_store(), code)
     except SQLAlchemyError:
         return
     st.html(f"<div data-testid='el-remote-count' style='font-size:2.6rem;font-weight:700'>"
