@@ -347,13 +347,19 @@ def explorer_words(lang: str) -> dict[str, object]:
     """The words the attention explorer (lens/explorer_web/explorer.js) describes its maps with
     as the query moves, as templates with one-letter placeholders ({a}: the map's name, {b}:
     its strongest patches, {o}: its weight on the patch itself; words, never code names, in the
-    page's language): the same texts as a picture's description, so that both say it alike."""
+    page's language): the same texts as a picture's description, so that both say it alike.
+    The table the explorer shows on demand (one row per map: its TOP strongest patches and
+    its weight on the query) takes its button's words (`show`, `hide`), its caption ({t}: the
+    maps' title) and its column heads (`map`, `top`, `own_col`) from here too."""
     t = Texts(lang, "describe")
     return {"patch": t("alt_patch_value", i="{i}", v="{v}"),
             "panel": t("alt_panel", name="{a}", top="{b}"),
             "own": t("alt_panel_self", own="{o}"), "more": t("alt_panels_more", n="{n}"),
             "sentence": t("alt_sentence", s="{s}"), "items": t("alt_items", a="", b=""),
-            "sentences": t("alt_sentences", a="", b=""), "shown": ALT_PANELS}
+            "sentences": t("alt_sentences", a="", b=""), "shown": ALT_PANELS,
+            "show": t("table_show"), "hide": t("table_hide"),
+            "caption": t("table_caption", title="{t}"), "map": t("table_map"),
+            "top": [t(f"table_top_{k + 1}") for k in range(TOP)], "own_col": t("table_own")}
 
 
 def arguments(draw: Callable[..., bytes], args: Sequence[object],

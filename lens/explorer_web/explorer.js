@@ -60,6 +60,18 @@ function el(tag, cls, parent) {
   return e;
 }
 
+let TABLES = 0;  // explorers' tables made on this page: each its own id
+// the explorers whose table is open (`tableKey`): a commit's rerun mounts the component anew
+// (a new root, from a module imported anew), and an open table stays open
+const openTables = () => {
+  window.encoderLensOpenTables = window.encoderLensOpenTables || new Set();
+  return window.encoderLensOpenTables;
+};
+
+// the explorer whose picker has the keyboard's focus (its key), kept across a redraw: a
+// commit's rerun redraws the explorer, or mounts it anew, and the focus is given back
+const focusKept = (window.__encoderLensPickerFocus ||= { key: null });
+
 function fmt(w) {
   if (w === 0) return "0";
   return Math.abs(w) >= 1e-3 ? Number(w.toPrecision(3)).toString() : w.toExponential(2);
@@ -70,8 +82,13 @@ export default function (component) {
   const root = parentElement.querySelector(".el-root");
   if (!root || !data || !data.length) return;
   const wasZoom = Number(root.dataset.zoom || -1);  // a zoom open before this redraw
+  const hadFocus = component.key !== undefined && focusKept.key === component.key;
   root.replaceChildren();
   const H = parse(data);
+  // which explorer this is, the same from one mount to the next (the component's own key is
+  // not): its component and its maps' title, the query left out ("{i}")
+  const tableKey = `${component.name}/${H.text.title || ""}/${H.rows}x${H.cols}`;
+  const wasTable = openTables().has(tableKey);  // the table open before this mount
   const G = H.G, N = H.N, side = H.side, k = side / G;
   const f16 = f16table();
   const SIM = H.mode === "similarity", D = H.d || 0;
@@ -101,6 +118,10 @@ export default function (component) {
   pc.setAttribute("role", "img");
   pc.setAttribute("aria-label", H.text.aria);
   pc.dataset.testid = "el-picker";
+  pc.addEventListener("focus", () => { focusKept.key = component.key; });
+  pc.addEventListener("blur", () => setTimeout(() => {  // moved away, not redrawn
+    if (pc.isConnected && focusKept.key === component.key) focusKept.key = null;
+  }, 0));
   el("div", "el-hint", pick).textContent = H.text.hint;
   // what the picture shows for the patch pointed at, in words (read by a screen reader as the
   // query moves: the patch, and each map's strongest patches with their weights)
@@ -394,25 +415,92 @@ export default function (component) {
   // three strongest patches with their weights and its weight on the patch itself, at most
   // `d.shown` maps (the rest counted); the picker alone: the patch
   const D_TEXT = H.text.describe || null;
+  const TOP = 3;
+  const weightAt = (p, j) => f16[H.maps[row(p, hover) + j]] / H.scale;
+  // panel p's k strongest patches for the hovered patch, strongest first (the lower patch
+  // first among equals, as lens/describe.py's `largest`)
+  function strongest(p, k) {
+    const o = row(p, hover), best = [];
+    for (let j = 0; j < N; j++) {
+      const v = f16[H.maps[o + j]];
+      if (best.length === k && v <= f16[H.maps[o + best[k - 1]]]) continue;
+      let at = best.length;
+      while (at > 0 && v > f16[H.maps[o + best[at - 1]]]) at--;
+      best.splice(at, 0, j);
+      if (best.length > k) best.pop();
+    }
+    return best;
+  }
+  const panelName = (p) => {
+    const P = panels[p];
+    return H.row_labels.length ? `${H.row_labels[P.r]} · ${H.col_labels[P.c]}` : H.titles[P.c];
+  };
+  const patchValue = (d, p, j) => d.patch.replace("{i}", String(j))
+    .replace("{v}", fmt(weightAt(p, j)));
   function describeMaps() {
     const d = D_TEXT;
     if (!d || SIM || !H.rows) { desc.textContent = patchText(hover); return; }
-    const order = Array.from({ length: N }, (_, j) => j);
     const said = [d.sentence.replace("{s}", H.text.title.replace("{i}", String(hover)))];
     const shown = Math.min(panels.length, d.shown);
     for (let p = 0; p < shown; p++) {
-      const o = row(p, hover), w = (j) => f16[H.maps[o + j]] / H.scale;
-      const top = order.slice().sort((a, b) => w(b) - w(a) || a - b).slice(0, 3)
-        .map((j) => d.patch.replace("{i}", String(j)).replace("{v}", fmt(w(j))))
-        .join(d.items);
-      const P = panels[p];
-      const name = H.row_labels.length ? `${H.row_labels[P.r]} · ${H.col_labels[P.c]}`
-        : H.titles[P.c];
-      said.push(d.sentence.replace("{s}", d.panel.replace("{a}", name)
-        .replace("{b}", top) + d.own.replace("{o}", fmt(w(hover)))));
+      const top = strongest(p, TOP).map((j) => patchValue(d, p, j)).join(d.items);
+      said.push(d.sentence.replace("{s}", d.panel.replace("{a}", panelName(p))
+        .replace("{b}", top) + d.own.replace("{o}", fmt(weightAt(p, hover)))));
     }
     if (panels.length > shown) said.push(d.more.replace("{n}", String(panels.length - shown)));
     desc.textContent = said.join(d.sentences);
+  }
+
+  // the maps as a table, on demand (a disclosure button after the maps): a row per map with
+  // its three strongest patches and their weights and its weight on the hovered patch itself
+  // (the numbers the description says, every map's), rebuilt as the query moves while open
+  const T_TEXT = D_TEXT && D_TEXT.show && H.rows && !SIM ? D_TEXT : null;
+  let table = null, tableButton = null, tableCaption = null, tableBody = null;
+  if (T_TEXT) {
+    const box = el("div", "el-tablebox", root);
+    tableButton = el("button", "el-tablebutton", box);
+    tableButton.type = "button";
+    tableButton.dataset.testid = "el-table-button";
+    table = el("table", "el-table", box);
+    TABLES += 1;
+    table.id = `el-table-${TABLES}`;
+    table.dataset.testid = "el-table";
+    tableButton.setAttribute("aria-controls", table.id);
+    tableCaption = el("caption", "", table);
+    const head = el("tr", "", el("thead", "", table));
+    for (const h of [T_TEXT.map, ...T_TEXT.top, T_TEXT.own_col]) {
+      const th = el("th", "", head);
+      th.scope = "col";
+      th.textContent = h;
+    }
+    tableBody = el("tbody", "", table);
+    tableButton.addEventListener("click", () => setTable(table.hidden));
+  }
+  function fillTable() {
+    if (!table || table.hidden) return;
+    const d = T_TEXT;
+    tableCaption.textContent = d.caption.replace("{t}",
+      H.text.title.replace("{i}", String(hover)));
+    const rows = [];
+    for (let p = 0; p < panels.length; p++) {
+      const tr = document.createElement("tr");
+      const th = el("th", "", tr);
+      th.scope = "row";
+      th.textContent = panelName(p);
+      for (const j of strongest(p, TOP)) el("td", "", tr).textContent = patchValue(d, p, j);
+      el("td", "", tr).textContent = fmt(weightAt(p, hover));
+      rows.push(tr);
+    }
+    tableBody.replaceChildren(...rows);
+  }
+  function setTable(open) {
+    if (!table) return;
+    table.hidden = !open;
+    tableButton.textContent = open ? T_TEXT.hide : T_TEXT.show;
+    tableButton.setAttribute("aria-expanded", open ? "true" : "false");
+    root.dataset.table = open ? "1" : "0";
+    if (open) openTables().add(tableKey); else openTables().delete(tableKey);
+    fillTable();
   }
 
   function paint() {
@@ -420,6 +508,7 @@ export default function (component) {
     drawZoom();
     drawMaps();
     describeMaps();
+    fillTable();
     root.dataset.hover = String(hover);
   }
 
@@ -439,7 +528,7 @@ export default function (component) {
     tip.style.top = (ev.clientY - r.top + 14) + "px";
   };
   const hideTip = () => { tip.style.display = "none"; };
-  const patchText = (i) => H.text.patch.replace("{i}", String(i))
+  const patchText = (i, words = H.text.patch) => words.replace("{i}", String(i))
     .replace("{r}", String(Math.floor(i / G))).replace("{c}", String(i % G));
   const setHover = (i) => { if (i !== hover) { hover = i; paint(); } };
   // the maps are out of view when less than half of the first one is in the window
@@ -457,6 +546,8 @@ export default function (component) {
   const commit = (i) => {
     query = i; hover = i; paint();
     showBelow(mapsHidden());
+    // the picker alone (a lesson's task): the live region says the patch is the choice now
+    if (!H.rows && H.text.chosen) desc.textContent = patchText(i, H.text.chosen);
     root.dataset.committed = String(i);
     nonce += 1;
     setStateValue("commit", { query: i, nonce: `${Date.now()}-${nonce}` });
@@ -576,6 +667,7 @@ export default function (component) {
     }, { threshold: [0, 0.5, 1] });
     seen.observe(panels[0].cv);
   }
+  setTable(wasTable);
   paint();
   showBelow(root.dataset.below === "1" && mapsHidden());  // still to be seen after the rerun
   if (zoom && wasZoom >= 0 && wasZoom < N) {  // a rerun redraws: the zoom stays open
@@ -585,6 +677,7 @@ export default function (component) {
   } else {
     root.dataset.zoom = "-1";
   }
+  if (hadFocus) pc.focus({ preventScroll: true });  // the arrow keys go on moving the query
   return () => {
     clearTimeout(keyTimer);
     if (seen) seen.disconnect();
