@@ -72,6 +72,14 @@ const openTables = () => {
 // commit's rerun redraws the explorer, or mounts it anew, and the focus is given back
 const focusKept = (window.__encoderLensPickerFocus ||= { key: null });
 
+// a name for an explorer that outlives a remount: its Streamlit key's class ("st-key-…")
+function keyOf(root, fallback) {
+  const host = root.getRootNode().host || root;
+  const keyed = host.closest('[class*="st-key-"]');
+  const m = keyed && keyed.className.toString().match(/\bst-key-\S+/);
+  return m ? m[0] : fallback;
+}
+
 function fmt(w) {
   if (w === 0) return "0";
   return Math.abs(w) >= 1e-3 ? Number(w.toPrecision(3)).toString() : w.toExponential(2);
@@ -82,7 +90,8 @@ export default function (component) {
   const root = parentElement.querySelector(".el-root");
   if (!root || !data || !data.length) return;
   const wasZoom = Number(root.dataset.zoom || -1);  // a zoom open before this redraw
-  const hadFocus = component.key !== undefined && focusKept.key === component.key;
+  const name = keyOf(root, component.key);
+  const hadFocus = !!name && focusKept.key === name;
   root.replaceChildren();
   const H = parse(data);
   // which explorer this is, the same from one mount to the next (the component's own key is
@@ -118,9 +127,9 @@ export default function (component) {
   pc.setAttribute("role", "img");
   pc.setAttribute("aria-label", H.text.aria);
   pc.dataset.testid = "el-picker";
-  pc.addEventListener("focus", () => { focusKept.key = component.key; });
+  pc.addEventListener("focus", () => { focusKept.key = name; });
   pc.addEventListener("blur", () => setTimeout(() => {  // moved away, not redrawn
-    if (pc.isConnected && focusKept.key === component.key) focusKept.key = null;
+    if (pc.isConnected && focusKept.key === name) focusKept.key = null;
   }, 0));
   el("div", "el-hint", pick).textContent = H.text.hint;
   // what the picture shows for the patch pointed at, in words (read by a screen reader as the

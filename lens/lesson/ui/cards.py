@@ -209,8 +209,11 @@ def patch_picker(ctx: PageContext, task: Task, key: str, sent: object | None = N
     chosen = chosen_patch(key)
     if chosen is None and sent is not None:
         chosen = int(sent)  # type: ignore[arg-type]
-    text = {"hint": t("pick_hint"), "aria": t("pick_aria"),
+    aria = t("pick_aria") if chosen is None else t("pick_aria_chosen", j=chosen,
+                                                        r=chosen // G, c=chosen % G)
+    text = {"hint": t("pick_hint"), "aria": aria,  # a focus on it says the choice
             "patch": Texts(ctx.lang)("patch_tip", i="{i}", r="{r}", c="{c}"),
+            "chosen": t("pick_chosen", j="{i}", r="{r}", c="{c}"),  # said once committed
             "weight": "", "zoom": Texts(ctx.lang)("zoom_tip"),
             "zoom_close": Texts(ctx.lang)("zoom_close")}
     blob = ctx.services.payload(
