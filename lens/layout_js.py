@@ -68,6 +68,16 @@ def hold_tablet_sidebar() -> None:
         st.markdown(f"<style>{TABLET_CSS}</style>", unsafe_allow_html=True)
 
 
+FOCUS_CSS = (WEB / "focus.css").read_text(encoding="utf-8")
+
+
+def mark_focus() -> None:
+    """The keyboard's focus marked plainly where Streamlit's own mark is faint or hidden
+    (`layout_web/focus.css`): a style alone, which takes no room (st.html sends it apart from
+    the page's elements); first thing in a page run, with the tablet's hold."""
+    st.html(f"<style>{FOCUS_CSS}</style>")
+
+
 def html_lang(lang: str) -> str:
     """The page's language as `<html lang>` declares it (BCP 47): "zh" is "zh-CN"."""
     return HTML_LANG.get(lang, lang)

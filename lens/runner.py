@@ -45,7 +45,7 @@ from .context import PageContext, Plan
 from .fair_queue import Queue
 from .handout import ui as handout
 from .i18n import Texts
-from .layout_js import hold_tablet_sidebar, layout_behaviours
+from .layout_js import hold_tablet_sidebar, layout_behaviours, mark_focus
 from .lesson.ui import cards, check
 from .services import SERVICES
 from .settings import Settings
@@ -101,6 +101,7 @@ def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = No
         raise LookupError(f"no page {page_id!r} in lens.steps")
     st.set_page_config(page_title="Encoder Lens", page_icon="🔍", layout="wide")
     hold_tablet_sidebar()  # out of the page until layout_behaviours below decides its start
+    mark_focus()  # the keyboard's focus drawn plainly (WCAG 2.4.7)
     if not role.framed:  # a class's projector: no sidebar, header nor control of the app
         role.unframe()  # type: ignore[attr-defined]
     models = model_weights.model_architectures()
