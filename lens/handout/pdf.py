@@ -97,11 +97,13 @@ class Flow:
         self.fig = Figure(figsize=(PAGE_W, PAGE_H))
         self.y = MARGIN
         self.pages += 1
-        self.fig.text(0.5, 0.35 / PAGE_H, drawable(f"{self.footer} · {self.pages}"), ha="center",
-                      va="bottom", fontsize=8, color=GREY, parse_math=False)
 
     def close_page(self) -> None:
+        """The page's foot, drawn last (the text's order in the file is its reading order:
+        the page's own text, then its foot), and the page saved."""
         if self.fig is not None:
+            self.fig.text(0.5, 0.35 / PAGE_H, drawable(f"{self.footer} · {self.pages}"),
+                          ha="center", va="bottom", fontsize=8, color=GREY, parse_math=False)
             self.pdf.savefig(self.fig)
             self.fig = None
 
