@@ -3,7 +3,8 @@ and read back for its own class only, and carries nothing but the switches."""
 
 from __future__ import annotations
 
-from lens.classroom.ui.teacher import show_key, view_from, view_text
+from lens.classroom.ui.switches import view_from, view_text
+from lens.classroom.ui.teacher import show_key
 
 
 def test_the_switches_come_back_as_they_were_written():

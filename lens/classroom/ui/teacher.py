@@ -16,20 +16,18 @@ The wall has a view of its own (`projector`, its link in "Projector view"), and 
 phone can be a remote (`remote`: the teacher link as a QR code, on demand). The "Presenting"
 switch stays, as what it now is — "this screen may be seen": on by default, for a laptop
 that is still shared or projected, and kept in this browser with the "show the answers"
-toggles (`VIEW_COOKIE`: a page that reconnects to another replica comes back as it was); it hides the nicknames (the count
-only), everything about the teacher's key (the remote's QR code), the share right at vote 1
-with its hint, and the toggle that would show a vote's answers before the reveal. A revealed
-question shows its results in both modes. Every teacher page follows what another device of
-the same teacher did (`remote.follow`).
+toggles (`switches`: a page that reconnects to another replica comes back as it was); it
+hides the nicknames (the count only), everything about the teacher's key (the remote's QR
+code), the share right at vote 1 with its hint, and the toggle that would show a vote's
+answers before the reveal. A revealed question shows its results in both modes. Every
+teacher page follows what another device of the same teacher did (`remote.follow`).
 """
 
 from __future__ import annotations
 
 import html
 import os
-import re
 import time
-from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -41,8 +39,6 @@ from ... import widgets
 from ...i18n import Texts
 from ...keys import (
     CLASS_FORGET,
-    CLASS_PRESENTING,
-    CLASS_PRESENTING_KEPT,
     CLASS_STEP_CHOICE,
     TEACHER_ERROR,
 )
@@ -52,7 +48,7 @@ from ...steps import PAGES, STEPS, TASKS, step_number
 from .. import room
 from ..asking import Asked, asked_on, class_settings, rule_for, same_settings
 from ..results import class_results_csv
-from ..rules import CLASS_HOURS, RefusedError
+from ..rules import RefusedError
 from ..tally import judge_stored, transitions
 from . import concept_check, remote, view
 from .join import (
@@ -65,23 +61,14 @@ from .join import (
     loopback_move,
     qr_png,
 )
-from .member import JS as KEEP_JS
 from .member import Member, become, brief, keep_teacher, shared_store, store_error
 from .member import class_state as member_class_state
+from .switches import SHOW_PREFIX, keep_view, presenting_switch, restored_view
 
 if TYPE_CHECKING:
     from ...context import PageContext
 
 OWNER = "class"
-# The teacher's switches on this screen ("Presenting", each "show the answers"), kept in this
-# browser (a cookie, the class's life) so that a page that reconnects — a new Streamlit session
-# after a replica died or the laptop slept — comes back with them as they were.
-VIEW_COOKIE = "encoder_lens_teacher_view"
-VIEW_RESTORED = "_class_view_restored"  # this session's reading of the cookie: (presenting, shown)
-SHOW_PREFIX = "class_show_"
-_SAFE = re.compile(r"[A-Za-z0-9_.]+")  # what a key may hold to go into the cookie unchanged
-_keep_view = st.components.v2.component("encoder_lens_keep_view", html="<span></span>",
-                                        js=KEEP_JS)
 LIVE_S = 2.0  # how often the teacher's counts look at the store (seconds)
 PROJECTED_IN = 6.0  # the teacher's histograms, in inches (100 px each): read on a projector
 
@@ -142,61 +129,6 @@ def draw_panel(ctx: PageContext, member: Member) -> None:
     concept_check.teacher_section(ctx.lang, member, class_state["checks"])
     ending(ctx, member)
     keep_view(member)
-
-
-def view_text(code: str, presenting: bool, shown: Iterable[str]) -> str:
-    """The cookie's value for the switches of class `code`: "CODE~1~class_show_…_1~…" (1:
-    presenting, 0: not; then the key of each "show the answers" toggle that is on). Keys with
-    other characters than letters, digits, "_" and "." are left out (the cookie keeps the rest
-    unchanged through encodeURIComponent)."""
-    keys = sorted(k for k in shown if k.startswith(SHOW_PREFIX) and _SAFE.fullmatch(k))
-    return "~".join([code, "1" if presenting else "0", *keys])
-
-
-def view_from(text: object, code: str) -> tuple[bool | None, frozenset[str]]:
-    """`view_text` read back for class `code`: (presenting, or None when the cookie says
-    nothing of this class; the toggles that were on)."""
-    if not isinstance(text, str):
-        return None, frozenset()
-    parts = text.split("~")
-    if len(parts) < 2 or parts[0] != code or parts[1] not in ("0", "1"):
-        return None, frozenset()
-    return parts[1] == "1", frozenset(
-        k for k in parts[2:] if k.startswith(SHOW_PREFIX) and _SAFE.fullmatch(k))
-
-
-def restored_view(code: str) -> tuple[bool | None, frozenset[str]]:
-    """What this browser's cookie said of the switches when this session began (read once)."""
-    state = st.session_state
-    if VIEW_RESTORED not in state:
-        state[VIEW_RESTORED] = view_from(st.context.cookies.get(VIEW_COOKIE), code)
-    return state[VIEW_RESTORED]
-
-
-def keep_view(member: Member) -> None:
-    """Mount the component that writes this run's switches into the browser's cookie."""
-    state = st.session_state
-    shown = [k for k, v in state.items() if isinstance(k, str) and k.startswith(SHOW_PREFIX)
-             and v is True]
-    value = view_text(member.code, bool(state.get(CLASS_PRESENTING_KEPT, True)), shown)
-    with st.sidebar:
-        _keep_view(data={"cookie": VIEW_COOKIE, "value": value,
-                         "max_age": int(CLASS_HOURS * 3600)}, key="class_keep_view")
-
-
-def presenting_switch(lang: str, code: str) -> bool:
-    """The "Presenting" switch, on by default; its value outlives the page (a widget's state
-    does not once the teacher opens another page), kept for this browser session, and in the
-    browser for the next one (`VIEW_COOKIE`: a reconnect after a replica died)."""
-    t = Texts(lang, OWNER)
-    if CLASS_PRESENTING not in st.session_state:
-        kept = st.session_state.get(CLASS_PRESENTING_KEPT)
-        if kept is None:
-            kept = restored_view(code)[0]
-        st.session_state[CLASS_PRESENTING] = True if kept is None else kept
-    on = st.toggle(t("presenting"), key=CLASS_PRESENTING, help=t("presenting_help"))
-    st.session_state[CLASS_PRESENTING_KEPT] = on
-    return on
 
 
 def joining(ctx: PageContext, member: Member, presenting: bool) -> None:
