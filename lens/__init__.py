@@ -37,6 +37,7 @@ What the server keeps and computes, shared by every session:
 In the browser:
     explorer.py   the explorer's payload (pure); explorer_component.py the component that
                   shows it (explorer_web/: its HTML, CSS and JavaScript)
+    connection_js.py  the page without its server: the app's own notice, back by itself
     layout_js.py  wide formulas fitted, a new page at its top, a tablet's sidebar collapsed
     scroll_js.py  what to read next (a verdict, a result) scrolled into view, once
     figures/      arrays -> PNG pictures (no Streamlit)

@@ -41,11 +41,12 @@ from . import (
 from .admission import TooHeavyError
 from .classroom.ui import member as classroom
 from .classroom.ui import projector
+from .connection_js import watch_connection
 from .context import PageContext, Plan
 from .fair_queue import Queue
 from .handout import ui as handout
 from .i18n import Texts
-from .layout_js import hold_tablet_sidebar, layout_behaviours, mark_focus
+from .layout_js import hold_tablet_sidebar, html_lang, layout_behaviours, mark_focus
 from .lesson.ui import cards, check
 from .services import SERVICES
 from .settings import Settings
@@ -112,6 +113,7 @@ def page(page_id: str, hold: ExitStack, role: roles.Role, plan: Plan | None = No
         settings = session.impose(settings)
     t = Texts(settings.lang)  # common texts only: the same on every page
     st.set_page_config(page_title=document_title(page_id, settings.lang))  # its own, translated
+    watch_connection(settings.lang, html_lang(settings.lang), role.framed)  # no server: said
     ahead = role.ahead(page_id, settings, st.session_state)
     upload_slot = sidebar.controls(settings, t, models, class_code=role.class_code,
                                    ahead=ahead) if role.framed else None

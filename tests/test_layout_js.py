@@ -96,3 +96,11 @@ def test_a_page_framed_by_nothing_gets_the_language_part_alone(monkeypatch):
     assert kw["key"] != "layout_behaviours"  # both may be on one page without a clash
     assert "if (onlyLang) return undefined;" in layout_js.JS
     assert re.fullmatch(r"[a-z_]+", layout_js.LANG_COOKIE)
+
+
+def test_the_connection_watcher_asks_the_health_url_under_the_base_path():
+    from lens.connection_js import health_url
+
+    assert health_url("") == "/_stcore/health"
+    assert health_url("/lens/") == "/lens/_stcore/health"
+    assert health_url("a/b") == "/a/b/_stcore/health"
