@@ -370,6 +370,13 @@ def arguments(draw: Callable[..., bytes], args: Sequence[object],
     return dict(bound.arguments)
 
 
+def after_name(name: str, alt: str, lang: str) -> str:
+    """A description `alt` after the `name` a page's heading gives a figure drawn without a
+    title: "<name>. <alt>" in the language's own punctuation."""
+    t = Texts(lang, "describe")
+    return t("alt_sentences", a=t("alt_sentence", s=name), b=alt)
+
+
 def describe(draw: Callable[..., bytes], args: Sequence[object],
              kwargs: Mapping[str, object], lang: str) -> Description:
     """The description of the picture `draw(*args, **kwargs)` in `lang`."""

@@ -121,5 +121,6 @@ def show_upload(slot: DeltaGenerator, t: Callable[..., str], name: str, thumbnai
     """The upload in use, under the uploader: its name and a thumbnail. On another page the
     uploader looks empty (a widget of the page that drew it), but the photo is still used."""
     with slot.container():
-        st.image(thumbnail, width=images.THUMBNAIL_SIDE, output_format="PNG")
+        st.image(thumbnail, width=images.THUMBNAIL_SIDE, output_format="PNG",
+                 alt=t("upload_alt", name=name))
         st.caption(t("showing", name=name))

@@ -71,6 +71,14 @@ def not_allowed(violations: list[dict]) -> list[dict]:
     return left
 
 
+def assert_axe_clean(page, what: str) -> None:  # noqa: ANN001 (a Playwright Page)
+    """No axe violation beyond ALLOWED on `page` as it stands (`what`: which page, in the
+    message) — for the class pages, scanned inside their own browser tests."""
+    assert AXE.exists(), "axe-core is missing: (cd tools/axe && npm ci)"
+    found = not_allowed(axe_violations(page))
+    assert found == [], f"{what}: {found}"
+
+
 # Every picture of the main area loaded, and their number unchanged for a second.
 PICTURES_SETTLED_JS = """() => {
   const imgs = Array.from(document.querySelectorAll('[data-testid="stMain"] img'));

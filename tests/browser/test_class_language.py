@@ -9,7 +9,12 @@ short, on one app server with a store of its own.
 - The projector view (framed by nothing: no layout behaviours in a sidebar) declares its
   language, `<html lang="zh-CN">` for a 中文 projector and "en" for an English one, and a
   document title of its own.
-- The teacher's phone as a remote counts the students as they join (no reload).
+- The teacher's phone as a remote counts the students as they join (no reload); the teacher
+  link opened in 中文 is the teacher's page in 中文.
+Each of these pages passes axe (WCAG 2.1 AA, tests/browser/test_accessibility.py's rules): the
+join page (en, zh) and the student's page (zh) on the phone, the projector (en, zh), the
+remote, the teacher's page in 中文 (the English teacher's, the wall at a vote and revealed: in
+tests/browser/test_projector.py).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from lens.classroom import room as room_reads
 from lens.classroom.store import Store
 from lens.i18n import translate
 from lens.keys import CLASS_LANG_SWITCH
+from tests.browser.test_accessibility import assert_axe_clean
 from tests.browser.test_class import Member, members
 from tests.support.browser_helpers import MAIN, TIMEOUT_MS, app_server, assert_no_errors, wait_idle
 
@@ -30,6 +36,7 @@ pytestmark = pytest.mark.browser
 
 PHONE = {"width": 390, "height": 844}
 WALL = {"width": 1920, "height": 1080}
+LAPTOP = {"width": 1400, "height": 900}
 FOLLOW_S = 5.0  # the remote looks every second; room for a loaded 2-core machine
 
 
@@ -73,6 +80,7 @@ def test_a_phone_turns_the_join_page_to_chinese_by_the_keyboard_and_keeps_it(
             "data-collapsed", "true")  # folded away: only the page's own switch is in sight
         switch = page.locator(f"{MAIN} .st-key-{CLASS_LANG_SWITCH}")
         expect(switch).to_be_in_viewport()
+        assert_axe_clean(page, "join page, en, phone")
         radios = switch.locator("input[type=radio]")
         expect(radios).to_have_count(2)
         radios.nth(0).focus()  # the keyboard alone: focus, then an arrow key
@@ -80,12 +88,14 @@ def test_a_phone_turns_the_join_page_to_chinese_by_the_keyboard_and_keeps_it(
         _join_button(page, "zh")
         wait_idle(page)
         assert _html_lang(page) == "zh-CN"
+        assert_axe_clean(page, "join page, zh, phone")
         page.locator(".st-key-class_join_button button").focus()
         page.keyboard.press("Enter")  # joined in 中文: the class's step, the switch on top
         expect(page.locator(f"{MAIN} .st-key-{CLASS_LANG_SWITCH}")).to_be_visible()
         expect(page.locator(MAIN)).to_contain_text(
             translate("student_caption", "zh", "class", code=code).split("：")[0])
         wait_idle(page)
+        assert_axe_clean(page, "student page, zh, phone")
         token = page.evaluate("new URLSearchParams(location.search).get('student')")
         assert token and store.language_of(code, token) == "zh"
         kept = {c["name"]: c["value"] for c in phone.context.cookies()}
@@ -119,6 +129,7 @@ def test_the_projector_declares_its_language_and_the_remote_counts_students_live
             expect(wall).to_have_title(translate("projector_title", lang, "room", code=code))
             wall.wait_for_function(f"document.documentElement.lang === {tag!r}",
                                    timeout=TIMEOUT_MS)
+            assert_axe_clean(wall, f"projector, {lang}, joining")
             assert_no_errors(wall)
 
         remote = _new(browser, "remote", PHONE, keep).page
@@ -130,4 +141,13 @@ def test_the_projector_declares_its_language_and_the_remote_counts_students_live
         expect(remote.locator(MAIN).get_by_text(
             translate("remote_caption", "en", "room", code=code, n=1))).to_be_visible(
                 timeout=FOLLOW_S * 1000)
+        assert_axe_clean(remote, "remote, en, phone")
         assert_no_errors(remote)
+
+        teacher = _new(browser, "teacher-zh", LAPTOP, keep).page  # the teacher link, in 中文
+        teacher.goto(f"{base}/class?class={code}&teacher={key}&lang=zh")
+        expect(teacher.locator("[data-testid='el-class-code']")).to_have_text(code)
+        wait_idle(teacher)
+        assert _html_lang(teacher) == "zh-CN"
+        assert_axe_clean(teacher, "teacher, zh, laptop")
+        assert_no_errors(teacher)

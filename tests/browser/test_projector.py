@@ -30,6 +30,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from lens.classroom.store import Store
 from lens.i18n import translate
+from tests.browser.test_accessibility import assert_axe_clean
 from tests.browser.test_class import TOKENS, Member, _click, _start_class, members
 from tests.support.browser_helpers import (
     ARTIFACTS,
@@ -216,6 +217,10 @@ def test_the_projector_follows_the_class_and_is_sent_nothing_early(
         _follows(pairs, "countdown", [say("projector_left", lang, s=90).split("90")[0].strip()
                                       or "s left" for _, lang in pairs], log)
         _shoot(pairs, "2_vote1")
+        for m, lang in pairs:  # WCAG 2.1 AA (issue 52): the wall during a vote
+            assert_axe_clean(m.page, f"projector, {lang}, vote 1")
+        assert_axe_clean(teacher.page, "teacher, en, vote 1")
+        assert_axe_clean(student.page, "student, en, vote 1 answered")
         wait_idle(teacher.page)
         _click(teacher.page, f"class_close_{TOKENS}")
         _follows(pairs, "close", [say("projector_discuss", lang) for _, lang in pairs], log)
@@ -239,6 +244,10 @@ def test_the_projector_follows_the_class_and_is_sent_nothing_early(
         _click(teacher.page, f"class_reveal_{TOKENS}")
         _follows(pairs, "reveal", [say("projector_moves", lang) for _, lang in pairs], log)
         _shoot(pairs, "5_revealed")
+        for m, lang in pairs:  # its charts, the moves
+            assert_axe_clean(m.page, f"projector, {lang}, revealed")
+        wait_idle(teacher.page)
+        assert_axe_clean(teacher.page, "teacher, en, revealed")
         for m, _, _ in walls:
             _no_frame_nor_control(m.page)
 
@@ -299,6 +308,7 @@ def test_the_teachers_phone_drives_the_class_and_the_laptop_follows(
             expect(hint).to_contain_text(say("hint_low", lang, p=0, right=0, n=1)[:12],
                                          timeout=FOLLOW_BOUND_S * 1000)
             shot(p.page, f"remote_3_discuss_{lang}")
+            assert_axe_clean(p.page, f"remote, {lang}, phone, discuss")
         # "Presenting" is on on the laptop: no hint, no QR code of the key there
         expect(laptop.main.locator(f".st-key-class_hint_{TOKENS}")).to_have_count(0)
         for m in keep:

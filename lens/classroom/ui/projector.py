@@ -38,7 +38,6 @@ from ...keys import CLASS_PROJECTOR
 from ...layout_js import page_language
 from ...lesson.tasks import Task, task_texts
 from ...lesson.ui.cards import marked_patch, shown_answer
-from ...widgets import render
 from .. import room
 from ..asking import Asked, asked_on
 from ..tally import judge_stored, tally, transitions
@@ -182,19 +181,20 @@ def joining(lang: str, code: str) -> None:
         st.html(f"<div class='el-room-code' data-testid='el-room-code'>"
                 f"{html.escape(code)}</div>"
                 f"<div class='el-room-link'>{html.escape(link)}</div>")
-    right.image(qr_png(link), width=QR_PX, output_format="PNG")
+    right.image(qr_png(link), width=QR_PX, output_format="PNG", alt=t("qr_alt", link=link))
 
 
 def question_picture(ctx: PageContext, task: Task) -> None:
     """The question's picture: its image with the grid and its patch framed (a task on the
     trace), else the class's image."""
     if task.trace is None:
-        st.image(ctx.original, width=PICTURE_PX)
+        st.image(ctx.original, width=PICTURE_PX,
+                 alt=Texts(ctx.lang, OWNER)("class_image_alt", name=ctx.image_name))
         return
     tr = task.trace
-    png = render(figures.image_with_grid, tr.image, tr.config.patch_size, "", numbers=False,
-                 mark=marked_patch(task), size=3.9, axis_labels=("", ""))
-    st.image(png, width=PICTURE_PX, output_format="PNG")
+    view.drawn(st, ctx.lang, figures.image_with_grid, tr.image, tr.config.patch_size, "",
+               numbers=False, mark=marked_patch(task), size=3.9, axis_labels=("", ""),
+               shown=PICTURE_PX)
 
 
 @st.fragment(run_every=WATCH_S)
@@ -265,9 +265,9 @@ def moves(where, lang: str, task: Task, pairs: list[tuple[object, object]]) -> N
         st.markdown(f"**{t('projector_moves')}**")
         if moved.n:
             labels = [tc("move_" + m.replace("→", "_")) for m in moved.counts]
-            png = render(figures.answer_counts, labels, list(moved.counts.values()), "",
-                         tc("students"), [m.endswith("→right") for m in moved.counts], CHART_IN)
-            st.image(png, width="stretch", output_format="PNG")
+            view.drawn(st, lang, figures.answer_counts, labels, list(moved.counts.values()), "",
+                       tc("students"), [m.endswith("→right") for m in moved.counts], CHART_IN,
+                       shown="stretch", named=t("projector_moves"))
 
 
 def chart(where, key: str, lang: str, task: Task, values: list[object],  # noqa: ANN001
@@ -282,14 +282,15 @@ def chart(where, key: str, lang: str, task: Task, values: list[object],  # noqa:
         if task.kind == "patch" and task.trace is not None:
             G = task.grid
             maps = counted.patches.astype(np.float32).reshape(1, G, G)
-            png = render(figures.attention_grid, task.trace.image, maps, [""], "", ncols=1,
-                         mark=marked_patch(task), colorbar_label=Texts(lang, "class")("students"),
-                         vmax=float(max(1, maps.max())), width=3.9, counts=True)
+            view.drawn(st, lang, figures.attention_grid, task.trace.image, maps, [""], "",
+                       ncols=1, mark=marked_patch(task),
+                       colorbar_label=Texts(lang, "class")("students"),
+                       vmax=float(max(1, maps.max())), width=3.9, counts=True, shown="stretch",
+                       named=head)
         else:
-            png = render(figures.answer_counts, view.labels_of(lang, task, counted),
-                         list(counted.counts.values()), "", Texts(lang, "class")("students"),
-                         view.right_flags(task, counted), CHART_IN)
-        st.image(png, width="stretch", output_format="PNG")
+            view.drawn(st, lang, figures.answer_counts, view.labels_of(lang, task, counted),
+                       list(counted.counts.values()), "", Texts(lang, "class")("students"),
+                       view.right_flags(task, counted), CHART_IN, shown="stretch", named=head)
 
 
 def true_map_png(ctx: PageContext, task: Task) -> None:
@@ -300,7 +301,6 @@ def true_map_png(ctx: PageContext, task: Task) -> None:
     if task.exclude is not None:
         values = values.copy()
         values.flat[task.exclude] = float(np.min(values))
-    png = render(figures.attention_grid, tr.image, np.clip(values, 0, None), [""],
-                 words(f"{task.text_id}_map", **task.values), ncols=1, mark=marked_patch(task),
-                 colorbar_label=words(f"{task.text_id}_bar"), width=3.9)
-    st.image(png, width=PICTURE_PX, output_format="PNG")
+    view.drawn(st, ctx.lang, figures.attention_grid, tr.image, np.clip(values, 0, None), [""],
+               words(f"{task.text_id}_map", **task.values), ncols=1, mark=marked_patch(task),
+               colorbar_label=words(f"{task.text_id}_bar"), width=3.9, shown=PICTURE_PX)

@@ -115,7 +115,8 @@ def remote_offer(lang: str, member: Member, presenting: bool) -> None:
             st.caption(t("remote_presenting"))
             return
         st.caption(t("remote_help"))
-        st.image(qr_png(remote_link(member)), width=REMOTE_QR_PX, output_format="PNG")
+        st.image(qr_png(remote_link(member)), width=REMOTE_QR_PX, output_format="PNG",
+                 alt=t("remote_qr_alt"))
 
 
 def share_hint(lang: str, member: Member, a: Asked) -> None:

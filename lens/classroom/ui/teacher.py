@@ -150,7 +150,8 @@ def joining(ctx: PageContext, member: Member, presenting: bool) -> None:
         loopback_move(t, base, member, presenting)  # the teacher link there keeps the class
         if not presenting:
             st.caption(t("teacher_kept"))
-    right.image(qr_png(link), caption=t("qr_caption"), width=260, output_format="PNG")
+    right.image(qr_png(link), caption=t("qr_caption"), width=260, output_format="PNG",
+                alt=t("qr_alt", link=link))
 
 
 @st.fragment(run_every=LIVE_S)

@@ -11,6 +11,7 @@ import numpy as np
 import streamlit as st
 
 from ... import figures
+from ...describe import after_name, describe
 from ...i18n import Texts
 from ...lesson.tasks import Task, task_texts
 from ...lesson.ui.cards import marked_patch, shown_answer
@@ -19,6 +20,18 @@ from ..tally import TRANSITIONS, Tally, Transitions, tally
 
 OWNER = "class"
 
+
+
+def drawn(where, lang: str, draw, *args: object, shown: int | str,  # noqa: ANN001
+          named: str = "", **kwargs: object) -> None:
+    """Render the figure `draw(*args, **kwargs)` and show it `shown` wide (pixels, "stretch",
+    "content") in `where`, with its text alternative in `lang` (`lens.describe`, as every
+    picture of the app: what it shows and its numbers), after `named` — what the page's
+    heading above says of a figure drawn without a title."""
+    png = render(draw, *args, **kwargs)
+    alt = describe(draw, args, kwargs, lang).alt
+    where.image(png, width=shown, output_format="PNG",
+                alt=after_name(named, alt, lang) if named else alt)
 
 
 def labels_of(lang: str, task: Task, counted: Tally) -> list[str]:
@@ -64,10 +77,9 @@ def class_transitions(lang: str, task: Task, moved: Transitions, width: float = 
     if moved.n:
         st.markdown(t("shares_right", n=moved.n, p1=100 * moved.right_1,
                       p2=100 * moved.right_2))
-    png = render(figures.answer_counts, labels, [moved.counts[m] for m in TRANSITIONS],
-                 t("transitions_title", task=short), t("students"),
-                 [m.endswith("→right") for m in TRANSITIONS], width)
-    st.image(png, width="content", output_format="PNG")
+    drawn(st, lang, figures.answer_counts, labels, [moved.counts[m] for m in TRANSITIONS],
+          t("transitions_title", task=short), t("students"),
+          [m.endswith("→right") for m in TRANSITIONS], width, shown="content")
 
 
 def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool,
@@ -93,13 +105,11 @@ def class_answers(lang: str, task: Task, values: list[object], *, revealed: bool
         # panel's title (a map's title is one line, cut to fit)
         G = task.grid
         maps = counted.patches.astype(np.float32).reshape(1, G, G)
-        png = render(figures.attention_grid, image, maps, [t("map_panel")], short,
-                     ncols=1, mark=marked_patch(task),
-                     colorbar_label=t("students"), vmax=float(max(1, maps.max())),
-                     width=3.9, counts=True)
-    else:
-        png = render(figures.answer_counts, labels_of(lang, task, counted),
-                     list(counted.counts.values()), title, t("students"),
-                     right_flags(task, counted) if revealed else [], width)
-    st.image(png, width="content", output_format="PNG")  # its own size, smaller on a phone
+        drawn(st, lang, figures.attention_grid, image, maps, [t("map_panel")], short,
+              ncols=1, mark=marked_patch(task), colorbar_label=t("students"),
+              vmax=float(max(1, maps.max())), width=3.9, counts=True, shown="content")
+    else:  # its own size, smaller on a phone
+        drawn(st, lang, figures.answer_counts, labels_of(lang, task, counted),
+              list(counted.counts.values()), title, t("students"),
+              right_flags(task, counted) if revealed else [], width, shown="content")
     return counted
