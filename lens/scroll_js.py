@@ -23,12 +23,15 @@ _component = st.components.v2.component(
     "encoder_lens_scroll", html='<div data-testid="el-scroll"></div>', js=JS)
 
 
-def ask(key: str) -> None:
-    """Scroll the container keyed `key` into view after the next run (from a callback)."""
+def ask(key: str, focus: bool = False) -> None:
+    """Scroll the container keyed `key` into view after the next run (from a callback); with
+    `focus`, the keyboard's focus too, when the run took it away (the button pressed is gone
+    and the page's body has it): to the container's first control — a verdict's fold, whose
+    name says right or wrong — so that Tab goes on from there and a screen reader says it."""
     state = st.session_state
     serial = int(state.get(keys.SCROLL_SERIAL, 0)) + 1
     state[keys.SCROLL_SERIAL] = serial
-    state[keys.SCROLL_TO] = (key, serial)
+    state[keys.SCROLL_TO] = (key, serial, focus)
 
 
 def carry_out() -> None:
@@ -36,7 +39,7 @@ def carry_out() -> None:
     asked = st.session_state.pop(keys.SCROLL_TO, None)
     if asked is None:
         return
-    key, serial = asked
+    key, serial, focus = asked
     with st.sidebar:
-        _component(data={"target": f"st-key-{key}", "nonce": f"{key}:{serial}"},
-                   key="scroll_into_view")
+        _component(data={"target": f"st-key-{key}", "nonce": f"{key}:{serial}",
+                         "focus": focus}, key="scroll_into_view")

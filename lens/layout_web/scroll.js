@@ -9,6 +9,9 @@
 // The part's top is put just below Streamlit's header; a part taller than the window still
 // starts at its top. No smooth scrolling: nothing moves by itself for the learner who asked
 // their system for reduced motion, and the jump is instant for everyone else too.
+// With `data.focus`, the keyboard's focus, when the run took it away (the button pressed is gone
+// and the page's body has it), moves to the part's first control — a verdict's fold, whose name
+// says right or wrong — so that Tab goes on from there and a screen reader says the verdict.
 
 const WAIT_MS = 100;  // between two looks for the part
 const MAX_TRIES = 100;  // at most 10 s: the run may be long (a step's first trace)
@@ -25,8 +28,17 @@ function running() {
   return !!app && app.getAttribute("data-test-script-state") === "running";
 }
 
+const CONTROLS = 'summary, button, input, select, textarea, a[href], [tabindex="0"]';
+
+function focusIn(part) {
+  const now = document.activeElement;
+  if (now && now !== document.body) return;  // the learner's focus is somewhere: left there
+  const first = part.querySelector(CONTROLS);
+  if (first) first.focus({ preventScroll: true });
+}
+
 export default function (component) {
-  const { target = "", nonce = "" } = component.data || {};
+  const { target = "", nonce = "", focus = false } = component.data || {};
   if (!target || !nonce || done.has(nonce)) return;
   let tries = 0;
   let timer = null;
@@ -44,6 +56,7 @@ export default function (component) {
       done.add(nonce);
       for (const e of LEARNER_EVENTS) window.addEventListener(e, stop, true);
       show();
+      if (focus) focusIn(part);
       for (const ms of AGAIN_MS) setTimeout(show, ms);
       setTimeout(() => { for (const e of LEARNER_EVENTS) window.removeEventListener(e, stop, true); },
                  AGAIN_MS[AGAIN_MS.length - 1] + 100);

@@ -42,6 +42,7 @@ from playwright.sync_api import Browser, Page, expect
 from lens.i18n import translate
 from lens.lesson.concepts import OWNER as CONCEPTS
 from lens.lesson.concepts import POST, PRE, QUESTIONS
+from lens.lesson.ui.check import RESULT_KEY
 from lens.steps import STEPS
 from tests.browser.test_lesson import default_tasks
 from tests.support.browser_helpers import (
@@ -51,6 +52,7 @@ from tests.support.browser_helpers import (
     assert_no_errors,
     open_app,
     screenshot,
+    wait_for,
     wait_idle,
 )
 
@@ -295,6 +297,10 @@ def answer(walk: Walk, task, lang: str) -> None:  # noqa: ANN001
         pick_patch(walk, key, task, lang)
     press_button(walk, f"lesson_check_{task.text_id}", f"{task.id}'s Check")
     expect(walk.page.locator(f"{MAIN} .st-key-{key}")).to_contain_text(say("right", lang))
+    # the button is gone: the focus went to the verdict's fold, whose name says it
+    now = wait_for(lambda: focused(walk.page), lambda n: n is not None and key in n["keys"]
+                   and n["tag"] == "summary", f"the focus on {task.id}'s verdict", timeout=30)
+    assert say("right", lang) in now["label"], now
 
 
 def test_the_whole_lesson_is_walked_by_keyboard_alone(browser: Browser, base: str) -> None:
@@ -326,6 +332,8 @@ def test_the_whole_lesson_is_walked_by_keyboard_alone(browser: Browser, base: st
         summary = main.locator(".st-key-lesson_summary")
         expect(summary).to_contain_text(say("got_right", lang, n=len(tasks)))
         take_check(walk, POST, {q.id: q.right for q in QUESTIONS})  # 6 of 6
+        wait_for(lambda: focused(page), lambda n: n is not None and RESULT_KEY in n["keys"],
+                 "the focus on the check's result", timeout=30)
         expect(summary).to_contain_text(
             translate("result", lang, CONCEPTS, pre=3, post=6, n=6).replace("**", ""))
         screenshot(page, "keyboard_walk_summary_zh")

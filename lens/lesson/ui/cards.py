@@ -252,7 +252,7 @@ def submit(task: Task, bound: str, names: list[str]) -> None:
     verdict = judge(task, given)
     records()[task.id] = Record(task.id, bound, task.fixed, given, verdict.right, task.answer)
     st.session_state[LESSON_LAST] = task.id
-    scroll_js.ask(card_key(task))  # its verdict, where the question was
+    scroll_js.ask(card_key(task), focus=True)  # its verdict, where the question was
 
 
 def show_me(task: Task, bound: str) -> None:
@@ -260,7 +260,7 @@ def show_me(task: Task, bound: str) -> None:
     st.session_state.pop(LESSON_MISSING, None)
     records()[task.id] = Record(task.id, bound, task.fixed, None, False, task.answer)
     st.session_state[LESSON_LAST] = task.id
-    scroll_js.ask(card_key(task))
+    scroll_js.ask(card_key(task), focus=True)
 
 
 def card_key(task: Task) -> str:

@@ -172,7 +172,7 @@ def send(round_: str) -> None:
     st.session_state.pop(LESSON_CHECK_MISSING, None)
     taken()[round_] = answers
     if round_ == POST:
-        scroll_js.ask(RESULT_KEY)  # before → after, where the card was
+        scroll_js.ask(RESULT_KEY, focus=True)  # before → after, where the card was
 
 
 def skip() -> None:
