@@ -806,3 +806,16 @@ def test_a_class_map_counts_in_whole_students_and_its_histogram_marks_the_right_
     assert [round(b.get_width()) for b in bars] == [3, 1]
     assert bars[0].get_facecolor() != bars[1].get_facecolor()  # the right one highlighted
 
+    # and not by colour alone (WCAG 1.4.1): a ✓ before the right answer's label, only there
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["a", f"{figures.charts.RIGHT_MARK} b"]
+    plain = figures.answer_counts_figure(["a", "b"], [3, 1], "t", "students")
+    assert [t.get_text() for t in plain.axes[0].get_yticklabels()] == ["a", "b"]
+
+
+def test_the_right_mark_is_drawn_from_a_font_that_has_it():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns of a glyph missing from every font
+        figures.answer_counts(["a", "答对"], [3, 1], "t", "students", [False, True])

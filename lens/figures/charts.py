@@ -193,23 +193,30 @@ def lines(x: np.ndarray, ys: Sequence[np.ndarray], labels: Sequence[str], title:
                   "lines")
 
 
+RIGHT_MARK = "\u2713"  # ✓ before a right answer's label (DejaVu Sans has it)
+
+
 def answer_counts_figure(labels: Sequence[str], counts: Sequence[int], title: str,
                          xlabel: str, right: Sequence[bool] = (), width: float = BARS_WIDTH,
                          ) -> Figure:
     """A class's answers as a histogram: one horizontal bar per answer given (its label at
-    the left, its count at the bar's end), the right ones in the highlight colour once they
-    may be shown (`right`, one flag per label; empty: none marked)."""
+    the left, its count at the bar's end), the right ones in the highlight colour and with a
+    ✓ before their label once they may be shown (`right`, one flag per label; empty: none
+    marked)."""
     n = max(len(labels), 1)
     title, pt = fit_title(title, width - 0.2, 12)
     lines = title.count("\n") + 1
     fig = Figure(figsize=(width, 0.9 + 0.38 * n + 0.2 * (lines - 1)))
     fig.suptitle(title, fontsize=pt)
     ax = fig.subplots()
-    names = [wrap_to(str(s), 1.6, MIN_PT) for s in labels]
+    marks = list(right) or [False] * len(labels)
+    # a right answer is said by a mark before its label, not by the bar's colour alone
+    # (WCAG 1.4.1: a reader who does not see the highlight colour still reads it)
+    names = [wrap_to(f"{RIGHT_MARK} {s}" if r else str(s), 1.6, MIN_PT)
+             for s, r in zip(labels, marks, strict=False)]
     fig.subplots_adjust(left=0.36, right=0.94, top=1 - (0.25 + 0.2 * lines) / fig.get_figheight(),
                         bottom=0.55 / fig.get_figheight())
     y = np.arange(len(labels))
-    marks = list(right) or [False] * len(labels)
     colours = [HIGHLIGHT_COLOUR if r else BAR_COLOUR for r in marks]
     ax.barh(y, counts, color=colours, height=0.7)
     ax.set_yticks(y, names, fontsize=MIN_PT)
