@@ -20,7 +20,8 @@
 - A class by keys: the teacher starts it (Enter), turns "presenting" off (Space), opens the
   nicknames (Enter) and the first question; a student types the code and a nickname, presses
   Join, types the answer and presses Send.
-- English, briefly: the check skipped and the overview's first question answered.
+- English, briefly: the check skipped, the overview's first question answered, Next and
+  Previous.
 
 The walk's answers are computed as the app computes them (`test_lesson.default_tasks`).
 `ENCODER_LENS_KEYBOARD_URL=http://…` runs it against a server started by hand.
@@ -362,6 +363,12 @@ def test_a_first_task_in_english_by_keys(browser: Browser, base: str) -> None:
         press_button(walk, "concept_check_skip", "Skip the check")
         expect(page.locator(f"{MAIN} .st-key-concept_check_card_pre")).to_have_count(0)
         answer(walk, next(t for t in default_tasks() if t.page == STEPS[0].id), "en")
+        for key, step in (("nav_next", STEPS[1].id), ("nav_prev", STEPS[0].id)):  # and back
+            walk.tab_to(lambda n, key=key: n["tag"] == "button" and key in n["keys"], key,
+                        back=True)
+            page.keyboard.press("Enter")
+            page.wait_for_url(re.compile(rf"/{step}\b"))
+            wait_idle(page)
         assert_no_errors(page)
         assert pointer_events(page) == 0, "a pointer event reached the page"
         page.mouse.move(700, 880)  # the count itself sees a mouse (below the last card)
