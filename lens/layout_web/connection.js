@@ -24,7 +24,8 @@ const STYLE = `
 html.${OFFLINE} [data-testid="stDialog"] { display: none !important; }
 #${BANNER} {
   position: fixed; top: 0; left: 0; right: 0; z-index: 1000010;
-  padding: 0.9rem 1.25rem; font-size: 1.15rem; line-height: 1.5; text-align: center;
+  padding: 0.9rem 1.25rem; font-size: clamp(1.1rem, 1.6vw, 2.2rem); line-height: 1.5;
+  text-align: center;
   background: #fff4d6; color: #16181f; border-bottom: 3px solid #b35900;
   box-shadow: 0 2px 8px rgba(0, 0, 0, 0.25);
 }`;

@@ -53,6 +53,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 RUN_DIR = ARTIFACTS / "serve-both-down"
 FIGURES = ARTIFACTS / "both-down.txt"
+SHOTS = ARTIFACTS / "both-down-shots"  # each page with the notice, the first kill
 RUNS = int(os.environ.get("ENCODER_LENS_BOTH_DOWN_RUNS", "1"))
 DOWN_S = 60  # bound on the replicas answering again after the kill
 BACK_S = 60  # bound on a page being back after that
@@ -177,6 +178,9 @@ def _both_down(browser: Browser, served: Serving, keep: list[Member]) -> None:
                 seen = _look(m.page)
                 dialogs[m.name] |= bool(seen["dialog"])
                 if seen["notice"]:
+                    if m.name not in notices and run == 1:  # looked at: the notice, as shown
+                        SHOTS.mkdir(parents=True, exist_ok=True)
+                        m.page.screenshot(path=str(SHOTS / f"{m.name}_notice.png"))
                     notices.setdefault(m.name, seen["notice"])
                     notice_langs.setdefault(m.name, seen["lang"])
                 if health_at is not None and seen["state"] == "CONNECTED":
