@@ -323,6 +323,24 @@ async def killer(serve_pid: int, url: str, start: float, every: float, until: fl
                    f"{time.time() - t_kill:.1f} s |")
 
 
+def lost_answers(store, code: str, students: list[Student]) -> tuple[list[str], int]:  # noqa: ANN001
+    """What the store kept: (a line for each student whose acknowledged answer is lost, the
+    rows stored). Lost: the store's vote-1 row for the task is neither the student's last
+    acknowledged value nor one it sent after it."""
+    lost, stored_rows = [], 0
+    for s in students:
+        mine = store.answers_of(code, s.token)
+        row = next((v for (task, _, vote), v in mine.items() if task == TASK and vote == 1),
+                   None)
+        stored_rows += row is not None
+        got = int(row[0]) if isinstance(row, list) and row else None
+        last_ack = s.acked[-1][0] if s.acked else None
+        later = {v for v, t in s.sent if not s.acked or t > s.acked[-1][1]}
+        if last_ack is not None and got != last_ack and got not in later:
+            lost.append(f"s{s.i}: acknowledged {last_ack}, the store has {got}")
+    return lost, stored_rows
+
+
 async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Path
                    ) -> list[str]:
     from lens.classroom.asking import class_settings  # noqa: PLC0415
@@ -369,18 +387,7 @@ async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Pat
         s.last_answer(values[0] + k) for k, s in enumerate(students)))
     wall = time.time() - start
 
-    # --- what the store kept
-    lost, stored_rows = [], 0
-    for s in students:
-        mine = store.answers_of(code, s.token)
-        row = next((v for (task, _, vote), v in mine.items() if task == TASK and vote == 1),
-                   None)
-        stored_rows += row is not None
-        got = int(row[0]) if isinstance(row, list) and row else None
-        last_ack = s.acked[-1][0] if s.acked else None
-        later = {v for v, t in s.sent if not s.acked or t > s.acked[-1][1]}
-        if last_ack is not None and got != last_ack and got not in later:
-            lost.append(f"s{s.i}: acknowledged {last_ack}, the store has {got}")
+    lost, stored_rows = lost_answers(store, code, students)
     store.close()
 
     sent = sum(len(s.sent) for s in students)
