@@ -27,6 +27,7 @@ def test_the_statistics_are_nearest_rank():
     assert class200.stats([0.3]) == (0.3, 0.3, 0.3)
     assert all(math.isnan(v) for v in class200.stats([]))
     assert class200.stats_line([1.0, 2.0], 3) == "2/3, p50 1.00 s, p95 2.00 s, max 2.00 s"
+    assert class200.stats_line([], 3) == "0/3, none" and class200.stats_line([]) == "none"
 
 
 def test_idle_cpu_per_student_divides_each_replica_by_its_own_students():
