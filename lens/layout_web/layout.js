@@ -217,6 +217,9 @@ export default function (component) {
   const ro = new ResizeObserver(later);  // the window or the sidebar changed the width
   ro.observe(document.documentElement);
   window.addEventListener("popstate", later);
+  // a web font arriving (KaTeX's) changes a formula's width with no mutation nor resize: fitted
+  // and made focusable again then, or a formula left too wide would scroll out of the keys' reach
+  document.fonts?.addEventListener("loadingdone", later);
   for (const e of LEARNER_EVENTS) window.addEventListener(e, learnerActs, true);
   window.addEventListener("click", learnerToggles, true);
   check();
@@ -224,6 +227,7 @@ export default function (component) {
     mo.disconnect();
     ro.disconnect();
     window.removeEventListener("popstate", later);
+    document.fonts?.removeEventListener("loadingdone", later);
     for (const e of LEARNER_EVENTS) window.removeEventListener(e, learnerActs, true);
     window.removeEventListener("click", learnerToggles, true);
   };
