@@ -2,8 +2,9 @@
 window, and nothing on a page may then be cut off or need a sideways scroll of the page.
 
 At 640 × 800 (Streamlit still puts columns side by side there: the narrowest width where they
-can crowd), every page in 中文 and the pages with the most columns in English, checked in the
-page's layout (not a screenshot): the document and the main area are no wider than the window;
+can crowd), every step of the walk in 中文 and in English (walked by its "Next step →"), the
+pages beyond it in 中文 and those with the most columns in English, checked in the page's
+layout (not a screenshot): the document and the main area are no wider than the window;
 no picture, canvas, table, formula, button or paragraph of the main area reaches past either
 edge; and no element that hides its overflow (`overflow-x: hidden | clip`) hides part of its
 content (KaTeX's MathML copy for screen readers, drawn 1 px wide on purpose, aside). A formula
@@ -17,13 +18,14 @@ from __future__ import annotations
 
 import pytest
 
-from lens.steps import ALL_PAGES
-from tests.support.browser_helpers import open_app, wait_idle
+from lens.i18n import translate
+from lens.steps import EXTRA_PAGES, STEPS
+from tests.support.browser_helpers import MAIN, open_app, wait_for, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ZOOMED = {"width": 640, "height": 800}  # 1280 × 800 at 200 %
-WIDE_PAGES = ("multihead", "addnorm", "compare", "class")  # the most columns side by side
+WIDE_PAGES = ("compare", "class")  # beyond the walk, the most columns side by side
 
 # What is wider than the window or cut off, in the main area: {page: [px], cut: [...], hidden:
 # [...]} (each list: a few examples, with the element's tag, test id and text)
@@ -59,9 +61,6 @@ SETTLED_JS = """() => {
   return now - window.__since > 1000;
 }"""
 
-CASES = [(p.id, "zh") for p in ALL_PAGES] + [(pid, "en") for pid in WIDE_PAGES]
-
-
 def problems(found: dict) -> list[str]:
     """What the layout check found wrong, in words (empty: the page reflows)."""
     out = []
@@ -75,18 +74,40 @@ def problems(found: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def zoomed(browser):  # noqa: ANN001
-    """One 640 × 800 page for every case (a page is opened by its own URL each time)."""
+    """One 640 × 800 page for every test (a session of its own)."""
     context = browser.new_context(viewport=ZOOMED)
     yield context.new_page()
     context.close()
 
 
-@pytest.mark.parametrize(("page_id", "lang"), CASES, ids=[f"{p}-{lang}" for p, lang in CASES])
-def test_nothing_is_cut_off_at_640_px(zoomed, app_url, page_id, lang):
-    open_app(zoomed, app_url, page_id, f"lang={lang}")
-    zoomed.wait_for_function(SETTLED_JS, timeout=60_000, polling=200)
-    wait_idle(zoomed)
-    assert problems(zoomed.evaluate(OVERFLOW_JS)) == []
+def settled_on(page, step: str) -> dict:  # noqa: ANN001 (a Playwright Page)
+    """Once `step` is shown, its run over and its pictures arrived: the layout check."""
+    wait_for(lambda: page.evaluate("location.pathname"), lambda p: p == f"/{step}",
+             f"the page {step!r}")
+    wait_idle(page)
+    page.wait_for_function(SETTLED_JS, timeout=60_000, polling=200)
+    wait_idle(page)
+    return page.evaluate(OVERFLOW_JS)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_nothing_is_cut_off_at_640_px(zoomed, app_url, lang):
+    """The walk's steps one after the other by the page's "Next step →" (one session: no page
+    load each), then the pages beyond the walk (in 中文 all; in English those with the most
+    columns)."""
+    found: dict[str, list[str]] = {}
+    open_app(zoomed, app_url, STEPS[0].id, f"lang={lang}")
+    for here, there in zip(STEPS, [*STEPS[1:], None], strict=True):
+        found[here.id] = problems(settled_on(zoomed, here.id))
+        if there is not None:
+            zoomed.locator(MAIN).get_by_role(
+                "button", name=translate("next", lang)).first.click()
+    for extra in EXTRA_PAGES:
+        if lang == "zh" or extra.id in WIDE_PAGES:
+            open_app(zoomed, app_url, extra.id, f"lang={lang}")
+            found[extra.id] = problems(settled_on(zoomed, extra.id))
+    assert {k: v for k, v in found.items() if v} == {}, found
+    assert len(found) >= len(STEPS)  # every step was looked at
 
 
 def test_the_check_finds_a_block_wider_than_the_window(zoomed, app_url):
