@@ -198,40 +198,43 @@ RIGHT_MARK = "\u2713"  # ✓ before a right answer's label (DejaVu Sans has it)
 
 def answer_counts_figure(labels: Sequence[str], counts: Sequence[int], title: str,
                          xlabel: str, right: Sequence[bool] = (), width: float = BARS_WIDTH,
-                         ) -> Figure:
+                         text_pt: float = MIN_PT) -> Figure:
     """A class's answers as a histogram: one horizontal bar per answer given (its label at
     the left, its count at the bar's end), the right ones in the highlight colour and with a
     ✓ before their label once they may be shown (`right`, one flag per label; empty: none
-    marked)."""
+    marked). Its labels, counts and axis in `text_pt` points (a projector's, larger)."""
     n = max(len(labels), 1)
     title, pt = fit_title(title, width - 0.2, 12)
     lines = title.count("\n") + 1
-    fig = Figure(figsize=(width, 0.9 + 0.38 * n + 0.2 * (lines - 1)))
+    below = 0.55 + 0.05 * (text_pt - MIN_PT)  # the counts' axis and its label, in inches
+    fig = Figure(figsize=(width, 0.35 + below + 0.38 * n + 0.2 * (lines - 1)))
     fig.suptitle(title, fontsize=pt)
     ax = fig.subplots()
     marks = list(right) or [False] * len(labels)
     # a right answer is said by a mark before its label, not by the bar's colour alone
     # (WCAG 1.4.1: a reader who does not see the highlight colour still reads it)
-    names = [wrap_to(f"{RIGHT_MARK} {s}" if r else str(s), 1.6, MIN_PT)
+    names = [wrap_to(f"{RIGHT_MARK} {s}" if r else str(s), 1.6, text_pt)
              for s, r in zip(labels, marks, strict=False)]
     fig.subplots_adjust(left=0.36, right=0.94, top=1 - (0.25 + 0.2 * lines) / fig.get_figheight(),
-                        bottom=0.55 / fig.get_figheight())
+                        bottom=below / fig.get_figheight())
     y = np.arange(len(labels))
     colours = [HIGHLIGHT_COLOUR if r else BAR_COLOUR for r in marks]
     ax.barh(y, counts, color=colours, height=0.7)
-    ax.set_yticks(y, names, fontsize=MIN_PT)
+    ax.set_yticks(y, names, fontsize=text_pt)
     ax.invert_yaxis()  # the first answer on top
     top = max([int(c) for c in counts] + [1])
     ax.set_xlim(0, top * 1.15 + 0.5)
     for yi, c in zip(y, counts, strict=True):
-        ax.text(c + top * 0.02, yi, str(int(c)), va="center", fontsize=MIN_PT)
+        ax.text(c + top * 0.02, yi, str(int(c)), va="center", fontsize=text_pt)
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.set_xlabel(xlabel)
+    ax.tick_params(axis="x", labelsize=text_pt)
+    ax.set_xlabel(xlabel, fontsize=text_pt)
     return fig
 
 
 def answer_counts(labels: Sequence[str], counts: Sequence[int], title: str, xlabel: str,
-                  right: Sequence[bool] = (), width: float = BARS_WIDTH) -> bytes:
+                  right: Sequence[bool] = (), width: float = BARS_WIDTH,
+                  text_pt: float = MIN_PT) -> bytes:
     """PNG bytes of `answer_counts_figure`."""
-    return to_png(answer_counts_figure(labels, counts, title, xlabel, right, width),
+    return to_png(answer_counts_figure(labels, counts, title, xlabel, right, width, text_pt),
                   "answer_counts")

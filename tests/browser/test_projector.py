@@ -28,6 +28,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from lens import figures
 from lens.classroom.store import Store
 from lens.i18n import translate
 from tests.browser.test_accessibility import assert_axe_clean
@@ -49,6 +50,7 @@ PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1400, "height": 900}
 NICK = "Zebedee李"
 WRONG = 777  # vote 1's answer; vote 2's is right (196)
+WALL_TEXT_PX = 32  # the issue's "text ≥ 32 px" on a 1920 × 1080 wall
 FOLLOW_BOUND_S = 5.0  # the view looks every 0.5 s; room for a loaded 2-core machine
 FOLLOW_FILE = ARTIFACTS / "projector-follow.txt"
 SHOTS = ARTIFACTS / "projector-shots"  # a folder of its own: test-artifacts/screenshots is shared
@@ -169,6 +171,23 @@ def _answer(s: Member, value: int) -> None:
     expect(card.locator('[data-testid="stAlertContentSuccess"]')).to_contain_text(str(value))
 
 
+def _wall_text_px(page: Page) -> dict[str, float]:
+    """Each chart of the wall's main area: its smallest text as displayed, in CSS px (the PNG's
+    own smallest text, `figures.min_text_px`, × shown width ÷ natural width), by the chart's
+    container (`st-key-room_chart_…`)."""
+    found = {}
+    for box in page.locator(f"{MAIN} [class*='st-key-room_chart_']").all():
+        key = next(c for c in (box.get_attribute("class") or "").split()
+                   if c.startswith("st-key-room_chart_"))
+        for img in box.locator("img").all():
+            shown, natural = img.evaluate("i => [i.clientWidth, i.naturalWidth]")
+            body = page.context.request.get(img.get_attribute("src")).body()
+            smallest = figures.min_text_px(body)
+            if smallest is not None and natural:
+                found[key.removeprefix("st-key-")] = round(smallest * shown / natural, 1)
+    return found
+
+
 def _settled(page: Page) -> None:
     """The remote's run has finished (it has no title for `wait_idle` to wait on)."""
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
@@ -246,6 +265,10 @@ def test_the_projector_follows_the_class_and_is_sent_nothing_early(
         _shoot(pairs, "5_revealed")
         for m, lang in pairs:  # its charts, the moves
             assert_axe_clean(m.page, f"projector, {lang}, revealed")
+            sizes = _wall_text_px(m.page)  # read from the back of the hall: ≥ 32 px
+            log.append(f"PROJECTOR_TEXT_PX revealed ({lang}): {sizes}")
+            print(log[-1])
+            assert sizes and min(sizes.values()) >= WALL_TEXT_PX, (lang, sizes)
         wait_idle(teacher.page)
         assert_axe_clean(teacher.page, "teacher, en, revealed")
         for m, _, _ in walls:

@@ -52,8 +52,10 @@ if TYPE_CHECKING:
 OWNER = "room"  # lens/texts/<lang>/room.toml
 PROJECTOR_PARAM = "projector"  # ?projector=TOKEN
 WATCH_S = 0.5  # how often the projector looks at the class (seconds): a change shows within 1 s
-CHART_IN = 4.0  # a chart's drawn width (inches, 100 px each: its type 12 pt ≈ 17 px), shown
-#                as wide as its half of the wall (≈ 880 px): its type ≈ 37 px
+CHART_IN = 4.0  # a chart's drawn width (inches, 100 px each), shown as wide as its column of
+#                the wall: ×2.1 in a vote's half, ×1.7 in the moves' narrower column
+CHART_PT = 15  # its labels and counts (points; the app's charts: 10): ≥ 32 px on the wall as
+#               shown (tests/browser/test_projector.py measures them: WALL_TEXT_PX)
 PICTURE_PX = 620  # the question's picture on the wall
 QR_PX = 460
 LIVE_STATES = ("open", "discuss", "vote2")
@@ -267,7 +269,7 @@ def moves(where, lang: str, task: Task, pairs: list[tuple[object, object]]) -> N
             labels = [tc("move_" + m.replace("→", "_")) for m in moved.counts]
             view.drawn(st, lang, figures.answer_counts, labels, list(moved.counts.values()), "",
                        tc("students"), [m.endswith("→right") for m in moved.counts], CHART_IN,
-                       shown="stretch", named=t("projector_moves"))
+                       CHART_PT, shown="stretch", named=t("projector_moves"))
 
 
 def chart(where, key: str, lang: str, task: Task, values: list[object],  # noqa: ANN001
@@ -290,7 +292,8 @@ def chart(where, key: str, lang: str, task: Task, values: list[object],  # noqa:
         else:
             view.drawn(st, lang, figures.answer_counts, view.labels_of(lang, task, counted),
                        list(counted.counts.values()), "", Texts(lang, "class")("students"),
-                       view.right_flags(task, counted), CHART_IN, shown="stretch", named=head)
+                       view.right_flags(task, counted), CHART_IN, CHART_PT, shown="stretch",
+                       named=head)
 
 
 def true_map_png(ctx: PageContext, task: Task) -> None:
