@@ -29,7 +29,8 @@ from lens.classroom.store import Store
 from lens.i18n import translate
 from lens.keys import CLASS_LANG_SWITCH
 from tests.browser.test_accessibility import assert_axe_clean
-from tests.browser.test_class import Member, members
+from tests.browser.test_class import members
+from tests.browser.test_projector import _new
 from tests.support.browser_helpers import MAIN, TIMEOUT_MS, app_server, assert_no_errors, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -48,14 +49,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Stor
         store = Store(f"sqlite:///{data / 'classes.sqlite'}")
         yield url, store
         store.close()
-
-
-def _new(browser: Browser, name: str, view: dict, keep: list[Member]) -> Member:
-    context = browser.new_context(viewport=view)
-    context.set_default_timeout(TIMEOUT_MS)
-    m = Member(name, context, context.new_page())
-    keep.append(m)
-    return m
 
 
 def _html_lang(page: Page) -> str:

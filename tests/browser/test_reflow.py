@@ -20,6 +20,7 @@ import pytest
 
 from lens.i18n import translate
 from lens.steps import EXTRA_PAGES, STEPS
+from tests.browser.test_accessibility import PICTURES_SETTLED_JS
 from tests.support.browser_helpers import MAIN, open_app, wait_for, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -52,14 +53,6 @@ OVERFLOW_JS = """() => {
           main: main.scrollWidth, cut: cut.slice(0, 6), hidden: hidden.slice(0, 6)};
 }"""
 
-# Settled: every picture of the main area loaded and their number steady for a second.
-SETTLED_JS = """() => {
-  const imgs = Array.from(document.querySelectorAll('[data-testid="stMain"] img'));
-  if (!imgs.every(i => i.complete)) { window.__seen = -1; return false; }
-  const now = Date.now();
-  if (window.__seen !== imgs.length) { window.__seen = imgs.length; window.__since = now; }
-  return now - window.__since > 1000;
-}"""
 
 def problems(found: dict) -> list[str]:
     """What the layout check found wrong, in words (empty: the page reflows)."""
@@ -85,7 +78,7 @@ def settled_on(page, step: str) -> dict:  # noqa: ANN001 (a Playwright Page)
     wait_for(lambda: page.evaluate("location.pathname"), lambda p: p == f"/{step}",
              f"the page {step!r}")
     wait_idle(page)
-    page.wait_for_function(SETTLED_JS, timeout=60_000, polling=200)
+    page.wait_for_function(PICTURES_SETTLED_JS, timeout=60_000, polling=200)
     wait_idle(page)
     return page.evaluate(OVERFLOW_JS)
 
