@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 from encoder_core import EncoderConfig
 
 from . import keys
-from .classroom.ui import projector, remote, student, teacher
+from .classroom.ui import follow, projector, remote, student, teacher
 from .classroom.ui.member import Member, class_state
 from .lesson.ahead import closed, steps_ahead
 from .lesson.ui import cards, check, course
@@ -153,8 +153,8 @@ class Student:
         return True
 
     def cards(self, ctx: PageContext) -> frozenset[str]:
-        withheld = student.ask(ctx, self.member)
-        student.follow(self.member.code, ctx.id, ctx.lang)
+        withheld = follow.cards(ctx, self.member, student.ask)
+        follow.follow(self.member.code, ctx.id, ctx.lang)
         return withheld
 
     def withheld_note(self, withheld: frozenset[str]) -> str:

@@ -2,12 +2,15 @@
 every student is asked them — the same question (the teacher's layer, head and query), on the
 same trace (the class's settings), its answers stored under that trace's binding.
 
-Pure functions of a page context and the store's state; the pages draw them
-(`lens.classroom.ui.teacher`, `lens.classroom.ui.student`).
+Functions of a page context and the store's state; the pages draw them
+(`lens.classroom.ui.teacher`, `lens.classroom.ui.student`). One memo: a task as asked on a
+trace is computed once per process (`ask_once`), since every page of a class asks the same.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,6 +27,10 @@ if TYPE_CHECKING:
 # Settings the class does not fix: each member's language, the lesson switch (always on for a
 # student) and the page's selectors (a task carries the teacher's layer, head and query itself).
 OWN = ("lang", "lesson", "layer", "head", "query")
+ASKED_KEEP = 16  # tasks as asked kept by `ask_once` (each holds its trace: a class's, cached)
+
+_asked: OrderedDict[tuple, tuple[object, Task | None]] = OrderedDict()
+_asked_lock = threading.Lock()
 
 
 def class_settings(settings: Settings) -> dict[str, str]:
@@ -52,15 +59,35 @@ def asked_on(ctx: PageContext, step: str, class_state: Mapping) -> list[Asked]:
     for spec in class_tasks_for(step, ctx.cfg):
         if not spec.possible(ctx):
             continue
-        task = spec.ask(ctx, fixed_now(ctx))
+        task = ask_once(ctx, spec, fixed_now(ctx))
         if task is None:
             continue
         key = trace_binding(ctx, task)
         fixed = class_state["fixed"].get((spec.id, key))
         if fixed is not None and Fixed(*fixed) != task.fixed:
-            task = spec.ask(ctx, Fixed(*fixed)) or task
+            task = ask_once(ctx, spec, Fixed(*fixed)) or task
         out.append(Asked(spec, task, key, class_state["tasks"].get((spec.id, key), "")))
     return out
+
+
+def ask_once(ctx: PageContext, spec: Spec, fixed: Fixed) -> Task | None:
+    """`spec.ask(ctx, fixed)`, computed once per trace, settings and `fixed` in this process
+    (a Task is frozen): 200 students of a class ask the same question on the same trace, and
+    each of their cards' runs would compute it again (the overview's: 12 ms). A class's
+    tasks are the note's steps', whose builders read the trace, the settings and `fixed` only
+    (not the page's state)."""
+    key = (id(ctx.trace), ctx.settings, ctx.image_key, spec.id, fixed)
+    with _asked_lock:
+        hit = _asked.get(key)
+        if hit is not None and hit[0] is ctx.trace:  # the very trace (an id may be reused)
+            _asked.move_to_end(key)
+            return hit[1]
+    task = spec.ask(ctx, fixed)
+    with _asked_lock:
+        _asked[key] = (ctx.trace, task)
+        while len(_asked) > ASKED_KEEP:
+            _asked.popitem(last=False)
+    return task
 
 
 def rule_for(task: Task) -> Rule:

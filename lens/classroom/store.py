@@ -321,11 +321,10 @@ class Store(ConceptCheck, ClassResults, Joining, OwnResults):
 
     # --- what the class sees ----------------------------------------------------------------
     def state(self, code: str) -> dict | None:
-        """The class's step and settings, its tasks (state per task and settings) and the
-        concept check's rounds (open or closed); None for a class ended or gone."""
+        """The class's step and settings, its tasks (state per task and settings), the concept
+        check's rounds (open or closed; "switched": those ever opened); None: ended or gone."""
         with self._reading() as conn:
-            row = conn.execute(select(classes).where(and_(classes.c.code == code,
-                                                          LIVE))).first()
+            row = conn.execute(select(classes).where(and_(classes.c.code == code, LIVE))).first()
             if row is None:
                 return None
             rows = conn.execute(select(tasks.c.task, tasks.c.settings_key, tasks.c.state,
@@ -337,7 +336,8 @@ class Store(ConceptCheck, ClassResults, Joining, OwnResults):
         return {"step": row.step, "settings": json.loads(row.settings), "students": n,
                 "tasks": {(r.task, r.settings_key): r.state for r in rows},
                 "fixed": {(r.task, r.settings_key): tuple(json.loads(r.fixed)) for r in rows},
-                "checks": {r: switched.get(r, "closed") for r in CHECK_ROUNDS}}
+                "checks": {r: switched.get(r, "closed") for r in CHECK_ROUNDS},
+                "switched": tuple(sorted(switched))}
 
     def answers_to(self, code: str, task: str, settings_key: str,
                    vote: int = 1) -> list[object]:

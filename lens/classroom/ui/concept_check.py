@@ -11,7 +11,7 @@ before and after and the normalised gain (`concepts.gain_table`), as a small tab
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
@@ -115,10 +115,12 @@ def percent(share: float | None) -> str:
 
 # --- the student's card -----------------------------------------------------------------------
 
-def student_card(lang: str, member: Member, checks: Mapping[str, str]) -> None:
-    """A card per open round; after the after round, the student's own result."""
+def student_card(lang: str, member: Member, checks: Mapping[str, str],
+                 switched: Collection[str] = CHECK_ROUNDS) -> None:
+    """A card per open round; after the after round, the student's own result. `switched`:
+    the rounds the teacher ever opened (none: nothing to show, nothing read)."""
     opened = [r for r in CHECK_ROUNDS if checks.get(r) == "open"]
-    if not opened and checks.get(POST) != "closed":
+    if not opened and (checks.get(POST) != "closed" or POST not in switched):
         return
     mine = shared_store().check_answers_of(member.code, member.secret)  # out of reach: raises
     for r in opened:

@@ -42,9 +42,9 @@ from .. import room
 from ..asking import Asked, asked_on
 from ..tally import judge_stored, tally, transitions
 from . import view
+from .follow import signature
 from .join import join_link, link_base, qr_png
 from .member import CLASS_PARAM, shared_store
-from .student import signature
 
 if TYPE_CHECKING:
     from ...context import PageContext

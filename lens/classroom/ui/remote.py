@@ -37,10 +37,10 @@ from .. import room
 from ..asking import Asked, asked_on, same_settings
 from ..rules import RefusedError
 from ..tally import tally
+from .follow import signature
 from .join import link_base, qr_png
 from .member import CLASS_PARAM, TEACHER_PARAM, Member, brief, shared_store
 from .member import class_state as member_class_state
-from .student import signature
 
 if TYPE_CHECKING:
     from collections.abc import Callable

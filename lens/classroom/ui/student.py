@@ -10,12 +10,8 @@ revealed, the student's answer beside the right one, why, and how the class answ
 vote (never another student's answer or nickname, and nothing of the class's answers before
 the reveal). What a task withholds stays withheld until it is revealed.
 
-`follow` is a fragment that runs every `FOLLOW_S` seconds in the browser: when the teacher
-brings the class to another step the student's page follows; when a task changes stage (opened,
-closed for discussion, vote 2, revealed, asked again), a round of the concept check opens or
-closes, or the settings change, the page runs again. Its timer is the browser's: a tab in the
-background is throttled by the browser (Chromium: about once a minute after five minutes
-hidden), so it catches up when it is shown again.
+The cards are drawn in a fragment the class's changes are pushed to (`follow.cards`,
+`push`): a change reaches a student's page as soon as the process sees it.
 """
 
 from __future__ import annotations
@@ -34,19 +30,18 @@ from ...keys import (
     CLASS_CARDS_SEEN,
     CLASS_ENDED,
     CLASS_ENDED_SEEN,
-    CLASS_FOLLOWED,
     CLASS_LANG,
-    CLASS_SEEN,
     CLASS_SENT,
 )
 from ...lesson.tasks import Task, fixed_now, judge, task_from_json, task_texts
 from ...lesson.ui.cards import given_answer, input_keys, question_inputs, shown_answer, true_map
 from ...settings import Settings
-from ...steps import PAGES, TASKS, class_tasks_for
+from ...steps import TASKS, class_tasks_for
 from ..asking import OWN, Asked, asked_on, given_value, stored_value
 from ..own_store import OwnResult
-from ..rules import RefusedError
+from ..rules import CHECK_ROUNDS, RefusedError
 from . import concept_check, view
+from .follow import remember
 from .join import language_switch
 from .member import Member, brief, shared_store
 from .member import class_state as member_class_state
@@ -55,7 +50,7 @@ if TYPE_CHECKING:
     from ...context import PageContext
 
 OWNER = "class"  # lens/texts/<lang>/class.toml
-FOLLOW_S = 2.0  # how often a student's page looks at the class (seconds)
+FOLLOW_S = 10.0  # the fallback: how often a student's page looks at the class itself (seconds)
 
 
 
@@ -92,16 +87,6 @@ def own_language(member: Member, lang: str) -> str:
     return lang
 
 
-def signature(class_state: dict | None) -> tuple | None:
-    """What, when it changes, makes a student's page run again (the step is followed apart:
-    `CLASS_FOLLOWED`)."""
-    if class_state is None:
-        return None
-    return (tuple(sorted(class_state["settings"].items())),
-            tuple(sorted(class_state["tasks"].items())),
-            tuple(sorted(class_state["checks"].items())))
-
-
 def ask(ctx: PageContext, member: Member) -> frozenset[str]:
     """The class's cards on this step; the element keys still withheld. The store out of
     reach: said, and the step's tasks stay withheld."""
@@ -123,7 +108,8 @@ def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
     seen = member_class_state()
     remember(seen)  # the follower runs the page again when the class changes
     if seen is not None:  # the concept check's card on top while a round is open
-        concept_check.student_card(ctx.lang, member, seen["checks"])
+        concept_check.student_card(ctx.lang, member, seen["checks"],
+                                  seen.get("switched", CHECK_ROUNDS))
     mine = shared_store().answers_of(member.code, member.secret)  # out of reach: raises
     withheld: set[str] = set()
     asked = asked_on(ctx, ctx.id, seen or {"tasks": {}, "fixed": {}})
@@ -355,32 +341,3 @@ def own_result(lang: str, k: int, r: OwnResult, task: Task) -> None:
     st.markdown(t("own_model", answer=shown_answer(lang, task.id, task.answer)))
     if r.state != "revealed":
         st.caption(t("own_not_revealed"))
-
-
-def remember(class_state: dict | None) -> None:
-    """What this full run saw of the class (the follower compares against it); the class's
-    step counts as followed from the first look on (a student may then walk elsewhere)."""
-    st.session_state[CLASS_SEEN] = signature(class_state)
-    if class_state is not None:
-        st.session_state.setdefault(CLASS_FOLLOWED, class_state["step"])
-
-
-@st.fragment(run_every=FOLLOW_S)
-def follow(code: str, page_id: str, lang: str) -> None:
-    """Look at the class every FOLLOW_S s: follow the teacher to another step, run the page
-    again when a task opened, was revealed or the settings changed. Arguments only: a
-    fragment's are kept by Streamlit, and a trace must not be."""
-    try:
-        class_state = shared_store().state(code)
-    except SQLAlchemyError:
-        return  # out of reach for now: the next look tries again
-    if class_state is None:  # the class ended: the page runs again outside it
-        st.rerun()
-    state = st.session_state
-    step = class_state["step"]
-    if state.get(CLASS_FOLLOWED, step) != step:  # the teacher moved the class: follow
-        state[CLASS_FOLLOWED] = step
-        if step != page_id and step in PAGES:
-            st.switch_page(PAGES[step].path)
-    if signature(class_state) != state.get(CLASS_SEEN):
-        st.rerun()  # a task opened or revealed, new settings: the page runs again
