@@ -90,6 +90,10 @@ class Tab:
     first_done_s: float = float("nan")  # open -> the first run's script_finished
     fragment_sent: list[float] = field(default_factory=list)
     fragment_rtt: list[float] = field(default_factory=list)  # auto rerun sent -> finished
+    pushed: int = 0  # fragment runs the server began unasked (lens/classroom/ui/push.py)
+    widget_fragment: dict[str, str] = field(default_factory=dict)  # user key -> its fragment
+    runs_started: int = 0  # runs begun, full or of a fragment
+    runs_done: int = 0  # the runs_started number of the last run that finished
     messages: int = 0
     images: int = 0
     paused: bool = False  # the timers tick but send nothing (the A/B of the bursts)
@@ -172,6 +176,9 @@ class Tab:
         if kind == "new_session":
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
             self._in_fragment_run = bool(msg.metadata.run.fragment_ids)
+            self.runs_started += 1
+            if self._in_fragment_run and not self._fragment_pending:
+                self.pushed += 1  # no timer of this tab asked for it: the server pushed it
             if not self._in_fragment_run:  # the frontend: a full run clears every timer
                 for timer in self.timers.values():
                     timer.cancel()
@@ -199,6 +206,7 @@ class Tab:
             if isinstance(element_id, str) and element_id.startswith("$$ID-"):
                 key = element_id.split("-", 2)[-1]
                 self.widget_ids[key] = element_id
+                self.widget_fragment[key] = msg.delta.fragment_id  # "": outside any fragment
                 self.first_seen.setdefault(key, now)
             if what == "markdown":
                 self.texts.append((now, element.markdown.body))
@@ -208,6 +216,9 @@ class Tab:
                 self._fetches.append(asyncio.create_task(self._fetch(url)))
         elif kind == "script_finished":
             status = msg.script_finished
+            if status in (FINISHED.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+                          FINISHED.FINISHED_SUCCESSFULLY):
+                self.runs_done = self.runs_started
             if status == FINISHED.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
                 if self._fragment_pending:
                     self.fragment_rtt.append(now - self._fragment_pending.pop(0))
@@ -251,18 +262,29 @@ class Tab:
 
     async def set_int(self, key: str, value: int) -> None:
         """Type a whole number into the number input of `key` and leave it (the frontend
-        commits the value: a rerun); returns once that run has finished."""
+        commits the value: a rerun, of its fragment when it is in one); returns once that run
+        has finished."""
         widget = self.values.setdefault(self.widget_ids[key], _state(self.widget_ids[key]))
         widget.int_value = value
-        before = self.full_started
-        await self._ws.send(self._rerun())
-        await self.wait_full(before)
+        fragment = self.widget_fragment.get(key, "")
+        before, runs = self.full_started, self.runs_started
+        await self._ws.send(self._rerun(fragment))
+        if fragment:
+            await self.until(lambda: self.runs_done > runs)
+        else:
+            await self.wait_full(before)
 
     async def click(self, key: str) -> int:
-        """Press the button of `key`; the number of full runs begun before it."""
-        before = self.full_started
-        await self._ws.send(self._rerun(trigger=self.widget_ids[key]))
-        return before
+        """Press the button of `key`; the number of full runs begun before it. A button in a
+        fragment runs only its fragment, as the frontend asks: `click` then returns once that
+        run has finished, and what it returns makes a `wait_full` return at once."""
+        fragment = self.widget_fragment.get(key, "")
+        before, runs = self.full_started, self.runs_started
+        await self._ws.send(self._rerun(fragment, trigger=self.widget_ids[key]))
+        if not fragment:
+            return before
+        await self.until(lambda: self.runs_done > runs)
+        return self.full_done - 1
 
     def saw(self, text: str, since: float = 0.0) -> float | None:
         return next((t for t, body in self.texts if t >= since and text in body), None)

@@ -54,7 +54,7 @@ def test_the_machine_line_names_the_cpu_cores_load_and_probe():
 def test_a_hall_of_four_joins_follows_and_loses_no_answer_to_a_kill(tmp_path):
     out = tmp_path / "hall.txt"
     args = ["--students", "4", "--ramp", "1", "--idle", "2", "--spread", "2", "--kill-at", "1",
-            "--after", "6", "--wait", "20", "--out", str(out)]
+            "--after", "6", "--wait", "20", "--pushed-only", "--out", str(out)]
     # in a thread of its own: main's asyncio.run cannot run in this process's main thread once
     # a browser test (Playwright's loop) has run there (tests/support/run_async.py)
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -62,5 +62,7 @@ def test_a_hall_of_four_joins_follows_and_loses_no_answer_to_a_kill(tmp_path):
     text = out.read_text()
     assert "4/4 joined (4 students in the store)" in text
     assert re.search(r"Open → the card .*\n\n4/4, p50", text)
+    # the tabs' timers sent nothing: every card came with a run the server pushed
+    assert "cards shown after a run the server pushed (no timer of the tab asked): 4/4" in text
     assert "**acknowledged answers lost: 0**" in text
     assert "pages working at the end (open, the card shown): 4/4" in text
