@@ -43,7 +43,7 @@ def make(states: dict, gone: set | None = None, clock: Clock | None = None):
     return watch, nudged, reads
 
 
-def test_a_change_nudges_each_page_that_drew_something_else_once():
+def test_a_change_nudges_each_page_that_drew_something_else_until_its_run_registers():
     states = {"A": {"v": 1}, "B": {"v": 7}}
     watch, nudged, _ = make(states)
     watch.listen("s1", "A", "f1", 1)
@@ -56,7 +56,31 @@ def test_a_change_nudges_each_page_that_drew_something_else_once():
     assert watch.look() == 0  # asked once, not at every look
     watch.listen("s1", "A", "f1", 2)  # its run drew the new state
     states["A"] = {"v": 3}
-    assert watch.look() == 2 and watch.nudges == 4
+    assert watch.look() == 1 and nudged[-1] == ("s1", "f1")  # s2's run is not back yet
+    watch.listen("s2", "A", "f2", 2)  # back, with what it drew then
+    assert watch.look() == 1 and nudged[-1] == ("s2", "f2") and watch.nudges == 4
+
+
+def test_at_most_in_flight_runs_are_out_and_each_that_lands_lets_the_next_go():
+    clock = Clock()
+    states = {"A": {"v": 1}}
+    watch, nudged, _ = make(states, clock=clock)
+    n = push.IN_FLIGHT + 3
+    for k in range(n):
+        watch.listen(f"s{k}", "A", f"f{k}", 1)
+    states["A"] = {"v": 2}
+    assert watch.look() == push.IN_FLIGHT  # in the order the pages registered
+    assert [s for s, _ in nudged] == [f"s{k}" for k in range(push.IN_FLIGHT)]
+    assert watch.look() == 0  # no place free
+    watch.listen("s0", "A", "f0", 2)  # s0's run is back: the next page goes at once
+    assert [s for s, _ in nudged][-1] == f"s{push.IN_FLIGHT}"
+    clock.now += push.IN_FLIGHT_S + 0.1  # the others never came back: their places free
+    assert watch.look() == 2 and len(nudged) == n  # every page nudged once
+    # a run that never came back (interrupted, say) registered nothing: asked again, in turn
+    assert watch.look() == 2 and [s for s, _ in nudged][-2:] == ["s1", "s2"]
+    for k in range(n):
+        watch.listen(f"s{k}", "A", f"f{k}", 2)
+    assert watch.look() == 0 and watch.look() == 0  # all drew the class as it is
 
 
 def test_a_page_that_drew_an_older_state_is_nudged_at_the_next_look():

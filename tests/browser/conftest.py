@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.async_api import expect as async_expect
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 from tests.support.browser_helpers import (
@@ -30,6 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 STARTUP_S = 60  # bounded wait for /_stcore/health
 
 expect.set_options(timeout=TIMEOUT_MS)
+async_expect.set_options(timeout=TIMEOUT_MS)  # the asyncio API's expect has its own (5 s)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,11 @@ the change reaches the page as soon as the thread sees it, and only the cards ru
 changes a page costs nothing: no timer, no run, no query. Replicas need nothing more: each
 process watches the store, the one truth.
 
+At most `IN_FLIGHT` nudged runs are out at once per process; each run's `listen` (or, for a
+run that never comes back, `IN_FLIGHT_S`) lets the next page due go. 100 runs begun at once
+share the process's one GIL and all finish together at the end (p50 = max); in turns, the
+first pages are served first and the teacher's own run is not starved meanwhile.
+
 A page registers on every run of its fragment (`listen`: the session, the fragment, the class,
 what it drew). A page whose session is gone (closed tab, dead websocket) is forgotten at the
 next nudge. A page that missed a nudge (its session between two websockets) is caught by its
@@ -31,6 +36,8 @@ import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+IN_FLIGHT = 4  # nudged runs at once per process: the rest wait their turn (see the docstring)
+IN_FLIGHT_S = 2.0  # a nudged run not back (no `listen`) after this frees its place (seconds)
 PRUNE_S = 5.0  # how often the pages of closed sessions are forgotten (seconds)
 LOOK_S = 0.1  # how often a process reads each class it has pages of (seconds)
 # what a press of a button (or a chat message) sends: never sent again by a nudge
@@ -68,6 +75,8 @@ class Watch:
         self._look_s = look_s
         self._clock = clock
         self._pages: dict[str, Page] = {}
+        self._queued: dict[str, None] = {}  # sessions due, in order (a dict: an ordered set)
+        self._flying: dict[str, float] = {}  # sessions nudged, not back yet -> when nudged
         self._latest: dict[str, tuple[float, object]] = {}  # code -> (when read, state)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -78,14 +87,19 @@ class Watch:
         when the class is no longer that. Starts the thread on the first page."""
         with self._lock:
             self._pages[session_id] = Page(code, fragment_id, drawn)
+            landed = self._flying.pop(session_id, None) is not None
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="encoder-lens-push",
                                                 daemon=True)
                 self._thread.start()
+        if landed:  # its place goes to the next page due
+            self._dispatch()
 
     def forget(self, session_id: str) -> None:
         with self._lock:
             self._pages.pop(session_id, None)
+            self._queued.pop(session_id, None)
+            self._flying.pop(session_id, None)
 
     def pages(self) -> int:
         with self._lock:
@@ -111,8 +125,9 @@ class Watch:
         return len(gone)
 
     def look(self) -> int:
-        """One look at every class with pages: nudge each page that drew something else.
-        Returns how many it nudged."""
+        """One look at every class with pages: each page that drew something else is due
+        (one whose nudged run is not back yet: at the next look after it is); nudge up to
+        `IN_FLIGHT` at once. Returns how many it nudged."""
         if self._clock() - self._pruned >= PRUNE_S:
             self._pruned = self._clock()
             self.prune()
@@ -131,17 +146,34 @@ class Watch:
         with self._lock:
             for code in set(self._latest) - codes:  # no page of it here any more
                 del self._latest[code]
-            due = [(sid, p) for sid, p in self._pages.items()
-                   if p.code in now and now[p.code] != p.drawn]
-            for _, p in due:  # asked once: the fragment's run registers what it drew
-                p.drawn = now[p.code]
+            for sid, p in self._pages.items():  # asked once: due until its run registers
+                if (p.code in now and now[p.code] != p.drawn and sid not in self._flying
+                        and sid not in self._queued):  # what it drew (a run interrupted
+                    self._queued[sid] = None  # never does: asked again after IN_FLIGHT_S)
+            late = [sid for sid, at in self._flying.items() if self._clock() - at > IN_FLIGHT_S]
+            for sid in late:
+                del self._flying[sid]
+        return self._dispatch()
+
+    def _dispatch(self) -> int:
+        """Nudge the pages due, in order, while fewer than `IN_FLIGHT` runs are out."""
         sent = 0
-        for sid, p in due:
-            if self._nudge(sid, p.fragment_id):
+        while True:
+            with self._lock:
+                if len(self._flying) >= IN_FLIGHT or not self._queued:
+                    break
+                sid = next(iter(self._queued))
+                del self._queued[sid]
+                page = self._pages.get(sid)
+                if page is None:
+                    continue
+                self._flying[sid] = self._clock()
+            if self._nudge(sid, page.fragment_id):
                 sent += 1
             else:
                 self.forget(sid)
-        self.nudges += sent
+        with self._lock:
+            self.nudges += sent
         return sent
 
     def _run(self) -> None:

@@ -106,7 +106,6 @@ def withheld_by(ctx: PageContext, spec) -> tuple[str, ...]:  # noqa: ANN001
 def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
     t = Texts(ctx.lang, OWNER)
     seen = member_class_state()
-    remember(seen)  # the follower runs the page again when the class changes
     if seen is not None:  # the concept check's card on top while a round is open
         concept_check.student_card(ctx.lang, member, seen["checks"],
                                   seen.get("switched", CHECK_ROUNDS))
@@ -135,6 +134,7 @@ def draw_cards(ctx: PageContext, member: Member) -> frozenset[str]:
             else:
                 st.markdown(f"**{t('waiting_title', k=n, n=len(asked))}**")
                 st.caption(t("waiting"))
+    remember(seen)  # drawn whole (a run interrupted is not): the fallback compares with it
     return frozenset(withheld)
 
 
