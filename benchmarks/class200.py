@@ -238,7 +238,7 @@ async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Pat
                         and teacher.full_done == teacher.full_started, 60)
     await asyncio.sleep(2)
     pushed0 = {s.i: s.tab.pushed for s in students}
-    c0 = cpu_of(reps)
+    c0, mine0 = cpu_of(reps), time.process_time()
     ro = sqlite3.connect(f"file:{data / 'classes.sqlite'}?mode=ro", uri=True,
                          isolation_level=None)
     t_open = time.time()
@@ -264,7 +264,7 @@ async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Pat
         await asyncio.sleep(0.05)
     ro.close()
     t_all = max((shown(s) for s in students if shown(s)), default=time.time())
-    c1 = cpu_of(reps)
+    c1, mine1 = cpu_of(reps), time.process_time()
     await teacher_run
     follow = [shown(s) - t_open for s in students if shown(s)]
     after_store = [shown(s) - t_stored for s in students if shown(s)] if t_stored else []
@@ -283,7 +283,8 @@ async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Pat
     say(f"the replicas used {follow_cpu:.2f} CPU-s in those {window:.2f} s "
         f"({follow_cpu / window:.2f} of the {os.cpu_count()} cores); from the store's open to "
         f"the last card, {per_card * 1000:.1f} ms per card update beyond the idle polling; "
-        f"{n} × that ÷ {os.cpu_count()} cores = {bound:.2f} s")
+        f"{n} × that ÷ {os.cpu_count()} cores = {bound:.2f} s; the {n} emulated browsers "
+        f"(this process, on the same cores) used {mine1 - mine0:.2f} CPU-s meanwhile")
     by_push = sum(1 for s in students if shown(s) and s.tab.pushed > pushed0[s.i])
     say(f"cards shown after a run the server pushed (no timer of the tab asked): "
         f"{by_push}/{len(students)}")
