@@ -111,7 +111,7 @@ def cards_fragment(ctx: PageContext, member: Member, draw: Draw) -> frozenset[st
         ctx = replace(ctx, state=MappingProxyType(state.to_dict()))
     withheld = draw(ctx, member)
     here = push.this_fragment()
-    if here is not None:
+    if here is not None and push.alive(here[0]):  # a server's session (not AppTest's)
         shared_watch().listen(here[0], member.code, here[1], stamp(member_class_state()))
     return withheld
 
