@@ -18,7 +18,8 @@ store gives it no answer before: `room.revealed_pairs`); it never shows a nickna
 It follows the class by itself: `watch` is a fragment that looks at the class every
 `WATCH_S` seconds (one read of the class's state and a count), redraws the live counts
 itself and runs the page again only when the class changed (a question opened, closed,
-revealed; the step; the class ended).
+revealed; the step; the class ended). The change is also pushed (`push`): the process's watch
+runs that look at once when it sees the class change, not at the next tick.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ from ...lesson.ui.cards import marked_patch, shown_answer
 from .. import room
 from ..asking import Asked, asked_on
 from ..tally import judge_stored, tally, transitions
-from . import view
-from .follow import signature
+from . import push, view
+from .follow import shared_watch, signature, stamp
 from .join import join_link, link_base, qr_png
 from .member import CLASS_PARAM, shared_store
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 
 OWNER = "room"  # lens/texts/<lang>/room.toml
 PROJECTOR_PARAM = "projector"  # ?projector=TOKEN
-WATCH_S = 0.5  # how often the projector looks at the class (seconds): a change shows within 1 s
+WATCH_S = 0.5  # how often the projector looks at the class (seconds); a change is also pushed
 CHART_IN = 4.0  # a chart's drawn width (inches, 100 px each), shown as wide as its column of
 #                the wall: ×2.1 in a vote's half, ×1.7 in the moves' narrower column
 CHART_PT = 15  # its labels and counts (points; the app's charts: 10): ≥ 32 px on the wall as
@@ -211,6 +212,9 @@ def watch(code: str, lang: str, seen: tuple | None, counting: tuple[str, str, st
         now = store.state(code)
         if now is None or signature(now) != seen:
             st.rerun()  # the class changed (or ended): the view follows
+        here = push.this_fragment()  # the next change is pushed: this look runs at once
+        if here is not None and push.alive(here[0]):
+            shared_watch().listen(here[0], code, here[1], stamp(now))
         if counting is None:
             if not students:
                 return
