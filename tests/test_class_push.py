@@ -77,7 +77,12 @@ def test_at_most_in_flight_runs_are_out_and_each_that_lands_lets_the_next_go():
     clock.now += push.IN_FLIGHT_S + 0.1  # the others never came back: their places free
     assert watch.look() == 2 and len(nudged) == n  # every page nudged once
     # a run that never came back (interrupted, say) registered nothing: asked again, in turn
-    assert watch.look() == 2 and [s for s, _ in nudged][-2:] == ["s1", "s2"]
+    assert watch.look() == 2 and nudged[-2:] == [("s1", "f1"), ("s2", "f2")]
+    for _ in range(4):  # in vain again and again: from the third ask on, the whole page
+        clock.now += push.IN_FLIGHT_S + 0.1
+        watch.look()
+    s1 = [fragment for session, fragment in nudged if session == "s1"]
+    assert s1[:2] == ["f1", "f1"] and len(s1) > 2 and set(s1[2:]) == {""}
     for k in range(n):
         watch.listen(f"s{k}", "A", f"f{k}", 2)
     assert watch.look() == 0 and watch.look() == 0  # all drew the class as it is
@@ -172,6 +177,9 @@ def test_the_pushed_run_is_the_browsers_last_state_for_the_fragment_without_pres
         "n": "int_value", "s": "string_value"}
     assert [w.int_value for w in run.widget_states.widgets if w.id == "n"] == [196]
     assert len(last.widget_states.widgets) == 6  # the session's own state is not touched
+    whole = push.fragment_run(last, "")  # the whole page, as the browser's own rerun
+    assert whole.fragment_id == "" and not whole.is_auto_rerun
+    assert len(whole.widget_states.widgets) == 2
 
 
 def test_outside_a_server_a_nudge_finds_no_session():

@@ -11,6 +11,9 @@ the change reaches the page as soon as the thread sees it, and only the cards ru
 changes a page costs nothing: no timer, no run, no query. Replicas need nothing more: each
 process watches the store, the one truth.
 
+A page asked twice in vain (its run never registered: its fragment gone with a run that was
+cut short, say) is asked for a run of the whole page, as a reload would.
+
 At most `IN_FLIGHT` nudged runs are out at once per process; each run's `listen` (or, for a
 run that never comes back, `IN_FLIGHT_S`) lets the next page due go. 100 runs begun at once
 share the process's one GIL and all finish together at the end (p50 = max); in turns, the
@@ -53,6 +56,7 @@ class Page:
     code: str  # its class
     fragment_id: str
     drawn: Hashable  # the class's stamp the fragment drew
+    asked: int = 0  # nudges since its last run registered
 
 
 class Watch:
@@ -168,7 +172,8 @@ class Watch:
                 if page is None:
                     continue
                 self._flying[sid] = self._clock()
-            if self._nudge(sid, page.fragment_id):
+            page.asked += 1  # asked twice in vain (its fragment gone, say): the whole page
+            if self._nudge(sid, page.fragment_id if page.asked <= 2 else ""):
                 sent += 1
             else:
                 self.forget(sid)
@@ -220,14 +225,15 @@ def nudge(session_id: str, fragment_id: str) -> bool:
 
 
 def fragment_run(last, fragment_id: str):  # noqa: ANN001, ANN201 - ClientState protobufs
-    """The run the browser's own timer would ask for `fragment_id`: its last client state
-    (query, page, widget values), narrowed to the fragment, with no button pressed."""
+    """The run the browser's own timer would ask for `fragment_id` ("": the whole page): its
+    last client state (query, page, widget values), narrowed to the fragment, with no button
+    pressed."""
     from streamlit.proto.ClientState_pb2 import ClientState
 
     state = ClientState()
     state.CopyFrom(last)
-    state.fragment_id = fragment_id
-    state.is_auto_rerun = True
+    state.fragment_id = fragment_id  # "": the whole page, as the browser asks for a rerun
+    state.is_auto_rerun = bool(fragment_id)
     keep = [w for w in state.widget_states.widgets if w.WhichOneof("value") not in TRIGGERS]
     del state.widget_states.widgets[:]
     state.widget_states.widgets.extend(keep)  # a button press is never replayed
