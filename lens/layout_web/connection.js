@@ -17,11 +17,17 @@
 const ROOT = '[data-testid="stApp"]';
 const STATE = "data-test-connection-state";
 const OFFLINE = "el-offline"; // on <html> while the notice is up: Streamlit's dialogs hidden
+// on <html> from the moment Streamlit's connection is not CONNECTED until a second after it is
+// again: its "Connection error" dialog never shows, not even before the notice's grace ends or
+// while it goes away after a reconnect (nothing in a dialog can act with the server away)
+const AWAY = "el-away";
+const AWAY_AFTER_MS = 1000;
 const BANNER = "el-connection-notice";
 // in the document's head (the component's own styles stay inside its shadow root): the banner
 // at the top of the window, over everything; Streamlit's dialogs out of sight while it is up
 const STYLE = `
-html.${OFFLINE} [data-testid="stDialog"] { display: none !important; }
+html.${OFFLINE} [data-testid="stDialog"],
+html.${AWAY} [data-testid="stDialog"] { display: none !important; }
 #${BANNER} {
   position: fixed; top: 0; left: 0; right: 0; z-index: 1000010;
   padding: 0.9rem 1.25rem; font-size: clamp(1.1rem, 1.6vw, 2.2rem); line-height: 1.5;
@@ -107,9 +113,15 @@ function watcher() {
   }
 
   function seen(state) {
+    const html = document.documentElement;
+    clearTimeout(w.awayEnd);
     if (state === "CONNECTED") {
       online();
-    } else if (!w.offline && w.pending === undefined) {
+      w.awayEnd = setTimeout(() => html.classList.remove(AWAY), AWAY_AFTER_MS);
+      return;
+    }
+    html.classList.add(AWAY);
+    if (!w.offline && w.pending === undefined) {
       w.pending = setTimeout(lost, w.graceMs);
     }
   }
