@@ -42,14 +42,23 @@ from .member import class_state as member_class_state
 if TYPE_CHECKING:
     from ...context import PageContext
 
+FOLLOW_S = 10.0  # the fallback: how often a student's page looks at the class itself (seconds)
+Draw = Callable[["PageContext", Member], frozenset[str]]  # the cards, drawn (`student.ask`)
+
+
 @functools.cache
 def shared_watch() -> push.Watch:
     """This process's watch over its students' cards (`push`)."""
     return push.Watch(lambda code: shared_store().state(code), stamp, push.nudge, push.alive)
 
 
-FOLLOW_S = 10.0  # the fallback: how often a student's page looks at the class itself (seconds)
-Draw = Callable[["PageContext", Member], frozenset[str]]  # the cards, drawn (`student.ask`)
+def listen_here(code: str, drawn: dict | None) -> None:
+    """The fragment running now drew `drawn` of class `code`: the watch runs it again once
+    the class is no longer that (a server's session only: AppTest's have none to nudge)."""
+    here = push.this_fragment()
+    if here is not None and push.alive(here[0]):
+        shared_watch().listen(here[0], code, here[1], stamp(drawn))
+
 
 
 def signature(class_state: dict | None) -> tuple | None:
@@ -110,9 +119,7 @@ def cards_fragment(ctx: PageContext, member: Member, draw: Draw) -> frozenset[st
         state[CLASS_STATE] = seen  # this run's look at the class (`member.class_state`)
         ctx = replace(ctx, state=MappingProxyType(state.to_dict()))
     withheld = draw(ctx, member)
-    here = push.this_fragment()
-    if here is not None and push.alive(here[0]):  # a server's session (not AppTest's)
-        shared_watch().listen(here[0], member.code, here[1], stamp(member_class_state()))
+    listen_here(member.code, member_class_state())
     return withheld
 
 

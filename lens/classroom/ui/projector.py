@@ -42,8 +42,8 @@ from ...lesson.ui.cards import marked_patch, shown_answer
 from .. import room
 from ..asking import Asked, asked_on
 from ..tally import judge_stored, tally, transitions
-from . import push, view
-from .follow import shared_watch, signature, stamp
+from . import view
+from .follow import listen_here, signature
 from .join import join_link, link_base, qr_png
 from .member import CLASS_PARAM, shared_store
 
@@ -212,9 +212,7 @@ def watch(code: str, lang: str, seen: tuple | None, counting: tuple[str, str, st
         now = store.state(code)
         if now is None or signature(now) != seen:
             st.rerun()  # the class changed (or ended): the view follows
-        here = push.this_fragment()  # the next change is pushed: this look runs at once
-        if here is not None and push.alive(here[0]):
-            shared_watch().listen(here[0], code, here[1], stamp(now))
+        listen_here(code, now)  # the next change is pushed: this look runs at once
         if counting is None:
             if not students:
                 return
