@@ -19,7 +19,7 @@ class Clock:
         return self.now
 
 
-def make(states: dict, gone: set | None = None, clock: Clock | None = None):
+def make(states: dict, gone: set | None = None, clock: Clock | None = None, in_flight: int = 4):
     gone = set() if gone is None else gone
     nudged: list[tuple[str, str]] = []
     reads: list[str] = []
@@ -38,7 +38,8 @@ def make(states: dict, gone: set | None = None, clock: Clock | None = None):
         return True
 
     watch = push.Watch(read, lambda s: None if s is None else s["v"], nudge,
-                       lambda session: session not in gone, clock=clock or Clock())
+                       lambda session: session not in gone, clock=clock or Clock(),
+                       in_flight=in_flight)
     watch._thread = object()  # noqa: SLF001 - looks are made by hand here, not by a thread
     return watch, nudged, reads
 
@@ -65,15 +66,15 @@ def test_at_most_in_flight_runs_are_out_and_each_that_lands_lets_the_next_go():
     clock = Clock()
     states = {"A": {"v": 1}}
     watch, nudged, _ = make(states, clock=clock)
-    n = push.IN_FLIGHT + 3
+    n = watch.in_flight + 3
     for k in range(n):
         watch.listen(f"s{k}", "A", f"f{k}", 1)
     states["A"] = {"v": 2}
-    assert watch.look() == push.IN_FLIGHT  # in the order the pages registered
-    assert [s for s, _ in nudged] == [f"s{k}" for k in range(push.IN_FLIGHT)]
+    assert watch.look() == watch.in_flight  # in the order the pages registered
+    assert [s for s, _ in nudged] == [f"s{k}" for k in range(watch.in_flight)]
     assert watch.look() == 0  # no place free
     watch.listen("s0", "A", "f0", 2)  # s0's run is back: the next page goes at once
-    assert [s for s, _ in nudged][-1] == f"s{push.IN_FLIGHT}"
+    assert [s for s, _ in nudged][-1] == f"s{watch.in_flight}"
     clock.now += push.IN_FLIGHT_S + 0.1  # the others never came back: their places free
     assert watch.look() == 2 and len(nudged) == n  # every page nudged once
     # a run that never came back (interrupted, say) registered nothing: asked again, in turn
@@ -86,6 +87,19 @@ def test_at_most_in_flight_runs_are_out_and_each_that_lands_lets_the_next_go():
     for k in range(n):
         watch.listen(f"s{k}", "A", f"f{k}", 2)
     assert watch.look() == 0 and watch.look() == 0  # all drew the class as it is
+
+
+def test_the_server_runs_one_nudged_page_at_a_time_each_after_the_last_was_handled():
+    watch = push.Watch(lambda code: {"v": 2}, lambda s: s["v"], lambda s, f: True,
+                       lambda s: True, clock=Clock())
+    assert watch.in_flight == push.IN_FLIGHT == 1  # four at once: the loop fell behind
+    watch._thread = object()  # noqa: SLF001 - looks by hand
+    for k in range(3):
+        watch.listen(f"s{k}", "A", f"f{k}", 1)
+    assert watch.look() == 1 and watch.look() == 0  # s0 out; the others wait
+    watch.listen("s0", "A", "f0", 2)  # handled: s1 goes
+    watch.listen("s1", "A", "f1", 2)  # handled: s2 goes
+    assert watch.nudges == 3 and watch.look() == 0
 
 
 def test_a_page_that_drew_an_older_state_is_nudged_at_the_next_look():
@@ -185,3 +199,58 @@ def test_the_pushed_run_is_the_browsers_last_state_for_the_fragment_without_pres
 def test_outside_a_server_a_nudge_finds_no_session():
     assert push.nudge("no-such-session", "f") is False
     assert push.this_fragment() is None  # no script run here
+
+
+class Runner:
+    def __init__(self, thread) -> None:  # noqa: ANN001
+        self._script_thread = thread
+
+
+class Session:
+    """What `push.after_messages` reads of a Streamlit AppSession: its current ScriptRunner
+    and its event loop."""
+
+    def __init__(self, loop, runner) -> None:  # noqa: ANN001
+        self._event_loop = loop
+        self._scriptrunner = runner
+
+
+def handled_after(session, between=lambda: None) -> list[bool]:  # noqa: ANN001
+    """`after_messages` from this thread, `between` done before the loop gets to it."""
+    import asyncio  # noqa: PLC0415
+
+    said: list[bool] = []
+    loop = session._event_loop
+    assert push.after_messages(session, said.append) is True
+    between()
+    loop.run_until_complete(asyncio.sleep(0))  # the loop handles what was queued
+    return said
+
+
+def test_a_run_whose_runner_is_still_the_sessions_is_said_sent_after_its_messages():
+    import asyncio  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    loop = asyncio.new_event_loop()
+    try:
+        session = Session(loop, Runner(threading.current_thread()))
+        assert handled_after(session) == [True]
+
+        def replaced() -> None:  # the browser's request met a runner at its end: a new one
+            session._scriptrunner = Runner(threading.Thread(target=lambda: None))
+
+        assert handled_after(session, replaced) == [False]  # Streamlit drops its messages
+        other = Session(loop, Runner(threading.Thread(target=lambda: None)))
+        assert handled_after(other) == [False]  # not this thread's run: not said sent
+    finally:
+        loop.close()
+    assert push.after_messages(Session(loop, None), print) is False  # a closed loop
+    assert push.when_handled("no-such-session", print) is False
+
+
+def test_a_run_whose_output_streamlit_dropped_is_asked_again_at_the_next_look():
+    watch, nudged, _ = make({"A": {"v": 5}})
+    watch.listen("s1", "A", "f1", push.UNSENT)  # its card reached no browser
+    assert watch.look() == 1 and nudged == [("s1", "f1")]
+    watch.listen("s1", "A", "f1", 5)  # the run asked for reached it
+    assert watch.look() == 0

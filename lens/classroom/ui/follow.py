@@ -54,11 +54,19 @@ def shared_watch() -> push.Watch:
 
 def listen_here(code: str, drawn: dict | None) -> None:
     """The fragment running now drew `drawn` of class `code`: the watch runs it again once
-    the class is no longer that (a server's session only: AppTest's have none to nudge)."""
+    the class is no longer that, or at once if Streamlit dropped this run's output
+    (`push.when_handled`). Registered from the server's event loop, after this run's messages:
+    the watch's next nudge then waits for them to be handled, not only computed. A server's
+    session only: AppTest's have none to nudge."""
     here = push.this_fragment()
-    if here is not None and push.alive(here[0]):
-        shared_watch().listen(here[0], code, here[1], stamp(drawn))
+    if here is None or not push.alive(here[0]):
+        return
+    session_id, fragment_id, shows = *here, stamp(drawn)
 
+    def handled(sent: bool) -> None:  # on the server's loop, after this run's messages
+        shared_watch().listen(session_id, code, fragment_id, shows if sent else push.UNSENT)
+
+    push.when_handled(session_id, handled)
 
 
 def signature(class_state: dict | None) -> tuple | None:
