@@ -286,7 +286,9 @@ async def scenario(args: argparse.Namespace, url: str, serve_pid: int, data: Pat
         f"{n} × that ÷ {os.cpu_count()} cores = {bound:.2f} s; the {n} emulated browsers "
         f"(this process, on the same cores) used {mine1 - mine0:.2f} CPU-s meanwhile")
     for s in [s for s in students if not shown(s)][:3]:  # what such a tab knows
-        say(f"- s{s.i}, no card: {s.tab.state()[:700]}; widgets "
+        say(f"- s{s.i}, no card, session {s.tab.session_id} on /{s.tab.on_page} "
+            f"({s.tab.query}), runs pushed {s.tab.pushed - pushed0[s.i]}: "
+            f"{s.tab.state()[-2500:]}; widgets "
             f"{sorted(k for k in s.tab.widget_ids if k.startswith(('class', 'lesson')))}")
     by_push = sum(1 for s in students if shown(s) and s.tab.pushed > pushed0[s.i])
     say(f"cards shown after a run the server pushed (no timer of the tab asked): "

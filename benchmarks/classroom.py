@@ -80,6 +80,8 @@ class Tab:
     cookies: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     page_hash: str = ""
+    session_id: str = ""  # the server's id of this tab's session (its first run says it)
+    on_page: str = ""  # the url path of the page running, as the last `navigation` said
     widget_ids: dict[str, str] = field(default_factory=dict)  # user key -> element id
     values: dict[str, object] = field(default_factory=dict)  # element id -> WidgetState
     timers: dict[str, asyncio.Task] = field(default_factory=dict)
@@ -175,6 +177,7 @@ class Tab:
         self.errors += load.message_errors(msg)
         if kind == "new_session":
             self.page_hash = msg.new_session.page_script_hash or self.page_hash
+            self.session_id = msg.new_session.initialize.session_id or self.session_id
             self._in_fragment_run = bool(msg.metadata.run.fragment_ids)
             self.runs_started += 1
             if self._in_fragment_run and not self._fragment_pending:
@@ -186,6 +189,7 @@ class Tab:
                 self.full_started += 1
         elif kind == "navigation":
             self.page_hash = msg.navigation.page_script_hash or self.page_hash
+            self.on_page = load.page_run(msg) or self.on_page
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
         elif kind == "auto_rerun":

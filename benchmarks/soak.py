@@ -78,11 +78,13 @@ class LiveTab(Tab):
         super().__post_init__()
         self.closed_at: float | None = None
         self.last_message = time.time()
-        self.trace: deque[str] = deque(maxlen=14)  # the last runs asked for and seen
+        self.trace: deque[str] = deque(maxlen=40)  # the last runs asked for and seen
 
     async def _handle(self, msg) -> None:  # noqa: ANN001 - a ForwardMsg
         self.last_message = time.time()
         kind = msg.WhichOneof("type")
+        if kind == "navigation":
+            self.trace.append(f"{time.time() - STARTED[0]:.1f} on /{load.page_run(msg)}")
         if kind == "new_session":
             ids = list(msg.metadata.run.fragment_ids)
             self.trace.append(f"{time.time() - STARTED[0]:.1f} new_session"
