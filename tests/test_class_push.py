@@ -216,14 +216,19 @@ class Session:
 
 
 def handled_after(session, between=lambda: None) -> list[bool]:  # noqa: ANN001
-    """`after_messages` from this thread, `between` done before the loop gets to it."""
+    """`after_messages` from this thread, `between` done before the loop gets to it; the
+    loop then runs in a thread of its own, as the server's does (this thread may already
+    have a loop running: another test's)."""
     import asyncio  # noqa: PLC0415
+    import threading  # noqa: PLC0415
 
     said: list[bool] = []
     loop = session._event_loop
     assert push.after_messages(session, said.append) is True
     between()
-    loop.run_until_complete(asyncio.sleep(0))  # the loop handles what was queued
+    server = threading.Thread(target=lambda: loop.run_until_complete(asyncio.sleep(0)))
+    server.start()  # the loop handles what was queued
+    server.join(10)
     return said
 
 
