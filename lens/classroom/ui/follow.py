@@ -57,9 +57,9 @@ def listen_here(code: str, drawn: dict | None) -> None:
     the class is no longer that, or at once if Streamlit dropped this run's output
     (`push.when_handled`). Registered from the server's event loop, after this run's messages:
     the watch's next nudge then waits for them to be handled, not only computed. A server's
-    session only: AppTest's have none to nudge."""
+    session only (`push.when_handled` finds no other): AppTest's have none to nudge."""
     here = push.this_fragment()
-    if here is None or not push.alive(here[0]):
+    if here is None:
         return
     session_id, fragment_id, shows = *here, stamp(drawn)
 

@@ -21,7 +21,7 @@ with four at once, the cards were computed in turns but all reached the browsers
 the end (p50 = max, 0.8 s), because the event loop, which sends every message and starts every
 run's thread, waited on the GIL behind the script threads (py-spy: 40 % of its time in
 `Thread.start`). One at a time, the loop keeps up: each card leaves as it is drawn (p50
-0.36 s, p95 0.59–0.72 s), and the teacher's own run is not starved.
+0.32–0.34 s, p95 0.57–0.62 s in three runs), and the teacher's own run is not starved.
 
 A page registers on every run of its fragment (`listen`: the session, the fragment, the class,
 what it drew, or `UNSENT` when Streamlit dropped the run's output: `after_messages`). A page
@@ -290,4 +290,3 @@ def this_fragment() -> tuple[str, str] | None:
     ctx = get_script_run_ctx()
     fragment_id = ThreadState.get().fragment_id if ctx is not None else None
     return (ctx.session_id, fragment_id) if ctx is not None and fragment_id else None
-
